@@ -1,0 +1,1 @@
+//! Lona terms and per-process heaps (under construction).
