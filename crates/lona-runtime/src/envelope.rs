@@ -1,0 +1,213 @@
+//! Type-erased messages: one allocation per message, whatever its type.
+//!
+//! The runtime carries any `Send + 'static` value (seed
+//! `oats-process-model.md`, "receive<T>"). A message travels as a
+//! [`Node<T>`]: a [`Header`] (the intrusive link used by the inbox and the
+//! mailbox, the target's generation, and a vtable for the type) followed by
+//! the value inline. `Box<dyn Any>` would cost a second allocation per
+//! message; this layout costs one.
+
+use std::any::TypeId;
+use std::fmt;
+use std::ptr::NonNull;
+
+/// Per-type operations of a node, one `'static` instance per `T`.
+pub(crate) struct VTable {
+    type_id: fn() -> TypeId,
+    type_name: fn() -> &'static str,
+    /// Drops the whole `Node<T>` the header belongs to.
+    drop: unsafe fn(*mut Header),
+}
+
+/// The first field of every node (`repr(C)`, so a `*mut Node<T>` is a
+/// `*mut Header`).
+#[repr(C)]
+pub(crate) struct Header {
+    /// Next node in the inbox stack or the mailbox list. Written by the
+    /// producer before the node is published (release CAS in `Inbox::push`),
+    /// afterwards only by the owning process.
+    pub(crate) next: *mut Header,
+    /// Generation of the process the node was addressed to; a node whose
+    /// generation is not its receiver's is stale and is dropped unread.
+    pub(crate) gen: u32,
+    /// Runtime-internal control signal rather than a user message.
+    pub(crate) signal: bool,
+    vtable: &'static VTable,
+}
+
+#[repr(C)]
+struct Node<T> {
+    header: Header,
+    value: T,
+}
+
+unsafe fn drop_node<T>(h: *mut Header) {
+    // SAFETY: `h` was produced by `Envelope::new::<T>` (the vtable is only
+    // ever paired with `Node<T>`), and the caller owns it exclusively.
+    drop(unsafe { Box::from_raw(h.cast::<Node<T>>()) });
+}
+
+trait HasVTable {
+    const VTABLE: VTable;
+}
+impl<T: Send + 'static> HasVTable for T {
+    const VTABLE: VTable = VTable {
+        type_id: TypeId::of::<T>,
+        type_name: std::any::type_name::<T>,
+        drop: drop_node::<T>,
+    };
+}
+
+/// An owned message of any `Send + 'static` type, as a process receives it
+/// from [`receive_any`](crate::Ctx::receive_any). Dropping it frees it.
+pub struct Envelope(NonNull<Header>);
+
+// SAFETY: a node is only created from `T: Send`, and an `Envelope` owns it
+// exclusively.
+unsafe impl Send for Envelope {}
+
+impl Envelope {
+    pub(crate) fn new<T: Send + 'static>(value: T, gen: u32, signal: bool) -> Envelope {
+        let node = Box::new(Node {
+            header: Header {
+                next: std::ptr::null_mut(),
+                gen,
+                signal,
+                vtable: &<T as HasVTable>::VTABLE,
+            },
+            value,
+        });
+        // SAFETY: Box::into_raw is never null.
+        Envelope(unsafe { NonNull::new_unchecked(Box::into_raw(node).cast::<Header>()) })
+    }
+
+    /// Hand the node over as a raw pointer (into an inbox or mailbox).
+    pub(crate) fn into_raw(self) -> *mut Header {
+        let p = self.0.as_ptr();
+        std::mem::forget(self);
+        p
+    }
+
+    /// # Safety
+    /// `p` must come from [`Envelope::into_raw`] and be owned by the caller.
+    pub(crate) unsafe fn from_raw(p: *mut Header) -> Envelope {
+        // SAFETY: per the contract, p is a live node, hence non-null.
+        Envelope(unsafe { NonNull::new_unchecked(p) })
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: we own a live node.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// Whether the message is a `T`.
+    pub fn is<T: 'static>(&self) -> bool {
+        header_is::<T>(self.header())
+    }
+
+    /// The type name of the message, for diagnostics.
+    pub fn type_name(&self) -> &'static str {
+        (self.header().vtable.type_name)()
+    }
+
+    /// A reference to the message if it is a `T`.
+    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
+        if self.is::<T>() {
+            // SAFETY: the type check passed, so this is a `Node<T>`.
+            Some(unsafe { &(*self.0.as_ptr().cast::<Node<T>>()).value })
+        } else {
+            None
+        }
+    }
+
+    /// The message itself if it is a `T`, else the envelope back.
+    pub fn downcast<T: 'static>(self) -> Result<T, Envelope> {
+        if self.is::<T>() {
+            let p = self.into_raw().cast::<Node<T>>();
+            // SAFETY: the type check passed and we own the node.
+            Ok(unsafe { Box::from_raw(p) }.value)
+        } else {
+            Err(self)
+        }
+    }
+}
+
+/// Whether the node behind `h` holds a `T`.
+pub(crate) fn header_is<T: 'static>(h: &Header) -> bool {
+    (h.vtable.type_id)() == TypeId::of::<T>()
+}
+
+/// Borrow the value of a node known to hold a `T`.
+///
+/// # Safety
+/// `header_is::<T>(h)` must hold.
+pub(crate) unsafe fn value_ref<T: 'static>(h: &Header) -> &T {
+    // SAFETY: per the contract the node is a `Node<T>`.
+    unsafe { &(*(h as *const Header).cast::<Node<T>>()).value }
+}
+
+impl Drop for Envelope {
+    fn drop(&mut self) {
+        let p = self.0.as_ptr();
+        // SAFETY: we own the node; its vtable matches its type.
+        unsafe { ((*p).vtable.drop)(p) }
+    }
+}
+
+impl fmt::Debug for Envelope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Envelope<{}>", self.type_name())
+    }
+}
+
+/// Drop a chain of nodes linked by `next`.
+///
+/// # Safety
+/// The caller owns every node of the chain.
+pub(crate) unsafe fn drop_chain(mut p: *mut Header) {
+    while !p.is_null() {
+        // SAFETY: owned, live node; read `next` before freeing it.
+        let next = unsafe { (*p).next };
+        drop(unsafe { Envelope::from_raw(p) });
+        p = next;
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    struct Counted(Arc<AtomicUsize>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn downcast_and_drop() {
+        let e = Envelope::new(42u64, 0, false);
+        assert!(e.is::<u64>());
+        assert!(!e.is::<u32>());
+        assert_eq!(e.downcast_ref::<u64>(), Some(&42));
+        let e = e.downcast::<String>().unwrap_err();
+        assert_eq!(e.downcast::<u64>().unwrap(), 42);
+
+        let drops = Arc::new(AtomicUsize::new(0));
+        drop(Envelope::new(Counted(drops.clone()), 0, false));
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        let e = Envelope::new(Counted(drops.clone()), 0, false);
+        let c = e.downcast::<Counted>().ok().unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "downcast moves, does not drop");
+        drop(c);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn one_allocation_layout() {
+        assert_eq!(std::mem::size_of::<Header>(), 24);
+        assert_eq!(std::mem::size_of::<Envelope>(), 8);
+    }
+}

@@ -1,0 +1,219 @@
+//! The mailbox: a process's private, ordered buffer of received messages,
+//! and selective receive over it.
+//!
+//! The owner moves what arrives in its [`Inbox`](crate::inbox) here (control
+//! signals are acted on during that move and never reach the mailbox, except
+//! as the messages they turn into: `Exit`, `Down`). The list is intrusive
+//! (the nodes' own `next` links), so removing a match from the middle is
+//! O(1) once found.
+//!
+//! # Selective receive
+//!
+//! 1. A receive scans oldest first and removes only the first message its
+//!    predicate accepts.
+//! 2. When nothing matches, the receive records a *cursor*: the last message
+//!    it rejected, tagged with the receive's id. When it looks again (after
+//!    new messages arrived), it resumes after the cursor instead of
+//!    rescanning messages it already rejected (Erlang's "save pointer").
+//! 3. Any removal clears the cursor, and a different receive (another id)
+//!    ignores it and starts from the oldest message, so the cursor can never
+//!    point at a removed node or skip a message someone else has not seen.
+
+use crate::envelope::{Envelope, Header};
+use std::ptr;
+
+pub(crate) struct Mailbox {
+    head: *mut Header,
+    tail: *mut Header,
+    len: usize,
+    /// Last node rejected by receive `cursor_owner`; null means "before the
+    /// head". Meaningful only while `cursor_owner != 0`.
+    cursor: *mut Header,
+    cursor_owner: u64,
+}
+
+// SAFETY: the mailbox owns its nodes, which are all `Send`; it is only ever
+// touched by the worker currently running its process.
+unsafe impl Send for Mailbox {}
+
+impl Default for Mailbox {
+    fn default() -> Self {
+        Mailbox {
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
+            len: 0,
+            cursor: ptr::null_mut(),
+            cursor_owner: 0,
+        }
+    }
+}
+
+impl Mailbox {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Append one owned node at the end.
+    pub(crate) fn push(&mut self, e: Envelope) {
+        let n = e.into_raw();
+        // SAFETY: we own `n`, and `tail` (if any) is one of our nodes.
+        unsafe {
+            (*n).next = ptr::null_mut();
+            if self.tail.is_null() {
+                self.head = n;
+            } else {
+                (*self.tail).next = n;
+            }
+        }
+        self.tail = n;
+        self.len += 1;
+    }
+
+    /// Scan for the first message `accept` takes, as receive `owner` (a
+    /// non-zero id unique to one receive operation). Resumes after the
+    /// cursor `owner` left on its previous scan.
+    pub(crate) fn take_first(
+        &mut self,
+        owner: u64,
+        mut accept: impl FnMut(&Header) -> bool,
+    ) -> Option<Envelope> {
+        debug_assert_ne!(owner, 0);
+        let (mut prev, mut cur) = if self.cursor_owner == owner && !self.cursor.is_null() {
+            // SAFETY: the cursor is a live node of ours (rule 3).
+            (self.cursor, unsafe { (*self.cursor).next })
+        } else {
+            (ptr::null_mut(), self.head)
+        };
+        while !cur.is_null() {
+            // SAFETY: `cur` is a live node of ours.
+            let h = unsafe { &*cur };
+            if accept(h) {
+                let next = h.next;
+                if prev.is_null() {
+                    self.head = next;
+                } else {
+                    // SAFETY: live node of ours.
+                    unsafe { (*prev).next = next };
+                }
+                if self.tail == cur {
+                    self.tail = prev;
+                }
+                self.len -= 1;
+                self.cursor_owner = 0;
+                // SAFETY: unlinked, so now exclusively owned by the result.
+                let e = unsafe { Envelope::from_raw(cur) };
+                return Some(e);
+            }
+            prev = cur;
+            cur = h.next;
+        }
+        self.cursor = prev;
+        self.cursor_owner = owner;
+        None
+    }
+
+    /// Remove the first message `accept` takes, from the oldest, ignoring
+    /// any cursor (for flushes such as `demonitor(.., flush)`).
+    pub(crate) fn remove_first(&mut self, accept: impl FnMut(&Header) -> bool) -> Option<Envelope> {
+        self.take_first(u64::MAX, accept)
+    }
+
+    /// Drop every message.
+    pub(crate) fn clear(&mut self) {
+        // SAFETY: the chain is ours.
+        unsafe { crate::envelope::drop_chain(self.head) };
+        *self = Mailbox::default();
+    }
+}
+
+impl Drop for Mailbox {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::envelope::{header_is, value_ref};
+    use proptest::prelude::*;
+
+    fn int(h: &Header) -> Option<i64> {
+        header_is::<i64>(h).then(|| *unsafe { value_ref::<i64>(h) })
+    }
+
+    #[test]
+    fn selective_takes_only_the_match() {
+        let mut m = Mailbox::default();
+        for i in 0..5i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        m.push(Envelope::new("str", 0, false));
+        let e = m.take_first(1, |h| int(h) == Some(3)).unwrap();
+        assert_eq!(e.downcast::<i64>().unwrap(), 3);
+        assert_eq!(m.len(), 5);
+        let s = m.take_first(2, |h| int(h).is_none()).unwrap();
+        assert_eq!(s.downcast::<&str>().unwrap(), "str");
+        let rest: Vec<i64> = std::iter::from_fn(|| m.take_first(3, |_| true))
+            .map(|e| e.downcast::<i64>().unwrap())
+            .collect();
+        assert_eq!(rest, vec![0, 1, 2, 4]);
+        assert_eq!(m.len(), 0);
+    }
+
+    #[test]
+    fn cursor_skips_rejected_messages() {
+        let mut m = Mailbox::default();
+        for i in 0..3i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        let mut seen = vec![];
+        assert!(m.take_first(7, |h| {
+            seen.push(int(h).unwrap());
+            false
+        })
+        .is_none());
+        m.push(Envelope::new(10i64, 0, false));
+        seen.clear();
+        let got = m.take_first(7, |h| {
+            seen.push(int(h).unwrap());
+            int(h) == Some(10)
+        });
+        assert_eq!(seen, vec![10], "resumed after the messages already rejected");
+        assert!(got.is_some());
+        // Another receive starts from the oldest.
+        seen.clear();
+        m.take_first(8, |h| {
+            seen.push(int(h).unwrap());
+            false
+        });
+        assert_eq!(seen, vec![0, 1, 2]);
+    }
+
+    proptest! {
+        /// Against a Vec model: any sequence of pushes and selective takes
+        /// (with and without cursor reuse) removes exactly the first match.
+        #[test]
+        fn matches_vec_model(ops in proptest::collection::vec((0u8..3, 0i64..6), 0..200)) {
+            let mut m = Mailbox::default();
+            let mut model: Vec<i64> = vec![];
+            // One receive keeps one predicate; a new predicate is a new receive.
+            let mut owner = 1;
+            let mut last_v = -1;
+            for (op, v) in ops {
+                if v != last_v { owner += 1; last_v = v; }
+                match op {
+                    0 => { m.push(Envelope::new(v, 0, false)); model.push(v); }
+                    1 => {
+                        let got = m.take_first(owner, |h| int(h) == Some(v)).map(|e| e.downcast::<i64>().unwrap());
+                        let want = model.iter().position(|x| *x == v).map(|i| model.remove(i));
+                        prop_assert_eq!(got, want);
+                        if got.is_some() { owner += 1; }
+                    }
+                    _ => owner += 1,
+                }
+                prop_assert_eq!(m.len(), model.len());
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Exit reasons.
+//!
+//! A process ends with a [`Reason`]; its links and monitors receive it. The
+//! standard reasons of Erlang are variants so they are cheap and easy to
+//! match; anything else is a [`Reason::Custom`] holding any
+//! `Send + Sync + Debug + 'static` value (a Lonala term, an error type, a
+//! string), shared by reference count because one exit reaches many
+//! processes.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// Why a process ended (or is being asked to).
+#[derive(Clone)]
+pub enum Reason {
+    /// Ended normally: returned from its function. Links ignore it unless
+    /// they trap exits.
+    Normal,
+    /// `exit(pid, Kill)`: cannot be trapped; the target ends with
+    /// [`Reason::Killed`].
+    Kill,
+    /// What the links of a killed process see.
+    Killed,
+    /// Asked to stop, e.g. by its supervisor or runtime shutdown.
+    Shutdown,
+    /// The process addressed does not exist.
+    NoProc,
+    /// The process panicked.
+    Panic(Arc<PanicInfo>),
+    /// Any other value.
+    Custom(Arc<dyn CustomReason>),
+}
+
+/// A value usable as a custom exit reason (blanket-implemented).
+pub trait CustomReason: Any + Send + Sync + fmt::Debug {
+    /// Upcast for downcasting.
+    fn as_any(&self) -> &dyn Any;
+}
+impl<T: Any + Send + Sync + fmt::Debug> CustomReason for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The panic a process died of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PanicInfo {
+    /// The panic message (`"explicit panic"` when it carried no string).
+    pub message: String,
+    /// `file:line:column` where it panicked, when known.
+    pub location: Option<String>,
+}
+
+impl Reason {
+    /// A custom reason holding `value`.
+    pub fn custom<T: Any + Send + Sync + fmt::Debug>(value: T) -> Reason {
+        Reason::Custom(Arc::new(value))
+    }
+
+    /// Whether this is [`Reason::Normal`].
+    pub fn is_normal(&self) -> bool {
+        matches!(self, Reason::Normal)
+    }
+
+    /// The custom value, if this is a custom reason holding a `T`.
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        match self {
+            Reason::Custom(v) => (**v).as_any().downcast_ref::<T>(),
+            _ => None,
+        }
+    }
+}
+
+impl From<&'static str> for Reason {
+    fn from(s: &'static str) -> Reason {
+        Reason::custom(s)
+    }
+}
+impl From<String> for Reason {
+    fn from(s: String) -> Reason {
+        Reason::custom(s)
+    }
+}
+
+impl PartialEq for Reason {
+    /// Standard reasons compare by kind, panics by message and location,
+    /// custom reasons by identity or, for the common `&str` and `String`
+    /// payloads, by text.
+    fn eq(&self, other: &Reason) -> bool {
+        use Reason::*;
+        match (self, other) {
+            (Normal, Normal) | (Kill, Kill) | (Killed, Killed) | (Shutdown, Shutdown) => true,
+            (NoProc, NoProc) => true,
+            (Panic(a), Panic(b)) => a == b,
+            (Custom(a), Custom(b)) => {
+                if Arc::ptr_eq(a, b) {
+                    return true;
+                }
+                let text = |r: &Reason| {
+                    r.downcast_ref::<&'static str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| r.downcast_ref::<String>().cloned())
+                };
+                matches!((text(self), text(other)), (Some(x), Some(y)) if x == y)
+            }
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Debug for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Normal => f.write_str("normal"),
+            Reason::Kill => f.write_str("kill"),
+            Reason::Killed => f.write_str("killed"),
+            Reason::Shutdown => f.write_str("shutdown"),
+            Reason::NoProc => f.write_str("noproc"),
+            Reason::Panic(p) => match &p.location {
+                Some(l) => write!(f, "panic {:?} at {l}", p.message),
+                None => write!(f, "panic {:?}", p.message),
+            },
+            Reason::Custom(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standard_reasons_are_distinguishable() {
+        let all = [Reason::Normal, Reason::Kill, Reason::Killed, Reason::Shutdown, Reason::NoProc];
+        for (i, a) in all.iter().enumerate() {
+            for (j, b) in all.iter().enumerate() {
+                assert_eq!(a == b, i == j, "{a:?} vs {b:?}");
+            }
+        }
+        assert_eq!(Reason::from("boom"), Reason::custom(String::from("boom")));
+        assert_ne!(Reason::from("boom"), Reason::from("bang"));
+    }
+
+    #[test]
+    fn custom_reason_carries_any_value() {
+        #[derive(Debug, PartialEq)]
+        struct MyErr {
+            code: u32,
+        }
+        let r = Reason::custom(MyErr { code: 7 });
+        assert_eq!(r.downcast_ref::<MyErr>(), Some(&MyErr { code: 7 }));
+        assert_eq!(r.downcast_ref::<String>(), None);
+        assert_eq!(format!("{r:?}"), "MyErr { code: 7 }");
+        assert!(r == r.clone(), "clones share the value");
+    }
+}

@@ -1,0 +1,129 @@
+//! Registered names: `register`, `unregister`, `whereis`, send to a name.
+//!
+//! One map each way under one lock. A name is freed when its process exits:
+//! the exit path calls [`Registry::process_ended`] after marking the process
+//! exited, and `register` re-checks that the process is alive after
+//! inserting, so a name can never outlive its process (whichever of the two
+//! takes the lock second sees the other's effect).
+
+use crate::Pid;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering::*};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Why `register` failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegisterError {
+    /// The name is taken by another process.
+    NameTaken {
+        /// The name asked for.
+        name: String,
+        /// Its holder.
+        holder: Pid,
+    },
+    /// The process already has a name.
+    AlreadyRegistered {
+        /// The process.
+        pid: Pid,
+        /// Its name.
+        name: String,
+    },
+    /// The process does not exist.
+    NoProc(Pid),
+}
+
+impl fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegisterError::NameTaken { name, holder } => {
+                write!(f, "name {name:?} is already registered to {holder}")
+            }
+            RegisterError::AlreadyRegistered { pid, name } => {
+                write!(f, "process {pid} is already registered as {name:?}")
+            }
+            RegisterError::NoProc(pid) => write!(f, "process {pid} does not exist (noproc)"),
+        }
+    }
+}
+impl std::error::Error for RegisterError {}
+
+#[derive(Default)]
+struct Maps {
+    by_name: HashMap<Box<str>, Pid>,
+    by_pid: HashMap<Pid, Box<str>>,
+}
+
+#[derive(Default)]
+pub(crate) struct Registry {
+    maps: RwLock<Maps>,
+    /// Names registered: lets the exit path skip the lock when zero.
+    count: AtomicUsize,
+}
+
+impl Registry {
+    fn read(&self) -> RwLockReadGuard<'_, Maps> {
+        self.maps.read().unwrap_or_else(|e| e.into_inner())
+    }
+    fn write(&self) -> RwLockWriteGuard<'_, Maps> {
+        self.maps.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Insert; the caller re-checks liveness afterwards (module doc).
+    pub(crate) fn insert(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
+        let mut m = self.write();
+        if let Some(holder) = m.by_name.get(name) {
+            return Err(RegisterError::NameTaken { name: name.into(), holder: *holder });
+        }
+        if let Some(old) = m.by_pid.get(&pid) {
+            return Err(RegisterError::AlreadyRegistered { pid, name: old.to_string() });
+        }
+        m.by_name.insert(name.into(), pid);
+        m.by_pid.insert(pid, name.into());
+        self.count.fetch_add(1, SeqCst);
+        Ok(())
+    }
+
+    /// Remove `name`; returns its pid.
+    pub(crate) fn remove(&self, name: &str) -> Option<Pid> {
+        let mut m = self.write();
+        let pid = m.by_name.remove(name)?;
+        m.by_pid.remove(&pid);
+        self.count.fetch_sub(1, SeqCst);
+        Some(pid)
+    }
+
+    pub(crate) fn whereis(&self, name: &str) -> Option<Pid> {
+        self.read().by_name.get(name).copied()
+    }
+
+    pub(crate) fn name_of(&self, pid: Pid) -> Option<String> {
+        if self.count.load(SeqCst) == 0 {
+            return None;
+        }
+        self.read().by_pid.get(&pid).map(|n| n.to_string())
+    }
+
+    /// Free the name of a process that ended (its state says exited).
+    pub(crate) fn process_ended(&self, pid: Pid) {
+        // The fence pairs with the one in `Handle::register` (store-load on
+        // the state word vs. this count): a concurrent register either shows
+        // here or sees the process dead in its re-check.
+        std::sync::atomic::fence(SeqCst);
+        if self.count.load(SeqCst) == 0 {
+            return;
+        }
+        let has = self.read().by_pid.contains_key(&pid);
+        if has {
+            let mut m = self.write();
+            if let Some(name) = m.by_pid.remove(&pid) {
+                m.by_name.remove(&name);
+                self.count.fetch_sub(1, SeqCst);
+            }
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.count.load(SeqCst)
+    }
+}

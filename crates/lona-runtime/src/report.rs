@@ -1,0 +1,87 @@
+//! Crash reports and panics.
+//!
+//! A panic inside a process is caught by its worker and ends that process
+//! with [`Reason::Panic`], carrying the panic message and location. To get
+//! the location, the runtime installs (once per program) a panic hook that
+//! records it for panics raised while a process steps, and keeps quiet about
+//! them (the crash report below says it instead); any other panic goes to
+//! the hook that was installed before.
+//!
+//! An abnormal end (not `Normal`, not `Shutdown`) of a process that no
+//! process links to or monitors is reported through the `log` crate at
+//! `error` level, target `lona::crash`, so an embedding application routes it
+//! with its own logger. When no logger is installed, the report goes to
+//! standard error so that it is never lost.
+
+use crate::{PanicInfo, Pid, Reason};
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::sync::{Arc, Once};
+
+thread_local! {
+    static IN_PROCESS: Cell<bool> = const { Cell::new(false) };
+    static LAST_LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Install the panic hook (idempotent).
+pub(crate) fn install_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_PROCESS.with(|c| c.get()) {
+                let loc = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                LAST_LOCATION.with(|c| *c.borrow_mut() = loc);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+pub(crate) fn enter_process() {
+    IN_PROCESS.with(|c| c.set(true));
+}
+
+pub(crate) fn leave_process() {
+    IN_PROCESS.with(|c| c.set(false));
+}
+
+/// The exit reason for a caught panic.
+pub(crate) fn panic_reason(payload: Box<dyn Any + Send>) -> Reason {
+    let message = if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "explicit panic".to_string()
+    };
+    let location = LAST_LOCATION.with(|c| c.borrow_mut().take());
+    // Dropping the payload could itself panic; contain it.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)));
+    Reason::Panic(Arc::new(PanicInfo { message, location }))
+}
+
+/// Whether an exit with `reason` is abnormal (reported when unwatched).
+pub(crate) fn is_abnormal(reason: &Reason) -> bool {
+    !matches!(reason, Reason::Normal | Reason::Shutdown)
+}
+
+/// Report the end of a process nobody links to or monitors.
+pub(crate) fn unwatched_end(pid: Pid, reason: &Reason) {
+    if !is_abnormal(reason) {
+        return;
+    }
+    let text = match reason {
+        Reason::Panic(p) => match &p.location {
+            Some(l) => format!("process {pid} crashed: panicked at {l}: {}", p.message),
+            None => format!("process {pid} crashed: panicked: {}", p.message),
+        },
+        r => format!("process {pid} crashed with reason {r:?}"),
+    };
+    if log::max_level() == log::LevelFilter::Off {
+        eprintln!("=CRASH REPORT= {text}");
+    } else {
+        log::error!(target: "lona::crash", "{text}");
+    }
+}

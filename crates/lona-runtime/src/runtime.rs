@@ -1,0 +1,577 @@
+//! The runtime: building it, the state its workers share, delivering
+//! signals, spawning, and shutting down.
+//!
+//! # Lifecycle
+//! 1. [`Builder::build`] starts N workers (default: available cores) and
+//!    one timer thread.
+//! 2. Processes are spawned from outside ([`Handle::spawn`], into the
+//!    global injection queue) or from inside (into the spawner's local
+//!    queue); [`Runtime::block_on`] runs a main process to completion and
+//!    returns its result.
+//! 3. [`Runtime::shutdown`] (also on drop) sends every process an exit
+//!    signal `Shutdown` (processes that trap exits get an
+//!    [`Exit`](crate::Exit) message from [`RUNTIME_PID`]
+//!    and may clean up), waits up to the shutdown timeout, then kills what
+//!    is left (`Kill`, untrappable). Then the workers and the timer thread
+//!    stop and are joined, and the process table is freed with every
+//!    message still in it. A native process looping without ever calling
+//!    the runtime cannot be preempted or killed; shutdown then gives up on
+//!    its worker after a grace period and reports it.
+
+use crate::envelope::Envelope;
+use crate::idle::Idle;
+use crate::native::{Ctx, Main, Native};
+use crate::process::{Private, Process};
+use crate::registry::{RegisterError, Registry};
+use crate::signal::Signal;
+use crate::state::Notify;
+use crate::table::Table;
+use crate::timer::{TimerRef, Timers};
+use crate::worker::WorkerCore;
+use crate::{Pid, Reason};
+use crossbeam_deque::{Injector, Stealer, Worker as Deque};
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The default process limit (brief, decision 4).
+pub const DEFAULT_PROCESS_LIMIT: usize = 1 << 20;
+
+/// The pid exit signals from the runtime itself (shutdown) come from.
+pub const RUNTIME_PID: Pid = Pid::new(u32::MAX, u32::MAX);
+
+/// Why a spawn failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpawnError {
+    /// The process limit is reached (Erlang's `system_limit`).
+    SystemLimit {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// The runtime is shutting down.
+    ShuttingDown,
+}
+
+impl fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpawnError::SystemLimit { limit } => {
+                write!(f, "system_limit: the process limit of {limit} is reached")
+            }
+            SpawnError::ShuttingDown => f.write_str("the runtime is shutting down"),
+        }
+    }
+}
+impl std::error::Error for SpawnError {}
+
+/// Why a send failed. Sending to a dead *pid* is not an error (it silently
+/// succeeds, as in Erlang); sending to a name nobody holds is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// No process is registered under the name.
+    NoName(String),
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendError::NoName(n) => write!(f, "no process is registered as {n:?} (badarg)"),
+        }
+    }
+}
+impl std::error::Error for SendError {}
+
+/// Where a message goes: a pid or a registered name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dest {
+    /// A process.
+    Pid(Pid),
+    /// A registered name.
+    Name(String),
+}
+impl From<Pid> for Dest {
+    fn from(p: Pid) -> Dest {
+        Dest::Pid(p)
+    }
+}
+impl From<&str> for Dest {
+    fn from(n: &str) -> Dest {
+        Dest::Name(n.to_string())
+    }
+}
+impl From<String> for Dest {
+    fn from(n: String) -> Dest {
+        Dest::Name(n)
+    }
+}
+
+/// State shared by the workers, the timer thread and every handle.
+pub(crate) struct Shared {
+    pub(crate) table: Table,
+    pub(crate) injector: Injector<u32>,
+    pub(crate) stealers: Vec<Stealer<u32>>,
+    pub(crate) idle: Idle,
+    pub(crate) timers: Timers,
+    pub(crate) registry: Registry,
+    /// Set last in shutdown: workers leave their loops.
+    pub(crate) stop: AtomicBool,
+    /// Set first in shutdown: exits notify `exit_cv`, spawns fail.
+    pub(crate) shutting_down: AtomicBool,
+    exit_lock: Mutex<()>,
+    exit_cv: Condvar,
+    pub(crate) workers: usize,
+}
+
+impl Shared {
+    /// Push `e` into `to`'s inbox and wake it. `Err(e)` if `to` is gone (the
+    /// caller answers or drops it).
+    pub(crate) fn deliver(&self, to: Pid, e: Envelope) -> Result<(), Envelope> {
+        let Some(slot) = self.table.get(to.index()) else { return Err(e) };
+        if !slot.state.is_alive(to.generation()) {
+            return Err(e);
+        }
+        // SAFETY: an owned node; on success the inbox owns it.
+        if let Err(back) = unsafe { slot.inbox.push(e.into_raw()) } {
+            // SAFETY: handed back to us.
+            return Err(unsafe { Envelope::from_raw(back) });
+        }
+        match slot.state.notify(to.generation()) {
+            Notify::Schedule => self.schedule(to.index()),
+            Notify::Busy => {}
+            Notify::Dead => {
+                // The node may have landed in a newer process's inbox (the
+                // slot was reused since the liveness check): wake that one so
+                // its drain answers the stale node promptly (see `inbox`).
+                let g = slot.state.generation();
+                if g != to.generation() && slot.state.notify(g) == Notify::Schedule {
+                    self.schedule(to.index());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Send a control signal; if the target is gone, answer it (links get
+    /// `noproc` exits, monitors `noproc` downs).
+    pub(crate) fn signal(&self, to: Pid, sig: Signal) {
+        let e = Envelope::new(sig, to.generation(), true);
+        if let Err(e) = self.deliver(to, e) {
+            crate::links::answer_dead(self, to, e);
+        }
+    }
+
+    /// Send a message to a pid (dropped if it is gone).
+    pub(crate) fn send_pid<M: Send + 'static>(&self, to: Pid, msg: M) {
+        let _ = self.deliver(to, Envelope::new(msg, to.generation(), false));
+    }
+
+    pub(crate) fn resolve(&self, to: Dest) -> Result<Pid, SendError> {
+        match to {
+            Dest::Pid(p) => Ok(p),
+            Dest::Name(n) => self.registry.whereis(&n).ok_or(SendError::NoName(n)),
+        }
+    }
+
+    /// Make the process in slot `index` runnable (it was just moved to
+    /// *queued* by whoever calls this).
+    pub(crate) fn schedule(&self, index: u32) {
+        match WorkerCore::current(self) {
+            Some(w) => w.schedule_woken(index),
+            None => {
+                self.injector.push(index);
+                self.idle.notify_one();
+            }
+        }
+    }
+
+    /// Spawn `make(pid)` as a new process; `setup` may pre-fill its private
+    /// part (links, monitors) before anyone can signal it.
+    pub(crate) fn spawn(
+        &self,
+        make: impl FnOnce(Pid) -> Box<dyn Process>,
+        setup: impl FnOnce(&mut Private, Pid),
+    ) -> Result<Pid, SpawnError> {
+        if self.shutting_down.load(Relaxed) {
+            return Err(SpawnError::ShuttingDown);
+        }
+        let worker = WorkerCore::current(self);
+        let index = match worker {
+            Some(w) => self.table.alloc(&mut w.free.borrow_mut()),
+            None => self.table.alloc(&mut Vec::new()),
+        }
+        .ok_or(SpawnError::SystemLimit { limit: self.table.limit() })?;
+        let slot = self.table.get(index).expect("allocated slot");
+        // SAFETY: a free slot's private part belongs to whoever allocated it
+        // until the process is queued below.
+        let p = unsafe { &mut *slot.private.get() };
+        let gen = slot.state.generation();
+        let pid = Pid::new(index, gen);
+        p.gen = gen;
+        p.process = Some(make(pid));
+        setup(p, pid);
+        slot.inbox.reopen();
+        slot.state.reset(gen);
+        match worker {
+            Some(w) => w.schedule_back(index),
+            None => {
+                self.injector.push(index);
+                self.idle.notify_one();
+            }
+        }
+        Ok(pid)
+    }
+
+    pub(crate) fn exited(&self) {
+        let _g = self.exit_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.exit_cv.notify_all();
+    }
+
+    /// Wait until no process is left or `deadline` passes.
+    fn wait_empty(&self, deadline: Instant) -> bool {
+        let mut g = self.exit_lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if self.table.live() == 0 {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            let wait = (deadline - now).min(Duration::from_millis(50));
+            g = self.exit_cv.wait_timeout(g, wait).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// Every live process's pid (a snapshot).
+    pub(crate) fn pids(&self) -> Vec<Pid> {
+        (0..self.table.high_water())
+            .filter_map(|i| {
+                let slot = self.table.get(i)?;
+                let g = slot.state.generation();
+                slot.state.is_alive(g).then(|| Pid::new(i, g))
+            })
+            .collect()
+    }
+
+    pub(crate) fn is_alive(&self, pid: Pid) -> bool {
+        self.table.get(pid.index()).is_some_and(|s| s.state.is_alive(pid.generation()))
+    }
+}
+
+/// Configures and starts a [`Runtime`].
+#[derive(Clone, Debug)]
+pub struct Builder {
+    workers: usize,
+    process_limit: usize,
+    shutdown_timeout: Duration,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            process_limit: DEFAULT_PROCESS_LIMIT,
+            shutdown_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Builder {
+    /// Number of worker threads (default: available cores; at least 1).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = n.max(1);
+        self
+    }
+
+    /// Most processes alive at once (default 1,048,576); spawning past it
+    /// fails with [`SpawnError::SystemLimit`].
+    pub fn process_limit(mut self, n: usize) -> Self {
+        self.process_limit = n.max(1);
+        self
+    }
+
+    /// How long shutdown waits for processes to stop before killing them.
+    pub fn shutdown_timeout(mut self, d: Duration) -> Self {
+        self.shutdown_timeout = d;
+        self
+    }
+
+    /// Start the runtime's threads.
+    pub fn build(self) -> std::io::Result<Runtime> {
+        crate::report::install_hook();
+        let deques: Vec<Deque<u32>> = (0..self.workers).map(|_| Deque::new_fifo()).collect();
+        let (idle, parkers) = Idle::new(self.workers);
+        let shared = Arc::new(Shared {
+            table: Table::new(self.process_limit, self.workers),
+            injector: Injector::new(),
+            stealers: deques.iter().map(|d| d.stealer()).collect(),
+            idle,
+            timers: Timers::new(),
+            registry: Registry::default(),
+            stop: AtomicBool::new(false),
+            shutting_down: AtomicBool::new(false),
+            exit_lock: Mutex::new(()),
+            exit_cv: Condvar::new(),
+            workers: self.workers,
+        });
+        let mut rt = Runtime {
+            handle: Handle { shared: shared.clone() },
+            workers: Vec::new(),
+            timer: None,
+            shutdown_timeout: self.shutdown_timeout,
+            running_workers: Arc::new(AtomicUsize::new(0)),
+        };
+        for (i, (deque, parker)) in deques.into_iter().zip(parkers).enumerate() {
+            let core = WorkerCore::new(i, shared.clone(), deque);
+            let running = rt.running_workers.clone();
+            running.fetch_add(1, SeqCst);
+            let h = std::thread::Builder::new().name(format!("lona-worker-{i}")).spawn(move || {
+                core.run(&parker);
+                running.fetch_sub(1, SeqCst);
+            });
+            match h {
+                Ok(h) => rt.workers.push(h),
+                Err(e) => {
+                    rt.running_workers.fetch_sub(1, SeqCst);
+                    return Err(e);
+                }
+            }
+        }
+        let s = shared.clone();
+        rt.timer = Some(std::thread::Builder::new().name("lona-timer".into()).spawn(move || {
+            s.timers.run(|to, node| {
+                // A timer's target is gone: drop (a dead pid's message).
+                let _ = s.deliver(to, node);
+            })
+        })?);
+        Ok(rt)
+    }
+}
+
+/// A cloneable handle to a runtime, usable from any thread.
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Handle {
+    /// Spawn a native process: `f` gets the process's [`Ctx`] and returns
+    /// its future. The process ends `Normal` when the future completes.
+    pub fn spawn<F, Fut>(&self, f: F) -> Result<Pid, SpawnError>
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.shared.spawn(|pid| Box::new(Native::new(f(Ctx::new(pid)))), |_, _| {})
+    }
+
+    /// Spawn any [`Process`] implementation.
+    pub fn spawn_process<P: Process>(&self, process: P) -> Result<Pid, SpawnError> {
+        self.shared.spawn(|_| Box::new(process), |_, _| {})
+    }
+
+    /// Send `msg` to a pid (silently dropped if it is gone) or a registered
+    /// name (an error if nobody holds it).
+    pub fn send<M: Send + 'static>(&self, to: impl Into<Dest>, msg: M) -> Result<(), SendError> {
+        let pid = self.shared.resolve(to.into())?;
+        self.shared.send_pid(pid, msg);
+        Ok(())
+    }
+
+    /// Send an exit signal to `pid` from outside any process (from
+    /// [`RUNTIME_PID`]).
+    pub fn exit(&self, pid: Pid, reason: Reason) {
+        self.shared.signal(pid, Signal::Exit { from: RUNTIME_PID, reason, link: false });
+    }
+
+    /// Register `name` for `pid`.
+    pub fn register(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
+        if !self.shared.is_alive(pid) {
+            return Err(RegisterError::NoProc(pid));
+        }
+        self.shared.registry.insert(name, pid)?;
+        // Pairs with the fence in `Registry::process_ended`.
+        std::sync::atomic::fence(SeqCst);
+        if !self.shared.is_alive(pid) {
+            self.shared.registry.process_ended(pid);
+            return Err(RegisterError::NoProc(pid));
+        }
+        Ok(())
+    }
+
+    /// Remove a name; returns whether it was registered.
+    pub fn unregister(&self, name: &str) -> bool {
+        self.shared.registry.remove(name).is_some()
+    }
+
+    /// The pid registered as `name`.
+    pub fn whereis(&self, name: &str) -> Option<Pid> {
+        self.shared.registry.whereis(name)
+    }
+
+    /// Whether `pid` is a live process.
+    pub fn is_alive(&self, pid: Pid) -> bool {
+        self.shared.is_alive(pid)
+    }
+
+    /// Live processes right now.
+    pub fn process_count(&self) -> usize {
+        self.shared.table.live()
+    }
+
+    /// Pids of all live processes (a snapshot).
+    pub fn processes(&self) -> Vec<Pid> {
+        self.shared.pids()
+    }
+
+    /// Registered names right now.
+    pub fn registered_count(&self) -> usize {
+        self.shared.registry.len()
+    }
+
+    /// Timers pending right now (receive timeouts included).
+    pub fn pending_timers(&self) -> usize {
+        self.shared.timers.pending()
+    }
+
+    /// Deliver `msg` to `to` after `after` (Erlang's `send_after/3`). The
+    /// timer is cancelled if `to` exits first.
+    pub fn send_after<M: Send + 'static>(&self, after: Duration, to: Pid, msg: M) -> TimerRef {
+        let node = Envelope::new(msg, to.generation(), false);
+        self.shared.timers.insert(after, to, node, true)
+    }
+
+    /// Cancel a timer. `Some(ms_left)` if it was pending, `None` if it had
+    /// already fired (or was cancelled).
+    pub fn cancel_timer(&self, t: TimerRef) -> Option<u64> {
+        let left = self.shared.timers.remaining(t)?;
+        self.shared.timers.cancel(t).map(|_| left)
+    }
+
+    /// Workers this runtime runs.
+    pub fn workers(&self) -> usize {
+        self.shared.workers
+    }
+}
+
+/// What [`Runtime::shutdown`] had to do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// Processes still running after the timeout, killed.
+    pub killed: usize,
+    /// Processes that could not be stopped at all (never-yielding native
+    /// loops); their workers were abandoned.
+    pub stuck: usize,
+}
+
+/// A running Lona node.
+pub struct Runtime {
+    handle: Handle,
+    workers: Vec<JoinHandle<()>>,
+    timer: Option<JoinHandle<()>>,
+    shutdown_timeout: Duration,
+    running_workers: Arc<AtomicUsize>,
+}
+
+impl std::ops::Deref for Runtime {
+    type Target = Handle;
+    fn deref(&self) -> &Handle {
+        &self.handle
+    }
+}
+
+impl Runtime {
+    /// A runtime with default settings.
+    pub fn new() -> std::io::Result<Runtime> {
+        Builder::default().build()
+    }
+
+    /// Configure one.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// A handle for other threads.
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+
+    /// Run `f` as a main process and wait for it: `Ok` with what its future
+    /// returned, or `Err` with the reason it ended otherwise (a panic, a
+    /// kill, an exit signal).
+    pub fn block_on<F, Fut, T>(&self, f: F) -> Result<T, Reason>
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (main, result) = Main::new();
+        let spawned = self.shared.spawn(|pid| Box::new(main.with(f(Ctx::new(pid)))), |_, _| {});
+        if let Err(e) = spawned {
+            return Err(Reason::custom(e));
+        }
+        result.wait()
+    }
+
+    /// Stop every process (see the module doc) and the threads.
+    pub fn shutdown(mut self) -> ShutdownReport {
+        self.shutdown_inner()
+    }
+
+    fn shutdown_inner(&mut self) -> ShutdownReport {
+        let mut report = ShutdownReport::default();
+        if self.workers.is_empty() && self.timer.is_none() {
+            return report;
+        }
+        let shared = self.handle.shared.clone();
+        shared.shutting_down.store(true, SeqCst);
+        for pid in shared.pids() {
+            self.handle.exit(pid, Reason::Shutdown);
+        }
+        if !shared.wait_empty(Instant::now() + self.shutdown_timeout) {
+            let left = shared.pids();
+            report.killed = left.len();
+            for pid in left {
+                self.handle.exit(pid, Reason::Kill);
+            }
+            if !shared.wait_empty(Instant::now() + Duration::from_secs(1)) {
+                report.stuck = shared.table.live();
+            }
+        }
+        shared.stop.store(true, SeqCst);
+        shared.idle.notify_all();
+        let grace = Instant::now() + Duration::from_secs(1);
+        for h in self.workers.drain(..) {
+            while !h.is_finished() && Instant::now() < grace {
+                shared.idle.notify_all();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+            // else: stuck in a never-yielding native loop; abandoned.
+        }
+        shared.timers.stop();
+        if let Some(t) = self.timer.take() {
+            let _ = t.join();
+        }
+        if report.stuck > 0 {
+            log::error!(target: "lona::shutdown", "{} processes never yielded; their workers were abandoned", report.stuck);
+        }
+        report
+    }
+
+    /// Worker threads still running (0 after shutdown).
+    pub fn running_workers(&self) -> usize {
+        self.running_workers.load(SeqCst)
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown_inner();
+    }
+}

@@ -1,0 +1,325 @@
+//! A worker thread: finds runnable processes and steps them.
+//!
+//! # Finding work (seed `scheduler-work-stealing.de.md`)
+//! 1. Every 61st look, the global injection queue first, so work injected
+//!    from outside is never starved by a busy local queue.
+//! 2. The LIFO slot: the process this worker just woke (a message's
+//!    receiver), run next while its data is hot. Starvation guard: at most
+//!    3 LIFO runs in a row; then the slot's occupant goes to the back of the
+//!    local queue.
+//! 3. The local queue, FIFO (crossbeam-deque's Chase–Lev deque in FIFO
+//!    flavour): a process that spent its reductions was pushed to the back,
+//!    behind every other runnable process. Fairness, not an optimisation.
+//! 4. The injection queue, taking up to 16 more in one batch transfer.
+//! 5. Stealing half of a random victim's local queue.
+//! 6. Nothing: spin, then park (see `idle`).
+//!
+//! # Running one process (a slice)
+//! 1. *queued* → *running* (`State::start`), budget = 2,000 reductions.
+//! 2. Drain the inbox (signals act now; an exit signal can end it here).
+//! 3. `step`; a panic is caught and becomes the exit reason.
+//! 4. `Wait` → `State::park`; if something arrived meanwhile, step again
+//!    while budget remains. `Yield` → back of the local queue. `Exit` →
+//!    [`finish`].
+
+use crate::envelope::Envelope;
+use crate::process::{Cx, Private, Step, SLICE_REDUCTIONS};
+use crate::runtime::Shared;
+use crate::state::Park;
+use crate::table::Slot;
+use crate::{report, Pid, Reason};
+use crossbeam_deque::{Steal, Worker as Deque};
+use crossbeam_utils::sync::Parker;
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering::*;
+use std::sync::Arc;
+
+const LIFO_STREAK_MAX: u32 = 3;
+const INJECTOR_EVERY: u32 = 61;
+const INJECTOR_BATCH: usize = 16;
+
+thread_local! {
+    static CURRENT: Cell<*const WorkerCore> = const { Cell::new(std::ptr::null()) };
+}
+
+/// The per-thread part of a worker; reachable from the thread (via
+/// [`WorkerCore::current`]) while its loop runs.
+pub(crate) struct WorkerCore {
+    pub(crate) index: usize,
+    pub(crate) shared: Arc<Shared>,
+    local: Deque<u32>,
+    lifo: Cell<Option<u32>>,
+    lifo_streak: Cell<u32>,
+    tick: Cell<u32>,
+    rng: Cell<u64>,
+    /// Free table slots cached by this worker.
+    pub(crate) free: RefCell<Vec<u32>>,
+}
+
+impl WorkerCore {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>, local: Deque<u32>) -> WorkerCore {
+        WorkerCore {
+            index,
+            shared,
+            local,
+            lifo: Cell::new(None),
+            lifo_streak: Cell::new(0),
+            tick: Cell::new(0),
+            rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407)),
+            free: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The worker running on this thread, if it belongs to `shared`.
+    #[inline]
+    pub(crate) fn current(shared: &Shared) -> Option<&WorkerCore> {
+        let p = CURRENT.with(|c| c.get());
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: set by `run` for the duration of the loop, on this thread.
+        let w = unsafe { &*p };
+        std::ptr::eq(&*w.shared, shared).then_some(w)
+    }
+
+    /// A process this worker's running process just woke: the LIFO slot.
+    pub(crate) fn schedule_woken(&self, index: u32) {
+        if let Some(prev) = self.lifo.replace(Some(index)) {
+            self.local.push(prev);
+            self.shared.idle.notify_one();
+        }
+    }
+
+    /// A new or yielded process: the back of the local queue.
+    pub(crate) fn schedule_back(&self, index: u32) {
+        self.local.push(index);
+        self.shared.idle.notify_one();
+    }
+
+    fn next_random(&self) -> u64 {
+        // xorshift64*: victim choice only needs to be cheap and spread out.
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn next_task(&self) -> Option<u32> {
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick % INJECTOR_EVERY == 0 {
+            if let Some(i) = self.steal_injector() {
+                return Some(i);
+            }
+        }
+        if let Some(i) = self.lifo.take() {
+            let streak = self.lifo_streak.get();
+            if streak < LIFO_STREAK_MAX {
+                self.lifo_streak.set(streak + 1);
+                return Some(i);
+            }
+            self.local.push(i);
+        }
+        self.lifo_streak.set(0);
+        self.local.pop().or_else(|| self.steal_injector()).or_else(|| self.steal_others())
+    }
+
+    fn steal_injector(&self) -> Option<u32> {
+        loop {
+            match self.shared.injector.steal_batch_with_limit_and_pop(&self.local, INJECTOR_BATCH) {
+                Steal::Success(i) => return Some(i),
+                Steal::Empty => return None,
+                Steal::Retry => continue,
+            }
+        }
+    }
+
+    fn steal_others(&self) -> Option<u32> {
+        let stealers = &self.shared.stealers;
+        let n = stealers.len();
+        if n <= 1 {
+            return None;
+        }
+        let start = (self.next_random() % n as u64) as usize;
+        for k in 0..n {
+            let v = (start + k) % n;
+            if v == self.index {
+                continue;
+            }
+            loop {
+                let half = stealers[v].len().div_ceil(2).max(1);
+                match stealers[v].steal_batch_with_limit_and_pop(&self.local, half) {
+                    Steal::Success(i) => return Some(i),
+                    Steal::Empty => break,
+                    Steal::Retry => continue,
+                }
+            }
+        }
+        None
+    }
+
+    /// The worker loop; returns when the runtime stops.
+    pub(crate) fn run(&self, parker: &Parker) {
+        CURRENT.with(|c| c.set(self));
+        let shared = &*self.shared;
+        'outer: while !shared.stop.load(Acquire) {
+            if let Some(i) = self.next_task() {
+                self.run_slice(i);
+                continue;
+            }
+            for round in 0..16u32 {
+                if round < 4 {
+                    for _ in 0..(1u32 << round) {
+                        std::hint::spin_loop();
+                    }
+                } else {
+                    std::thread::yield_now();
+                }
+                if let Some(i) = self.next_task() {
+                    self.run_slice(i);
+                    continue 'outer;
+                }
+            }
+            shared.idle.register(self.index);
+            if let Some(i) = self.next_task() {
+                shared.idle.unregister(self.index);
+                self.run_slice(i);
+                continue;
+            }
+            if shared.stop.load(Acquire) {
+                shared.idle.unregister(self.index);
+                break;
+            }
+            parker.park();
+            shared.idle.unregister(self.index);
+        }
+        shared.table.return_cache(&mut self.free.borrow_mut());
+        CURRENT.with(|c| c.set(std::ptr::null()));
+    }
+
+    /// Run one slice of the process in slot `index` (module doc).
+    fn run_slice(&self, index: u32) {
+        let shared = &*self.shared;
+        let slot = shared.table.get(index).expect("queued slot exists");
+        slot.state.start();
+        // SAFETY: *running* gives this worker exclusive use of the private
+        // part until it parks, requeues or retires the process.
+        let p = unsafe { &mut *slot.private.get() };
+        let pid = Pid::new(index, p.gen);
+        let mut budget = SLICE_REDUCTIONS;
+        loop {
+            let mut cx = Cx { shared, worker: self, slot, p: &mut *p, pid, budget, yielded: false };
+            let step = step_once(&mut cx);
+            budget = cx.budget;
+            match step {
+                Step::Wait => match slot.state.park() {
+                    Park::Parked => {
+                        // Only read by this process's own later drains.
+                        p.waiting = true;
+                        return;
+                    }
+                    Park::Notified if budget > 0 => continue,
+                    Park::Notified => {
+                        slot.state.requeue();
+                        self.schedule_back(index);
+                        return;
+                    }
+                },
+                Step::Yield => {
+                    slot.state.requeue();
+                    self.schedule_back(index);
+                    return;
+                }
+                Step::Exit(reason) => {
+                    finish(shared, Some(self), slot, p, pid, reason);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Steps 2-3 of a slice: drain, then step (unless a signal ended it).
+fn step_once(cx: &mut Cx<'_>) -> Step {
+    cx.drain();
+    if let Some(r) = cx.p.pending_exit.take() {
+        return Step::Exit(r);
+    }
+    let mut proc = cx.p.process.take().expect("a running process has its body");
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        report::enter_process();
+        if !cx.p.started {
+            cx.p.started = true;
+            proc.init(cx);
+        }
+        let s = proc.step(cx);
+        report::leave_process();
+        cx.p.waiting = false;
+        s
+    }));
+    cx.p.process = Some(proc);
+    match result {
+        Ok(Step::Exit(r)) => Step::Exit(cx.p.pending_exit.take().unwrap_or(r)),
+        Ok(s) => match cx.p.pending_exit.take() {
+            Some(r) => Step::Exit(r),
+            None => s,
+        },
+        Err(payload) => {
+            report::leave_process();
+            Step::Exit(report::panic_reason(payload))
+        }
+    }
+}
+
+/// End a process (rules 9-10 in `links`). The caller holds it *running*.
+pub(crate) fn finish(
+    shared: &Shared,
+    worker: Option<&WorkerCore>,
+    slot: &Slot,
+    p: &mut Private,
+    pid: Pid,
+    reason: Reason,
+) {
+    slot.state.exit();
+    if let Some(mut proc) = p.process.take() {
+        // A panicking close or drop must not take the worker down.
+        let _ = catch_unwind(AssertUnwindSafe(|| proc.close(&reason)));
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(proc)));
+    }
+    // Stop taking signals; answer the ones that came too late.
+    let (mut node, _) = slot.inbox.close();
+    while !node.is_null() {
+        // SAFETY: the closed chain is ours.
+        let next = unsafe { (*node).next };
+        let e = unsafe { Envelope::from_raw(node) };
+        crate::links::on_node_dying(shared, p, pid, e);
+        node = next;
+    }
+    shared.registry.process_ended(pid);
+    shared.timers.cancel_target(pid);
+    let mut watched = false;
+    if let Some(mut extra) = p.extra.take() {
+        watched = !extra.links.is_empty() || !extra.monitored_by.is_empty();
+        crate::links::notify_end(shared, pid, &reason, &mut extra);
+    }
+    if !watched {
+        report::unwatched_end(pid, &reason);
+    }
+    let _ = catch_unwind(AssertUnwindSafe(|| p.mailbox.clear()));
+    p.started = false;
+    p.trap_exit = false;
+    p.pending_exit = None;
+    p.reductions = 0;
+    p.fired_timeout = 0;
+    slot.state.retire();
+    match worker {
+        Some(w) => shared.table.release(pid.index(), Some(&mut w.free.borrow_mut())),
+        None => shared.table.release(pid.index(), None),
+    }
+    if shared.shutting_down.load(Acquire) {
+        shared.exited();
+    }
+}
