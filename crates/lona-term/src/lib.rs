@@ -1,1 +1,44 @@
-//! Lona terms and per-process heaps (under construction).
+//! Lona's value model: tagged 64-bit terms, per-process heaps with a
+//! generational copying collector, heap fragments for messages, shared
+//! large binaries, and the operations every layer needs (deep copy,
+//! equality, order, hashing, printing, a serialized form).
+//!
+//! Start with [`Term`] (the bit layout is documented in `term.rs`), then
+//! [`Heap`] and [`gc`]. `docs/term-and-gc.md` walks through the design.
+//!
+//! # Safety contract
+//!
+//! A [`Term<'h>`] borrows the heap (or fragment) holding its objects, so
+//! it cannot outlive it or be used across a collection, which needs
+//! `&mut Heap`. Values that must survive a collection go into the heap's
+//! stack ([`Heap::push`]), registers ([`Heap::set_reg`]) or roots
+//! ([`Heap::add_root`]) and are read back afterwards. Storing a term of
+//! one heap into another panics; [`Heap::copy_from`] copies it instead.
+//! The only `unsafe` entry points are for an interpreter that keeps raw
+//! words itself ([`RawTerm`], [`Heap::term`], [`Heap::collect_with_roots`]),
+//! each with a `# Safety` section.
+
+mod atom;
+mod binary;
+mod block;
+mod cmp;
+mod codec;
+mod copy;
+mod fragment;
+pub mod gc;
+mod heap;
+mod print;
+mod sizes;
+mod term;
+mod view;
+
+pub use atom::{Atom, AtomTableFull, MAX_ATOMS};
+pub use binary::{live_shared_binaries, SHARED_THRESHOLD};
+pub use cmp::{compare, equal, term_hash};
+pub use codec::{decode, encode, DecodeError};
+pub use fragment::Fragment;
+pub use gc::{GcKind, GcStats};
+pub use heap::{GcCounts, Heap, HeapConfig, HeapError, Root, StackFull};
+pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS};
+pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, SMALL_INT_MAX, SMALL_INT_MIN};
+pub use view::{ListIter, MapView, View};

@@ -1,0 +1,337 @@
+//! Structural equality, the total term order, and hashing.
+//!
+//! The order across kinds (lonala.md, extended for the kinds it does not
+//! name) is:
+//!
+//! ```text
+//! numbers < booleans < keywords < symbols < refs < functions < pids
+//!         < vectors < maps < nil < lists < strings < binaries
+//! ```
+//!
+//! * Numbers compare numerically; an integer and a float that are
+//!   numerically equal order the integer first (so `1 < 1.0` and
+//!   `(= 1 1.0)` is false, as Erlang's exact order). Floats among themselves
+//!   use IEEE total order (`-0.0 < 0.0`; NaN, always canonical, above
+//!   `+inf`).
+//! * `false < true`; keywords and symbols by name (byte order); refs by id;
+//!   pids by (index, generation); functions by code id, then captured count,
+//!   then captured values.
+//! * Vectors by length, then element-wise; maps by size, then keys in
+//!   order, then values (Erlang); lists element-wise, `()` first; strings
+//!   and binaries by bytes.
+//!
+//! Equality is `compare(a, b) == Equal`, so equal terms are exactly those
+//! the order cannot tell apart, and [`term_hash`] hashes a canonical
+//! pre-order stream of the term, equal for equal terms. All three walk with
+//! an explicit stack, so a ten-million-element list cannot overflow the
+//! native stack.
+
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
+
+use num_bigint::BigInt;
+use num_traits::FromPrimitive;
+
+use crate::term::Term;
+use crate::view::View;
+
+fn rank(v: &View<'_>) -> u8 {
+    match v {
+        View::Int(_) | View::BigInt(_) | View::Float(_) => 0,
+        View::Bool(_) => 1,
+        View::Keyword(_) => 2,
+        View::Symbol(_) => 3,
+        View::Ref(_) => 4,
+        View::Closure { .. } => 5,
+        View::Pid(_) => 6,
+        View::Vector(_) => 7,
+        View::Map(_) => 8,
+        View::Nil => 9,
+        View::EmptyList | View::Cons(..) => 10,
+        View::Str(_) => 11,
+        View::Binary(_) => 12,
+    }
+}
+
+/// The total order of terms (see the module docs).
+pub fn compare(a: Term<'_>, b: Term<'_>) -> Ordering {
+    let mut todo: Vec<(Term<'_>, Term<'_>)> = Vec::new();
+    let (mut x, mut y) = (a, b);
+    loop {
+        let o = if x.bits() == y.bits() {
+            Ordering::Equal
+        } else {
+            shallow(x, y, &mut todo)
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+        match todo.pop() {
+            Some((p, q)) => (x, y) = (p, q),
+            None => return Ordering::Equal,
+        }
+    }
+}
+
+/// Structural equality (`=`).
+pub fn equal(a: Term<'_>, b: Term<'_>) -> bool {
+    compare(a, b) == Ordering::Equal
+}
+
+/// Compares what can be compared without descending; pushes the child pairs
+/// still to compare (first child last) when that part is equal.
+fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<(Term<'a>, Term<'b>)>) -> Ordering {
+    let (vx, vy) = (x.view(), y.view());
+    let (rx, ry) = (rank(&vx), rank(&vy));
+    if rx != ry {
+        return rx.cmp(&ry);
+    }
+    match (vx, vy) {
+        (View::Bool(p), View::Bool(q)) => p.cmp(&q),
+        (View::Keyword(p), View::Keyword(q)) | (View::Symbol(p), View::Symbol(q)) => {
+            if p == q {
+                Ordering::Equal
+            } else {
+                p.name().cmp(q.name())
+            }
+        }
+        (View::Ref(p), View::Ref(q)) => p.cmp(&q),
+        (View::Pid(p), View::Pid(q)) => {
+            (p.index(), p.generation()).cmp(&(q.index(), q.generation()))
+        }
+        (
+            View::Closure {
+                code: c1,
+                captured: a1,
+            },
+            View::Closure {
+                code: c2,
+                captured: a2,
+            },
+        ) => c1.cmp(&c2).then(a1.len().cmp(&a2.len())).then_with(|| {
+            push_pairs(todo, a1, a2);
+            Ordering::Equal
+        }),
+        (View::Vector(a1), View::Vector(a2)) => a1.len().cmp(&a2.len()).then_with(|| {
+            push_pairs(todo, a1, a2);
+            Ordering::Equal
+        }),
+        (View::Map(m1), View::Map(m2)) => m1.len().cmp(&m2.len()).then_with(|| {
+            push_pairs(todo, m1.values, m2.values);
+            push_pairs(todo, m1.keys, m2.keys);
+            Ordering::Equal
+        }),
+        (View::Nil, View::Nil) | (View::EmptyList, View::EmptyList) => Ordering::Equal,
+        (View::EmptyList, View::Cons(..)) => Ordering::Less,
+        (View::Cons(..), View::EmptyList) => Ordering::Greater,
+        (View::Cons(h1, t1), View::Cons(h2, t2)) => {
+            todo.push((t1, t2));
+            todo.push((h1, h2));
+            Ordering::Equal
+        }
+        (View::Str(s1), View::Str(s2)) => s1.as_bytes().cmp(s2.as_bytes()),
+        (View::Binary(b1), View::Binary(b2)) => b1.cmp(b2),
+        (n1, n2) => compare_numbers(&n1, &n2),
+    }
+}
+
+fn push_pairs<'a, 'b>(todo: &mut Vec<(Term<'a>, Term<'b>)>, a: &[Term<'a>], b: &[Term<'b>]) {
+    for (p, q) in a.iter().zip(b.iter()).rev() {
+        todo.push((*p, *q));
+    }
+}
+
+fn compare_numbers(a: &View<'_>, b: &View<'_>) -> Ordering {
+    match (a, b) {
+        (View::Int(p), View::Int(q)) => p.cmp(q),
+        (View::BigInt(p), View::BigInt(q)) => p.cmp(q),
+        (View::Int(p), View::BigInt(q)) => BigInt::from(*p).cmp(q),
+        (View::BigInt(p), View::Int(q)) => p.cmp(&BigInt::from(*q)),
+        (View::Float(p), View::Float(q)) => p.total_cmp(q),
+        (View::Int(i), View::Float(f)) => int_vs_float(*i, *f).then(Ordering::Less),
+        (View::Float(f), View::Int(i)) => int_vs_float(*i, *f).reverse().then(Ordering::Greater),
+        (View::BigInt(i), View::Float(f)) => big_vs_float(i, *f).then(Ordering::Less),
+        (View::Float(f), View::BigInt(i)) => big_vs_float(i, *f).reverse().then(Ordering::Greater),
+        _ => unreachable!("compare_numbers on non-numbers"),
+    }
+}
+
+/// Exact numeric comparison of an integer with a float (NaN is above all).
+fn int_vs_float(i: i64, f: f64) -> Ordering {
+    if f.is_nan() {
+        return Ordering::Less;
+    }
+    let r = i as f64;
+    if r < f {
+        Ordering::Less
+    } else if r > f {
+        Ordering::Greater
+    } else {
+        // r == f, so f is integral and within ±2^63: compare exactly.
+        (i as i128).cmp(&(f as i128))
+    }
+}
+
+fn big_vs_float(b: &BigInt, f: f64) -> Ordering {
+    if f.is_nan() {
+        return Ordering::Less;
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
+    }
+    let t = f.trunc();
+    let bt = BigInt::from_f64(t).expect("finite float");
+    match b.cmp(&bt) {
+        Ordering::Equal => t.partial_cmp(&f).expect("finite"),
+        o => o,
+    }
+}
+
+/// A hash of the term, equal for equal terms (`compare == Equal`).
+pub fn term_hash(t: Term<'_>) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    hash_into(t, &mut h);
+    h.finish()
+}
+
+fn hash_into<H: Hasher>(t: Term<'_>, h: &mut H) {
+    let mut todo = vec![t];
+    while let Some(x) = todo.pop() {
+        let v = x.view();
+        h.write_u8(rank(&v));
+        match v {
+            View::Nil | View::EmptyList => h.write_u8(0),
+            View::Bool(b) => h.write_u8(b as u8 + 1),
+            View::Int(i) => {
+                h.write_u8(1);
+                h.write_i64(i);
+            }
+            View::BigInt(b) => {
+                h.write_u8(2);
+                h.write(&b.to_signed_bytes_le());
+            }
+            View::Float(f) => {
+                h.write_u8(3);
+                h.write_u64(f.to_bits());
+            }
+            View::Keyword(a) | View::Symbol(a) => h.write(a.name().as_bytes()),
+            View::Ref(r) => h.write_u64(r),
+            View::Pid(p) => h.write_u64(p.0),
+            View::Str(s) => s.as_bytes().hash(h),
+            View::Binary(b) => b.hash(h),
+            View::Cons(head, tail) => {
+                h.write_u8(1);
+                todo.push(tail);
+                todo.push(head);
+            }
+            View::Vector(items) => {
+                h.write_usize(items.len());
+                todo.extend(items.iter().rev());
+            }
+            View::Map(m) => {
+                h.write_usize(m.len());
+                todo.extend(m.values.iter().rev());
+                todo.extend(m.keys.iter().rev());
+            }
+            View::Closure { code, captured } => {
+                h.write_u64(code);
+                h.write_usize(captured.len());
+                todo.extend(captured.iter().rev());
+            }
+        }
+    }
+}
+
+impl<'b> PartialEq<Term<'b>> for Term<'_> {
+    fn eq(&self, other: &Term<'b>) -> bool {
+        equal(*self, *other)
+    }
+}
+
+impl Eq for Term<'_> {}
+
+impl<'b> PartialOrd<Term<'b>> for Term<'_> {
+    fn partial_cmp(&self, other: &Term<'b>) -> Option<Ordering> {
+        Some(compare(*self, *other))
+    }
+}
+
+impl Ord for Term<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare(*self, *other)
+    }
+}
+
+impl Hash for Term<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_into(*self, state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Heap;
+
+    #[test]
+    fn numbers_order() {
+        let h = Heap::new();
+        let one = h.int(1);
+        let onef = h.float(1.0);
+        assert!(one < onef);
+        assert_ne!(one, onef);
+        assert!(h.float(0.5) < one);
+        assert!(h.float(1.5) > one);
+        assert!(h.int(i64::MAX) > h.float(9.2e18));
+        assert!(h.int(i64::MAX) < h.float(9.3e18));
+        assert!(h.float(f64::NAN) > h.float(f64::INFINITY));
+        assert!(h.int(0) < h.float(-0.0));
+        assert!(h.float(-0.0) < h.float(0.0));
+        let big: BigInt = BigInt::from(1u8) << 100;
+        let b = h.bigint(&big);
+        assert!(b > h.int(i64::MAX));
+        assert!(b < h.float(2f64.powi(100) + 2f64.powi(60)));
+        assert!(b < h.float(2f64.powi(100)));
+        assert!(b > h.float(2f64.powi(99)));
+        assert!(h.bigint(&-big.clone()) < h.float(-(2f64.powi(99))));
+    }
+
+    #[test]
+    fn kinds_order() {
+        let h = Heap::new();
+        let seq = [
+            h.int(5),
+            Term::FALSE,
+            Term::TRUE,
+            Term::keyword("a"),
+            Term::symbol("a"),
+            h.reference(1),
+            h.closure(1, &[]),
+            h.pid(crate::Pid::new(1, 0)),
+            h.vector(&[]),
+            h.map(&[]),
+            Term::NIL,
+            Term::EMPTY_LIST,
+            h.list(&[h.int(1)]),
+            h.string(""),
+            h.binary(b""),
+        ];
+        for w in seq.windows(2) {
+            assert!(w[0] < w[1], "{} < {}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn deep_list_compare_does_not_overflow() {
+        let h = Heap::new();
+        let items: Vec<Term<'_>> = (0..200_000).map(|i| h.int(i)).collect();
+        let a = h.list(&items);
+        let b = h.list(&items);
+        assert_eq!(a, b);
+        assert_eq!(term_hash(a), term_hash(b));
+    }
+}

@@ -1,0 +1,435 @@
+//! A compact serialized form of terms, and a decoder that never trusts it.
+//!
+//! ```text
+//! encoding := 'L' 0x01 term
+//! term     := 0 nil | 1 false | 2 true | 3 ()
+//!           | 4 zigzag-varint                      integer in i64 range
+//!           | 5 sign:u8 n:varint byte*n             big integer, magnitude LE
+//!           | 6 f64-le(8)                           float
+//!           | 7 n:varint utf8*n                     keyword (by name)
+//!           | 8 n:varint utf8*n                     symbol
+//!           | 9 n:varint utf8*n                     string
+//!           | 10 n:varint byte*n                    binary
+//!           | 11 n:varint term*n                    vector
+//!           | 12 n:varint term*n tail:term          list of n >= 1 elements
+//!           | 13 n:varint (key value)*n             map, unique keys
+//!           | 14 code:varint n:varint term*n        closure
+//!           | 15 varint                             pid
+//!           | 16 varint                             reference
+//! ```
+//!
+//! Varints are unsigned LEB128 (at most 10 bytes). The decoder is
+//! iterative (an explicit stack of open containers, so deep nesting cannot
+//! overflow the native stack), checks every length against the bytes left
+//! before reserving anything (each element takes at least one byte, so
+//! memory stays linear in the input), validates UTF-8, rejects duplicate map
+//! keys, empty `12` lists and trailing bytes, and reports every problem as a
+//! [`DecodeError`].
+
+use num_bigint::{BigInt, BigUint, Sign};
+
+use crate::atom::Atom;
+use crate::heap::Heap;
+use crate::term::{Term, EMPTY_LIST, FALSE, NIL, TRUE};
+use crate::view::View;
+
+const MAGIC: [u8; 2] = [b'L', 1];
+
+/// Why a byte string is not a valid encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The input ended in the middle of a term.
+    UnexpectedEnd,
+    /// The input does not start with the magic bytes and version.
+    BadMagic,
+    /// An unknown type tag.
+    UnknownTag(u8),
+    /// A varint longer than 64 bits.
+    VarintOverflow,
+    /// A length larger than the remaining input could hold.
+    LengthTooLarge,
+    /// A string, keyword or symbol that is not UTF-8.
+    InvalidUtf8,
+    /// A list entry with zero elements (must be encoded as `()`).
+    EmptyList,
+    /// A map with two equal keys.
+    DuplicateKey,
+    /// A big integer with a bad sign byte.
+    BadSign,
+    /// Bytes after the term.
+    TrailingBytes,
+    /// The node's atom table is full.
+    AtomTableFull,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "malformed term encoding: {self:?}")
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_bytes(out: &mut Vec<u8>, tag: u8, b: &[u8]) {
+    out.push(tag);
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+enum Task<'h> {
+    Term(Term<'h>),
+    /// Remaining `n` elements of a list starting at this cons, then its tail.
+    List(Term<'h>, usize),
+}
+
+/// Serializes a term.
+pub fn encode(t: Term<'_>) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    let mut todo = vec![Task::Term(t)];
+    while let Some(task) = todo.pop() {
+        let t = match task {
+            Task::List(cur, 0) => cur,
+            Task::List(cur, n) => {
+                let (h, rest) = cur.cons_parts().expect("counted cons");
+                todo.push(Task::List(rest, n - 1));
+                h
+            }
+            Task::Term(t) => t,
+        };
+        match t.view() {
+            View::Nil => out.push(0),
+            View::Bool(false) => out.push(1),
+            View::Bool(true) => out.push(2),
+            View::EmptyList => out.push(3),
+            View::Int(i) => {
+                out.push(4);
+                put_varint(&mut out, ((i << 1) ^ (i >> 63)) as u64);
+            }
+            View::BigInt(b) => match i64::try_from(&b) {
+                Ok(i) => {
+                    out.push(4);
+                    put_varint(&mut out, ((i << 1) ^ (i >> 63)) as u64);
+                }
+                Err(_) => {
+                    out.push(5);
+                    out.push(u8::from(b.sign() == Sign::Minus));
+                    let mag = b.magnitude().to_bytes_le();
+                    put_varint(&mut out, mag.len() as u64);
+                    out.extend_from_slice(&mag);
+                }
+            },
+            View::Float(f) => {
+                out.push(6);
+                out.extend_from_slice(&f.to_bits().to_le_bytes());
+            }
+            View::Keyword(a) => put_bytes(&mut out, 7, a.name().as_bytes()),
+            View::Symbol(a) => put_bytes(&mut out, 8, a.name().as_bytes()),
+            View::Str(s) => put_bytes(&mut out, 9, s.as_bytes()),
+            View::Binary(b) => put_bytes(&mut out, 10, b),
+            View::Vector(items) => {
+                out.push(11);
+                put_varint(&mut out, items.len() as u64);
+                todo.extend(items.iter().rev().map(|x| Task::Term(*x)));
+            }
+            View::Cons(..) => {
+                let mut it = t.list_iter();
+                let n = it.by_ref().count();
+                out.push(12);
+                put_varint(&mut out, n as u64);
+                todo.push(Task::List(t, n));
+            }
+            View::Map(m) => {
+                out.push(13);
+                put_varint(&mut out, m.len() as u64);
+                for (k, v) in m.iter().collect::<Vec<_>>().into_iter().rev() {
+                    todo.push(Task::Term(v));
+                    todo.push(Task::Term(k));
+                }
+            }
+            View::Closure { code, captured } => {
+                out.push(14);
+                put_varint(&mut out, code);
+                put_varint(&mut out, captured.len() as u64);
+                todo.extend(captured.iter().rev().map(|x| Task::Term(*x)));
+            }
+            View::Pid(p) => {
+                out.push(15);
+                put_varint(&mut out, p.0);
+            }
+            View::Ref(r) => {
+                out.push(16);
+                put_varint(&mut out, r);
+            }
+        }
+    }
+    out
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        let b = *self.buf.get(self.pos).ok_or(DecodeError::UnexpectedEnd)?;
+        self.pos += 1;
+        Ok(b)
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if n > self.remaining() {
+            return Err(DecodeError::UnexpectedEnd);
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn varint(&mut self) -> Result<u64, DecodeError> {
+        let mut v = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.u8()?;
+            if shift == 63 && b > 1 {
+                return Err(DecodeError::VarintOverflow);
+            }
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(DecodeError::VarintOverflow)
+    }
+    /// A count of items each taking at least `per` bytes.
+    fn count(&mut self, per: usize, extra: usize) -> Result<usize, DecodeError> {
+        let n = self.varint()?;
+        let n = usize::try_from(n).map_err(|_| DecodeError::LengthTooLarge)?;
+        let bytes = n
+            .checked_mul(per)
+            .and_then(|b| b.checked_add(extra))
+            .ok_or(DecodeError::LengthTooLarge)?;
+        if bytes > self.remaining() {
+            return Err(DecodeError::LengthTooLarge);
+        }
+        Ok(n)
+    }
+    fn text(&mut self) -> Result<&'a str, DecodeError> {
+        let n = self.count(1, 0)?;
+        std::str::from_utf8(self.take(n)?).map_err(|_| DecodeError::InvalidUtf8)
+    }
+}
+
+enum Open {
+    Vector,
+    List,
+    Map,
+    Closure(u64),
+}
+
+struct Frame<'h> {
+    open: Open,
+    need: usize,
+    items: Vec<Term<'h>>,
+}
+
+/// Decodes an encoding made by [`encode`] into `heap`.
+pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError> {
+    let mut r = Reader { buf: bytes, pos: 0 };
+    if r.take(2).map_err(|_| DecodeError::BadMagic)? != MAGIC {
+        return Err(DecodeError::BadMagic);
+    }
+    let mut open: Vec<Frame<'h>> = Vec::new();
+    loop {
+        let tag = r.u8()?;
+        // SAFETY: the constants are immediates.
+        let imm = |bits| unsafe { heap.wrap(bits) };
+        let frame = |open, need| Frame {
+            open,
+            need,
+            items: Vec::with_capacity(need.min(1024)),
+        };
+        let value = match tag {
+            0 => imm(NIL),
+            1 => imm(FALSE),
+            2 => imm(TRUE),
+            3 => imm(EMPTY_LIST),
+            4 => {
+                let z = r.varint()?;
+                heap.int(((z >> 1) as i64) ^ -((z & 1) as i64))
+            }
+            5 => {
+                let sign = match r.u8()? {
+                    0 => Sign::Plus,
+                    1 => Sign::Minus,
+                    _ => return Err(DecodeError::BadSign),
+                };
+                let n = r.count(1, 0)?;
+                let mag = BigUint::from_bytes_le(r.take(n)?);
+                heap.bigint(&BigInt::from_biguint(sign, mag))
+            }
+            6 => {
+                let b: [u8; 8] = r.take(8)?.try_into().expect("8 bytes");
+                heap.float(f64::from_le_bytes(b))
+            }
+            7 | 8 => {
+                let a = Atom::try_new(r.text()?).map_err(|_| DecodeError::AtomTableFull)?;
+                if tag == 7 {
+                    Term::keyword_atom(a)
+                } else {
+                    Term::symbol_atom(a)
+                }
+            }
+            9 => heap.string(r.text()?),
+            10 => {
+                let n = r.count(1, 0)?;
+                heap.binary(r.take(n)?)
+            }
+            11 => match r.count(1, 0)? {
+                0 => heap.vector(&[]),
+                n => {
+                    open.push(frame(Open::Vector, n));
+                    continue;
+                }
+            },
+            12 => match r.count(1, 1)? {
+                0 => return Err(DecodeError::EmptyList),
+                n => {
+                    open.push(frame(Open::List, n + 1));
+                    continue;
+                }
+            },
+            13 => match r.count(2, 0)? {
+                0 => heap.map(&[]),
+                n => {
+                    open.push(frame(Open::Map, 2 * n));
+                    continue;
+                }
+            },
+            14 => {
+                let code = r.varint()?;
+                match r.count(1, 0)? {
+                    0 => heap.closure(code, &[]),
+                    n => {
+                        open.push(frame(Open::Closure(code), n));
+                        continue;
+                    }
+                }
+            }
+            15 => heap.pid(crate::Pid(r.varint()?)),
+            16 => heap.reference(r.varint()?),
+            t => return Err(DecodeError::UnknownTag(t)),
+        };
+        let mut v = value;
+        loop {
+            let Some(top) = open.last_mut() else {
+                return if r.remaining() == 0 {
+                    Ok(v)
+                } else {
+                    Err(DecodeError::TrailingBytes)
+                };
+            };
+            top.items.push(v);
+            if top.items.len() < top.need {
+                break;
+            }
+            let f = open.pop().expect("frame");
+            v = build(heap, f)?;
+        }
+    }
+}
+
+fn build<'h>(heap: &'h Heap, f: Frame<'h>) -> Result<Term<'h>, DecodeError> {
+    let items = f.items;
+    Ok(match f.open {
+        Open::Vector => heap.vector(&items),
+        Open::Closure(code) => heap.closure(code, &items),
+        Open::List => {
+            let (elems, tail) = items.split_at(items.len() - 1);
+            heap.list_with_tail(elems, tail[0])
+        }
+        Open::Map => {
+            let mut pairs: Vec<(Term<'h>, Term<'h>)> =
+                items.chunks_exact(2).map(|c| (c[0], c[1])).collect();
+            pairs.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
+            if pairs.windows(2).any(|w| crate::cmp::equal(w[0].0, w[1].0)) {
+                return Err(DecodeError::DuplicateKey);
+            }
+            heap.sorted_map(&pairs)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_errors() {
+        let h = Heap::new();
+        let t = h.vector(&[
+            Term::keyword("ok"),
+            h.int(-5),
+            h.list_with_tail(&[h.int(1)], h.int(2)),
+            h.map(&[(h.string("k"), h.float(1.5))]),
+        ]);
+        let bytes = encode(t);
+        assert_eq!(decode(&h, &bytes).unwrap(), t);
+        assert_eq!(decode(&h, &[]), Err(DecodeError::BadMagic));
+        assert_eq!(decode(&h, b"L\x01"), Err(DecodeError::UnexpectedEnd));
+        assert_eq!(decode(&h, b"L\x01\x63"), Err(DecodeError::UnknownTag(0x63)));
+        assert_eq!(
+            decode(&h, b"L\x01\x00\x00"),
+            Err(DecodeError::TrailingBytes)
+        );
+        assert_eq!(
+            decode(&h, b"L\x01\x0b\xff\xff\xff\xff\x0f"),
+            Err(DecodeError::LengthTooLarge)
+        );
+        assert_eq!(
+            decode(&h, b"L\x01\x0c\x00\x03"),
+            Err(DecodeError::EmptyList)
+        );
+        assert_eq!(
+            decode(&h, b"L\x01\x09\x01\xff"),
+            Err(DecodeError::InvalidUtf8)
+        );
+        assert_eq!(
+            decode(&h, b"L\x01\x0d\x02\x00\x00\x00\x01"),
+            Err(DecodeError::DuplicateKey)
+        );
+        let mut v = b"L\x01\x04".to_vec();
+        v.extend([0xff; 11]);
+        assert_eq!(decode(&h, &v), Err(DecodeError::VarintOverflow));
+    }
+
+    #[test]
+    fn deep_nesting_is_iterative() {
+        let h = Heap::new();
+        let depth = if cfg!(miri) { 200 } else { 200_000 };
+        let mut bytes = MAGIC.to_vec();
+        for _ in 0..depth {
+            bytes.extend([11, 1]);
+        }
+        bytes.push(0);
+        let t = decode(&h, &bytes).unwrap();
+        assert_eq!(encode(t), bytes);
+        // truncated: error, not a crash
+        assert_eq!(
+            decode(&h, &bytes[..bytes.len() - 1]),
+            Err(DecodeError::LengthTooLarge)
+        );
+        assert_eq!(
+            decode(&h, &bytes[..bytes.len() - 2]),
+            Err(DecodeError::UnexpectedEnd)
+        );
+    }
+}

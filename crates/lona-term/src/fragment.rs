@@ -1,0 +1,97 @@
+//! Heap fragments: a message deep-copied into a standalone block.
+//!
+//! A sender that cannot write into the receiver's heap copies its message
+//! into a [`Fragment`] ([`Fragment::new`]). The fragment is `Send + 'static`,
+//! so it is what travels through the runtime's mailbox. The receiver reads
+//! it in place ([`Fragment::root`]) or hands it to its heap with
+//! [`Heap::attach`]: the block joins the heap's fragment list, its objects
+//! count as young, and the next collection copies the live ones into the
+//! heap proper and frees the block.
+
+use std::mem::ManuallyDrop;
+
+use crate::block::Block;
+use crate::heap::{Frag, Heap};
+use crate::term::Term;
+
+/// A deep copy of one term in a block of its own (plus counts on the large
+/// binaries it references).
+pub struct Fragment {
+    block: Block,
+    root: u64,
+    offheap: Vec<*mut u64>,
+}
+
+// SAFETY: the fragment exclusively owns its block; its words point only
+// into that block or at immutable, atomically counted shared binaries.
+unsafe impl Send for Fragment {}
+
+impl Fragment {
+    /// Deep-copies `t` (from any heap or fragment) into a new fragment of
+    /// exactly the size it needs.
+    pub fn new(t: Term<'_>) -> Fragment {
+        if t.is_immediate() {
+            return Fragment {
+                block: Block::empty(),
+                root: t.bits(),
+                offheap: Vec::new(),
+            };
+        }
+        let size = crate::copy::tree_size(t);
+        let block = Block::new(size);
+        let mut offheap = Vec::new();
+        // SAFETY: the block has exactly `size` fresh words.
+        let root = unsafe { crate::copy::copy_tree(t, block.base(), size, &mut offheap) };
+        Fragment {
+            block,
+            root,
+            offheap,
+        }
+    }
+
+    /// The message.
+    pub fn root(&self) -> Term<'_> {
+        // SAFETY: the root is an immediate or points into our block, which
+        // lives (unmoved) as long as the borrow of self.
+        unsafe { Term::from_bits(self.root) }
+    }
+
+    /// Words in the fragment's block.
+    pub fn words(&self) -> usize {
+        self.block.words()
+    }
+}
+
+impl Drop for Fragment {
+    fn drop(&mut self) {
+        // SAFETY: every entry is a shared object in our block owning a count.
+        unsafe { crate::binary::release_all(&self.offheap) };
+    }
+}
+
+impl std::fmt::Debug for Fragment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Fragment({})", self.root())
+    }
+}
+
+impl Heap {
+    /// Makes a fragment part of this heap (its objects count as young until
+    /// the next collection) and returns its message as a term of this heap.
+    pub fn attach(&self, frag: Fragment) -> Term<'_> {
+        let mut frag = ManuallyDrop::new(frag);
+        let block = std::mem::replace(&mut frag.block, Block::empty());
+        let offheap = std::mem::take(&mut frag.offheap);
+        let root = frag.root;
+        let used = block.words();
+        if used > 0 {
+            self.frags.borrow_mut().push(Frag { block, used });
+            self.msg_words.set(self.msg_words.get() + used);
+        }
+        self.offheap.borrow_mut().extend(offheap);
+        // SAFETY: the root points into the block now owned by this heap (or
+        // is an immediate). The ManuallyDrop leaves nothing to drop: its
+        // block was replaced by an empty one and its list taken.
+        unsafe { self.wrap(root) }
+    }
+}

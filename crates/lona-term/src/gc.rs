@@ -1,0 +1,464 @@
+//! Generational copying collection of one [`Heap`] (Cheney, BEAM-style).
+//!
+//! **Roots** are the stack, the register file, the registered roots, and
+//! (through the `unsafe` [`Heap::collect_with_roots`]) any raw words the
+//! caller passes.
+//!
+//! **Minor collection.** From-space is the young block plus every fragment
+//! (attached messages and overflow chunks). Live objects below the
+//! high-water mark (they already survived one collection) are promoted to
+//! the old block; live objects above it and in fragments are copied to a new
+//! young block sized `next_heap_size(young data + stack + need)`. The old
+//! block is not scanned: objects are immutable and only ever point to older
+//! objects, so nothing old points at young data. Afterwards the high-water
+//! mark is the new `htop`. If the old block cannot take everything below the
+//! mark, or `fullsweep_after` minors have run, a major collection runs
+//! instead.
+//!
+//! **Major collection.** Everything (young, old, fragments) is copied into
+//! one new young block sized for the worst case, the old block is freed, and
+//! the new block is then shrunk in place (`realloc`) to
+//! `next_heap_size(live + stack + need)`; if the allocator moves it, every
+//! pointer is relocated. Memory therefore falls back when live data falls.
+//!
+//! Forwarding: a moved boxed object's header becomes the new boxed pointer;
+//! a moved cons cell's car becomes [`FORWARD_CONS`] and its cdr the new cons
+//! pointer. Afterwards the off-heap list is swept: entries whose object was
+//! moved are updated, the others' binaries are released.
+//!
+//! Every from-space block is freed at the end, so memory goes back to the
+//! allocator after each collection.
+
+use crate::binary::SharedBytes;
+use crate::block::Block;
+use crate::heap::{words_between, Heap, HeapError};
+use crate::sizes::next_heap_size;
+use crate::term::{
+    header_arity, is_header, is_ptr, ptr_of, Kind, RawTerm, FORWARD_CONS, TAG_CONS, TAG_MASK,
+};
+
+/// Which collection ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcKind {
+    /// Young generation and fragments only.
+    Minor,
+    /// Everything, compacted into one block.
+    Major,
+}
+
+/// What a collection did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcStats {
+    /// Which collection ran (a requested minor may become a major).
+    pub kind: GcKind,
+    /// Words of live objects afterwards (young + old, stack excluded).
+    pub live_words: usize,
+    /// Young block size afterwards, in words.
+    pub young_words: usize,
+    /// Old block size afterwards, in words.
+    pub old_words: usize,
+}
+
+struct Collector {
+    minor: bool,
+    old_lo: usize,
+    old_hi: usize,
+    young_lo: usize,
+    hwm: usize,
+    young_top: *mut u64,
+    young_end: *mut u64,
+    old_top: *mut u64,
+    old_end: *mut u64,
+}
+
+impl Collector {
+    /// Moves the object `w` points to, if it is in from-space, and returns
+    /// its new word.
+    ///
+    /// # Safety
+    /// `w` is a valid term word of the heap being collected; the to-spaces
+    /// are writable up to their ends.
+    #[inline(always)]
+    unsafe fn evac(&mut self, w: u64) -> u64 {
+        if !is_ptr(w) {
+            return w;
+        }
+        let p = ptr_of(w);
+        let a = p as usize;
+        if self.minor && self.old_lo <= a && a < self.old_hi {
+            return w;
+        }
+        // SAFETY: p is a from-space object (caller); writes go to `dest`,
+        // which checks room, and to p itself (forwarding).
+        unsafe {
+            if w & TAG_MASK == TAG_CONS {
+                let car = *p;
+                if car == FORWARD_CONS {
+                    return *p.add(1);
+                }
+                let d = self.dest(a, 2);
+                *d = car;
+                *d.add(1) = *p.add(1);
+                let nw = d as usize as u64 | TAG_CONS;
+                *p = FORWARD_CONS;
+                *p.add(1) = nw;
+                nw
+            } else {
+                let h = *p;
+                if !is_header(h) {
+                    return h;
+                }
+                let n = 1 + header_arity(h);
+                let d = self.dest(a, n);
+                std::ptr::copy_nonoverlapping(p, d, n);
+                let nw = d as usize as u64;
+                *p = nw;
+                nw
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn dest(&mut self, src: usize, n: usize) -> *mut u64 {
+        let (top, end) = if self.minor && self.young_lo <= src && src < self.hwm {
+            (&mut self.old_top, self.old_end)
+        } else {
+            (&mut self.young_top, self.young_end)
+        };
+        assert!(words_between(*top, end) >= n, "to-space overflow");
+        let d = *top;
+        // SAFETY: checked that n words fit.
+        *top = unsafe { d.add(n) };
+        d
+    }
+
+    /// Scans the object at `s` in to-space, returning the next object.
+    ///
+    /// # Safety
+    /// `s` is the start of an object copied during this collection.
+    #[inline(always)]
+    unsafe fn scan(&mut self, s: *mut u64) -> *mut u64 {
+        // SAFETY: the object at s is complete; its term slots hold valid
+        // words of the heap being collected.
+        unsafe {
+            let w = *s;
+            if is_header(w) {
+                let arity = header_arity(w);
+                let (off, n) = Kind::from_header(w).term_slots(arity);
+                for i in 0..n {
+                    let q = s.add(1 + off + i);
+                    *q = self.evac(*q);
+                }
+                s.add(1 + arity)
+            } else {
+                *s = self.evac(w);
+                *s.add(1) = self.evac(*s.add(1));
+                s.add(2)
+            }
+        }
+    }
+
+    /// # Safety
+    /// As for [`Collector::evac`], for every slot.
+    unsafe fn evac_slots(&mut self, slots: &mut [u64]) {
+        for w in slots {
+            // SAFETY: per the caller.
+            *w = unsafe { self.evac(*w) };
+        }
+    }
+}
+
+impl Heap {
+    /// Collects: a minor collection unless a major one is due. Afterwards at
+    /// least `need` words are free in the young block. Returns an error
+    /// (after collecting) if the heap exceeds `max_heap_size`.
+    pub fn collect(&mut self, need: usize) -> Result<GcStats, HeapError> {
+        // SAFETY: no extra roots.
+        unsafe { self.collect_with_roots(GcKind::Minor, need, &mut []) }
+    }
+
+    /// A major (full) collection, as `(gc :full)`.
+    pub fn collect_major(&mut self, need: usize) -> Result<GcStats, HeapError> {
+        // SAFETY: no extra roots.
+        unsafe { self.collect_with_roots(GcKind::Major, need, &mut []) }
+    }
+
+    /// Collects with extra roots held outside the heap (for an interpreter
+    /// that keeps its own register file of [`RawTerm`]s).
+    ///
+    /// # Safety
+    /// Every word in `extra` must be an immediate or a pointer into this
+    /// heap obtained since its last collection (or updated by it). The words
+    /// are updated in place; any other `RawTerm` pointing into this heap is
+    /// dangling afterwards and must not be turned back into a term.
+    pub unsafe fn collect_with_roots(
+        &mut self,
+        kind: GcKind,
+        need: usize,
+        extra: &mut [RawTerm],
+    ) -> Result<GcStats, HeapError> {
+        self.close_overflow();
+        let want_major =
+            kind == GcKind::Major || self.minors_since_major >= self.config.fullsweep_after;
+        // SAFETY: RawTerm is repr(transparent) over u64.
+        let extra: &mut [u64] = unsafe { &mut *(extra as *mut [RawTerm] as *mut [u64]) };
+        let kind = if want_major || !self.minor(need, extra) {
+            self.major(need, extra);
+            self.minors_since_major = 0;
+            self.counts.major += 1;
+            GcKind::Major
+        } else {
+            self.minors_since_major += 1;
+            self.counts.minor += 1;
+            GcKind::Minor
+        };
+        self.gc_wanted.set(false);
+        self.msg_words.set(0);
+        self.ovf_total.set(0);
+        let stats = GcStats {
+            kind,
+            live_words: self.young_used() + self.old_used(),
+            young_words: self.young.words(),
+            old_words: self.old.words(),
+        };
+        let words = self.heap_words();
+        let max = self.config.max_heap_size;
+        if max > 0 && words > max {
+            return Err(HeapError::MaxHeapSize { words, max });
+        }
+        Ok(stats)
+    }
+
+    fn frag_used(&self) -> usize {
+        self.frags.borrow().iter().map(|f| f.used).sum()
+    }
+
+    /// A minor collection; false (having changed nothing) if the old block
+    /// cannot take the promoted data and a major collection is needed.
+    fn minor(&mut self, need: usize, extra: &mut [u64]) -> bool {
+        let promote = words_between(self.young.base(), self.hwm);
+        if promote > 0 {
+            if self.old.words() == 0 {
+                self.old = Block::new(next_heap_size(2 * promote));
+                self.old_top = self.old.base();
+            } else if words_between(self.old_top, self.old.end()) < promote {
+                return false;
+            }
+        }
+        let stack_len = self.stack_len();
+        let young_bound = words_between(self.hwm, self.htop.get()) + self.frag_used();
+        let size = next_heap_size(
+            self.config
+                .min_heap_size
+                .max(young_bound + stack_len + need),
+        );
+        let to = Block::new(size);
+        let old_scan_start = self.old_top;
+        let mut c = Collector {
+            minor: true,
+            old_lo: self.old.base() as usize,
+            old_hi: self.old.end() as usize,
+            young_lo: self.young.base() as usize,
+            hwm: self.hwm as usize,
+            young_top: to.base(),
+            // SAFETY: stack_len <= size.
+            young_end: unsafe { to.end().sub(stack_len) },
+            old_top: self.old_top,
+            old_end: self.old.end(),
+        };
+        // SAFETY: the collector only follows valid words of this heap and
+        // writes into `to` and the free part of the old block.
+        unsafe {
+            let new_stop = self.copy_stack(&to, stack_len);
+            self.evac_roots(&mut c, new_stop, stack_len, extra);
+            let mut ys = to.base();
+            let mut os = old_scan_start;
+            while ys < c.young_top || os < c.old_top {
+                while ys < c.young_top {
+                    ys = c.scan(ys);
+                }
+                while os < c.old_top {
+                    os = c.scan(os);
+                }
+            }
+            self.sweep_offheap(&c);
+            self.install(to, c.young_top, new_stop);
+        }
+        self.old_top = c.old_top;
+        true
+    }
+
+    fn major(&mut self, need: usize, extra: &mut [u64]) {
+        let stack_len = self.stack_len();
+        let bound = self.young_used() + self.old_used() + self.frag_used();
+        let min = self.config.min_heap_size;
+        let size = next_heap_size(min.max(bound + stack_len + need));
+        let to = Block::new(size);
+        let mut c = Collector {
+            minor: false,
+            old_lo: 0,
+            old_hi: 0,
+            young_lo: 0,
+            hwm: 0,
+            young_top: to.base(),
+            // SAFETY: stack_len <= size.
+            young_end: unsafe { to.end().sub(stack_len) },
+            old_top: std::ptr::null_mut(),
+            old_end: std::ptr::null_mut(),
+        };
+        // SAFETY: as in `minor`; everything is from-space.
+        unsafe {
+            let new_stop = self.copy_stack(&to, stack_len);
+            self.evac_roots(&mut c, new_stop, stack_len, extra);
+            let mut s = to.base();
+            while s < c.young_top {
+                s = c.scan(s);
+            }
+            self.sweep_offheap(&c);
+            self.install(to, c.young_top, new_stop);
+        }
+        self.old = Block::empty();
+        self.old_top = std::ptr::null_mut();
+        let live = self.young_used();
+        let target = next_heap_size(min.max(live + stack_len + need));
+        if target < size {
+            self.shrink_young(target, extra);
+        }
+    }
+
+    /// Copies the stack to the top of `to`, returning the new stack pointer.
+    ///
+    /// # Safety
+    /// `to` has at least `stack_len` words.
+    unsafe fn copy_stack(&self, to: &Block, stack_len: usize) -> *mut u64 {
+        // SAFETY: both ranges hold stack_len words and do not overlap.
+        unsafe {
+            let new_stop = to.end().sub(stack_len);
+            std::ptr::copy_nonoverlapping(self.stop.get(), new_stop, stack_len);
+            new_stop
+        }
+    }
+
+    /// # Safety
+    /// `new_stop..+stack_len` holds the copied stack.
+    unsafe fn evac_roots(
+        &mut self,
+        c: &mut Collector,
+        new_stop: *mut u64,
+        stack_len: usize,
+        extra: &mut [u64],
+    ) {
+        // SAFETY: the copied stack, registers, roots and extra roots all hold
+        // valid words of this heap.
+        unsafe {
+            c.evac_slots(std::slice::from_raw_parts_mut(new_stop, stack_len));
+            c.evac_slots(self.regs.get_mut());
+            c.evac_slots(self.roots.get_mut());
+            c.evac_slots(extra);
+        }
+    }
+
+    /// Updates or releases every off-heap entry after copying.
+    ///
+    /// # Safety
+    /// Called after the copy and before from-space is freed.
+    unsafe fn sweep_offheap(&mut self, c: &Collector) {
+        self.offheap.get_mut().retain_mut(|entry| {
+            let a = *entry as usize;
+            if c.minor && c.old_lo <= a && a < c.old_hi {
+                return true;
+            }
+            // SAFETY: the entry is a from-space shared object, still
+            // readable: either forwarded (header replaced by the new
+            // address) or dead, in which case its count is released.
+            unsafe {
+                let h = **entry;
+                if is_header(h) {
+                    SharedBytes::release(*entry.add(1) as usize as *const SharedBytes);
+                    false
+                } else {
+                    *entry = ptr_of(h);
+                    true
+                }
+            }
+        });
+    }
+
+    /// Makes `to` the young block and frees the old young block and all
+    /// fragments.
+    ///
+    /// # Safety
+    /// `htop` and `stop` lie in `to`.
+    unsafe fn install(&mut self, to: Block, htop: *mut u64, stop: *mut u64) {
+        self.young = to;
+        self.htop.set(htop);
+        self.stop.set(stop);
+        self.hwm = htop;
+        self.frags.get_mut().clear();
+    }
+
+    /// Shrinks the young block to `target` words, relocating pointers if the
+    /// allocator moves it.
+    fn shrink_young(&mut self, target: usize, extra: &mut [u64]) {
+        let stack_len = self.stack_len();
+        let base = self.young.base();
+        let used = self.young_used();
+        debug_assert!(used + stack_len <= target);
+        // SAFETY: the stack moves down within the block, to above htop.
+        unsafe {
+            let new_stop = base.add(target - stack_len);
+            std::ptr::copy(self.stop.get(), new_stop, stack_len);
+        }
+        let old_lo = base as usize;
+        let old_hi = old_lo + target * 8;
+        let delta = self.young.resize(target);
+        let nb = self.young.base();
+        // SAFETY: the first `target` words were preserved by resize.
+        unsafe {
+            self.htop.set(nb.add(used));
+            self.hwm = nb.add(used);
+            self.stop.set(nb.add(target - stack_len));
+        }
+        if delta == 0 {
+            return;
+        }
+        let fix = |w: &mut u64| {
+            if is_ptr(*w) {
+                let a = ptr_of(*w) as usize;
+                if old_lo <= a && a < old_hi {
+                    *w = (*w as i64).wrapping_add(delta as i64) as u64;
+                }
+            }
+        };
+        // SAFETY: walks the objects of the (moved) young block and its stack,
+        // adjusting words that pointed into the old range.
+        unsafe {
+            let mut s = nb;
+            let end = nb.add(used);
+            while s < end {
+                let w = *s;
+                if is_header(w) {
+                    let arity = header_arity(w);
+                    let (off, n) = Kind::from_header(w).term_slots(arity);
+                    for i in 0..n {
+                        fix(&mut *s.add(1 + off + i));
+                    }
+                    s = s.add(1 + arity);
+                } else {
+                    fix(&mut *s);
+                    fix(&mut *s.add(1));
+                    s = s.add(2);
+                }
+            }
+            for w in std::slice::from_raw_parts_mut(self.stop.get(), stack_len) {
+                fix(w);
+            }
+        }
+        self.regs.get_mut().iter_mut().for_each(fix);
+        self.roots.get_mut().iter_mut().for_each(fix);
+        extra.iter_mut().for_each(fix);
+        for e in self.offheap.get_mut().iter_mut() {
+            *e = (*e as isize).wrapping_add(delta) as *mut u64;
+        }
+    }
+}

@@ -1,0 +1,702 @@
+//! A process heap (seed v2): one young block holding the stack (growing
+//! down from the top) and young objects (growing up from the bottom), an
+//! old block for promoted objects, a high-water mark, and a list of heap
+//! fragments (attached messages and overflow chunks) that count as young.
+//!
+//! ```text
+//! young block:  base                 hwm          htop               stop        end
+//!               | survived a GC      | new objects  |      free       | stack ... |
+//!               +--------------------+--------------+-----------------+-----------+
+//! old block:    | promoted objects          | free                    |
+//!               +---------------------------+-------------------------+
+//! fragments:    [message] -> [message] -> [overflow chunk] ...
+//! ```
+//!
+//! Allocation takes `&self` and never moves anything: it bumps `htop`, and
+//! when the young block is full it bumps into an *overflow chunk* (a heap
+//! fragment, as BEAM does for allocations that cannot trigger a collection)
+//! and sets [`Heap::needs_gc`]. Collection takes `&mut self`; see
+//! [`crate::gc`] and the safety contract on [`Term`].
+
+use std::cell::{Cell, RefCell};
+
+use num_bigint::{BigInt, Sign};
+
+use crate::binary::{SharedBytes, SHARED_THRESHOLD};
+use crate::block::Block;
+use crate::sizes::{next_heap_size, MIN_HEAP_WORDS};
+use crate::term::{header, is_ptr, ptr_of, Kind, Pid, RawTerm, Term, TAG_BOXED, TAG_CONS};
+
+/// Per-heap settings (Erlang's `min_heap_size`, `max_heap_size`,
+/// `fullsweep_after`). Sizes are in words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapConfig {
+    /// The young block never shrinks below this (rounded up to the growth
+    /// sequence). Default [`MIN_HEAP_WORDS`] (89 words, 712 bytes).
+    pub min_heap_size: usize,
+    /// When young + old blocks exceed this after a collection, the
+    /// collection reports [`HeapError::MaxHeapSize`]. 0 means no limit.
+    pub max_heap_size: usize,
+    /// After this many minor collections the next one is a major one.
+    pub fullsweep_after: u32,
+}
+
+impl Default for HeapConfig {
+    fn default() -> Self {
+        HeapConfig {
+            min_heap_size: MIN_HEAP_WORDS,
+            max_heap_size: 0,
+            fullsweep_after: 65_535,
+        }
+    }
+}
+
+/// Why a collection wants the owner to act.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeapError {
+    /// The heap outgrew `max_heap_size`; the runtime should kill the
+    /// process (as Erlang does). The heap itself is consistent.
+    MaxHeapSize {
+        /// Young plus old block words after the collection.
+        words: usize,
+        /// The configured limit.
+        max: usize,
+    },
+}
+
+impl std::fmt::Display for HeapError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeapError::MaxHeapSize { words, max } => {
+                write!(f, "heap of {words} words exceeds max_heap_size {max}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for HeapError {}
+
+/// The young block has no room for another stack word: collect (with
+/// `need`) and retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackFull;
+
+/// A handle to a root registered with [`Heap::add_root`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Root(usize);
+
+/// A block of young objects outside the young block.
+pub(crate) struct Frag {
+    pub(crate) block: Block,
+    /// Words in use (for the current overflow chunk: see `ovf_top`).
+    pub(crate) used: usize,
+}
+
+/// A process heap. See the module documentation.
+pub struct Heap {
+    pub(crate) young: Block,
+    pub(crate) htop: Cell<*mut u64>,
+    pub(crate) stop: Cell<*mut u64>,
+    pub(crate) hwm: *mut u64,
+    pub(crate) old: Block,
+    pub(crate) old_top: *mut u64,
+    pub(crate) frags: RefCell<Vec<Frag>>,
+    /// Index in `frags` of the overflow chunk being filled (usize::MAX: none).
+    pub(crate) ovf_idx: Cell<usize>,
+    pub(crate) ovf_top: Cell<*mut u64>,
+    pub(crate) ovf_end: Cell<*mut u64>,
+    pub(crate) ovf_total: Cell<usize>,
+    /// Words of attached message fragments since the last collection.
+    pub(crate) msg_words: Cell<usize>,
+    /// Addresses of the `SharedStr`/`SharedBin` objects in this heap.
+    pub(crate) offheap: RefCell<Vec<*mut u64>>,
+    pub(crate) regs: RefCell<Vec<u64>>,
+    pub(crate) roots: RefCell<Vec<u64>>,
+    pub(crate) free_roots: RefCell<Vec<usize>>,
+    pub(crate) config: HeapConfig,
+    pub(crate) gc_wanted: Cell<bool>,
+    pub(crate) minors_since_major: u32,
+    pub(crate) counts: GcCounts,
+}
+
+/// How many collections a heap has run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcCounts {
+    /// Minor collections.
+    pub minor: u64,
+    /// Major collections.
+    pub major: u64,
+}
+
+// SAFETY: a Heap exclusively owns its blocks, and the off-heap objects it
+// points to are immutable with atomic reference counts; nothing in it is
+// shared with another thread. (It is not Sync: allocation uses Cells.)
+unsafe impl Send for Heap {}
+
+impl Default for Heap {
+    fn default() -> Self {
+        Heap::new()
+    }
+}
+
+impl Heap {
+    /// An empty heap with the default configuration: one young block of
+    /// 89 words (712 bytes) and no old block.
+    pub fn new() -> Heap {
+        Heap::with_config(HeapConfig::default())
+    }
+
+    /// An empty heap; the young block is `next_heap_size(min_heap_size)`.
+    pub fn with_config(config: HeapConfig) -> Heap {
+        let young = Block::new(next_heap_size(config.min_heap_size));
+        let (base, end) = (young.base(), young.end());
+        Heap {
+            young,
+            htop: Cell::new(base),
+            stop: Cell::new(end),
+            hwm: base,
+            old: Block::empty(),
+            old_top: std::ptr::null_mut(),
+            frags: RefCell::new(Vec::new()),
+            ovf_idx: Cell::new(usize::MAX),
+            ovf_top: Cell::new(std::ptr::null_mut()),
+            ovf_end: Cell::new(std::ptr::null_mut()),
+            ovf_total: Cell::new(0),
+            msg_words: Cell::new(0),
+            offheap: RefCell::new(Vec::new()),
+            regs: RefCell::new(Vec::new()),
+            roots: RefCell::new(Vec::new()),
+            free_roots: RefCell::new(Vec::new()),
+            config,
+            gc_wanted: Cell::new(false),
+            minors_since_major: 0,
+            counts: GcCounts::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> HeapConfig {
+        self.config
+    }
+
+    /// Words in the young block (stack included).
+    pub fn young_words(&self) -> usize {
+        self.young.words()
+    }
+
+    /// Words in the old block.
+    pub fn old_words(&self) -> usize {
+        self.old.words()
+    }
+
+    /// Words in heap fragments and overflow chunks not yet collected.
+    pub fn fragment_words(&self) -> usize {
+        self.frags.borrow().iter().map(|f| f.block.words()).sum()
+    }
+
+    /// The heap size as Erlang's `heap_size` + `old_heap_size` count it:
+    /// young plus old block, in words.
+    pub fn heap_words(&self) -> usize {
+        self.young.words() + self.old.words()
+    }
+
+    /// Bytes this heap has taken from the allocator for blocks.
+    pub fn allocated_bytes(&self) -> usize {
+        (self.heap_words() + self.fragment_words()) * 8
+    }
+
+    /// Words of objects in the young block (below `htop`).
+    pub fn young_used(&self) -> usize {
+        words_between(self.young.base(), self.htop.get())
+    }
+
+    /// Words of objects in the old block.
+    pub fn old_used(&self) -> usize {
+        if self.old.words() == 0 {
+            0
+        } else {
+            words_between(self.old.base(), self.old_top)
+        }
+    }
+
+    /// Collections run so far.
+    pub fn gc_counts(&self) -> GcCounts {
+        self.counts
+    }
+
+    /// Whether the owner should collect at its next safe point: an
+    /// allocation spilled into an overflow chunk, a stack push failed, or
+    /// attached messages outweigh the young block.
+    pub fn needs_gc(&self) -> bool {
+        self.gc_wanted.get() || self.msg_words.get() >= self.young.words()
+    }
+
+    // ---- allocation -------------------------------------------------
+
+    /// `n` contiguous uninitialised words for an object.
+    #[inline]
+    pub(crate) fn alloc(&self, n: usize) -> *mut u64 {
+        let top = self.htop.get();
+        if words_between(top, self.stop.get()) >= n {
+            // SAFETY: top + n stays within the free part of the young block.
+            self.htop.set(unsafe { top.add(n) });
+            top
+        } else {
+            self.alloc_slow(n)
+        }
+    }
+
+    #[cold]
+    fn alloc_slow(&self, n: usize) -> *mut u64 {
+        self.gc_wanted.set(true);
+        let top = self.ovf_top.get();
+        if !top.is_null() && words_between(top, self.ovf_end.get()) >= n {
+            // SAFETY: within the current overflow chunk.
+            self.ovf_top.set(unsafe { top.add(n) });
+            return top;
+        }
+        let mut frags = self.frags.borrow_mut();
+        let idx = self.ovf_idx.get();
+        if idx != usize::MAX {
+            frags[idx].used = words_between(frags[idx].block.base(), top);
+        }
+        let size = n
+            .max(self.young.words())
+            .max(self.ovf_total.get())
+            .max(MIN_HEAP_WORDS);
+        let block = Block::new(size);
+        let base = block.base();
+        frags.push(Frag { block, used: 0 });
+        self.ovf_idx.set(frags.len() - 1);
+        // SAFETY: n <= size, so both pointers are inside the new block.
+        unsafe {
+            self.ovf_top.set(base.add(n));
+            self.ovf_end.set(base.add(size));
+        }
+        self.ovf_total.set(self.ovf_total.get() + size);
+        base
+    }
+
+    /// Closes the overflow chunk so that every `Frag::used` is exact.
+    pub(crate) fn close_overflow(&self) {
+        let idx = self.ovf_idx.get();
+        if idx != usize::MAX {
+            let mut frags = self.frags.borrow_mut();
+            frags[idx].used = words_between(frags[idx].block.base(), self.ovf_top.get());
+        }
+        self.ovf_idx.set(usize::MAX);
+        self.ovf_top.set(std::ptr::null_mut());
+        self.ovf_end.set(std::ptr::null_mut());
+    }
+
+    /// Whether a pointer word refers into one of this heap's blocks.
+    pub(crate) fn owns_bits(&self, bits: u64) -> bool {
+        if !is_ptr(bits) {
+            return true;
+        }
+        let p = ptr_of(bits);
+        self.young.contains(p)
+            || self.old.contains(p)
+            || self
+                .frags
+                .borrow()
+                .iter()
+                .rev()
+                .any(|f| f.block.contains(p))
+    }
+
+    /// The word of a term about to be stored in this heap.
+    ///
+    /// # Panics
+    /// If the term's objects live in another heap or fragment: storing it
+    /// would leave a pointer the collector cannot follow. Use
+    /// [`Heap::copy_from`].
+    #[inline]
+    pub(crate) fn own(&self, t: Term<'_>) -> u64 {
+        let bits = t.bits();
+        assert!(
+            self.owns_bits(bits),
+            "term belongs to another heap or fragment; use Heap::copy_from"
+        );
+        bits
+    }
+
+    /// Reads a word of this heap as a term.
+    ///
+    /// # Safety
+    /// `raw` must be an immediate, or a pointer into this heap obtained
+    /// since its last collection (or updated by it as an extra root).
+    pub unsafe fn term(&self, raw: RawTerm) -> Term<'_> {
+        // SAFETY: per the caller's contract the word is valid for &self.
+        unsafe { Term::from_bits(raw.0) }
+    }
+
+    /// # Safety
+    /// `bits` must be valid in this heap for the borrow of `self`.
+    #[inline]
+    pub(crate) unsafe fn wrap(&self, bits: u64) -> Term<'_> {
+        // SAFETY: per the caller's contract.
+        unsafe { Term::from_bits(bits) }
+    }
+
+    /// Allocates an object from its words (header first).
+    fn put(&self, words: &[u64]) -> Term<'_> {
+        let p = self.alloc(words.len());
+        // SAFETY: `alloc` returned words.len() writable words; the object is
+        // well-formed (callers build header + payload), so the boxed term
+        // is valid for the borrow of self.
+        unsafe {
+            std::ptr::copy_nonoverlapping(words.as_ptr(), p, words.len());
+            self.wrap(p as usize as u64 | TAG_BOXED)
+        }
+    }
+
+    // ---- constructors -----------------------------------------------
+
+    /// An integer: an immediate when it fits, a boxed big integer otherwise.
+    pub fn int(&self, v: i64) -> Term<'_> {
+        match Term::small_int(v) {
+            Some(t) => t,
+            None => self.bigint(&BigInt::from(v)),
+        }
+    }
+
+    /// Any integer, in its canonical (smallest) form.
+    pub fn bigint(&self, v: &BigInt) -> Term<'_> {
+        if let Ok(small) = i64::try_from(v) {
+            if let Some(t) = Term::small_int(small) {
+                return t;
+            }
+        }
+        let limbs = v.magnitude().to_u64_digits();
+        let kind = if v.sign() == Sign::Minus {
+            Kind::BigNeg
+        } else {
+            Kind::BigPos
+        };
+        let mut words = Vec::with_capacity(1 + limbs.len());
+        words.push(header(kind, limbs.len()));
+        words.extend_from_slice(&limbs);
+        self.put(&words)
+    }
+
+    /// A float; every NaN becomes the canonical `f64::NAN`.
+    pub fn float(&self, f: f64) -> Term<'_> {
+        let f = if f.is_nan() { f64::NAN } else { f };
+        self.put(&[header(Kind::Float, 1), f.to_bits()])
+    }
+
+    /// A string; 64 bytes or more are shared off-heap.
+    pub fn string(&self, s: &str) -> Term<'_> {
+        self.bytes_object(s.as_bytes(), Kind::Str, Kind::SharedStr)
+    }
+
+    /// A binary; 64 bytes or more are shared off-heap.
+    pub fn binary(&self, b: &[u8]) -> Term<'_> {
+        self.bytes_object(b, Kind::Bin, Kind::SharedBin)
+    }
+
+    fn bytes_object(&self, b: &[u8], inline: Kind, shared: Kind) -> Term<'_> {
+        if b.len() >= SHARED_THRESHOLD {
+            let sb = SharedBytes::create(b);
+            let t = self.put(&[header(shared, 1), sb as usize as u64]);
+            self.offheap.borrow_mut().push(ptr_of(t.bits()));
+            return t;
+        }
+        let n = b.len().div_ceil(8);
+        let p = self.alloc(2 + n);
+        // SAFETY: 2 + n fresh words; the last payload word is zeroed before
+        // the bytes are copied over it, so no padding is left uninitialised.
+        unsafe {
+            p.write(header(inline, 1 + n));
+            p.add(1).write(b.len() as u64);
+            if n > 0 {
+                p.add(1 + n).write(0);
+            }
+            std::ptr::copy_nonoverlapping(b.as_ptr(), p.add(2) as *mut u8, b.len());
+            self.wrap(p as usize as u64 | TAG_BOXED)
+        }
+    }
+
+    /// A cons cell `(head . tail)`.
+    pub fn cons(&self, head: Term<'_>, tail: Term<'_>) -> Term<'_> {
+        let (h, t) = (self.own(head), self.own(tail));
+        let p = self.alloc(2);
+        // SAFETY: two fresh words, both valid terms of this heap.
+        unsafe {
+            p.write(h);
+            p.add(1).write(t);
+            self.wrap(p as usize as u64 | TAG_CONS)
+        }
+    }
+
+    /// A proper list of `items`.
+    pub fn list(&self, items: &[Term<'_>]) -> Term<'_> {
+        self.list_with_tail(items, Term::EMPTY_LIST)
+    }
+
+    /// A list of `items` ending in `tail` (improper unless `tail` is a list).
+    pub fn list_with_tail(&self, items: &[Term<'_>], tail: Term<'_>) -> Term<'_> {
+        let mut acc = self.own(tail);
+        if items.is_empty() {
+            // SAFETY: checked to be ours.
+            return unsafe { self.wrap(acc) };
+        }
+        let p = self.alloc(2 * items.len());
+        for (i, item) in items.iter().enumerate().rev() {
+            let w = self.own(*item);
+            // SAFETY: cell i of the 2*len fresh words; cells are written
+            // back to front so each cdr is an already written cell.
+            unsafe {
+                let c = p.add(2 * i);
+                c.write(w);
+                c.add(1).write(acc);
+                acc = c as usize as u64 | TAG_CONS;
+            }
+        }
+        // SAFETY: acc is the first cell just written.
+        unsafe { self.wrap(acc) }
+    }
+
+    /// A vector (Lonala's tuple).
+    pub fn vector(&self, items: &[Term<'_>]) -> Term<'_> {
+        self.with_terms(header(Kind::Vector, items.len()), &[], items)
+    }
+
+    /// A closure: an opaque code id and its captured values.
+    pub fn closure(&self, code: u64, captured: &[Term<'_>]) -> Term<'_> {
+        self.with_terms(header(Kind::Closure, 1 + captured.len()), &[code], captured)
+    }
+
+    fn with_terms(&self, head: u64, raw: &[u64], items: &[Term<'_>]) -> Term<'_> {
+        let p = self.alloc(1 + raw.len() + items.len());
+        // SAFETY: fresh words for header, raw payload and terms.
+        unsafe {
+            p.write(head);
+            for (i, w) in raw.iter().enumerate() {
+                p.add(1 + i).write(*w);
+            }
+            let q = p.add(1 + raw.len());
+            for (i, t) in items.iter().enumerate() {
+                q.add(i).write(self.own(*t));
+            }
+            self.wrap(p as usize as u64 | TAG_BOXED)
+        }
+    }
+
+    /// A map from key/value pairs; a later pair wins over an earlier one
+    /// with an equal key.
+    pub fn map(&self, pairs: &[(Term<'_>, Term<'_>)]) -> Term<'_> {
+        let mut v: Vec<(Term<'_>, Term<'_>)> = pairs.to_vec();
+        // stable sort keeps equal keys in input order; keep the last.
+        v.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
+        let mut out: Vec<(Term<'_>, Term<'_>)> = Vec::with_capacity(v.len());
+        for p in v {
+            match out.last_mut() {
+                Some(last) if crate::cmp::equal(last.0, p.0) => *last = p,
+                _ => out.push(p),
+            }
+        }
+        self.sorted_map(&out)
+    }
+
+    /// A map from pairs already sorted with unique keys.
+    pub(crate) fn sorted_map(&self, pairs: &[(Term<'_>, Term<'_>)]) -> Term<'_> {
+        let n = pairs.len();
+        let p = self.alloc(1 + 2 * n);
+        // SAFETY: 1 + 2n fresh words: header, n keys, n values.
+        unsafe {
+            p.write(header(Kind::Map, 2 * n));
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                p.add(1 + i).write(self.own(*k));
+                p.add(1 + n + i).write(self.own(*v));
+            }
+            self.wrap(p as usize as u64 | TAG_BOXED)
+        }
+    }
+
+    /// `m` with `key` set to `value`, or `None` if `m` is not a map.
+    pub fn map_assoc(&self, m: Term<'_>, key: Term<'_>, value: Term<'_>) -> Option<Term<'_>> {
+        let crate::View::Map(mv) = m.view() else {
+            return None;
+        };
+        let mut pairs: Vec<(Term<'_>, Term<'_>)> = mv.iter().collect();
+        match mv.keys.binary_search_by(|k| crate::cmp::compare(*k, key)) {
+            Ok(i) => pairs[i].1 = value,
+            Err(i) => pairs.insert(i, (key, value)),
+        }
+        Some(self.sorted_map(&pairs))
+    }
+
+    /// A reference.
+    pub fn reference(&self, id: u64) -> Term<'_> {
+        self.put(&[header(Kind::Ref, 1), id])
+    }
+
+    /// A pid: an immediate when its value fits 61 bits, boxed otherwise.
+    pub fn pid(&self, p: Pid) -> Term<'_> {
+        match Term::local_pid(p) {
+            Some(t) => t,
+            None => self.put(&[header(Kind::Pid, 1), p.0]),
+        }
+    }
+
+    /// A deep copy of `t` (from any heap or fragment) in this heap. Shared
+    /// subterms are copied once per reference (as BEAM's copy does);
+    /// large binaries are shared, not copied.
+    pub fn copy_from(&self, t: Term<'_>) -> Term<'_> {
+        if t.is_immediate() {
+            // SAFETY: immediates are valid anywhere.
+            return unsafe { self.wrap(t.bits()) };
+        }
+        let size = crate::copy::tree_size(t);
+        let p = self.alloc(size);
+        let mut offheap = self.offheap.borrow_mut();
+        // SAFETY: p has `size` fresh words, exactly what the copy writes.
+        unsafe {
+            let bits = crate::copy::copy_tree(t, p, size, &mut offheap);
+            self.wrap(bits)
+        }
+    }
+
+    // ---- stack --------------------------------------------------------
+
+    /// Pushes a word on the stack (at the top of the young block).
+    pub fn push(&self, t: Term<'_>) -> Result<(), StackFull> {
+        let w = self.own(t);
+        let stop = self.stop.get();
+        if stop == self.htop.get() {
+            self.gc_wanted.set(true);
+            return Err(StackFull);
+        }
+        // SAFETY: stop > htop, so stop - 1 is a free word of the young block.
+        unsafe {
+            let s = stop.sub(1);
+            s.write(w);
+            self.stop.set(s);
+        }
+        Ok(())
+    }
+
+    /// Pops the top of the stack.
+    pub fn pop(&self) -> Option<Term<'_>> {
+        let stop = self.stop.get();
+        if stop == self.young.end() {
+            return None;
+        }
+        // SAFETY: stop < end, so it is a pushed, valid word of this heap.
+        unsafe {
+            let w = stop.read();
+            self.stop.set(stop.add(1));
+            Some(self.wrap(w))
+        }
+    }
+
+    /// Words on the stack.
+    pub fn stack_len(&self) -> usize {
+        words_between(self.stop.get(), self.young.end())
+    }
+
+    /// The stack word `i` below the top (0 is the top).
+    pub fn stack_get(&self, i: usize) -> Option<Term<'_>> {
+        (i < self.stack_len()).then(|| {
+            // SAFETY: i is within the stack, whose words are valid terms.
+            unsafe { self.wrap(self.stop.get().add(i).read()) }
+        })
+    }
+
+    /// Overwrites the stack word `i` below the top; false if out of range.
+    pub fn stack_set(&self, i: usize, t: Term<'_>) -> bool {
+        let w = self.own(t);
+        if i >= self.stack_len() {
+            return false;
+        }
+        // SAFETY: i is within the stack.
+        unsafe { self.stop.get().add(i).write(w) };
+        true
+    }
+
+    // ---- registers and roots -------------------------------------------
+
+    /// Sets register `i` (the interpreter's X registers; grows as needed).
+    pub fn set_reg(&self, i: usize, t: Term<'_>) {
+        let w = self.own(t);
+        let mut regs = self.regs.borrow_mut();
+        if regs.len() <= i {
+            regs.resize(i + 1, crate::term::NIL);
+        }
+        regs[i] = w;
+    }
+
+    /// Register `i` (`nil` if never set).
+    pub fn reg(&self, i: usize) -> Term<'_> {
+        let w = self
+            .regs
+            .borrow()
+            .get(i)
+            .copied()
+            .unwrap_or(crate::term::NIL);
+        // SAFETY: registers hold valid terms of this heap (checked on store,
+        // updated by every collection).
+        unsafe { self.wrap(w) }
+    }
+
+    /// Number of registers in use.
+    pub fn reg_count(&self) -> usize {
+        self.regs.borrow().len()
+    }
+
+    /// Truncates the register file to `n` registers.
+    pub fn truncate_regs(&self, n: usize) {
+        self.regs.borrow_mut().truncate(n);
+    }
+
+    /// Registers a root: the term survives collections and is read back
+    /// with [`Heap::root`].
+    pub fn add_root(&self, t: Term<'_>) -> Root {
+        let w = self.own(t);
+        if let Some(i) = self.free_roots.borrow_mut().pop() {
+            self.roots.borrow_mut()[i] = w;
+            return Root(i);
+        }
+        let mut roots = self.roots.borrow_mut();
+        roots.push(w);
+        Root(roots.len() - 1)
+    }
+
+    /// The current value of a root.
+    ///
+    /// # Panics
+    /// If the root was never added to this heap.
+    pub fn root(&self, r: Root) -> Term<'_> {
+        let w = self.roots.borrow()[r.0];
+        // SAFETY: roots hold valid terms of this heap.
+        unsafe { self.wrap(w) }
+    }
+
+    /// Replaces the value of a root.
+    pub fn set_root(&self, r: Root, t: Term<'_>) {
+        let w = self.own(t);
+        self.roots.borrow_mut()[r.0] = w;
+    }
+
+    /// Drops a root; its handle may be reused by a later `add_root`.
+    pub fn remove_root(&self, r: Root) {
+        self.roots.borrow_mut()[r.0] = crate::term::NIL;
+        self.free_roots.borrow_mut().push(r.0);
+    }
+}
+
+impl Drop for Heap {
+    fn drop(&mut self) {
+        // SAFETY: the list holds every live shared object of this heap, each
+        // owning one count; the heap's blocks die with it.
+        unsafe { crate::binary::release_all(&self.offheap.borrow()) };
+    }
+}
+
+/// Words from `a` up to `b` (0 if `b` is below `a`).
+#[inline]
+pub(crate) fn words_between(a: *const u64, b: *const u64) -> usize {
+    (b as usize).saturating_sub(a as usize) / 8
+}

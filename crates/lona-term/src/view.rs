@@ -1,0 +1,239 @@
+//! Reading terms: [`View`] is a term's contents, borrowed from its heap.
+
+use num_bigint::{BigInt, BigUint, Sign};
+
+use crate::atom::Atom;
+use crate::binary::SharedBytes;
+use crate::term::{Kind, Pid, Term, EMPTY_LIST, FALSE, NIL, TRUE};
+
+/// What a term is, with its contents borrowed for the heap's lifetime.
+#[derive(Clone, Debug)]
+pub enum View<'h> {
+    /// `nil`
+    Nil,
+    /// `true` / `false`
+    Bool(bool),
+    /// `()`
+    EmptyList,
+    /// An integer held in an immediate.
+    Int(i64),
+    /// An integer outside the immediate range.
+    BigInt(BigInt),
+    /// A float (NaN is always the canonical `f64::NAN`).
+    Float(f64),
+    /// `:name`
+    Keyword(Atom),
+    /// `name`
+    Symbol(Atom),
+    /// A local pid.
+    Pid(Pid),
+    /// A reference.
+    Ref(u64),
+    /// A string (UTF-8).
+    Str(&'h str),
+    /// A binary.
+    Binary(&'h [u8]),
+    /// A cons cell: first element and the rest of the list.
+    Cons(Term<'h>, Term<'h>),
+    /// A vector.
+    Vector(&'h [Term<'h>]),
+    /// A map.
+    Map(MapView<'h>),
+    /// A closure: opaque code id and captured values.
+    Closure {
+        /// The code reference the VM gave when creating it.
+        code: u64,
+        /// Captured values.
+        captured: &'h [Term<'h>],
+    },
+}
+
+/// A map's contents: keys in ascending term order, values beside them.
+#[derive(Clone, Copy, Debug)]
+pub struct MapView<'h> {
+    /// Keys, sorted by [`crate::compare`], no two equal.
+    pub keys: &'h [Term<'h>],
+    /// `values[i]` belongs to `keys[i]`.
+    pub values: &'h [Term<'h>],
+}
+
+impl<'h> MapView<'h> {
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+    /// The value for `key`, by binary search in term order.
+    pub fn get(&self, key: Term<'_>) -> Option<Term<'h>> {
+        self.keys
+            .binary_search_by(|k| crate::cmp::compare(*k, key))
+            .ok()
+            .map(|i| self.values[i])
+    }
+    /// Entries in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (Term<'h>, Term<'h>)> + 'h {
+        let (k, v) = (self.keys, self.values);
+        k.iter().copied().zip(v.iter().copied())
+    }
+}
+
+impl<'h> Term<'h> {
+    /// The term's contents.
+    pub fn view(self) -> View<'h> {
+        if let Some(v) = self.small_value() {
+            return View::Int(v);
+        }
+        if let Some((a, sym)) = self.atom_parts() {
+            return if sym {
+                View::Symbol(a)
+            } else {
+                View::Keyword(a)
+            };
+        }
+        if let Some((h, t)) = self.cons_parts() {
+            return View::Cons(h, t);
+        }
+        if let Some(p) = self.imm_pid() {
+            return View::Pid(p);
+        }
+        match self.bits() {
+            NIL => return View::Nil,
+            TRUE => return View::Bool(true),
+            FALSE => return View::Bool(false),
+            EMPTY_LIST => return View::EmptyList,
+            _ => {}
+        }
+        let h = self
+            .boxed_header()
+            .unwrap_or_else(|| unreachable!("unknown immediate {:#x}", self.bits()));
+        let arity = crate::term::header_arity(h);
+        // SAFETY (all payload reads below): the header says the object has
+        // `arity` payload words laid out as documented in term.rs, and
+        // Term<'h> guarantees it is alive and immutable for 'h.
+        unsafe {
+            match Kind::from_header(h) {
+                Kind::Float => View::Float(f64::from_bits(self.payload(0))),
+                k @ (Kind::BigPos | Kind::BigNeg) => {
+                    let mut bytes = Vec::with_capacity(arity * 8);
+                    for i in 0..arity {
+                        bytes.extend_from_slice(&self.payload(i).to_le_bytes());
+                    }
+                    let sign = if k == Kind::BigPos {
+                        Sign::Plus
+                    } else {
+                        Sign::Minus
+                    };
+                    View::BigInt(BigInt::from_biguint(sign, BigUint::from_bytes_le(&bytes)))
+                }
+                Kind::Str => View::Str(std::str::from_utf8_unchecked(self.inline_bytes())),
+                Kind::Bin => View::Binary(self.inline_bytes()),
+                Kind::SharedStr => View::Str(std::str::from_utf8_unchecked(self.shared_bytes())),
+                Kind::SharedBin => View::Binary(self.shared_bytes()),
+                Kind::Vector => View::Vector(self.payload_terms(0, arity)),
+                Kind::Map => View::Map(MapView {
+                    keys: self.payload_terms(0, arity / 2),
+                    values: self.payload_terms(arity / 2, arity / 2),
+                }),
+                Kind::Closure => View::Closure {
+                    code: self.payload(0),
+                    captured: self.payload_terms(1, arity - 1),
+                },
+                Kind::Ref => View::Ref(self.payload(0)),
+                Kind::Pid => View::Pid(Pid(self.payload(0))),
+                Kind::Forward => unreachable!("forwarding marker outside a collection"),
+            }
+        }
+    }
+
+    /// # Safety
+    /// `self` must be a boxed `Str` or `Bin`.
+    unsafe fn inline_bytes(self) -> &'h [u8] {
+        // SAFETY: per the caller; payload word 0 is the length, the bytes
+        // follow and lie inside the object.
+        unsafe {
+            let len = self.payload(0) as usize;
+            let p = crate::term::ptr_of(self.bits()).add(2) as *const u8;
+            std::slice::from_raw_parts(p, len)
+        }
+    }
+
+    /// # Safety
+    /// `self` must be a boxed `SharedStr` or `SharedBin`.
+    unsafe fn shared_bytes(self) -> &'h [u8] {
+        // SAFETY: the object owns a count on the SharedBytes for as long as
+        // it lives, which is at least 'h.
+        unsafe { SharedBytes::bytes(self.payload(0) as usize as *const SharedBytes) }
+    }
+
+    /// The integer, if the term is one that fits an `i64`.
+    pub fn as_i64(self) -> Option<i64> {
+        match self.small_value() {
+            Some(v) => Some(v),
+            None => match self.view() {
+                View::BigInt(b) => i64::try_from(b).ok(),
+                _ => None,
+            },
+        }
+    }
+
+    /// The string's text, if the term is a string.
+    pub fn as_str(self) -> Option<&'h str> {
+        match self.view() {
+            View::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The float, if the term is one.
+    pub fn as_f64(self) -> Option<f64> {
+        match self.view() {
+            View::Float(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Iterates the elements of a list; the iterator ends at the first
+    /// non-cons tail, which [`ListIter::tail`] then gives.
+    pub fn list_iter(self) -> ListIter<'h> {
+        ListIter { cur: self }
+    }
+
+    /// The number of references to a shared (≥ 64 byte) binary or string,
+    /// or `None` for any other term. For tests and diagnostics.
+    pub fn shared_refcount(self) -> Option<usize> {
+        let h = self.boxed_header()?;
+        match Kind::from_header(h) {
+            // SAFETY: a shared object's payload word 0 is a live SharedBytes.
+            Kind::SharedStr | Kind::SharedBin => unsafe {
+                Some(SharedBytes::count(
+                    self.payload(0) as usize as *const SharedBytes
+                ))
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Iterator over a list's elements.
+pub struct ListIter<'h> {
+    cur: Term<'h>,
+}
+
+impl<'h> ListIter<'h> {
+    /// What is left: `()` after a proper list, the improper tail otherwise.
+    pub fn tail(&self) -> Term<'h> {
+        self.cur
+    }
+}
+
+impl<'h> Iterator for ListIter<'h> {
+    type Item = Term<'h>;
+    fn next(&mut self) -> Option<Term<'h>> {
+        let (h, t) = self.cur.cons_parts()?;
+        self.cur = t;
+        Some(h)
+    }
+}
