@@ -120,9 +120,13 @@ impl Mailbox {
 
     /// Drop every message.
     pub(crate) fn clear(&mut self) {
-        // SAFETY: the chain is ours.
-        unsafe { crate::envelope::drop_chain(self.head) };
-        *self = Mailbox::default();
+        let head = std::mem::replace(&mut self.head, ptr::null_mut());
+        self.tail = ptr::null_mut();
+        self.len = 0;
+        self.cursor_owner = 0;
+        // SAFETY: the chain was ours and is now unreachable from `self`
+        // (not assigned over `self`: that would run Drop on the old value).
+        unsafe { crate::envelope::drop_chain(head) };
     }
 }
 
