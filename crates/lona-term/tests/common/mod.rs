@@ -1,0 +1,210 @@
+//! Test support: an independent Rust-side model of terms, a generator of
+//! term graphs with sharing, and helpers.
+#![allow(dead_code)]
+
+use lona_term::{Heap, Pid, Term, View};
+use num_bigint::BigInt;
+use proptest::prelude::*;
+
+/// A term as plain Rust data, independent of any heap.
+#[derive(Clone, Debug, PartialEq)]
+pub enum M {
+    Nil,
+    Bool(bool),
+    EmptyList,
+    Int(i64),
+    Big(BigInt),
+    Float(u64),
+    Kw(String),
+    Sym(String),
+    Pid(u64),
+    Ref(u64),
+    Str(String),
+    Bin(Vec<u8>),
+    /// elements, tail
+    List(Vec<M>, Box<M>),
+    Vector(Vec<M>),
+    /// pairs in stored (sorted) order
+    Map(Vec<(M, M)>),
+    Closure(u64, Vec<M>),
+}
+
+/// Reads a term into the model (iterative over list spines; recursion depth
+/// is the nesting depth of the generated terms, which is small).
+pub fn model(t: Term<'_>) -> M {
+    match t.view() {
+        View::Nil => M::Nil,
+        View::Bool(b) => M::Bool(b),
+        View::EmptyList => M::EmptyList,
+        View::Int(i) => M::Int(i),
+        View::BigInt(b) => M::Big(b),
+        View::Float(f) => M::Float(f.to_bits()),
+        View::Keyword(a) => M::Kw(a.name().to_owned()),
+        View::Symbol(a) => M::Sym(a.name().to_owned()),
+        View::Pid(p) => M::Pid(p.0),
+        View::Ref(r) => M::Ref(r),
+        View::Str(s) => M::Str(s.to_owned()),
+        View::Binary(b) => M::Bin(b.to_vec()),
+        View::Cons(..) => {
+            let mut it = t.list_iter();
+            let elems: Vec<M> = it.by_ref().map(model).collect();
+            M::List(elems, Box::new(model(it.tail())))
+        }
+        View::Vector(items) => M::Vector(items.iter().map(|x| model(*x)).collect()),
+        View::Map(m) => M::Map(m.iter().map(|(k, v)| (model(k), model(v))).collect()),
+        View::Closure { code, captured } => {
+            M::Closure(code, captured.iter().map(|x| model(*x)).collect())
+        }
+    }
+}
+
+/// A leaf value.
+#[derive(Clone, Debug)]
+pub enum Leaf {
+    Nil,
+    Bool(bool),
+    Empty,
+    Int(i64),
+    Big(i128),
+    Float(f64),
+    Kw(u8),
+    Sym(u8),
+    Pid(u64),
+    Ref(u64),
+    Str(String),
+    Bin(Vec<u8>),
+    /// a long list of small integers
+    IntList(usize),
+}
+
+/// One step of building a term graph: operands are indices (modulo the
+/// number of nodes built so far) of earlier nodes, so subterms are shared.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Leaf(Leaf),
+    Vector(Vec<usize>),
+    List(Vec<usize>, Option<usize>),
+    Map(Vec<(usize, usize)>),
+    Closure(u64, Vec<usize>),
+    /// Allocate this many words of garbage.
+    Garbage(usize),
+    /// Drop the root of node i (it may stay reachable from others).
+    Forget(usize),
+    Minor,
+    Major,
+}
+
+pub fn leaf() -> impl Strategy<Value = Leaf> {
+    let long_list = if cfg!(miri) { 40usize } else { 3000 };
+    prop_oneof![
+        Just(Leaf::Nil),
+        any::<bool>().prop_map(Leaf::Bool),
+        Just(Leaf::Empty),
+        any::<i64>().prop_map(Leaf::Int),
+        (-1000i64..1000).prop_map(Leaf::Int),
+        any::<i128>().prop_map(Leaf::Big),
+        any::<f64>().prop_map(Leaf::Float),
+        (0u8..6).prop_map(Leaf::Kw),
+        (0u8..3).prop_map(Leaf::Sym),
+        any::<u64>().prop_map(Leaf::Pid),
+        any::<u64>().prop_map(Leaf::Ref),
+        ".{0,10}".prop_map(Leaf::Str),
+        ".{60,80}".prop_map(Leaf::Str),
+        prop::collection::vec(any::<u8>(), 0..12).prop_map(Leaf::Bin),
+        prop::collection::vec(any::<u8>(), 64..100).prop_map(Leaf::Bin),
+        (0..long_list).prop_map(Leaf::IntList),
+    ]
+}
+
+pub fn op() -> impl Strategy<Value = Op> {
+    let idx = any::<usize>();
+    prop_oneof![
+        4 => leaf().prop_map(Op::Leaf),
+        2 => prop::collection::vec(idx, 0..5).prop_map(Op::Vector),
+        2 => (prop::collection::vec(idx, 1..5), prop::option::of(idx)).prop_map(|(a, b)| Op::List(a, b)),
+        2 => prop::collection::vec((idx, idx), 0..5).prop_map(Op::Map),
+        1 => (any::<u64>(), prop::collection::vec(idx, 0..3)).prop_map(|(c, v)| Op::Closure(c, v)),
+        1 => (0usize..400).prop_map(Op::Garbage),
+        1 => idx.prop_map(Op::Forget),
+        1 => Just(Op::Minor),
+        1 => Just(Op::Major),
+    ]
+}
+
+pub fn ops(max: usize) -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(op(), 1..max)
+}
+
+pub fn build_leaf<'h>(h: &'h Heap, l: &Leaf) -> Term<'h> {
+    match l {
+        Leaf::Nil => Term::NIL,
+        Leaf::Bool(b) => Term::bool(*b),
+        Leaf::Empty => Term::EMPTY_LIST,
+        Leaf::Int(i) => h.int(*i),
+        Leaf::Big(i) => h.bigint(&BigInt::from(*i)),
+        Leaf::Float(f) => h.float(*f),
+        Leaf::Kw(k) => Term::keyword(&format!("k{k}")),
+        Leaf::Sym(k) => Term::symbol(&format!("s{k}")),
+        Leaf::Pid(p) => h.pid(Pid(*p)),
+        Leaf::Ref(r) => h.reference(*r),
+        Leaf::Str(s) => h.string(s),
+        Leaf::Bin(b) => h.binary(b),
+        Leaf::IntList(n) => {
+            let mut t = Term::EMPTY_LIST;
+            for i in (0..*n).rev() {
+                t = h.cons(h.int(i as i64), t);
+            }
+            t
+        }
+    }
+}
+
+/// Builds a term of `h` from earlier terms; `None` for non-building ops.
+pub fn build<'h>(h: &'h Heap, op: &Op, nodes: &[Term<'h>]) -> Option<Term<'h>> {
+    let pick = |i: &usize| -> Term<'h> {
+        if nodes.is_empty() {
+            Term::NIL
+        } else {
+            nodes[*i % nodes.len()]
+        }
+    };
+    Some(match op {
+        Op::Leaf(l) => build_leaf(h, l),
+        Op::Vector(v) => h.vector(&v.iter().map(pick).collect::<Vec<_>>()),
+        Op::List(v, tail) => {
+            let items: Vec<Term<'h>> = v.iter().map(pick).collect();
+            match tail {
+                Some(t) => h.list_with_tail(&items, pick(t)),
+                None => h.list(&items),
+            }
+        }
+        Op::Map(pairs) => h.map(
+            &pairs
+                .iter()
+                .map(|(k, v)| (pick(k), pick(v)))
+                .collect::<Vec<_>>(),
+        ),
+        Op::Closure(c, v) => h.closure(*c, &v.iter().map(pick).collect::<Vec<_>>()),
+        _ => return None,
+    })
+}
+
+/// Builds every op's term into `h` without collecting (for copy, codec,
+/// order and hash properties); returns the built terms.
+pub fn build_all<'h>(h: &'h Heap, ops: &[Op]) -> Vec<Term<'h>> {
+    let mut nodes = Vec::new();
+    for op in ops {
+        if let Some(t) = build(h, op, &nodes) {
+            nodes.push(t);
+        }
+    }
+    nodes
+}
+
+pub fn cases(n: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases: if cfg!(miri) { 3 } else { n },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
