@@ -225,12 +225,10 @@ fn stack_grows_down_and_survives_gc() {
     // fill the young block: the push reports StackFull, a collection with
     // `need` makes room
     let mut pushed = 0;
-    loop {
-        match h.push(Term::NIL) {
-            Ok(()) => pushed += 1,
-            Err(StackFull) => break,
-        }
+    while h.push(Term::NIL).is_ok() {
+        pushed += 1;
     }
+    assert_eq!(h.push(Term::NIL), Err(StackFull));
     assert!(pushed > 0);
     h.collect(10).unwrap();
     for _ in 0..10 {
