@@ -1,10 +1,63 @@
 //! The benchmark workloads of `shared/design/benchmarks.md`, written against
 //! the native Rust API. Each prints exactly one line
-//! `<workload> key=value ...`.
+//! `<workload> key=value ...`, with the same parameters as the Erlang
+//! versions in `shared/bench/anchors.erl`.
 
-pub const NAMES: &[&str] = &["spawn", "skynet", "ring", "pingpong", "fanin", "fair", "selective"];
+mod fair;
+mod fanin;
+mod pingpong;
+mod restart;
+mod ring;
+mod selective;
+mod skynet;
+mod spawn;
+
+use lona_runtime::{Builder, Runtime};
+
+/// Workload names, in the order `all` runs them.
+pub const NAMES: &[&str] =
+    &["spawn", "skynet", "ring", "pingpong", "fanin", "fair", "selective", "restart"];
 
 pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
-    let _ = workers;
-    Err(format!("workload {name} is not written yet"))
+    if name == "all" {
+        for n in NAMES {
+            run(n, workers)?;
+        }
+        return Ok(());
+    }
+    let make = || -> Result<Runtime, String> {
+        let mut b = Builder::default().process_limit(4 << 20);
+        if let Some(w) = workers {
+            b = b.workers(w);
+        }
+        b.build().map_err(|e| format!("cannot start the runtime: {e}"))
+    };
+    match name {
+        "spawn" => spawn::run(&make()?),
+        "skynet" => skynet::run(&make()?),
+        "ring" => ring::run(&make()?),
+        "pingpong" => pingpong::run(&make()?),
+        "fanin" => fanin::run(&make()?),
+        "fair" => fair::run(&make()?),
+        "selective" => selective::run(&make()?),
+        "restart" => restart::run(&make()?),
+        other => Err(format!("unknown workload {other:?}; one of {NAMES:?} or all")),
+    }
+}
+
+/// Resident set size of this program in bytes.
+pub fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+/// Milliseconds with one decimal, as the Erlang anchors print them.
+pub fn ms(d: std::time::Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e3)
+}
+
+/// Turn a main process's failure into the command's error.
+pub fn main_failed(r: lona_runtime::Reason) -> String {
+    format!("the benchmark's main process failed: {r}")
 }
