@@ -1,0 +1,643 @@
+//! Issue 3 conformance: one test per rule of links, monitors, exit signals,
+//! registry, timers, exit reasons and process info (Erlang/OTP semantics;
+//! the rules are written out in `src/links.rs`).
+
+use lona_runtime::{Builder, Ctx, Down, Exit, Pid, Reason, Runtime, Status, Timeout};
+use std::future::Future;
+use std::time::Duration;
+
+fn run<T: Send + 'static, Fut: Future<Output = T> + Send + 'static>(f: impl FnOnce(Ctx) -> Fut) -> T {
+    let rt = Builder::default().workers(2).build().unwrap();
+    rt.block_on(f).expect("main process ended abnormally")
+}
+
+const SHORT: Duration = Duration::from_millis(50);
+
+/// A process that waits for `()` forever (or until a signal ends it).
+async fn idle(ctx: Ctx) {
+    ctx.receive::<()>().await;
+}
+
+async fn down_of(ctx: &Ctx, pid: Pid) -> Down {
+    ctx.receive_where(move |d: &Down| d.pid == pid).await
+}
+
+// --- 1. ordering ----------------------------------------------------------
+
+#[test]
+fn signals_and_messages_from_one_sender_arrive_in_order() {
+    let order = run(|ctx| async move {
+        ctx.trap_exit(true);
+        let me = ctx.pid();
+        let child = ctx
+            .spawn(move |ctx| async move {
+                ctx.send(me, 1u32).await.unwrap();
+                ctx.send_exit(me, Reason::from("second")).await;
+                ctx.send(me, 3u32).await.unwrap();
+            })
+            .unwrap();
+        let mut seen = vec![];
+        for _ in 0..3 {
+            let e = ctx.receive_any().await.unwrap();
+            match e.downcast::<u32>() {
+                Ok(n) => seen.push(format!("msg {n}")),
+                Err(e) => {
+                    let x = e.downcast::<Exit>().unwrap();
+                    assert_eq!(x.from, child);
+                    seen.push(format!("exit {:?}", x.reason));
+                }
+            }
+        }
+        seen
+    });
+    assert_eq!(order, vec!["msg 1", "exit \"second\"", "msg 3"]);
+}
+
+#[test]
+fn down_arrives_after_the_name_is_released() {
+    let whereis_at_down = run(|ctx| async move {
+        let (pid, _) = ctx
+            .spawn_monitor(|ctx| async move {
+                ctx.register("short_lived").unwrap();
+                ctx.receive::<()>().await;
+            })
+            .unwrap();
+        while ctx.whereis("short_lived").is_none() {
+            ctx.yield_now().await;
+        }
+        ctx.send(pid, ()).await.unwrap();
+        down_of(&ctx, pid).await;
+        ctx.whereis("short_lived")
+    });
+    assert_eq!(whereis_at_down, None);
+}
+
+// --- 2. exit signals --------------------------------------------------------
+
+#[test]
+fn exit_normal_to_a_non_trapping_process_is_ignored() {
+    let alive = run(|ctx| async move {
+        let p = ctx.spawn(idle).unwrap();
+        ctx.send_exit(p, Reason::Normal).await;
+        ctx.receive_timeout::<()>(SHORT).await;
+        ctx.is_alive(p)
+    });
+    assert!(alive);
+}
+
+#[test]
+fn exit_normal_to_a_trapping_process_arrives_as_an_exit_message() {
+    let got = run(|ctx| async move {
+        let me = ctx.pid();
+        let p = ctx
+            .spawn(move |ctx| async move {
+                ctx.trap_exit(true);
+                ctx.send(me, "ready").await.unwrap();
+                let e = ctx.receive::<Exit>().await;
+                ctx.send(me, e).await.unwrap();
+            })
+            .unwrap();
+        ctx.receive::<&str>().await;
+        ctx.send_exit(p, Reason::Normal).await;
+        ctx.receive::<Exit>().await
+    });
+    assert_eq!(got.reason, Reason::Normal);
+}
+
+#[test]
+fn exit_self_normal_ends_a_non_trapping_caller() {
+    let reason = run(|ctx| async move {
+        let (p, _) = ctx
+            .spawn_monitor(|ctx| async move {
+                let me = ctx.pid();
+                ctx.send_exit(me, Reason::Normal).await;
+                panic!("must not get here");
+            })
+            .unwrap();
+        down_of(&ctx, p).await.reason
+    });
+    assert_eq!(reason, Reason::Normal);
+}
+
+#[test]
+fn exit_kill_cannot_be_trapped_and_links_see_killed() {
+    let (down, linked_exit) = run(|ctx| async move {
+        ctx.trap_exit(true);
+        let me = ctx.pid();
+        let victim = ctx
+            .spawn_link(move |ctx| async move {
+                ctx.trap_exit(true);
+                ctx.send(me, "trapping").await.unwrap();
+                // Would get Exit messages, if kill could be trapped.
+                loop {
+                    ctx.receive::<Exit>().await;
+                }
+            })
+            .unwrap();
+        let mref = ctx.monitor(victim);
+        ctx.receive::<&str>().await;
+        ctx.send_exit(victim, Reason::Kill).await;
+        let d = ctx.receive_where(move |d: &Down| d.mref == mref).await;
+        let e = ctx.receive_where(move |e: &Exit| e.from == victim).await;
+        (d.reason, e.reason)
+    });
+    assert_eq!(down, Reason::Killed);
+    assert_eq!(linked_exit, Reason::Killed);
+}
+
+#[test]
+fn kill_through_a_link_can_be_trapped() {
+    let got = run(|ctx| async move {
+        ctx.trap_exit(true);
+        let child = ctx
+            .spawn_link(|ctx| async move {
+                ctx.exit(Reason::Kill).await;
+            })
+            .unwrap();
+        let e = ctx.receive::<Exit>().await;
+        assert_eq!(e.from, child);
+        e.reason
+    });
+    assert_eq!(got, Reason::Kill);
+}
+
+#[test]
+fn kill_through_a_link_ends_a_non_trapping_receiver_with_reason_kill() {
+    let got = run(|ctx| async move {
+        let (middle, _) = ctx
+            .spawn_monitor(|ctx| async move {
+                ctx.spawn_link(|ctx| async move {
+                    ctx.exit(Reason::Kill).await;
+                })
+                .unwrap();
+                idle(ctx).await;
+            })
+            .unwrap();
+        down_of(&ctx, middle).await.reason
+    });
+    assert_eq!(got, Reason::Kill);
+}
+
+#[test]
+fn other_reason_ends_a_non_trapping_receiver_with_that_reason() {
+    let got = run(|ctx| async move {
+        let (p, _) = ctx.spawn_monitor(idle).unwrap();
+        ctx.send_exit(p, Reason::from("bad")).await;
+        down_of(&ctx, p).await.reason
+    });
+    assert_eq!(got, Reason::from("bad"));
+}
+
+#[test]
+fn other_reason_reaches_a_trapping_receiver_as_exit_at_the_end_of_its_mailbox() {
+    let got = run(|ctx| async move {
+        let me = ctx.pid();
+        let p = ctx
+            .spawn(move |ctx| async move {
+                ctx.trap_exit(true);
+                ctx.send(me, "ready").await.unwrap();
+                // Wait for both, then report the mailbox order.
+                ctx.receive_where(|s: &&str| *s == "go").await;
+                let first = ctx.receive_any().await.unwrap();
+                let second = ctx.receive_any().await.unwrap();
+                ctx.send(me, (first.is::<u32>(), second.downcast::<Exit>().unwrap().reason)).await.unwrap();
+            })
+            .unwrap();
+        ctx.receive::<&str>().await;
+        ctx.send(p, 1u32).await.unwrap();
+        ctx.send_exit(p, Reason::from("stop")).await;
+        ctx.send(p, "go").await.unwrap();
+        ctx.receive::<(bool, Reason)>().await
+    });
+    assert_eq!(got, (true, Reason::from("stop")));
+}
+
+// --- 3. links ---------------------------------------------------------------
+
+#[test]
+fn links_are_bidirectional() {
+    let (a_reason, b_reason) = run(|ctx| async move {
+        // Parent-to-child direction: the child's crash takes the parent.
+        let (a, _) = ctx
+            .spawn_monitor(|ctx| async move {
+                ctx.spawn_link(|ctx| async move { ctx.exit(Reason::from("child")).await; }).unwrap();
+                idle(ctx).await;
+            })
+            .unwrap();
+        let ra = down_of(&ctx, a).await.reason;
+        // Child-to-parent direction: the parent's crash takes the child.
+        let me = ctx.pid();
+        let (b, _) = ctx
+            .spawn_monitor(move |ctx| async move {
+                let c = ctx.spawn_link(idle).unwrap();
+                ctx.send(me, c).await.unwrap();
+                ctx.exit(Reason::from("parent")).await;
+            })
+            .unwrap();
+        let c: Pid = ctx.receive().await;
+        let cm = ctx.monitor(c);
+        down_of(&ctx, b).await;
+        let rc = ctx.receive_where(move |d: &Down| d.mref == cm).await.reason;
+        (ra, rc)
+    });
+    assert_eq!(a_reason, Reason::from("child"));
+    assert_eq!(b_reason, Reason::from("parent"));
+}
+
+#[test]
+fn linking_twice_or_to_self_does_nothing() {
+    let (links, exits) = run(|ctx| async move {
+        ctx.trap_exit(true);
+        let p = ctx.spawn(idle).unwrap();
+        ctx.link(p).unwrap();
+        ctx.link(p).unwrap();
+        ctx.link(ctx.pid()).unwrap();
+        let info = ctx.process_info(ctx.pid()).await.unwrap();
+        ctx.send_exit(p, Reason::from("x")).await;
+        let mut exits = 0;
+        while ctx.receive_timeout::<Exit>(SHORT).await.is_some() {
+            exits += 1;
+        }
+        (info.links, exits)
+    });
+    assert_eq!(links.len(), 1, "one link per pair, none to self");
+    assert_eq!(exits, 1, "one exit signal through the one link");
+}
+
+#[test]
+fn link_to_a_dead_pid_raises_noproc_in_a_non_trapping_caller() {
+    let r = run(|ctx| async move {
+        let (p, _) = ctx.spawn_monitor(|_| async {}).unwrap();
+        down_of(&ctx, p).await;
+        ctx.link(p)
+    });
+    assert_eq!(r, Err(Reason::NoProc));
+}
+
+#[test]
+fn link_to_a_dead_pid_sends_exit_noproc_to_a_trapping_caller() {
+    let (r, e) = run(|ctx| async move {
+        ctx.trap_exit(true);
+        let (p, _) = ctx.spawn_monitor(|_| async {}).unwrap();
+        down_of(&ctx, p).await;
+        let r = ctx.link(p);
+        let e = ctx.receive::<Exit>().await;
+        assert_eq!(e.from, p);
+        (r, e.reason)
+    });
+    assert_eq!(r, Ok(()));
+    assert_eq!(e, Reason::NoProc);
+}
+
+#[test]
+fn link_racing_with_the_targets_exit_gets_noproc() {
+    // Many tries: the target exits while the link signal is in flight.
+    let noprocs_or_exits = run(|ctx| async move {
+        ctx.trap_exit(true);
+        let mut answered = 0;
+        for _ in 0..200 {
+            let p = ctx.spawn(|_| async {}).unwrap();
+            if ctx.link(p).is_ok() {
+                let e = ctx.receive_where(move |e: &Exit| e.from == p).await;
+                assert!(e.reason == Reason::NoProc || e.reason == Reason::Normal, "{e:?}");
+            }
+            answered += 1;
+        }
+        answered
+    });
+    assert_eq!(noprocs_or_exits, 200);
+}
+
+#[test]
+fn after_unlink_no_new_exit_signal_from_that_link_arrives() {
+    let alive = run(|ctx| async move {
+        let me = ctx.pid();
+        let (p, _) = ctx
+            .spawn_monitor(move |ctx| async move {
+                ctx.receive::<Pid>().await;
+                ctx.exit(Reason::from("crash")).await;
+            })
+            .unwrap();
+        ctx.link(p).unwrap();
+        ctx.unlink(p);
+        ctx.send(p, me).await.unwrap();
+        down_of(&ctx, p).await;
+        ctx.receive_timeout::<()>(SHORT).await;
+        true // still here: the crash did not take us
+    });
+    assert!(alive);
+}
+
+#[test]
+fn spawn_link_links_atomically() {
+    let got = run(|ctx| async move {
+        ctx.trap_exit(true);
+        // The child dies before the parent can do anything else.
+        let child = ctx.spawn_link(|ctx| async move { ctx.exit(Reason::from("instant")).await; }).unwrap();
+        ctx.receive::<Exit>().await == Exit { from: child, reason: Reason::from("instant") }
+    });
+    assert!(got);
+}
+
+#[test]
+fn a_linked_normal_exit_is_ignored_by_a_non_trapping_partner() {
+    let alive = run(|ctx| async move {
+        let child = ctx.spawn_link(|_| async {}).unwrap();
+        let m = ctx.monitor(child);
+        ctx.receive_where(move |d: &Down| d.mref == m).await;
+        ctx.receive_timeout::<()>(SHORT).await;
+        true
+    });
+    assert!(alive);
+}
+
+// --- 4. monitors ------------------------------------------------------------
+
+#[test]
+fn monitor_fires_once_with_the_exit_reason() {
+    let (d, extra) = run(|ctx| async move {
+        let p = ctx.spawn(|ctx| async move { ctx.exit(Reason::from("done")).await; }).unwrap();
+        let m = ctx.monitor(p);
+        let d = ctx.receive::<Down>().await;
+        assert_eq!(d.mref, m);
+        (d, ctx.receive_timeout::<Down>(SHORT).await)
+    });
+    assert_eq!(d.reason, Reason::from("done"));
+    assert!(extra.is_none(), "fires once");
+}
+
+#[test]
+fn repeated_monitors_are_independent() {
+    let refs = run(|ctx| async move {
+        let p = ctx.spawn(idle).unwrap();
+        let m1 = ctx.monitor(p);
+        let m2 = ctx.monitor(p);
+        assert_ne!(m1, m2);
+        ctx.demonitor(m1);
+        ctx.send(p, ()).await.unwrap();
+        let d = ctx.receive::<Down>().await;
+        let none = ctx.receive_timeout::<Down>(SHORT).await;
+        (d.mref == m2, none.is_none())
+    });
+    assert_eq!(refs, (true, true));
+}
+
+#[test]
+fn monitoring_a_dead_pid_delivers_down_noproc() {
+    let d = run(|ctx| async move {
+        let (p, _) = ctx.spawn_monitor(|_| async {}).unwrap();
+        down_of(&ctx, p).await;
+        let m = ctx.monitor(p);
+        let d = ctx.receive::<Down>().await;
+        assert_eq!((d.mref, d.pid), (m, p));
+        d.reason
+    });
+    assert_eq!(d, Reason::NoProc);
+}
+
+#[test]
+fn after_demonitor_no_new_down_arrives() {
+    let none = run(|ctx| async move {
+        let p = ctx.spawn(idle).unwrap();
+        let m = ctx.monitor(p);
+        assert!(ctx.demonitor(m));
+        assert!(!ctx.demonitor(m), "second demonitor: not active");
+        ctx.send(p, ()).await.unwrap();
+        ctx.receive_timeout::<Down>(SHORT).await
+    });
+    assert!(none.is_none());
+}
+
+#[test]
+fn demonitor_flush_removes_a_down_already_queued() {
+    let none = run(|ctx| async move {
+        let (p, m) = ctx.spawn_monitor(|_| async {}).unwrap();
+        // Make sure the Down is in our mailbox (another message after it).
+        let me = ctx.pid();
+        while ctx.is_alive(p) {
+            ctx.yield_now().await;
+        }
+        ctx.send(me, "marker").await.unwrap();
+        ctx.receive::<&str>().await;
+        ctx.demonitor_flush(m);
+        ctx.receive_timeout::<Down>(Duration::ZERO).await
+    });
+    assert!(none.is_none());
+}
+
+#[test]
+fn spawn_monitor_monitors_atomically() {
+    let d = run(|ctx| async move {
+        let (p, m) = ctx.spawn_monitor(|ctx| async move { ctx.exit(Reason::from("at once")).await; }).unwrap();
+        let d = ctx.receive::<Down>().await;
+        assert_eq!((d.pid, d.mref), (p, m));
+        d.reason
+    });
+    assert_eq!(d, Reason::from("at once"));
+}
+
+// --- 5. registry --------------------------------------------------------------
+
+#[test]
+fn register_whereis_and_send_to_a_name() {
+    let got = run(|ctx| async move {
+        let me = ctx.pid();
+        let p = ctx
+            .spawn(move |ctx| async move {
+                let n: u32 = ctx.receive().await;
+                ctx.send(me, n + 1).await.unwrap();
+            })
+            .unwrap();
+        ctx.register_pid("adder", p).unwrap();
+        assert_eq!(ctx.whereis("adder"), Some(p));
+        ctx.send("adder", 41u32).await.unwrap();
+        ctx.receive::<u32>().await
+    });
+    assert_eq!(got, 42);
+}
+
+#[test]
+fn register_fails_clearly_when_taken_already_named_or_dead() {
+    use lona_runtime::RegisterError;
+    run(|ctx| async move {
+        let a = ctx.spawn(idle).unwrap();
+        let b = ctx.spawn(idle).unwrap();
+        ctx.register_pid("a", a).unwrap();
+        assert_eq!(ctx.register_pid("a", b), Err(RegisterError::NameTaken { name: "a".into(), holder: a }));
+        assert_eq!(
+            ctx.register_pid("other", a),
+            Err(RegisterError::AlreadyRegistered { pid: a, name: "a".into() })
+        );
+        let (dead, _) = ctx.spawn_monitor(|_| async {}).unwrap();
+        down_of(&ctx, dead).await;
+        let e = ctx.register_pid("d", dead).unwrap_err();
+        assert_eq!(e, RegisterError::NoProc(dead));
+        assert!(e.to_string().contains("noproc"));
+        assert!(ctx.unregister("a"));
+        assert!(!ctx.unregister("a"));
+        assert_eq!(ctx.whereis("a"), None);
+        ctx.register_pid("a", b).unwrap();
+    });
+}
+
+#[test]
+fn a_name_is_freed_when_its_process_exits() {
+    let free = run(|ctx| async move {
+        let (p, _) = ctx.spawn_monitor(idle).unwrap();
+        ctx.register_pid("worker", p).unwrap();
+        ctx.send(p, ()).await.unwrap();
+        down_of(&ctx, p).await;
+        let q = ctx.spawn(idle).unwrap();
+        (ctx.whereis("worker"), ctx.register_pid("worker", q))
+    });
+    assert_eq!(free, (None, Ok(())));
+}
+
+#[test]
+fn sending_to_an_unregistered_name_is_an_error() {
+    let e = run(|ctx| async move { ctx.send("nobody", 1u8).await });
+    assert_eq!(e, Err(lona_runtime::SendError::NoName("nobody".into())));
+}
+
+#[test]
+fn sending_to_a_dead_pid_silently_succeeds() {
+    let r = run(|ctx| async move {
+        let (p, _) = ctx.spawn_monitor(|_| async {}).unwrap();
+        down_of(&ctx, p).await;
+        ctx.send(p, 1u8).await
+    });
+    assert_eq!(r, Ok(()));
+}
+
+// --- 6. timers --------------------------------------------------------------
+
+#[test]
+fn send_after_delivers_later() {
+    let (early, late) = run(|ctx| async move {
+        ctx.send_after(Duration::from_millis(40), ctx.pid(), "tick");
+        let early = ctx.receive_timeout::<&str>(Duration::from_millis(5)).await;
+        let late = ctx.receive_timeout::<&str>(Duration::from_secs(5)).await;
+        (early, late)
+    });
+    assert_eq!((early, late), (None, Some("tick")));
+}
+
+#[test]
+fn start_timer_delivers_timeout_with_its_reference() {
+    let ok = run(|ctx| async move {
+        let t = ctx.start_timer(Duration::from_millis(10), ctx.pid(), 7u32);
+        let m = ctx.receive::<Timeout<u32>>().await;
+        m.tref == t && m.msg == 7
+    });
+    assert!(ok);
+}
+
+#[test]
+fn cancel_timer_says_whether_it_had_fired() {
+    let (pending, fired) = run(|ctx| async move {
+        let t1 = ctx.send_after(Duration::from_secs(60), ctx.pid(), 1u8);
+        let left = ctx.cancel_timer(t1);
+        let t2 = ctx.send_after(Duration::from_millis(1), ctx.pid(), 2u8);
+        ctx.receive::<u8>().await;
+        (left, ctx.cancel_timer(t2))
+    });
+    assert!(matches!(pending, Some(ms) if ms > 50_000), "{pending:?}");
+    assert_eq!(fired, None);
+}
+
+#[test]
+fn a_timer_whose_target_exits_is_cancelled() {
+    let rt = Builder::default().workers(2).build().unwrap();
+    let h = rt.handle();
+    rt.block_on(|ctx| async move {
+        let (p, _) = ctx.spawn_monitor(idle).unwrap();
+        for i in 0..100u32 {
+            ctx.send_after(Duration::from_secs(3600), p, i);
+        }
+        ctx.send(p, ()).await.unwrap();
+        down_of(&ctx, p).await;
+    })
+    .unwrap();
+    assert_eq!(h.pending_timers(), 0);
+}
+
+// --- 7. exit reasons ----------------------------------------------------------
+
+#[test]
+fn exit_reasons_carry_any_data() {
+    #[derive(Debug, PartialEq)]
+    struct Oops {
+        code: i32,
+        why: String,
+    }
+    let (via_link, via_monitor) = run(|ctx| async move {
+        ctx.trap_exit(true);
+        let p = ctx
+            .spawn_link(|ctx| async move {
+                ctx.exit(Reason::custom(Oops { code: 3, why: "disk".into() })).await;
+            })
+            .unwrap();
+        let m = ctx.monitor(p);
+        let e = ctx.receive::<Exit>().await;
+        let d = ctx.receive_where(move |d: &Down| d.mref == m).await;
+        (e.reason, d.reason)
+    });
+    let want = Oops { code: 3, why: "disk".into() };
+    assert_eq!(via_link.downcast_ref::<Oops>(), Some(&want));
+    // Monitoring after death gives noproc; monitoring before gives the reason.
+    assert!(via_monitor == Reason::NoProc || via_monitor.downcast_ref::<Oops>() == Some(&want));
+}
+
+// --- 8. process info ----------------------------------------------------------
+
+#[test]
+fn process_info_describes_a_live_process_and_nothing_for_a_dead_one() {
+    let (info, me, dead) = run(|ctx| async move {
+        let me = ctx.pid();
+        let p = ctx
+            .spawn(move |ctx| async move {
+                ctx.trap_exit(true);
+                ctx.link(me).unwrap();
+                ctx.register("inspected").unwrap();
+                ctx.send(me, "ready").await.unwrap();
+                ctx.receive::<()>().await;
+            })
+            .unwrap();
+        let _m = ctx.monitor(p);
+        ctx.receive::<&str>().await;
+        ctx.send(p, 1u64).await.unwrap();
+        ctx.send(p, 2u64).await.unwrap();
+        ctx.receive_timeout::<()>(Duration::from_millis(20)).await;
+        let info = ctx.process_info(p).await.unwrap();
+        ctx.unlink(p);
+        let (gone, _) = ctx.spawn_monitor(|_| async {}).unwrap();
+        down_of(&ctx, gone).await;
+        (info, me, ctx.process_info(gone).await)
+    });
+    assert_eq!(info.status, Status::Waiting);
+    assert_eq!(info.message_queue_len, 2);
+    assert!(info.reductions > 0);
+    assert!(info.memory > 0);
+    assert_eq!(info.links, vec![me]);
+    assert_eq!(info.monitored_by, vec![me]);
+    assert_eq!(info.registered_name.as_deref(), Some("inspected"));
+    assert!(info.trap_exit);
+    assert_eq!(dead, None);
+}
+
+#[test]
+fn runtime_exit_and_shutdown_reach_trapping_processes_as_exit_messages() {
+    let rt: Runtime = Builder::default().workers(1).build().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    rt.spawn(move |ctx| async move {
+        ctx.trap_exit(true);
+        let e = ctx.receive::<Exit>().await;
+        tx.send(e).unwrap();
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let report = rt.shutdown();
+    assert_eq!(report.killed, 0);
+    let e = rx.recv().unwrap();
+    assert_eq!((e.from, e.reason), (lona_runtime::RUNTIME_PID, Reason::Shutdown));
+}

@@ -1,0 +1,138 @@
+//! Stress tests: crash storms and mass monitoring. Sized to run in the
+//! default suite; the `_full` variants at the full scale are
+//! `#[ignore]`d (run with `cargo test --release -- --ignored`).
+
+use lona_runtime::{Builder, Down, Pid, Reason};
+use std::time::Duration;
+
+/// `n` processes linked to one root, each also registered under a name and
+/// monitoring the root; one crashes, the root dies of it, and the exit
+/// signals take every other one down at once. Afterwards nothing is left:
+/// no process, no name, and the watcher's monitor is gone.
+fn crash_storm(n: usize) {
+    let rt = Builder::default().workers(2).process_limit(n + 16).build().unwrap();
+    let h = rt.handle();
+    rt.block_on(move |ctx| async move {
+        let me = ctx.pid();
+        let root = ctx
+            .spawn(move |ctx| async move {
+                let root = ctx.pid();
+                let mut kids: Vec<Pid> = Vec::with_capacity(n);
+                for i in 0..n {
+                    let kid = ctx
+                        .spawn_link(move |ctx| async move {
+                            ctx.register(&format!("storm-{i}")).unwrap();
+                            ctx.monitor(root);
+                            if ctx.receive::<u8>().await == 1 {
+                                ctx.exit(Reason::from("first crash")).await;
+                            }
+                        })
+                        .unwrap();
+                    kids.push(kid);
+                }
+                ctx.send(me, kids[n / 2]).await.unwrap();
+                ctx.receive::<()>().await;
+            })
+            .unwrap();
+        let m = ctx.monitor(root);
+        let trigger: Pid = ctx.receive().await;
+        // Let every child register before the storm.
+        while ctx.whereis(&format!("storm-{}", n - 1)).is_none() {
+            ctx.receive_timeout::<()>(Duration::from_millis(1)).await;
+        }
+        ctx.send(trigger, 1u8).await.unwrap();
+        let d = ctx.receive_where(move |d: &Down| d.mref == m).await;
+        assert_eq!(d.reason, Reason::from("first crash"));
+        let h = ctx.handle();
+        while h.process_count() > 1 {
+            ctx.receive_timeout::<()>(Duration::from_millis(1)).await;
+        }
+        let info = ctx.process_info(ctx.pid()).await.unwrap();
+        assert!(info.links.is_empty() && info.monitors.is_empty() && info.monitored_by.is_empty());
+    })
+    .unwrap();
+    assert_eq!(h.process_count(), 0);
+    assert_eq!(h.registered_count(), 0, "no name left behind");
+    assert_eq!(h.pending_timers(), 0);
+}
+
+#[test]
+fn crash_storm_of_linked_processes_leaves_nothing_behind() {
+    crash_storm(if cfg!(debug_assertions) { 10_000 } else { 100_000 });
+}
+
+#[test]
+#[ignore = "full scale; run in release"]
+fn crash_storm_full_100k() {
+    crash_storm(100_000);
+}
+
+fn many_monitors(n: usize) {
+    let rt = Builder::default().workers(2).build().unwrap();
+    let counts = rt
+        .block_on(move |ctx| async move {
+            let me = ctx.pid();
+            let target = ctx.spawn(|ctx| async move { ctx.receive::<()>().await }).unwrap();
+            for _ in 0..n {
+                ctx.spawn(move |ctx| async move {
+                    let m = ctx.monitor(target);
+                    ctx.send(me, "watching").await.unwrap();
+                    let mut downs = 0u32;
+                    while let Some(d) = ctx.receive_timeout::<Down>(Duration::from_millis(300)).await {
+                        assert_eq!((d.mref, d.pid), (m, target));
+                        downs += 1;
+                    }
+                    ctx.send(me, downs).await.unwrap();
+                })
+                .unwrap();
+            }
+            for _ in 0..n {
+                ctx.receive::<&str>().await;
+            }
+            ctx.send(target, ()).await.unwrap();
+            let mut counts = Vec::with_capacity(n);
+            for _ in 0..n {
+                counts.push(ctx.receive::<u32>().await);
+            }
+            counts
+        })
+        .unwrap();
+    assert_eq!(counts.len(), n);
+    assert!(counts.iter().all(|c| *c == 1), "each watcher gets exactly one Down");
+}
+
+#[test]
+fn thousand_monitors_of_one_process_each_get_exactly_one_down() {
+    many_monitors(1_000);
+}
+
+/// A million pending timers: memory per timer and CPU while idle.
+#[test]
+#[ignore = "stress; run in release and read the figures it prints"]
+fn million_pending_timers_cost_little() {
+    let rss = || {
+        let s = std::fs::read_to_string("/proc/self/statm").unwrap();
+        s.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 4096
+    };
+    let cpu = || {
+        let s = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let f: Vec<&str> = s.rsplit(')').next().unwrap().split_whitespace().collect();
+        f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+    };
+    let rt = Builder::default().workers(2).build().unwrap();
+    let before = rss();
+    let target = rt.spawn(|ctx| async move { ctx.receive::<()>().await }).unwrap();
+    for i in 0..1_000_000u64 {
+        rt.send_after(Duration::from_secs(3600 + i % 1000), target, i);
+    }
+    assert_eq!(rt.pending_timers(), 1_000_000);
+    let bytes = (rss() - before) as f64 / 1e6;
+    std::thread::sleep(Duration::from_millis(100));
+    let c0 = cpu();
+    std::thread::sleep(Duration::from_secs(1));
+    let ticks = cpu() - c0;
+    println!("million_timers bytes_per_timer={bytes:.1} idle_cpu_ticks_per_s={ticks}");
+    assert!(bytes < 200.0);
+    assert!(ticks <= 5);
+    rt.send(target, ()).unwrap();
+}
