@@ -1,13 +1,56 @@
 //! A block of words from the global allocator: young heaps, old heaps and
 //! fragments are all blocks. A block is freed when dropped, so heap memory
 //! goes back to the allocator whenever a collection replaces a block.
+//!
+//! Large blocks (at least [`CACHE_MIN_WORDS`], 1 MiB) pass through a small
+//! node-wide cache on their way back, like the segment cache of Erlang's
+//! allocators: at most [`CACHE_MAX_BLOCKS`] blocks and [`CACHE_MAX_BYTES`]
+//! in total. A later request for a block of the same size (or up to 25 %
+//! smaller) takes one from the cache instead of asking the kernel for fresh
+//! pages, whose first-touch page faults otherwise cost as much as the
+//! copying in a large collection. [`trim_block_cache`] empties it.
 
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
+use std::sync::Mutex;
+
+/// Blocks this large go through the cache.
+pub const CACHE_MIN_WORDS: usize = 1 << 17;
+/// The cache holds at most this many blocks.
+pub const CACHE_MAX_BLOCKS: usize = 4;
+/// The cache holds at most this many bytes.
+pub const CACHE_MAX_BYTES: usize = 384 << 20;
+
+/// A free block kept for reuse: base address and real size in words.
+struct Cached(usize, usize);
+
+static CACHE: Mutex<Vec<Cached>> = Mutex::new(Vec::new());
+
+fn cache() -> std::sync::MutexGuard<'static, Vec<Cached>> {
+    CACHE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Returns every cached block to the allocator.
+pub fn trim_block_cache() {
+    let blocks = std::mem::take(&mut *cache());
+    for Cached(p, words) in blocks {
+        // SAFETY: cached blocks were allocated with this layout and are
+        // owned by the cache alone.
+        unsafe { alloc::dealloc(p as *mut u8, Layout::array::<u64>(words).expect("layout")) };
+    }
+}
+
+/// Bytes held by the block cache.
+pub fn block_cache_bytes() -> usize {
+    cache().iter().map(|c| c.1 * 8).sum()
+}
 
 pub(crate) struct Block {
     ptr: NonNull<u64>,
+    /// Usable words (what the heap asked for).
     words: usize,
+    /// Words actually allocated (>= words when taken from the cache).
+    cap: usize,
 }
 
 impl Block {
@@ -16,6 +59,7 @@ impl Block {
         Block {
             ptr: NonNull::dangling(),
             words: 0,
+            cap: 0,
         }
     }
 
@@ -24,13 +68,29 @@ impl Block {
         if words == 0 {
             return Block::empty();
         }
+        if words >= CACHE_MIN_WORDS {
+            let mut c = cache();
+            let fit = c
+                .iter()
+                .position(|b| b.1 >= words && b.1 - words <= b.1 / 4);
+            if let Some(i) = fit {
+                let Cached(p, cap) = c.swap_remove(i);
+                let ptr = NonNull::new(p as *mut u64).expect("cached block");
+                return Block { ptr, words, cap };
+            }
+        }
         let layout = Layout::array::<u64>(words).expect("heap block too large");
         // SAFETY: the layout has non-zero size.
         let p = unsafe { alloc::alloc(layout) } as *mut u64;
         let Some(ptr) = NonNull::new(p) else {
             alloc::handle_alloc_error(layout)
         };
-        Block { ptr, words }
+        advise_huge(p, words);
+        Block {
+            ptr,
+            words,
+            cap: words,
+        }
     }
 
     #[inline]
@@ -60,7 +120,7 @@ impl Block {
     /// `min(old, new)` words are preserved.
     pub(crate) fn resize(&mut self, words: usize) -> isize {
         assert!(words > 0 && self.words > 0);
-        let old = Layout::array::<u64>(self.words).expect("layout");
+        let old = Layout::array::<u64>(self.cap).expect("layout");
         let new_size = Layout::array::<u64>(words)
             .expect("heap block too large")
             .size();
@@ -73,14 +133,67 @@ impl Block {
         let delta = (p as isize).wrapping_sub(self.ptr.as_ptr() as isize);
         self.ptr = ptr;
         self.words = words;
+        self.cap = words;
         delta
     }
 }
 
+/// Asks the kernel to back a large block with transparent huge pages: a
+/// collection of a large heap touches every page of a fresh block, and
+/// with 4 KiB pages the page faults cost as much as the copying.
+#[cfg(all(target_os = "linux", not(miri)))]
+fn advise_huge(p: *mut u64, words: usize) {
+    /// Blocks of at least this many words (4 MiB) ask for huge pages.
+    const HUGE_WORDS: usize = 1 << 19;
+    if words < HUGE_WORDS {
+        return;
+    }
+    const PAGE: usize = 4096;
+    let start = (p as usize).div_ceil(PAGE) * PAGE;
+    let end = (p as usize + words * 8) / PAGE * PAGE;
+    if end > start {
+        // SAFETY: the range lies inside our allocation; MADV_HUGEPAGE only
+        // changes how the kernel backs it, never its contents.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(all(target_os = "linux", not(miri))))]
+fn advise_huge(_p: *mut u64, _words: usize) {}
+
 impl Drop for Block {
     fn drop(&mut self) {
-        if self.words > 0 {
-            let layout = Layout::array::<u64>(self.words).expect("layout");
+        if self.cap >= CACHE_MIN_WORDS && self.cap * 8 <= CACHE_MAX_BYTES {
+            // Keep the largest blocks: evict smaller ones to make room.
+            let mut evicted = Vec::new();
+            {
+                let mut c = cache();
+                c.sort_by_key(|b| std::cmp::Reverse(b.1));
+                while c.len() >= CACHE_MAX_BLOCKS
+                    || c.iter().map(|b| b.1 * 8).sum::<usize>() + self.cap * 8 > CACHE_MAX_BYTES
+                {
+                    match c.last() {
+                        Some(b) if b.1 < self.cap => evicted.push(c.pop().expect("last")),
+                        _ => break,
+                    }
+                }
+                let fits = c.len() < CACHE_MAX_BLOCKS
+                    && c.iter().map(|b| b.1 * 8).sum::<usize>() + self.cap * 8 <= CACHE_MAX_BYTES;
+                if fits {
+                    c.push(Cached(self.ptr.as_ptr() as usize, self.cap));
+                    self.cap = 0;
+                }
+            }
+            for Cached(p, words) in evicted {
+                // SAFETY: evicted blocks were allocated with this layout and
+                // are owned by nobody else.
+                unsafe {
+                    alloc::dealloc(p as *mut u8, Layout::array::<u64>(words).expect("layout"))
+                };
+            }
+        }
+        if self.cap > 0 {
+            let layout = Layout::array::<u64>(self.cap).expect("layout");
             // SAFETY: allocated with this layout in `new`/`resize`.
             unsafe { alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) };
         }

@@ -34,6 +34,9 @@ mod view;
 
 pub use atom::{Atom, AtomTableFull, MAX_ATOMS};
 pub use binary::{live_shared_binaries, SHARED_THRESHOLD};
+pub use block::{
+    block_cache_bytes, trim_block_cache, CACHE_MAX_BLOCKS, CACHE_MAX_BYTES, CACHE_MIN_WORDS,
+};
 pub use cmp::{compare, equal, term_hash};
 pub use codec::{decode, encode, DecodeError};
 pub use fragment::Fragment;
