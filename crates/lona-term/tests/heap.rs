@@ -335,3 +335,36 @@ fn map_operations() {
         assert_eq!(bv.get(h.int(i)).unwrap().as_i64(), Some(i));
     }
 }
+
+#[test]
+fn object_sizes_in_words() {
+    let h = Heap::new();
+    let mut last = h.young_used();
+    let mut grew = |expected: usize, what: &str| {
+        let now = h.young_used();
+        assert_eq!(now - last, expected, "{what}");
+        last = now;
+    };
+    h.cons(Term::NIL, Term::NIL);
+    grew(2, "cons");
+    h.vector(&[Term::NIL, Term::TRUE]);
+    grew(3, "vector of 2");
+    h.float(1.5);
+    grew(2, "float");
+    h.int(1 << 61);
+    grew(2, "big integer of one limb");
+    h.string("abcdefghi");
+    grew(4, "9-byte string: header, length, 2 words");
+    h.string(&"y".repeat(64));
+    grew(2, "shared string: header, pointer");
+    h.map(&[(Term::keyword("a"), Term::NIL)]);
+    grew(3, "map of 1");
+    h.closure(9, &[Term::NIL]);
+    grew(3, "closure: header, code, 1 capture");
+    h.reference(5);
+    grew(2, "ref");
+    h.int(5);
+    Term::keyword("k");
+    h.pid(lona_term::Pid::new(1, 2));
+    grew(0, "immediates");
+}
