@@ -38,7 +38,7 @@ fn closed() -> *mut Header {
 pub(crate) struct Inbox {
     /// Top of the stack (most recent push). Written by producers (CAS,
     /// release: publishes the node's contents) and by the owner (swap,
-    /// acquire: sees them).
+    /// acquire: sees them); both SeqCst for `State::notify`'s fast path.
     head: AtomicPtr<Header>,
 }
 
@@ -61,7 +61,8 @@ impl Inbox {
             }
             // SAFETY: the node is ours until the CAS publishes it.
             unsafe { (*node).next = head };
-            match self.head.compare_exchange_weak(head, node, Release, Relaxed) {
+            // SeqCst (not just Release): see `State::notify`'s fast path.
+            match self.head.compare_exchange_weak(head, node, SeqCst, Relaxed) {
                 Ok(_) => return Ok(()),
                 Err(actual) => head = actual,
             }
@@ -70,17 +71,20 @@ impl Inbox {
 
     /// Whether anything is waiting (a hint; the owner's take is exact).
     pub(crate) fn is_empty(&self) -> bool {
-        let h = self.head.load(Relaxed);
+        // SeqCst: the owner's "nothing there" must take part in the SeqCst
+        // order of `State::notify`'s fast path (a plain load on x86).
+        let h = self.head.load(SeqCst);
         h.is_null() || h == closed()
     }
 
     /// Owner only: take everything pushed so far, oldest first, as a chain
     /// `(first, last)` linked by `next`. Null if empty.
     pub(crate) fn take(&self) -> (*mut Header, *mut Header) {
-        if self.head.load(Relaxed).is_null() {
+        if self.head.load(SeqCst).is_null() {
             return (ptr::null_mut(), ptr::null_mut());
         }
-        let top = self.head.swap(ptr::null_mut(), Acquire);
+        // SeqCst: see `State::notify`'s fast path.
+        let top = self.head.swap(ptr::null_mut(), SeqCst);
         debug_assert!(top != closed(), "take on a closed inbox");
         // SAFETY: the chain is now exclusively ours.
         unsafe { reverse(top) }

@@ -47,10 +47,11 @@
 //!    inbox being closed, see `inbox`, not by this word.) Reuse of the slot
 //!    writes a new generation with [`State::reset`].
 //!
-//! Orderings: producers' `notify` is `AcqRel` (release: the pushed item
-//! happens-before whoever reads the word after it; acquire: so `Dead` is seen
-//! after the owner's last drain). The owner's transitions are `AcqRel` for the
-//! symmetric reason.
+//! Orderings: producers' `notify` CAS is `AcqRel` (release: the pushed item
+//! happens-before whoever reads the word after it). The owner's transitions
+//! that clear NOTIFIED (`start`, `park`) are `SeqCst`, as are the inbox's
+//! push and take, for `notify`'s fast path (see there); on x86 these cost
+//! the same as `AcqRel`.
 
 use crate::sync::atomic::{AtomicU64, Ordering::*};
 
@@ -103,7 +104,20 @@ impl State {
 
     /// Step 1-3 of the protocol, for the process of generation `gen`.
     pub(crate) fn notify(&self, gen: u32) -> Notify {
-        let mut w = self.0.load(Relaxed);
+        // Fast path: NOTIFIED already set (queued, or running and notified):
+        // nothing to write, so the receiver's cache line is not bounced by
+        // every sender of a busy mailbox. This plain load is enough because
+        // the producer's inbox push and this load are SeqCst, and so are the
+        // owner's transitions that clear NOTIFIED (`start`, `park`) and its
+        // inbox take: in the single SeqCst order either this load sees the
+        // clear (and we take the CAS path below) or the owner's take comes
+        // after our push and sees the item. (Not under loom, which models
+        // SeqCst as AcqRel; there the CAS path alone is checked.)
+        let mut w = self.0.load(SeqCst);
+        #[cfg(not(loom))]
+        if Self::gen_of(w) == gen && w & (NOTIFIED | EXITED) == NOTIFIED {
+            return Notify::Busy;
+        }
         loop {
             if Self::gen_of(w) != gen || w & EXITED != 0 {
                 // Final for this generation. Who answers a link or monitor
@@ -135,7 +149,7 @@ impl State {
     pub(crate) fn start(&self) {
         // RMW so it is ordered against concurrent notifies (they only ever
         // set NOTIFIED here, which we clear: we are about to drain).
-        let prev = self.0.fetch_xor(NOTIFIED | RUNNING, AcqRel);
+        let prev = self.0.fetch_xor(NOTIFIED | RUNNING, SeqCst);
         debug_assert_eq!(prev & (RUNNING | EXITED | NOTIFIED), NOTIFIED, "start on {prev:#x}");
     }
 
@@ -143,13 +157,13 @@ impl State {
     pub(crate) fn park(&self) -> Park {
         let w = self.0.load(Relaxed);
         let gen_bits = w & !LOW;
-        match self.0.compare_exchange(gen_bits | RUNNING, gen_bits, AcqRel, Acquire) {
+        match self.0.compare_exchange(gen_bits | RUNNING, gen_bits, SeqCst, SeqCst) {
             Ok(_) => Park::Parked,
             Err(actual) => {
                 debug_assert_eq!(actual & LOW, RUNNING | NOTIFIED);
                 // Clear the flag and stay running: the item that set it is
                 // in the inbox and the next step will drain it.
-                self.0.fetch_and(!NOTIFIED, AcqRel);
+                self.0.fetch_and(!NOTIFIED, SeqCst);
                 Park::Notified
             }
         }

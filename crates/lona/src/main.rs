@@ -2,6 +2,12 @@
 
 mod bench;
 
+/// mimalloc: fast cross-thread frees (a message is allocated by its sender
+/// and freed by its receiver) and less fragmentation with millions of small
+/// process bodies.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
