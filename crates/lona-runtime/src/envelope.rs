@@ -200,7 +200,11 @@ mod tests {
         assert_eq!(drops.load(Ordering::SeqCst), 1);
         let e = Envelope::new(Counted(drops.clone()), 0, false);
         let c = e.downcast::<Counted>().ok().unwrap();
-        assert_eq!(drops.load(Ordering::SeqCst), 1, "downcast moves, does not drop");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            1,
+            "downcast moves, does not drop"
+        );
         drop(c);
         assert_eq!(drops.load(Ordering::SeqCst), 2);
     }

@@ -45,7 +45,9 @@ pub(crate) struct Inbox {
 impl Inbox {
     /// A closed inbox (a free slot).
     pub(crate) fn new_closed() -> Inbox {
-        Inbox { head: AtomicPtr::new(closed()) }
+        Inbox {
+            head: AtomicPtr::new(closed()),
+        }
     }
 
     /// Push a node. Fails, returning it, if the inbox is closed.
@@ -164,7 +166,12 @@ mod tests {
         let (first, _) = inbox.close();
         assert_eq!(values(first), vec![1]);
         let refused = unsafe { inbox.push(Envelope::new(2u32, 0, false).into_raw()) }.unwrap_err();
-        assert_eq!(unsafe { Envelope::from_raw(refused) }.downcast::<u32>().unwrap(), 2);
+        assert_eq!(
+            unsafe { Envelope::from_raw(refused) }
+                .downcast::<u32>()
+                .unwrap(),
+            2
+        );
         inbox.reopen();
         unsafe { inbox.push(Envelope::new(3u32, 0, false).into_raw()) }.unwrap();
         let (first, _) = inbox.close();

@@ -96,14 +96,22 @@ pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope) {
             }
         }
         Signal::Down { mref, pid, reason } => {
-            let active = cx.p.extra.as_mut().is_some_and(|x| x.monitors.remove(&mref).is_some());
+            let active =
+                cx.p.extra
+                    .as_mut()
+                    .is_some_and(|x| x.monitors.remove(&mref).is_some());
             if active {
-                cx.p.mailbox.push(Envelope::new(Down { mref, pid, reason }, cx.p.gen, false));
+                cx.p.mailbox
+                    .push(Envelope::new(Down { mref, pid, reason }, cx.p.gen, false));
             }
         }
         Signal::Timeout { token } => cx.p.fired_timeout = token,
         Signal::Info { reply_to, tag } => {
-            let status = if cx.p.waiting { crate::Status::Waiting } else { crate::Status::Running };
+            let status = if cx.p.waiting {
+                crate::Status::Waiting
+            } else {
+                crate::Status::Running
+            };
             let info = crate::native::info_of(cx.shared, cx.pid, cx.p, status);
             crate::native::reply_info(cx.shared, reply_to, tag, Some(info));
         }
@@ -123,7 +131,8 @@ fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
         return;
     }
     if cx.p.trap_exit {
-        cx.p.mailbox.push(Envelope::new(Exit { from, reason }, cx.p.gen, false));
+        cx.p.mailbox
+            .push(Envelope::new(Exit { from, reason }, cx.p.gen, false));
         return;
     }
     match reason {
@@ -136,7 +145,12 @@ fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
 /// A node found in the inbox of a process that is ending (rule 9): unlinks
 /// and demonitors still count; links and monitors are answered as to a dead
 /// process; the rest is dropped.
-pub(crate) fn on_node_dying(shared: &Shared, p: &mut crate::process::Private, pid: Pid, e: Envelope) {
+pub(crate) fn on_node_dying(
+    shared: &Shared,
+    p: &mut crate::process::Private,
+    pid: Pid,
+    e: Envelope,
+) {
     let h = e.header();
     if h.gen == p.gen && h.signal {
         if let Some(sig) = crate::envelope::Envelope::downcast_ref::<Signal>(&e) {
@@ -170,24 +184,54 @@ pub(crate) fn answer_dead(shared: &Shared, dead: Pid, e: Envelope) {
     match e.downcast::<Signal>() {
         Ok(Signal::Link { from }) => shared.signal(
             from,
-            Signal::Exit { from: dead, reason: Reason::NoProc, link: true },
+            Signal::Exit {
+                from: dead,
+                reason: Reason::NoProc,
+                link: true,
+            },
         ),
-        Ok(Signal::Monitor { from, mref }) => {
-            shared.signal(from, Signal::Down { mref, pid: dead, reason: Reason::NoProc })
+        Ok(Signal::Monitor { from, mref }) => shared.signal(
+            from,
+            Signal::Down {
+                mref,
+                pid: dead,
+                reason: Reason::NoProc,
+            },
+        ),
+        Ok(Signal::Info { reply_to, tag }) => {
+            crate::native::reply_info(shared, reply_to, tag, None)
         }
-        Ok(Signal::Info { reply_to, tag }) => crate::native::reply_info(shared, reply_to, tag, None),
         _ => {}
     }
 }
 
 /// Rule 9, the signals part: tell links and monitors that `pid` ended.
 /// Called after the name was released.
-pub(crate) fn notify_end(shared: &Shared, pid: Pid, reason: &Reason, extra: &mut crate::process::Extra) {
+pub(crate) fn notify_end(
+    shared: &Shared,
+    pid: Pid,
+    reason: &Reason,
+    extra: &mut crate::process::Extra,
+) {
     for to in extra.links.drain() {
-        shared.signal(to, Signal::Exit { from: pid, reason: reason.clone(), link: true });
+        shared.signal(
+            to,
+            Signal::Exit {
+                from: pid,
+                reason: reason.clone(),
+                link: true,
+            },
+        );
     }
     for (mref, watcher) in extra.monitored_by.drain() {
-        shared.signal(watcher, Signal::Down { mref, pid, reason: reason.clone() });
+        shared.signal(
+            watcher,
+            Signal::Down {
+                mref,
+                pid,
+                reason: reason.clone(),
+            },
+        );
     }
     for (mref, target) in extra.monitors.drain() {
         shared.signal(target, Signal::Demonitor { mref });

@@ -172,18 +172,23 @@ mod tests {
             m.push(Envelope::new(i, 0, false));
         }
         let mut seen = vec![];
-        assert!(m.take_first(7, |h| {
-            seen.push(int(h).unwrap());
-            false
-        })
-        .is_none());
+        assert!(m
+            .take_first(7, |h| {
+                seen.push(int(h).unwrap());
+                false
+            })
+            .is_none());
         m.push(Envelope::new(10i64, 0, false));
         seen.clear();
         let got = m.take_first(7, |h| {
             seen.push(int(h).unwrap());
             int(h) == Some(10)
         });
-        assert_eq!(seen, vec![10], "resumed after the messages already rejected");
+        assert_eq!(
+            seen,
+            vec![10],
+            "resumed after the messages already rejected"
+        );
         assert!(got.is_some());
         // Another receive starts from the oldest.
         seen.clear();

@@ -105,7 +105,8 @@ struct BorrowedWake {
 
 static BORROWED_VTABLE: RawWakerVTable =
     RawWakerVTable::new(borrowed_clone, borrowed_wake, borrowed_wake, borrowed_drop);
-static OWNED_VTABLE: RawWakerVTable = RawWakerVTable::new(owned_clone, owned_wake, owned_wake_by_ref, owned_drop);
+static OWNED_VTABLE: RawWakerVTable =
+    RawWakerVTable::new(owned_clone, owned_wake, owned_wake_by_ref, owned_drop);
 
 unsafe fn borrowed_clone(data: *const ()) -> RawWaker {
     // SAFETY: `data` is a live BorrowedWake during the poll.
@@ -115,7 +116,10 @@ unsafe fn borrowed_clone(data: *const ()) -> RawWaker {
         Arc::increment_strong_count(b.arc as *const Shared);
         Arc::from_raw(b.arc as *const Shared)
     };
-    let target = Arc::new(WakeTarget { shared: Arc::downgrade(&arc), pid: b.pid });
+    let target = Arc::new(WakeTarget {
+        shared: Arc::downgrade(&arc),
+        pid: b.pid,
+    });
     RawWaker::new(Arc::into_raw(target) as *const (), &OWNED_VTABLE)
 }
 unsafe fn borrowed_wake(data: *const ()) {
@@ -153,11 +157,18 @@ unsafe fn owned_drop(data: *const ()) {
 /// Poll `fut` as the body of the process running in `cx`.
 fn poll_process<F: Future>(cx: &mut Cx<'_>, fut: Pin<&mut F>) -> Poll<F::Output> {
     let worker_arc = Arc::as_ptr(&cx.worker.shared) as *const ();
-    let b = BorrowedWake { shared: cx.shared, arc: worker_arc, pid: cx.pid };
+    let b = BorrowedWake {
+        shared: cx.shared,
+        arc: worker_arc,
+        pid: cx.pid,
+    };
     // SAFETY: the vtable's functions uphold the RawWaker contract for `b`,
     // which outlives the waker (ManuallyDrop: never dropped as owned).
     let waker = ManuallyDrop::new(unsafe {
-        Waker::from_raw(RawWaker::new(&b as *const BorrowedWake as *const (), &BORROWED_VTABLE))
+        Waker::from_raw(RawWaker::new(
+            &b as *const BorrowedWake as *const (),
+            &BORROWED_VTABLE,
+        ))
     });
     let prev = CX.with(|c| c.replace(cx as *mut Cx<'_> as *mut ()));
     let _restore = Restore(prev);
@@ -229,12 +240,24 @@ pub(crate) struct Main<T, F = ()> {
 
 impl<T> Main<T> {
     pub(crate) fn new() -> (Main<T>, Arc<MainResult<T>>) {
-        let result = Arc::new(MainResult { slot: Mutex::new(None), cv: Condvar::new() });
-        (Main { result: result.clone(), fut: () }, result)
+        let result = Arc::new(MainResult {
+            slot: Mutex::new(None),
+            cv: Condvar::new(),
+        });
+        (
+            Main {
+                result: result.clone(),
+                fut: (),
+            },
+            result,
+        )
     }
 
     pub(crate) fn with<F>(self, fut: F) -> Main<T, F> {
-        Main { result: self.result, fut }
+        Main {
+            result: self.result,
+            fut,
+        }
     }
 }
 
@@ -323,22 +346,34 @@ impl Ctx {
 
     /// A handle to the runtime, e.g. to give to another thread.
     pub fn handle(&self) -> Handle {
-        with_cx(self.pid, |cx| Handle { shared: cx.worker.shared.clone() })
+        with_cx(self.pid, |cx| Handle {
+            shared: cx.worker.shared.clone(),
+        })
     }
 
     /// Charge `n` reductions; yields first if the slice cannot pay them.
     pub fn charge(&self, n: u32) -> Charge {
-        Charge { pid: self.pid, n: n.min(crate::process::SLICE_REDUCTIONS) }
+        Charge {
+            pid: self.pid,
+            n: n.min(crate::process::SLICE_REDUCTIONS),
+        }
     }
 
     /// Give the worker to the other runnable processes: back of the queue.
     pub fn yield_now(&self) -> YieldNow {
-        YieldNow { pid: self.pid, done: false }
+        YieldNow {
+            pid: self.pid,
+            done: false,
+        }
     }
 
     /// Send `msg` to a pid or a registered name (Erlang's `!`). A dead pid
     /// silently drops it; an unregistered name is an error.
-    pub async fn send<M: Send + 'static>(&self, to: impl Into<Dest>, msg: M) -> Result<(), SendError> {
+    pub async fn send<M: Send + 'static>(
+        &self,
+        to: impl Into<Dest>,
+        msg: M,
+    ) -> Result<(), SendError> {
         let to = to.into();
         self.charge(1).await;
         let shared = shared_of(self.pid);
@@ -354,12 +389,19 @@ impl Ctx {
 
     /// Receive the oldest `T` that `pred` accepts (selective receive).
     pub fn receive_where<T: Send + 'static, F: FnMut(&T) -> bool>(&self, pred: F) -> Receive<T, F> {
-        Receive { core: RecvCore::new(self.pid, None), pred, _t: PhantomData }
+        Receive {
+            core: RecvCore::new(self.pid, None),
+            pred,
+            _t: PhantomData,
+        }
     }
 
     /// Like [`Ctx::receive`], giving up after `after` (`None`). A zero
     /// timeout only looks at what is already there.
-    pub fn receive_timeout<T: Send + 'static>(&self, after: Duration) -> ReceiveTimeout<T, fn(&T) -> bool> {
+    pub fn receive_timeout<T: Send + 'static>(
+        &self,
+        after: Duration,
+    ) -> ReceiveTimeout<T, fn(&T) -> bool> {
         self.receive_where_timeout(|_| true, after)
     }
 
@@ -369,12 +411,20 @@ impl Ctx {
         pred: F,
         after: Duration,
     ) -> ReceiveTimeout<T, F> {
-        ReceiveTimeout { core: RecvCore::new(self.pid, Some(after)), pred, _t: PhantomData }
+        ReceiveTimeout {
+            core: RecvCore::new(self.pid, Some(after)),
+            pred,
+            _t: PhantomData,
+        }
     }
 
     /// Receive the oldest message, whatever its type.
     pub fn receive_any(&self) -> ReceiveTimeout<Envelope, fn(&Envelope) -> bool> {
-        ReceiveTimeout { core: RecvCore::new(self.pid, None), pred: |_| true, _t: PhantomData }
+        ReceiveTimeout {
+            core: RecvCore::new(self.pid, None),
+            pred: |_| true,
+            _t: PhantomData,
+        }
     }
 
     /// Spawn a native process (charged; the caller may yield at its next
@@ -393,7 +443,14 @@ impl Ctx {
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        self.spawn_opt(SpawnOpts { link: true, monitor: false }, f).map(|(p, _)| p)
+        self.spawn_opt(
+            SpawnOpts {
+                link: true,
+                monitor: false,
+            },
+            f,
+        )
+        .map(|(p, _)| p)
     }
 
     /// Spawn and monitor, atomically (Erlang's `spawn_monitor`).
@@ -402,8 +459,14 @@ impl Ctx {
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        self.spawn_opt(SpawnOpts { link: false, monitor: true }, f)
-            .map(|(p, r)| (p, r.expect("monitor requested")))
+        self.spawn_opt(
+            SpawnOpts {
+                link: false,
+                monitor: true,
+            },
+            f,
+        )
+        .map(|(p, r)| (p, r.expect("monitor requested")))
     }
 
     /// Spawn with options; returns the pid and, with `monitor`, the
@@ -450,7 +513,14 @@ impl Ctx {
             }
             if !cx.shared.is_alive(pid) {
                 if cx.p.trap_exit {
-                    let e = Envelope::new(Exit { from: pid, reason: Reason::NoProc }, cx.p.gen, false);
+                    let e = Envelope::new(
+                        Exit {
+                            from: pid,
+                            reason: Reason::NoProc,
+                        },
+                        cx.p.gen,
+                        false,
+                    );
                     cx.drain();
                     cx.p.mailbox.push(e);
                     return Ok(());
@@ -481,7 +551,8 @@ impl Ctx {
             cx.charge(1);
             let mref = Ref::new();
             cx.p.extra().monitors.insert(mref, pid);
-            cx.shared.signal(pid, Signal::Monitor { from: cx.pid, mref });
+            cx.shared
+                .signal(pid, Signal::Monitor { from: cx.pid, mref });
             mref
         })
     }
@@ -524,7 +595,10 @@ impl Ctx {
 
     /// End this process with `reason` (Erlang's `exit/1`). Never completes.
     pub fn exit(&self, reason: Reason) -> ExitNow {
-        ExitNow { pid: self.pid, reason: Some(reason) }
+        ExitNow {
+            pid: self.pid,
+            reason: Some(reason),
+        }
     }
 
     /// Send an exit signal to `pid` (Erlang's `exit/2`; see `links` for its
@@ -533,7 +607,14 @@ impl Ctx {
         self.charge(1).await;
         let me = self.pid;
         with_cx(me, |cx| {
-            cx.shared.signal(pid, Signal::Exit { from: me, reason, link: false });
+            cx.shared.signal(
+                pid,
+                Signal::Exit {
+                    from: me,
+                    reason,
+                    link: false,
+                },
+            );
             if pid == me {
                 cx.drain();
             }
@@ -577,9 +658,11 @@ impl Ctx {
     /// Deliver `Timeout { tref, msg }` to `to` after `after` (Erlang's
     /// `start_timer/3`).
     pub fn start_timer<M: Send + 'static>(&self, after: Duration, to: Pid, msg: M) -> TimerRef {
-        shared_of(self.pid).timers.insert_with(after, to, true, |tref| {
-            Envelope::new(Timeout { tref, msg }, to.generation(), false)
-        })
+        shared_of(self.pid)
+            .timers
+            .insert_with(after, to, true, |tref| {
+                Envelope::new(Timeout { tref, msg }, to.generation(), false)
+            })
     }
 
     /// Cancel a timer: `Some(ms_left)` if it was pending, `None` if it had
@@ -593,15 +676,30 @@ impl Ctx {
     /// Erlang).
     pub async fn process_info(&self, pid: Pid) -> Option<ProcessInfo> {
         if pid == self.pid {
-            return Some(with_cx(self.pid, |cx| info_of(cx.shared, cx.pid, cx.p, Status::Running)));
+            return Some(with_cx(self.pid, |cx| {
+                info_of(cx.shared, cx.pid, cx.p, Status::Running)
+            }));
         }
         let tag = Ref::new();
-        with_cx(self.pid, |cx| cx.shared.signal(pid, Signal::Info { reply_to: cx.pid, tag }));
+        with_cx(self.pid, |cx| {
+            cx.shared.signal(
+                pid,
+                Signal::Info {
+                    reply_to: cx.pid,
+                    tag,
+                },
+            )
+        });
         self.receive_where(|r: &InfoReply| r.tag == tag).await.info
     }
 }
 
-pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &crate::process::Private, status: Status) -> ProcessInfo {
+pub(crate) fn info_of(
+    shared: &Shared,
+    pid: Pid,
+    p: &crate::process::Private,
+    status: Status,
+) -> ProcessInfo {
     let (links, monitors, monitored_by) = match &p.extra {
         Some(x) => (
             x.links.iter().copied().collect(),
@@ -719,7 +817,12 @@ struct RecvCore {
 
 impl RecvCore {
     fn new(pid: Pid, timeout: Option<Duration>) -> RecvCore {
-        RecvCore { pid, id: 0, timeout, timer: None }
+        RecvCore {
+            pid,
+            id: 0,
+            timeout,
+            timer: None,
+        }
     }
 
     /// `Ready(Some)` with a match, `Ready(None)` on timeout.
@@ -783,7 +886,9 @@ impl RecvCore {
 
 impl Drop for RecvCore {
     fn drop(&mut self) {
-        let Some((_, t)) = self.timer.take() else { return };
+        let Some((_, t)) = self.timer.take() else {
+            return;
+        };
         // Cancel if we are still inside our process; otherwise the process
         // is ending and its exit path cancels its timers.
         let p = CX.with(|c| c.get());

@@ -184,7 +184,8 @@ impl Cx<'_> {
         self.p.mailbox.take_first(id, |h: &Header| {
             // SAFETY: a borrowed view of a node the mailbox owns; forgotten
             // below so it is not dropped twice.
-            let e = std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h as *const _ as *mut _) });
+            let e =
+                std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h as *const _ as *mut _) });
             accept(&e)
         })
     }

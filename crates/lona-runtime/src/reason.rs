@@ -138,7 +138,13 @@ mod tests {
 
     #[test]
     fn standard_reasons_are_distinguishable() {
-        let all = [Reason::Normal, Reason::Kill, Reason::Killed, Reason::Shutdown, Reason::NoProc];
+        let all = [
+            Reason::Normal,
+            Reason::Kill,
+            Reason::Killed,
+            Reason::Shutdown,
+            Reason::NoProc,
+        ];
         for (i, a) in all.iter().enumerate() {
             for (j, b) in all.iter().enumerate() {
                 assert_eq!(a == b, i == j, "{a:?} vs {b:?}");
@@ -161,3 +167,5 @@ mod tests {
         assert!(r == r.clone(), "clones share the value");
     }
 }
+
+impl std::error::Error for Reason {}

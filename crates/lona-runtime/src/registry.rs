@@ -73,10 +73,16 @@ impl Registry {
     pub(crate) fn insert(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
         let mut m = self.write();
         if let Some(holder) = m.by_name.get(name) {
-            return Err(RegisterError::NameTaken { name: name.into(), holder: *holder });
+            return Err(RegisterError::NameTaken {
+                name: name.into(),
+                holder: *holder,
+            });
         }
         if let Some(old) = m.by_pid.get(&pid) {
-            return Err(RegisterError::AlreadyRegistered { pid, name: old.to_string() });
+            return Err(RegisterError::AlreadyRegistered {
+                pid,
+                name: old.to_string(),
+            });
         }
         m.by_name.insert(name.into(), pid);
         m.by_pid.insert(pid, name.into());

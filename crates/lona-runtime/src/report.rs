@@ -30,7 +30,9 @@ pub(crate) fn install_hook() {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             if IN_PROCESS.with(|c| c.get()) {
-                let loc = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                let loc = info
+                    .location()
+                    .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
                 LAST_LOCATION.with(|c| *c.borrow_mut() = loc);
             } else {
                 previous(info);

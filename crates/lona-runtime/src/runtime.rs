@@ -129,7 +129,9 @@ impl Shared {
     /// Push `e` into `to`'s inbox and wake it. `Err(e)` if `to` is gone (the
     /// caller answers or drops it).
     pub(crate) fn deliver(&self, to: Pid, e: Envelope) -> Result<(), Envelope> {
-        let Some(slot) = self.table.get(to.index()) else { return Err(e) };
+        let Some(slot) = self.table.get(to.index()) else {
+            return Err(e);
+        };
         if !slot.state.is_alive(to.generation()) {
             return Err(e);
         }
@@ -202,7 +204,9 @@ impl Shared {
             Some(w) => self.table.alloc(&mut w.free.borrow_mut()),
             None => self.table.alloc(&mut Vec::new()),
         }
-        .ok_or(SpawnError::SystemLimit { limit: self.table.limit() })?;
+        .ok_or(SpawnError::SystemLimit {
+            limit: self.table.limit(),
+        })?;
         let slot = self.table.get(index).expect("allocated slot");
         // SAFETY: a free slot's private part belongs to whoever allocated it
         // until the process is queued below.
@@ -241,7 +245,11 @@ impl Shared {
                 return false;
             }
             let wait = (deadline - now).min(Duration::from_millis(50));
-            g = self.exit_cv.wait_timeout(g, wait).unwrap_or_else(|e| e.into_inner()).0;
+            g = self
+                .exit_cv
+                .wait_timeout(g, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -257,7 +265,9 @@ impl Shared {
     }
 
     pub(crate) fn is_alive(&self, pid: Pid) -> bool {
-        self.table.get(pid.index()).is_some_and(|s| s.state.is_alive(pid.generation()))
+        self.table
+            .get(pid.index())
+            .is_some_and(|s| s.state.is_alive(pid.generation()))
     }
 }
 
@@ -318,7 +328,9 @@ impl Builder {
             workers: self.workers,
         });
         let mut rt = Runtime {
-            handle: Handle { shared: shared.clone() },
+            handle: Handle {
+                shared: shared.clone(),
+            },
             workers: Vec::new(),
             timer: None,
             shutdown_timeout: self.shutdown_timeout,
@@ -328,10 +340,12 @@ impl Builder {
             let core = WorkerCore::new(i, shared.clone(), deque);
             let running = rt.running_workers.clone();
             running.fetch_add(1, SeqCst);
-            let h = std::thread::Builder::new().name(format!("lona-worker-{i}")).spawn(move || {
-                core.run(&parker);
-                running.fetch_sub(1, SeqCst);
-            });
+            let h = std::thread::Builder::new()
+                .name(format!("lona-worker-{i}"))
+                .spawn(move || {
+                    core.run(&parker);
+                    running.fetch_sub(1, SeqCst);
+                });
             match h {
                 Ok(h) => rt.workers.push(h),
                 Err(e) => {
@@ -341,12 +355,16 @@ impl Builder {
             }
         }
         let s = shared.clone();
-        rt.timer = Some(std::thread::Builder::new().name("lona-timer".into()).spawn(move || {
-            s.timers.run(|to, node| {
-                // A timer's target is gone: drop (a dead pid's message).
-                let _ = s.deliver(to, node);
-            })
-        })?);
+        rt.timer = Some(
+            std::thread::Builder::new()
+                .name("lona-timer".into())
+                .spawn(move || {
+                    s.timers.run(|to, node| {
+                        // A timer's target is gone: drop (a dead pid's message).
+                        let _ = s.deliver(to, node);
+                    })
+                })?,
+        );
         Ok(rt)
     }
 }
@@ -365,7 +383,8 @@ impl Handle {
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        self.shared.spawn(|pid| Box::new(Native::new(f(Ctx::new(pid)))), |_, _| {})
+        self.shared
+            .spawn(|pid| Box::new(Native::new(f(Ctx::new(pid)))), |_, _| {})
     }
 
     /// Spawn any [`Process`] implementation.
@@ -384,7 +403,14 @@ impl Handle {
     /// Send an exit signal to `pid` from outside any process (from
     /// [`RUNTIME_PID`]).
     pub fn exit(&self, pid: Pid, reason: Reason) {
-        self.shared.signal(pid, Signal::Exit { from: RUNTIME_PID, reason, link: false });
+        self.shared.signal(
+            pid,
+            Signal::Exit {
+                from: RUNTIME_PID,
+                reason,
+                link: false,
+            },
+        );
     }
 
     /// Register `name` for `pid`.
@@ -509,7 +535,9 @@ impl Runtime {
         T: Send + 'static,
     {
         let (main, result) = Main::new();
-        let spawned = self.shared.spawn(|pid| Box::new(main.with(f(Ctx::new(pid)))), |_, _| {});
+        let spawned = self
+            .shared
+            .spawn(|pid| Box::new(main.with(f(Ctx::new(pid)))), |_, _| {});
         if let Err(e) = spawned {
             return Err(Reason::custom(e));
         }

@@ -11,17 +11,39 @@ use crate::{Pid, Reason, Ref};
 pub(crate) enum Signal {
     /// An exit signal. `link` when it comes from a link (the sender died),
     /// false when sent with `exit(pid, reason)`.
-    Exit { from: Pid, reason: Reason, link: bool },
-    Link { from: Pid },
-    Unlink { from: Pid },
-    Monitor { from: Pid, mref: Ref },
-    Demonitor { mref: Ref },
+    Exit {
+        from: Pid,
+        reason: Reason,
+        link: bool,
+    },
+    Link {
+        from: Pid,
+    },
+    Unlink {
+        from: Pid,
+    },
+    Monitor {
+        from: Pid,
+        mref: Ref,
+    },
+    Demonitor {
+        mref: Ref,
+    },
     /// The monitored process `pid` went down.
-    Down { mref: Ref, pid: Pid, reason: Reason },
+    Down {
+        mref: Ref,
+        pid: Pid,
+        reason: Reason,
+    },
     /// A receive timeout fired.
-    Timeout { token: u64 },
+    Timeout {
+        token: u64,
+    },
     /// `process_info` asked by `reply_to`.
-    Info { reply_to: Pid, tag: Ref },
+    Info {
+        reply_to: Pid,
+        tag: Ref,
+    },
 }
 
 /// The message a process trapping exits receives for an exit signal:

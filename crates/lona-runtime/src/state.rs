@@ -150,14 +150,21 @@ impl State {
         // RMW so it is ordered against concurrent notifies (they only ever
         // set NOTIFIED here, which we clear: we are about to drain).
         let prev = self.0.fetch_xor(NOTIFIED | RUNNING, SeqCst);
-        debug_assert_eq!(prev & (RUNNING | EXITED | NOTIFIED), NOTIFIED, "start on {prev:#x}");
+        debug_assert_eq!(
+            prev & (RUNNING | EXITED | NOTIFIED),
+            NOTIFIED,
+            "start on {prev:#x}"
+        );
     }
 
     /// Step 5: running → waiting, unless notified meanwhile.
     pub(crate) fn park(&self) -> Park {
         let w = self.0.load(Relaxed);
         let gen_bits = w & !LOW;
-        match self.0.compare_exchange(gen_bits | RUNNING, gen_bits, SeqCst, SeqCst) {
+        match self
+            .0
+            .compare_exchange(gen_bits | RUNNING, gen_bits, SeqCst, SeqCst)
+        {
             Ok(_) => Park::Parked,
             Err(actual) => {
                 debug_assert_eq!(actual & LOW, RUNNING | NOTIFIED);
@@ -203,7 +210,11 @@ mod tests {
         assert_eq!(s.notify(0), Notify::Dead);
         s.reset(0);
         assert!(queued(&s));
-        assert_eq!(s.notify(0), Notify::Busy, "queued process is not queued twice");
+        assert_eq!(
+            s.notify(0),
+            Notify::Busy,
+            "queued process is not queued twice"
+        );
         s.start();
         assert_eq!(s.notify(1), Notify::Dead, "stale generation");
         assert_eq!(s.park(), Park::Parked);

@@ -70,7 +70,9 @@ impl Table {
         let capacity = (limit + (workers + 1) * LOCAL_FREE_MAX + CHUNK).min(u32::MAX as usize);
         let chunks = capacity.div_ceil(CHUNK);
         Table {
-            chunks: (0..chunks).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            chunks: (0..chunks)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
             next_fresh: AtomicU32::new(0),
             capacity: (chunks * CHUNK).min(u32::MAX as usize) as u32,
             pool: Mutex::new(Vec::new()),
@@ -83,7 +85,10 @@ impl Table {
     /// The slot at `index`, if it was ever allocated.
     #[inline]
     pub(crate) fn get(&self, index: u32) -> Option<&Slot> {
-        let chunk = self.chunks.get((index >> CHUNK_BITS) as usize)?.load(Acquire);
+        let chunk = self
+            .chunks
+            .get((index >> CHUNK_BITS) as usize)?
+            .load(Acquire);
         if chunk.is_null() {
             return None;
         }
@@ -159,14 +164,21 @@ impl Table {
                     pool.extend(cache.drain(at..));
                 }
             }
-            None => self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(index),
+            None => self
+                .pool
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(index),
         }
         self.live.fetch_sub(1, AcqRel);
     }
 
     /// Give a worker's cached free slots back (worker exit).
     pub(crate) fn return_cache(&self, cache: &mut Vec<u32>) {
-        self.pool.lock().unwrap_or_else(|e| e.into_inner()).append(cache);
+        self.pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .append(cache);
     }
 }
 

@@ -122,7 +122,13 @@ impl Wheel {
     /// Add a timer firing at `when` (ms); a past `when` fires at the next
     /// poll.
     #[cfg(test)]
-    pub(crate) fn insert(&mut self, when: u64, target: Pid, node: Envelope, tracked: bool) -> TimerRef {
+    pub(crate) fn insert(
+        &mut self,
+        when: u64,
+        target: Pid,
+        node: Envelope,
+        tracked: bool,
+    ) -> TimerRef {
         self.insert_with(when, target, tracked, |_| node)
     }
 
@@ -164,7 +170,13 @@ impl Wheel {
         let node = e.node.take().expect("live timer entry");
         let (target, tracked) = (e.target, e.tracked);
         if tracked {
-            self.fired_tracked.push((target, TimerRef { index: i, gen: e.gen }));
+            self.fired_tracked.push((
+                target,
+                TimerRef {
+                    index: i,
+                    gen: e.gen,
+                },
+            ));
         }
         self.free.push(i);
         (target, tracked, node)
@@ -279,7 +291,13 @@ impl Timers {
     /// Deliver `node` to `target` after `after`. `tracked` timers are
     /// cancelled when their target exits (send_after, start_timer); receive
     /// timeouts are cancelled by their receive instead.
-    pub(crate) fn insert(&self, after: Duration, target: Pid, node: Envelope, tracked: bool) -> TimerRef {
+    pub(crate) fn insert(
+        &self,
+        after: Duration,
+        target: Pid,
+        node: Envelope,
+        tracked: bool,
+    ) -> TimerRef {
         self.insert_with(after, target, tracked, |_| node)
     }
 
@@ -291,7 +309,8 @@ impl Timers {
         tracked: bool,
         make: impl FnOnce(TimerRef) -> Envelope,
     ) -> TimerRef {
-        let ms = after.as_millis() as u64 + u64::from(after.subsec_nanos() % 1_000_000 != 0);
+        let ms =
+            after.as_millis() as u64 + u64::from(!after.subsec_nanos().is_multiple_of(1_000_000));
         let mut g = self.lock();
         let when = self.now_ms().max(g.wheel.elapsed) + ms.max(1);
         let t = g.wheel.insert_with(when, target, tracked, make);
@@ -372,7 +391,11 @@ impl Timers {
                 Some((_, _, d)) => {
                     g.sleeping_until = Some(d);
                     let wait = Duration::from_millis(d.saturating_sub(now).max(1));
-                    g = self.cv.wait_timeout(g, wait).unwrap_or_else(|e| e.into_inner()).0;
+                    g = self
+                        .cv
+                        .wait_timeout(g, wait)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
                 }
                 None => {
                     g.sleeping_until = None;
@@ -474,6 +497,9 @@ mod tests {
         }
         let whens: Vec<u64> = fired.iter().map(|f| f.0).collect();
         assert_eq!(whens, vec![5, 63, 64, 65, 70, 4100, 300_000]);
-        assert!(fired.iter().all(|(w, d)| w == d), "fired exactly on time: {fired:?}");
+        assert!(
+            fired.iter().all(|(w, d)| w == d),
+            "fired exactly on time: {fired:?}"
+        );
     }
 }

@@ -66,7 +66,9 @@ impl WorkerCore {
             lifo: Cell::new(None),
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
-            rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407)),
+            rng: Cell::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+            ),
             free: RefCell::new(Vec::new()),
         }
     }
@@ -110,7 +112,7 @@ impl WorkerCore {
     fn next_task(&self) -> Option<u32> {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
-        if tick % INJECTOR_EVERY == 0 {
+        if tick.is_multiple_of(INJECTOR_EVERY) {
             if let Some(i) = self.steal_injector() {
                 return Some(i);
             }
@@ -124,12 +126,19 @@ impl WorkerCore {
             self.local.push(i);
         }
         self.lifo_streak.set(0);
-        self.local.pop().or_else(|| self.steal_injector()).or_else(|| self.steal_others())
+        self.local
+            .pop()
+            .or_else(|| self.steal_injector())
+            .or_else(|| self.steal_others())
     }
 
     fn steal_injector(&self) -> Option<u32> {
         loop {
-            match self.shared.injector.steal_batch_with_limit_and_pop(&self.local, INJECTOR_BATCH) {
+            match self
+                .shared
+                .injector
+                .steal_batch_with_limit_and_pop(&self.local, INJECTOR_BATCH)
+            {
                 Steal::Success(i) => return Some(i),
                 Steal::Empty => return None,
                 Steal::Retry => continue,
@@ -211,7 +220,15 @@ impl WorkerCore {
         let pid = Pid::new(index, p.gen);
         let mut budget = SLICE_REDUCTIONS;
         loop {
-            let mut cx = Cx { shared, worker: self, slot, p: &mut *p, pid, budget, yielded: false };
+            let mut cx = Cx {
+                shared,
+                worker: self,
+                slot,
+                p: &mut *p,
+                pid,
+                budget,
+                yielded: false,
+            };
             let step = step_once(&mut cx);
             budget = cx.budget;
             match step {
@@ -316,7 +333,9 @@ pub(crate) fn finish(
     p.fired_timeout = 0;
     slot.state.retire();
     match worker {
-        Some(w) => shared.table.release(pid.index(), Some(&mut w.free.borrow_mut())),
+        Some(w) => shared
+            .table
+            .release(pid.index(), Some(&mut w.free.borrow_mut())),
         None => shared.table.release(pid.index(), None),
     }
     if shared.shutting_down.load(Acquire) {

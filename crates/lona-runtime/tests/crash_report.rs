@@ -14,7 +14,10 @@ impl log::Log for Capture {
         true
     }
     fn log(&self, r: &log::Record<'_>) {
-        RECORDS.lock().unwrap().push((r.target().to_string(), r.args().to_string()));
+        RECORDS
+            .lock()
+            .unwrap()
+            .push((r.target().to_string(), r.args().to_string()));
     }
     fn flush(&self) {}
 }
@@ -27,12 +30,21 @@ fn unwatched_crashes_are_reported_and_watched_ones_are_not() {
     let (crashed, custom) = rt
         .block_on(|ctx| async move {
             let a = ctx.spawn(|_| async { panic!("unwatched boom") }).unwrap();
-            let b = ctx.spawn(|ctx| async move { ctx.exit(Reason::from("bad state")).await; }).unwrap();
+            let b = ctx
+                .spawn(|ctx| async move {
+                    ctx.exit(Reason::from("bad state")).await;
+                })
+                .unwrap();
             // Watched crash and unwatched normal/shutdown ends: no report.
-            let (w, _) = ctx.spawn_monitor(|_| async { panic!("watched boom") }).unwrap();
+            let (w, _) = ctx
+                .spawn_monitor(|_| async { panic!("watched boom") })
+                .unwrap();
             ctx.receive_where(move |d: &Down| d.pid == w).await;
             ctx.spawn(|_| async {}).unwrap();
-            ctx.spawn(|ctx| async move { ctx.exit(Reason::Shutdown).await; }).unwrap();
+            ctx.spawn(|ctx| async move {
+                ctx.exit(Reason::Shutdown).await;
+            })
+            .unwrap();
             while ctx.is_alive(a) || ctx.is_alive(b) {
                 ctx.yield_now().await;
             }
@@ -41,11 +53,24 @@ fn unwatched_crashes_are_reported_and_watched_ones_are_not() {
         .unwrap();
     drop(rt);
     let recs = RECORDS.lock().unwrap().clone();
-    let crash: Vec<_> = recs.iter().filter(|(t, _)| t == "lona::crash").map(|(_, m)| m.clone()).collect();
+    let crash: Vec<_> = recs
+        .iter()
+        .filter(|(t, _)| t == "lona::crash")
+        .map(|(_, m)| m.clone())
+        .collect();
     assert_eq!(crash.len(), 2, "{crash:#?}");
-    let panic_rep = crash.iter().find(|m| m.contains("unwatched boom")).expect("panic reported");
+    let panic_rep = crash
+        .iter()
+        .find(|m| m.contains("unwatched boom"))
+        .expect("panic reported");
     assert!(panic_rep.contains(&crashed.to_string()), "{panic_rep}");
-    assert!(panic_rep.contains("crash_report.rs:"), "location in {panic_rep}");
-    let exit_rep = crash.iter().find(|m| m.contains("bad state")).expect("exit reported");
+    assert!(
+        panic_rep.contains("crash_report.rs:"),
+        "location in {panic_rep}"
+    );
+    let exit_rep = crash
+        .iter()
+        .find(|m| m.contains("bad state"))
+        .expect("exit reported");
     assert!(exit_rep.contains(&custom.to_string()));
 }

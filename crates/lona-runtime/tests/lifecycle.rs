@@ -19,7 +19,8 @@ fn lona_threads() -> usize {
     std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter(|t| {
-            let comm = std::fs::read_to_string(t.as_ref().unwrap().path().join("comm")).unwrap_or_default();
+            let comm = std::fs::read_to_string(t.as_ref().unwrap().path().join("comm"))
+                .unwrap_or_default();
             comm.starts_with("lona-")
         })
         .count()
@@ -29,7 +30,11 @@ fn lona_threads() -> usize {
 fn shutdown_stops_everything_and_frees_every_message() {
     let drops = Arc::new(AtomicUsize::new(0));
     let made = Arc::new(AtomicUsize::new(0));
-    let rt = Builder::default().workers(2).shutdown_timeout(Duration::from_millis(200)).build().unwrap();
+    let rt = Builder::default()
+        .workers(2)
+        .shutdown_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
     // Threads name themselves when they start: give them a moment.
     for _ in 0..500 {
         if lona_threads() == 3 {
@@ -77,7 +82,10 @@ fn shutdown_stops_everything_and_frees_every_message() {
     .unwrap();
     assert_eq!(rt.process_count(), 502);
     let report = rt.shutdown();
-    assert_eq!(report.killed, 1, "only the trapping process outlived the timeout");
+    assert_eq!(
+        report.killed, 1,
+        "only the trapping process outlived the timeout"
+    );
     assert_eq!(report.stuck, 0);
     assert_eq!(lona_threads(), 0, "no thread left");
     assert_eq!(

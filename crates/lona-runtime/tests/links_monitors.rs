@@ -6,7 +6,9 @@ use lona_runtime::{Builder, Ctx, Down, Exit, Pid, Reason, Runtime, Status, Timeo
 use std::future::Future;
 use std::time::Duration;
 
-fn run<T: Send + 'static, Fut: Future<Output = T> + Send + 'static>(f: impl FnOnce(Ctx) -> Fut) -> T {
+fn run<T: Send + 'static, Fut: Future<Output = T> + Send + 'static>(
+    f: impl FnOnce(Ctx) -> Fut,
+) -> T {
     let rt = Builder::default().workers(2).build().unwrap();
     rt.block_on(f).expect("main process ended abnormally")
 }
@@ -200,7 +202,12 @@ fn other_reason_reaches_a_trapping_receiver_as_exit_at_the_end_of_its_mailbox() 
                 ctx.receive_where(|s: &&str| *s == "go").await;
                 let first = ctx.receive_any().await.unwrap();
                 let second = ctx.receive_any().await.unwrap();
-                ctx.send(me, (first.is::<u32>(), second.downcast::<Exit>().unwrap().reason)).await.unwrap();
+                ctx.send(
+                    me,
+                    (first.is::<u32>(), second.downcast::<Exit>().unwrap().reason),
+                )
+                .await
+                .unwrap();
             })
             .unwrap();
         ctx.receive::<&str>().await;
@@ -220,7 +227,10 @@ fn links_are_bidirectional() {
         // Parent-to-child direction: the child's crash takes the parent.
         let (a, _) = ctx
             .spawn_monitor(|ctx| async move {
-                ctx.spawn_link(|ctx| async move { ctx.exit(Reason::from("child")).await; }).unwrap();
+                ctx.spawn_link(|ctx| async move {
+                    ctx.exit(Reason::from("child")).await;
+                })
+                .unwrap();
                 idle(ctx).await;
             })
             .unwrap();
@@ -299,7 +309,10 @@ fn link_racing_with_the_targets_exit_gets_noproc() {
             let p = ctx.spawn(|_| async {}).unwrap();
             if ctx.link(p).is_ok() {
                 let e = ctx.receive_where(move |e: &Exit| e.from == p).await;
-                assert!(e.reason == Reason::NoProc || e.reason == Reason::Normal, "{e:?}");
+                assert!(
+                    e.reason == Reason::NoProc || e.reason == Reason::Normal,
+                    "{e:?}"
+                );
             }
             answered += 1;
         }
@@ -333,8 +346,16 @@ fn spawn_link_links_atomically() {
     let got = run(|ctx| async move {
         ctx.trap_exit(true);
         // The child dies before the parent can do anything else.
-        let child = ctx.spawn_link(|ctx| async move { ctx.exit(Reason::from("instant")).await; }).unwrap();
-        ctx.receive::<Exit>().await == Exit { from: child, reason: Reason::from("instant") }
+        let child = ctx
+            .spawn_link(|ctx| async move {
+                ctx.exit(Reason::from("instant")).await;
+            })
+            .unwrap();
+        ctx.receive::<Exit>().await
+            == Exit {
+                from: child,
+                reason: Reason::from("instant"),
+            }
     });
     assert!(got);
 }
@@ -356,7 +377,11 @@ fn a_linked_normal_exit_is_ignored_by_a_non_trapping_partner() {
 #[test]
 fn monitor_fires_once_with_the_exit_reason() {
     let (d, extra) = run(|ctx| async move {
-        let p = ctx.spawn(|ctx| async move { ctx.exit(Reason::from("done")).await; }).unwrap();
+        let p = ctx
+            .spawn(|ctx| async move {
+                ctx.exit(Reason::from("done")).await;
+            })
+            .unwrap();
         let m = ctx.monitor(p);
         let d = ctx.receive::<Down>().await;
         assert_eq!(d.mref, m);
@@ -428,7 +453,11 @@ fn demonitor_flush_removes_a_down_already_queued() {
 #[test]
 fn spawn_monitor_monitors_atomically() {
     let d = run(|ctx| async move {
-        let (p, m) = ctx.spawn_monitor(|ctx| async move { ctx.exit(Reason::from("at once")).await; }).unwrap();
+        let (p, m) = ctx
+            .spawn_monitor(|ctx| async move {
+                ctx.exit(Reason::from("at once")).await;
+            })
+            .unwrap();
         let d = ctx.receive::<Down>().await;
         assert_eq!((d.pid, d.mref), (p, m));
         d.reason
@@ -463,10 +492,19 @@ fn register_fails_clearly_when_taken_already_named_or_dead() {
         let a = ctx.spawn(idle).unwrap();
         let b = ctx.spawn(idle).unwrap();
         ctx.register_pid("a", a).unwrap();
-        assert_eq!(ctx.register_pid("a", b), Err(RegisterError::NameTaken { name: "a".into(), holder: a }));
+        assert_eq!(
+            ctx.register_pid("a", b),
+            Err(RegisterError::NameTaken {
+                name: "a".into(),
+                holder: a
+            })
+        );
         assert_eq!(
             ctx.register_pid("other", a),
-            Err(RegisterError::AlreadyRegistered { pid: a, name: "a".into() })
+            Err(RegisterError::AlreadyRegistered {
+                pid: a,
+                name: "a".into()
+            })
         );
         let (dead, _) = ctx.spawn_monitor(|_| async {}).unwrap();
         down_of(&ctx, dead).await;
@@ -574,7 +612,11 @@ fn exit_reasons_carry_any_data() {
         ctx.trap_exit(true);
         let p = ctx
             .spawn_link(|ctx| async move {
-                ctx.exit(Reason::custom(Oops { code: 3, why: "disk".into() })).await;
+                ctx.exit(Reason::custom(Oops {
+                    code: 3,
+                    why: "disk".into(),
+                }))
+                .await;
             })
             .unwrap();
         let m = ctx.monitor(p);
@@ -582,7 +624,10 @@ fn exit_reasons_carry_any_data() {
         let d = ctx.receive_where(move |d: &Down| d.mref == m).await;
         (e.reason, d.reason)
     });
-    let want = Oops { code: 3, why: "disk".into() };
+    let want = Oops {
+        code: 3,
+        why: "disk".into(),
+    };
     assert_eq!(via_link.downcast_ref::<Oops>(), Some(&want));
     // Monitoring after death gives noproc; monitoring before gives the reason.
     assert!(via_monitor == Reason::NoProc || via_monitor.downcast_ref::<Oops>() == Some(&want));
@@ -639,5 +684,8 @@ fn runtime_exit_and_shutdown_reach_trapping_processes_as_exit_messages() {
     let report = rt.shutdown();
     assert_eq!(report.killed, 0);
     let e = rx.recv().unwrap();
-    assert_eq!((e.from, e.reason), (lona_runtime::RUNTIME_PID, Reason::Shutdown));
+    assert_eq!(
+        (e.from, e.reason),
+        (lona_runtime::RUNTIME_PID, Reason::Shutdown)
+    );
 }

@@ -149,7 +149,11 @@ fn receive_timeout_expires_and_zero_polls() {
         (none, waited >= Duration::from_millis(30), polled, some)
     });
     assert_eq!(r, Ok((None, true, None, Some(5))));
-    assert_eq!(rt.pending_timers(), 0, "a matched receive cancels its timer");
+    assert_eq!(
+        rt.pending_timers(),
+        0,
+        "a matched receive cancels its timer"
+    );
 }
 
 #[test]
@@ -168,7 +172,10 @@ fn panic_ends_only_that_process_with_its_message() {
     match r {
         Ok(Reason::Panic(p)) => {
             assert_eq!(p.message, "boom 42");
-            assert!(p.location.as_deref().unwrap().contains("runtime_core.rs"), "{p:?}");
+            assert!(
+                p.location.as_deref().unwrap().contains("runtime_core.rs"),
+                "{p:?}"
+            );
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -185,7 +192,11 @@ fn main_process_panic_is_returned_as_error() {
 
 #[test]
 fn process_limit_gives_system_limit_and_nothing_else_breaks() {
-    let rt = Builder::default().workers(1).process_limit(10).build().unwrap();
+    let rt = Builder::default()
+        .workers(1)
+        .process_limit(10)
+        .build()
+        .unwrap();
     let r = rt.block_on(|ctx| async move {
         let mut pids = vec![];
         let err = loop {
@@ -199,7 +210,11 @@ fn process_limit_gives_system_limit_and_nothing_else_breaks() {
         }
         (pids.len(), err)
     });
-    assert_eq!(r, Ok((9, SpawnError::SystemLimit { limit: 10 })), "main + 9 = limit");
+    assert_eq!(
+        r,
+        Ok((9, SpawnError::SystemLimit { limit: 10 })),
+        "main + 9 = limit"
+    );
     assert!(format!("{}", SpawnError::SystemLimit { limit: 10 }).contains("system_limit"));
     // Slots come back: spawning works again.
     let again = rt.block_on(|ctx| async move { ctx.spawn(|_| async {}).is_ok() });
@@ -208,7 +223,11 @@ fn process_limit_gives_system_limit_and_nothing_else_breaks() {
 
 #[test]
 fn stale_pid_never_reaches_the_slots_next_process() {
-    let rt = Builder::default().workers(1).process_limit(2).build().unwrap();
+    let rt = Builder::default()
+        .workers(1)
+        .process_limit(2)
+        .build()
+        .unwrap();
     let r = rt.block_on(|ctx| async move {
         let me = ctx.pid();
         let (old, _) = ctx.spawn_monitor(|_| async {}).unwrap();
@@ -301,7 +320,10 @@ fn foreign_waker_wakes_the_process() {
         }
     }
     let rt = rt(1);
-    let state = Arc::new(Mutex::new(Shared { done: false, waker: None }));
+    let state = Arc::new(Mutex::new(Shared {
+        done: false,
+        waker: None,
+    }));
     let s2 = state.clone();
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(20));
@@ -332,7 +354,9 @@ fn ctx_used_from_a_receive_predicate_panics_clearly() {
             .await;
     });
     match r {
-        Err(Reason::Panic(p)) => assert!(p.message.contains("outside its process"), "{}", p.message),
+        Err(Reason::Panic(p)) => {
+            assert!(p.message.contains("outside its process"), "{}", p.message)
+        }
         other => panic!("{other:?}"),
     }
 }

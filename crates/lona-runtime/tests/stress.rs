@@ -10,7 +10,11 @@ use std::time::Duration;
 /// signals take every other one down at once. Afterwards nothing is left:
 /// no process, no name, and the watcher's monitor is gone.
 fn crash_storm(n: usize) {
-    let rt = Builder::default().workers(2).process_limit(n + 16).build().unwrap();
+    let rt = Builder::default()
+        .workers(2)
+        .process_limit(n + 16)
+        .build()
+        .unwrap();
     let h = rt.handle();
     rt.block_on(move |ctx| async move {
         let me = ctx.pid();
@@ -58,7 +62,11 @@ fn crash_storm(n: usize) {
 
 #[test]
 fn crash_storm_of_linked_processes_leaves_nothing_behind() {
-    crash_storm(if cfg!(debug_assertions) { 10_000 } else { 100_000 });
+    crash_storm(if cfg!(debug_assertions) {
+        10_000
+    } else {
+        100_000
+    });
 }
 
 #[test]
@@ -72,13 +80,18 @@ fn many_monitors(n: usize) {
     let counts = rt
         .block_on(move |ctx| async move {
             let me = ctx.pid();
-            let target = ctx.spawn(|ctx| async move { ctx.receive::<()>().await }).unwrap();
+            let target = ctx
+                .spawn(|ctx| async move { ctx.receive::<()>().await })
+                .unwrap();
             for _ in 0..n {
                 ctx.spawn(move |ctx| async move {
                     let m = ctx.monitor(target);
                     ctx.send(me, "watching").await.unwrap();
                     let mut downs = 0u32;
-                    while let Some(d) = ctx.receive_timeout::<Down>(Duration::from_millis(300)).await {
+                    while let Some(d) = ctx
+                        .receive_timeout::<Down>(Duration::from_millis(300))
+                        .await
+                    {
                         assert_eq!((d.mref, d.pid), (m, target));
                         downs += 1;
                     }
@@ -98,7 +111,10 @@ fn many_monitors(n: usize) {
         })
         .unwrap();
     assert_eq!(counts.len(), n);
-    assert!(counts.iter().all(|c| *c == 1), "each watcher gets exactly one Down");
+    assert!(
+        counts.iter().all(|c| *c == 1),
+        "each watcher gets exactly one Down"
+    );
 }
 
 #[test]
@@ -121,7 +137,9 @@ fn million_pending_timers_cost_little() {
     };
     let rt = Builder::default().workers(2).build().unwrap();
     let before = rss();
-    let target = rt.spawn(|ctx| async move { ctx.receive::<()>().await }).unwrap();
+    let target = rt
+        .spawn(|ctx| async move { ctx.receive::<()>().await })
+        .unwrap();
     for i in 0..1_000_000u64 {
         rt.send_after(Duration::from_secs(3600 + i % 1000), target, i);
     }
@@ -136,8 +154,18 @@ fn million_pending_timers_cost_little() {
         let p = t.unwrap().path();
         let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
         let st = std::fs::read_to_string(p.join("stat")).unwrap_or_default();
-        let f: Vec<&str> = st.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-        println!("  thread {} utime={} stime={}", comm.trim(), f.get(11).unwrap_or(&""), f.get(12).unwrap_or(&""));
+        let f: Vec<&str> = st
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        println!(
+            "  thread {} utime={} stime={}",
+            comm.trim(),
+            f.get(11).unwrap_or(&""),
+            f.get(12).unwrap_or(&"")
+        );
     }
     assert!(bytes < 200.0);
     assert!(ticks <= 5);

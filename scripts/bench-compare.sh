@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Run each workload RUNS times on Lona and on Erlang/OTP, print the median
+# figures side by side and their ratio (Lona / Erlang).
+#   scripts/bench-compare.sh [RUNS] [WORKLOAD...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}; shift || true
+workloads=("$@")
+[ ${#workloads[@]} -gt 0 ] || workloads=(spawn skynet ring pingpong fanin fair selective restart gc)
+command -v erl >/dev/null || { echo "needs erl: apt-get install -y erlang-base" >&2; exit 1; }
+cargo build --release -q
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cp ../shared/bench/anchors.erl "$work/" 2>/dev/null || cp shared/bench/anchors.erl "$work/"
+(cd "$work" && erlc anchors.erl)
+
+# median of the values of KEY across lines of FILE
+median() { grep -o "$2=[0-9.]*" "$1" | cut -d= -f2 | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+printf '%-10s %-20s %14s %14s %8s\n' workload figure lona erlang ratio
+for w in "${workloads[@]}"; do
+  : > "$work/lona.$w"; : > "$work/erl.$w"
+  for _ in $(seq "$runs"); do
+    ./target/release/lona bench "$w" 2>/dev/null | grep "^$w " >> "$work/lona.$w" || true
+    (cd "$work" && erl +P 5000000 -noshell -run anchors main "$w") 2>/dev/null | grep "^$w " >> "$work/erl.$w" || true
+  done
+  keys=$(head -1 "$work/lona.$w" | tr ' ' '\n' | grep = | cut -d= -f1 | grep -vE '^(n|laps|msgs|round_trips|senders|each|junk|wanted|crashes|hogs|leaves|live_elements)$')
+  for k in $keys; do
+    l=$(median "$work/lona.$w" "$k"); e=$(median "$work/erl.$w" "$k")
+    r=$(awk -v l="$l" -v e="$e" 'BEGIN { if (e+0 == 0) print "-"; else printf "%.3f", l/e }')
+    printf '%-10s %-20s %14s %14s %8s\n' "$w" "$k" "$l" "$e" "$r"
+  done
+done
