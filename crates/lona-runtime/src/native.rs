@@ -359,6 +359,11 @@ impl Ctx {
         }
     }
 
+    /// Reductions left in the current slice.
+    pub fn budget_left(&self) -> u32 {
+        with_cx(self.pid, |cx| cx.budget)
+    }
+
     /// Give the worker to the other runnable processes: back of the queue.
     pub fn yield_now(&self) -> YieldNow {
         YieldNow {

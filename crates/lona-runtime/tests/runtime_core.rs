@@ -360,3 +360,50 @@ fn ctx_used_from_a_receive_predicate_panics_clearly() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn no_starvation_hogs_and_a_ping_pong_pair_all_progress() {
+    // One worker, three processes that never wait (they only charge
+    // reductions), and a ping-pong pair: the pair finishes and every hog
+    // runs, because a process that spent its slice goes to the back.
+    let rt = rt(1);
+    let r = rt.block_on(|ctx| async move {
+        let counters: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..3).map(|_| AtomicUsize::new(0)).collect());
+        let mut hogs = vec![];
+        for i in 0..3 {
+            let c = counters.clone();
+            hogs.push(
+                ctx.spawn(move |ctx| async move {
+                    loop {
+                        c[i].fetch_add(1, Ordering::Relaxed);
+                        ctx.charge(1).await;
+                    }
+                })
+                .unwrap(),
+            );
+        }
+        let me = ctx.pid();
+        let pong = ctx
+            .spawn(move |ctx| async move {
+                loop {
+                    let n: u32 = ctx.receive().await;
+                    ctx.send(me, n).await.unwrap();
+                }
+            })
+            .unwrap();
+        for i in 0..100u32 {
+            ctx.send(pong, i).await.unwrap();
+            assert_eq!(ctx.receive::<u32>().await, i);
+        }
+        for h in hogs {
+            ctx.send_exit(h, Reason::Kill).await;
+        }
+        counters
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .min()
+            .unwrap()
+    });
+    assert!(r.unwrap() > 0, "every hog got turns");
+}

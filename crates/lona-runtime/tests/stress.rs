@@ -171,3 +171,44 @@ fn million_pending_timers_cost_little() {
     assert!(ticks <= 5);
     rt.send(target, ()).unwrap();
 }
+
+/// Ten million idle processes (each blocked in a receive) fit on the
+/// 24 GiB machine; prints the resident memory they take.
+#[test]
+#[ignore = "stress; run alone in release: ~3 GB"]
+fn ten_million_idle_processes() {
+    const N: usize = 10_000_000;
+    let rss = || {
+        let s = std::fs::read_to_string("/proc/self/statm").unwrap();
+        s.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 4096
+    };
+    let rt = Builder::default()
+        .workers(2)
+        .process_limit(N + 16)
+        .build()
+        .unwrap();
+    let before = rss();
+    let t0 = std::time::Instant::now();
+    rt.block_on(|ctx| async move {
+        for _ in 0..N {
+            ctx.spawn(|ctx| async move { ctx.receive::<()>().await })
+                .unwrap();
+        }
+    })
+    .unwrap();
+    while rt.processes().len() < N {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let spawned = t0.elapsed();
+    let used = rss() - before;
+    println!(
+        "ten_million processes={N} rss_gib={:.2} bytes_per_process={:.1} spawn_s={:.1}",
+        used as f64 / (1u64 << 30) as f64,
+        used as f64 / N as f64,
+        spawned.as_secs_f64()
+    );
+    assert_eq!(rt.process_count(), N);
+    let t1 = std::time::Instant::now();
+    drop(rt);
+    println!("ten_million teardown_s={:.1}", t1.elapsed().as_secs_f64());
+}

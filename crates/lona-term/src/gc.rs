@@ -59,8 +59,7 @@ pub struct GcStats {
     pub old_words: usize,
 }
 
-struct Collector {
-    minor: bool,
+struct Collector<const MINOR: bool> {
     old_lo: usize,
     old_hi: usize,
     young_lo: usize,
@@ -71,7 +70,7 @@ struct Collector {
     old_end: *mut u64,
 }
 
-impl Collector {
+impl<const MINOR: bool> Collector<MINOR> {
     /// Moves the object `w` points to, if it is in from-space, and returns
     /// its new word.
     ///
@@ -85,7 +84,7 @@ impl Collector {
         }
         let p = ptr_of(w);
         let a = p as usize;
-        if self.minor && self.old_lo <= a && a < self.old_hi {
+        if MINOR && self.old_lo <= a && a < self.old_hi {
             return w;
         }
         // SAFETY: p is a from-space object (caller); writes go to `dest`,
@@ -120,7 +119,7 @@ impl Collector {
 
     #[inline(always)]
     fn dest(&mut self, src: usize, n: usize) -> *mut u64 {
-        let (top, end) = if self.minor && self.young_lo <= src && src < self.hwm {
+        let (top, end) = if MINOR && self.young_lo <= src && src < self.hwm {
             (&mut self.old_top, self.old_end)
         } else {
             (&mut self.young_top, self.young_end)
@@ -254,8 +253,7 @@ impl Heap {
         );
         let to = Block::new(size);
         let old_scan_start = self.old_top;
-        let mut c = Collector {
-            minor: true,
+        let mut c = Collector::<true> {
             old_lo: self.old.base() as usize,
             old_hi: self.old.end() as usize,
             young_lo: self.young.base() as usize,
@@ -294,8 +292,7 @@ impl Heap {
         let min = self.config.min_heap_size;
         let size = next_heap_size(min.max(bound + stack_len + need));
         let to = Block::new(size);
-        let mut c = Collector {
-            minor: false,
+        let mut c = Collector::<false> {
             old_lo: 0,
             old_hi: 0,
             young_lo: 0,
@@ -341,9 +338,9 @@ impl Heap {
 
     /// # Safety
     /// `new_stop..+stack_len` holds the copied stack.
-    unsafe fn evac_roots(
+    unsafe fn evac_roots<const M: bool>(
         &mut self,
-        c: &mut Collector,
+        c: &mut Collector<M>,
         new_stop: *mut u64,
         stack_len: usize,
         extra: &mut [u64],
@@ -362,10 +359,10 @@ impl Heap {
     ///
     /// # Safety
     /// Called after the copy and before from-space is freed.
-    unsafe fn sweep_offheap(&mut self, c: &Collector) {
+    unsafe fn sweep_offheap<const M: bool>(&mut self, c: &Collector<M>) {
         self.offheap.get_mut().retain_mut(|entry| {
             let a = *entry as usize;
-            if c.minor && c.old_lo <= a && a < c.old_hi {
+            if M && c.old_lo <= a && a < c.old_hi {
                 return true;
             }
             // SAFETY: the entry is a from-space shared object, still

@@ -5,20 +5,29 @@
 use super::main_failed;
 use super::pingpong::{pong_loop, Ping, Pong};
 use lona_runtime::{Reason, Runtime};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub fn run(rt: &Runtime) -> Result<(), String> {
     const R: usize = 10_000;
     let hogs_n = rt.workers() * 2;
+    let turns: Arc<Vec<AtomicU64>> = Arc::new((0..hogs_n).map(|_| AtomicU64::new(0)).collect());
+    let t2 = turns.clone();
     let mut lat = rt
         .block_on(move |ctx| async move {
             let me = ctx.pid();
             let hogs: Vec<_> = (0..hogs_n)
-                .map(|_| {
-                    ctx.spawn(|ctx| async move {
+                .map(|i| {
+                    let turns = t2.clone();
+                    ctx.spawn(move |ctx| async move {
                         let mut n = 0u64;
                         loop {
                             n = std::hint::black_box(n.wrapping_add(1));
+                            if ctx.budget_left() == 1 {
+                                // Last reduction of this slice: count the turn.
+                                turns[i].fetch_add(1, Ordering::Relaxed);
+                            }
                             ctx.charge(1).await;
                         }
                     })
@@ -40,13 +49,21 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
             lat
         })
         .map_err(main_failed)?;
+    let min_turns = turns
+        .iter()
+        .map(|t| t.load(Ordering::Relaxed))
+        .min()
+        .unwrap_or(0);
+    if min_turns == 0 {
+        return Err("fair: a hog never got a turn".into());
+    }
     lat.sort_unstable();
     let us = |ns: u64| ns as f64 / 1000.0;
     println!(
-        "fair hogs={hogs_n} round_trips={R} p50_us={:.1} p99_us={:.1} max_us={:.1}",
+        "fair hogs={hogs_n} round_trips={R} p50_us={:.1} p99_us={:.1} max_us={:.1} min_hog_slices={min_turns}",
         us(lat[R / 2 - 1]),
         us(lat[R * 99 / 100 - 1]),
-        us(lat[R - 1])
+        us(lat[R - 1]),
     );
     Ok(())
 }

@@ -15,8 +15,16 @@ mod spawn;
 use lona_runtime::{Builder, Runtime};
 
 /// Workload names, in the order `all` runs them.
-pub const NAMES: &[&str] =
-    &["spawn", "skynet", "ring", "pingpong", "fanin", "fair", "selective", "restart"];
+pub const NAMES: &[&str] = &[
+    "spawn",
+    "skynet",
+    "ring",
+    "pingpong",
+    "fanin",
+    "fair",
+    "selective",
+    "restart",
+];
 
 pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
     if name == "all" {
@@ -30,7 +38,8 @@ pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
         if let Some(w) = workers {
             b = b.workers(w);
         }
-        b.build().map_err(|e| format!("cannot start the runtime: {e}"))
+        b.build()
+            .map_err(|e| format!("cannot start the runtime: {e}"))
     };
     match name {
         "spawn" => spawn::run(&make()?),
@@ -41,14 +50,20 @@ pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
         "fair" => fair::run(&make()?),
         "selective" => selective::run(&make()?),
         "restart" => restart::run(&make()?),
-        other => Err(format!("unknown workload {other:?}; one of {NAMES:?} or all")),
+        other => Err(format!(
+            "unknown workload {other:?}; one of {NAMES:?} or all"
+        )),
     }
 }
 
 /// Resident set size of this program in bytes.
 pub fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     pages * 4096
 }
 

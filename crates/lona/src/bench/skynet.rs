@@ -7,7 +7,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Instant;
 
-fn skynet(ctx: Ctx, parent: Pid, num: u64, size: u64, div: u64) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+fn skynet(
+    ctx: Ctx,
+    parent: Pid,
+    num: u64,
+    size: u64,
+    div: u64,
+) -> Pin<Box<dyn Future<Output = ()> + Send>> {
     Box::pin(async move {
         if size == 1 {
             let _ = ctx.send(parent, num).await;
@@ -16,7 +22,8 @@ fn skynet(ctx: Ctx, parent: Pid, num: u64, size: u64, div: u64) -> Pin<Box<dyn F
         let sub = size / div;
         let me = ctx.pid();
         for i in 0..div {
-            ctx.spawn(move |c| skynet(c, me, num + i * sub, sub, div)).expect("spawn");
+            ctx.spawn(move |c| skynet(c, me, num + i * sub, sub, div))
+                .expect("spawn");
         }
         let mut sum = 0u64;
         for _ in 0..div {
@@ -31,7 +38,8 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
         .block_on(|ctx| async move {
             let me = ctx.pid();
             let t0 = Instant::now();
-            ctx.spawn(move |c| skynet(c, me, 0, 1_000_000, 10)).expect("spawn");
+            ctx.spawn(move |c| skynet(c, me, 0, 1_000_000, 10))
+                .expect("spawn");
             let sum = ctx.receive::<u64>().await;
             (t0.elapsed(), sum)
         })
