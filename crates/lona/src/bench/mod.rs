@@ -5,6 +5,7 @@
 
 mod fair;
 mod fanin;
+mod gc;
 mod pingpong;
 mod restart;
 mod ring;
@@ -24,6 +25,7 @@ pub const NAMES: &[&str] = &[
     "fair",
     "selective",
     "restart",
+    "gc",
 ];
 
 pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
@@ -50,6 +52,10 @@ pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
         "fair" => fair::run(&make()?),
         "selective" => selective::run(&make()?),
         "restart" => restart::run(&make()?),
+        "gc" => {
+            gc::run();
+            Ok(())
+        }
         other => Err(format!(
             "unknown workload {other:?}; one of {NAMES:?} or all"
         )),
