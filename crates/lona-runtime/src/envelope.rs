@@ -139,11 +139,15 @@ pub(crate) fn header_is<T: 'static>(h: &Header) -> bool {
 
 /// Borrow the value of a node known to hold a `T`.
 ///
+/// Takes the node pointer, not a `&Header`: a reference to the header only
+/// covers the header's bytes, and reading the value through it would be
+/// undefined behaviour (Miri's Stacked Borrows catches exactly that).
+///
 /// # Safety
-/// `header_is::<T>(h)` must hold.
-pub(crate) unsafe fn value_ref<T: 'static>(h: &Header) -> &T {
-    // SAFETY: per the contract the node is a `Node<T>`.
-    unsafe { &(*(h as *const Header).cast::<Node<T>>()).value }
+/// `h` must point to a live node for `'a`, and `header_is::<T>` must hold.
+pub(crate) unsafe fn value_ref<'a, T: 'static>(h: *const Header) -> &'a T {
+    // SAFETY: per the contract the node is a live `Node<T>`.
+    unsafe { &(*h.cast::<Node<T>>()).value }
 }
 
 impl Drop for Envelope {

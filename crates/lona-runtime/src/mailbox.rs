@@ -72,10 +72,11 @@ impl Mailbox {
     /// Scan for the first message `accept` takes, as receive `owner` (a
     /// non-zero id unique to one receive operation). Resumes after the
     /// cursor `owner` left on its previous scan.
+    /// `accept` gets each node's pointer (valid for the call).
     pub(crate) fn take_first(
         &mut self,
         owner: u64,
-        mut accept: impl FnMut(&Header) -> bool,
+        mut accept: impl FnMut(*mut Header) -> bool,
     ) -> Option<Envelope> {
         debug_assert_ne!(owner, 0);
         let (mut prev, mut cur) = if self.cursor_owner == owner && !self.cursor.is_null() {
@@ -85,10 +86,9 @@ impl Mailbox {
             (ptr::null_mut(), self.head)
         };
         while !cur.is_null() {
-            // SAFETY: `cur` is a live node of ours.
-            let h = unsafe { &*cur };
-            if accept(h) {
-                let next = h.next;
+            if accept(cur) {
+                // SAFETY: `cur` is a live node of ours.
+                let next = unsafe { (*cur).next };
                 if prev.is_null() {
                     self.head = next;
                 } else {
@@ -105,7 +105,8 @@ impl Mailbox {
                 return Some(e);
             }
             prev = cur;
-            cur = h.next;
+            // SAFETY: `cur` is a live node of ours.
+            cur = unsafe { (*cur).next };
         }
         self.cursor = prev;
         self.cursor_owner = owner;
@@ -114,7 +115,10 @@ impl Mailbox {
 
     /// Remove the first message `accept` takes, from the oldest, ignoring
     /// any cursor (for flushes such as `demonitor(.., flush)`).
-    pub(crate) fn remove_first(&mut self, accept: impl FnMut(&Header) -> bool) -> Option<Envelope> {
+    pub(crate) fn remove_first(
+        &mut self,
+        accept: impl FnMut(*mut Header) -> bool,
+    ) -> Option<Envelope> {
         self.take_first(u64::MAX, accept)
     }
 
@@ -142,8 +146,8 @@ mod tests {
     use crate::envelope::{header_is, value_ref};
     use proptest::prelude::*;
 
-    fn int(h: &Header) -> Option<i64> {
-        header_is::<i64>(h).then(|| *unsafe { value_ref::<i64>(h) })
+    fn int(h: *mut Header) -> Option<i64> {
+        header_is::<i64>(unsafe { &*h }).then(|| *unsafe { value_ref::<i64>(h) })
     }
 
     #[test]

@@ -584,8 +584,9 @@ impl Ctx {
         with_cx(self.pid, |cx| {
             cx.drain();
             cx.p.mailbox.remove_first(|h| {
-                crate::envelope::header_is::<Down>(h)
-                    // SAFETY: type checked just before.
+                // SAFETY: `h` is a live node of the mailbox during the call,
+                // and its type is checked before the value is read.
+                crate::envelope::header_is::<Down>(unsafe { &*h })
                     && unsafe { crate::envelope::value_ref::<Down>(h) }.mref == mref
             });
         });

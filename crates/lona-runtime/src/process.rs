@@ -181,11 +181,10 @@ impl Cx<'_> {
         accept: impl FnMut(&Envelope) -> bool,
     ) -> Option<Envelope> {
         let mut accept = accept;
-        self.p.mailbox.take_first(id, |h: &Header| {
-            // SAFETY: a borrowed view of a node the mailbox owns; forgotten
-            // below so it is not dropped twice.
-            let e =
-                std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h as *const _ as *mut _) });
+        self.p.mailbox.take_first(id, |h: *mut Header| {
+            // SAFETY: a borrowed view of a node the mailbox owns (the node
+            // pointer, so it covers the whole node); never dropped here.
+            let e = std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) });
             accept(&e)
         })
     }

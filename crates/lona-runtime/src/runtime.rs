@@ -264,6 +264,18 @@ impl Shared {
             .collect()
     }
 
+    /// A timer for a dead target is cancelled at once (Erlang: "in the case
+    /// it has terminated, the timer is automatically canceled"). Checked
+    /// after inserting: the target's exit path cancels its timers after
+    /// marking it exited, so one of the two sees the other (the fence pairs
+    /// with the timer lock taken in `finish`).
+    pub(crate) fn cancel_if_dead(&self, to: Pid, t: TimerRef) {
+        std::sync::atomic::fence(SeqCst);
+        if !self.is_alive(to) {
+            drop(self.timers.cancel(t));
+        }
+    }
+
     pub(crate) fn is_alive(&self, pid: Pid) -> bool {
         self.table
             .get(pid.index())
@@ -467,7 +479,9 @@ impl Handle {
     /// timer is cancelled if `to` exits first.
     pub fn send_after<M: Send + 'static>(&self, after: Duration, to: Pid, msg: M) -> TimerRef {
         let node = Envelope::new(msg, to.generation(), false);
-        self.shared.timers.insert(after, to, node, true)
+        let t = self.shared.timers.insert(after, to, node, true);
+        self.shared.cancel_if_dead(to, t);
+        t
     }
 
     /// Cancel a timer. `Some(ms_left)` if it was pending, `None` if it had

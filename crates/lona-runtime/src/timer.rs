@@ -18,6 +18,7 @@ use crate::envelope::Envelope;
 use crate::Pid;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::*};
+
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -346,6 +347,10 @@ impl Timers {
 
     /// Cancel every tracked timer addressed to `target` (it exited).
     pub(crate) fn cancel_target(&self, target: Pid) {
+        // The fence pairs with the one in `Shared::cancel_if_dead`: either
+        // this sees the new timer counted, or the inserter sees its target
+        // exited and cancels the timer itself.
+        std::sync::atomic::fence(SeqCst);
         if self.tracked.load(Relaxed) == 0 {
             return;
         }

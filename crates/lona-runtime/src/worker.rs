@@ -327,6 +327,7 @@ pub(crate) fn finish(
     }
     let _ = catch_unwind(AssertUnwindSafe(|| p.mailbox.clear()));
     p.started = false;
+    p.waiting = false;
     p.trap_exit = false;
     p.pending_exit = None;
     p.reductions = 0;

@@ -689,3 +689,20 @@ fn runtime_exit_and_shutdown_reach_trapping_processes_as_exit_messages() {
         (lona_runtime::RUNTIME_PID, Reason::Shutdown)
     );
 }
+
+#[test]
+fn a_timer_for_an_already_dead_target_is_cancelled_at_once() {
+    let rt = Builder::default().workers(2).build().unwrap();
+    let h = rt.handle();
+    let (t, left) = rt
+        .block_on(|ctx| async move {
+            let (p, _) = ctx.spawn_monitor(|_| async {}).unwrap();
+            down_of(&ctx, p).await;
+            let t = ctx.send_after(Duration::from_secs(3600), p, 1u8);
+            (t, ctx.cancel_timer(t))
+        })
+        .unwrap();
+    let _ = t;
+    assert_eq!(left, None, "already cancelled");
+    assert_eq!(h.pending_timers(), 0);
+}

@@ -85,7 +85,6 @@ impl Block {
         let Some(ptr) = NonNull::new(p) else {
             alloc::handle_alloc_error(layout)
         };
-        advise_huge(p, words);
         Block {
             ptr,
             words,
@@ -137,29 +136,6 @@ impl Block {
         delta
     }
 }
-
-/// Asks the kernel to back a large block with transparent huge pages: a
-/// collection of a large heap touches every page of a fresh block, and
-/// with 4 KiB pages the page faults cost as much as the copying.
-#[cfg(all(target_os = "linux", not(miri)))]
-fn advise_huge(p: *mut u64, words: usize) {
-    /// Blocks of at least this many words (4 MiB) ask for huge pages.
-    const HUGE_WORDS: usize = 1 << 19;
-    if words < HUGE_WORDS {
-        return;
-    }
-    const PAGE: usize = 4096;
-    let start = (p as usize).div_ceil(PAGE) * PAGE;
-    let end = (p as usize + words * 8) / PAGE * PAGE;
-    if end > start {
-        // SAFETY: the range lies inside our allocation; MADV_HUGEPAGE only
-        // changes how the kernel backs it, never its contents.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-    }
-}
-
-#[cfg(not(all(target_os = "linux", not(miri))))]
-fn advise_huge(_p: *mut u64, _words: usize) {}
 
 impl Drop for Block {
     fn drop(&mut self) {

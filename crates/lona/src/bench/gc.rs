@@ -21,7 +21,10 @@ pub fn run() {
     println!("gc live_elements={N} heap_mb={heap_mb:.1} full_gc_ms={full_gc_ms:.1}");
     let mut runs: Vec<f64> = (0..11).map(|_| minor()).collect();
     runs.sort_by(f64::total_cmp);
-    println!("gc-minor young_kb=1024 survivors_pct=10 minor_gc_us={:.1}", runs[runs.len() / 2]);
+    println!(
+        "gc-minor young_kb=1024 survivors_pct=10 minor_gc_us={:.1}",
+        runs[runs.len() / 2]
+    );
 }
 
 fn full() -> (f64, f64) {
