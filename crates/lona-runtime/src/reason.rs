@@ -132,6 +132,8 @@ impl fmt::Display for Reason {
     }
 }
 
+impl std::error::Error for Reason {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,4 +170,3 @@ mod tests {
     }
 }
 
-impl std::error::Error for Reason {}
