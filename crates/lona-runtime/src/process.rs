@@ -79,6 +79,10 @@ pub(crate) struct Private {
     pub(crate) receive_seq: u64,
     /// Token of the most recent receive timeout that fired.
     pub(crate) fired_timeout: u64,
+    /// The receive timer armed last, cancelled if the process ends while it
+    /// is pending (a receive future dropped by the exit path cannot reach
+    /// the runtime to cancel it itself).
+    pub(crate) receive_timer: Option<TimerRef>,
     pub(crate) extra: Option<Box<Extra>>,
 }
 
@@ -196,6 +200,7 @@ impl Cx<'_> {
         let token = self.new_receive();
         let node = Envelope::new(crate::signal::Signal::Timeout { token }, self.p.gen, true);
         let tref = self.shared.timers.insert(after, self.pid, node, false);
+        self.p.receive_timer = Some(tref);
         (token, tref)
     }
 
@@ -206,6 +211,9 @@ impl Cx<'_> {
 
     /// Cancel a timer (no effect if it already fired).
     pub fn cancel_timer(&mut self, tref: TimerRef) {
+        if self.p.receive_timer == Some(tref) {
+            self.p.receive_timer = None;
+        }
         drop(self.shared.timers.cancel(tref));
     }
 }

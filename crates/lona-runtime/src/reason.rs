@@ -169,4 +169,3 @@ mod tests {
         assert!(r == r.clone(), "clones share the value");
     }
 }
-

@@ -317,6 +317,9 @@ pub(crate) fn finish(
     }
     shared.registry.process_ended(pid);
     shared.timers.cancel_target(pid);
+    if let Some(t) = p.receive_timer.take() {
+        drop(shared.timers.cancel(t));
+    }
     let mut watched = false;
     if let Some(mut extra) = p.extra.take() {
         watched = !extra.links.is_empty() || !extra.monitored_by.is_empty();

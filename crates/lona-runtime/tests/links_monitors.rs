@@ -706,3 +706,23 @@ fn a_timer_for_an_already_dead_target_is_cancelled_at_once() {
     assert_eq!(left, None, "already cancelled");
     assert_eq!(h.pending_timers(), 0);
 }
+
+#[test]
+fn a_process_killed_in_a_receive_with_timeout_leaves_no_timer() {
+    let rt = Builder::default().workers(2).build().unwrap();
+    let h = rt.handle();
+    rt.block_on(|ctx| async move {
+        let (p, _) = ctx
+            .spawn_monitor(|ctx| async move {
+                ctx.receive_timeout::<u8>(Duration::from_secs(3600)).await;
+            })
+            .unwrap();
+        while ctx.handle().pending_timers() == 0 {
+            ctx.yield_now().await;
+        }
+        ctx.send_exit(p, Reason::Kill).await;
+        down_of(&ctx, p).await;
+    })
+    .unwrap();
+    assert_eq!(h.pending_timers(), 0);
+}

@@ -95,7 +95,7 @@ pub enum Op {
 }
 
 pub fn leaf() -> impl Strategy<Value = Leaf> {
-    let long_list = if cfg!(miri) { 40usize } else { 3000 };
+    let long_list = if cfg!(miri) { 20usize } else { 3000 };
     prop_oneof![
         Just(Leaf::Nil),
         any::<bool>().prop_map(Leaf::Bool),
@@ -132,6 +132,7 @@ pub fn op() -> impl Strategy<Value = Op> {
 }
 
 pub fn ops(max: usize) -> impl Strategy<Value = Vec<Op>> {
+    let max = if cfg!(miri) { max.min(12) } else { max };
     prop::collection::vec(op(), 1..max)
 }
 
@@ -203,7 +204,7 @@ pub fn build_all<'h>(h: &'h Heap, ops: &[Op]) -> Vec<Term<'h>> {
 
 pub fn cases(n: u32) -> ProptestConfig {
     ProptestConfig {
-        cases: if cfg!(miri) { 3 } else { n },
+        cases: if cfg!(miri) { 2 } else { n },
         failure_persistence: None,
         ..ProptestConfig::default()
     }
