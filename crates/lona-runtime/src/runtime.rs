@@ -202,7 +202,15 @@ impl Shared {
         let worker = WorkerCore::current(self);
         let index = match worker {
             Some(w) => self.table.alloc(&mut w.free.borrow_mut()),
-            None => self.table.alloc(&mut Vec::new()),
+            None => {
+                let mut cache = Vec::new();
+                let i = self.table.alloc(&mut cache);
+                // Hand back the rest of a fresh batch.
+                if !cache.is_empty() {
+                    self.table.return_cache(&mut cache);
+                }
+                i
+            }
         }
         .ok_or(SpawnError::SystemLimit {
             limit: self.table.limit(),

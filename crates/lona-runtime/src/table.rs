@@ -22,6 +22,8 @@ const CHUNK_BITS: u32 = 12;
 const CHUNK: usize = 1 << CHUNK_BITS;
 /// Free slots a worker keeps before spilling half to the shared pool.
 pub(crate) const LOCAL_FREE_MAX: usize = 512;
+/// Fresh slots a spawner takes at once.
+const FRESH_BATCH: u32 = 64;
 
 /// One process's place in the table.
 pub(crate) struct Slot {
@@ -57,6 +59,9 @@ pub(crate) struct Table {
     capacity: u32,
     /// Free slots spilled by workers (and by exits off-worker).
     pool: Mutex<Vec<u32>>,
+    /// Length of `pool` (a hint, written under its lock): spawners skip the
+    /// lock when it is empty.
+    pool_len: AtomicUsize,
     grow: Mutex<()>,
     /// Live processes (spawned, not yet fully exited).
     live: AtomicUsize,
@@ -76,6 +81,7 @@ impl Table {
             next_fresh: AtomicU32::new(0),
             capacity: (chunks * CHUNK).min(u32::MAX as usize) as u32,
             pool: Mutex::new(Vec::new()),
+            pool_len: AtomicUsize::new(0),
             grow: Mutex::new(()),
             live: AtomicUsize::new(0),
             limit,
@@ -121,24 +127,32 @@ impl Table {
         if let Some(i) = cache.pop() {
             return Some(i);
         }
-        {
+        if self.pool_len.load(Relaxed) > 0 {
             let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
             if !pool.is_empty() {
                 let take = pool.len().min(LOCAL_FREE_MAX / 2);
                 let at = pool.len() - take;
                 cache.extend(pool.drain(at..));
+                self.pool_len.store(pool.len(), Relaxed);
                 return cache.pop();
             }
         }
-        let i = self.next_fresh.fetch_add(1, Relaxed);
-        if i >= self.capacity {
-            // Cannot happen while capacity covers limit + caches; fail safely.
-            self.next_fresh.fetch_sub(1, Relaxed);
+        // Fresh slots, a batch at a time: one shared RMW per FRESH_BATCH
+        // spawns. The capacity's slack covers what caches hold.
+        let first = self.next_fresh.fetch_add(FRESH_BATCH, Relaxed);
+        if first >= self.capacity {
+            self.next_fresh.fetch_sub(FRESH_BATCH, Relaxed);
             self.live.fetch_sub(1, Relaxed);
+            // Slots may still sit in other workers' caches; they come back
+            // through the pool as those workers spill. Past the limit the
+            // live count failed above, so this is only a transient shortage.
             return None;
         }
-        self.ensure_chunk(i);
-        Some(i)
+        let end = (first + FRESH_BATCH).min(self.capacity);
+        self.ensure_chunk(first);
+        self.ensure_chunk(end - 1);
+        cache.extend((first + 1..end).rev());
+        Some(first)
     }
 
     fn ensure_chunk(&self, index: u32) {
