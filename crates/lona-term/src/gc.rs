@@ -8,7 +8,9 @@
 //! (attached messages and overflow chunks). Live objects below the
 //! high-water mark (they already survived one collection) are promoted to
 //! the old block; live objects above it and in fragments are copied to a new
-//! young block sized `next_heap_size(young data + stack + need)`. The old
+//! young block of the same size, or `next_heap_size(young data + stack +
+//! need)` if that is larger (the young block shrinks only in a major
+//! collection). The old
 //! block is not scanned: objects are immutable and only ever point to older
 //! objects, so nothing old points at young data. Afterwards the high-water
 //! mark is the new `htop`. If the old block cannot take everything below the
@@ -246,10 +248,13 @@ impl Heap {
         }
         let stack_len = self.stack_len();
         let young_bound = words_between(self.hwm, self.htop.get()) + self.frag_used();
+        // The young block keeps its size (it only grows here; a major
+        // collection is where it shrinks), as BEAM's minor collection does.
         let size = next_heap_size(
             self.config
                 .min_heap_size
-                .max(young_bound + stack_len + need),
+                .max(young_bound + stack_len + need)
+                .max(self.young.words()),
         );
         let to = Block::new(size);
         let old_scan_start = self.old_top;
