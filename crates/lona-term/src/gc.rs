@@ -24,7 +24,7 @@
 //! pointer is relocated. Memory therefore falls back when live data falls.
 //!
 //! Forwarding: a moved boxed object's header becomes the new boxed pointer;
-//! a moved cons cell's car becomes [`FORWARD_CONS`] and its cdr the new cons
+//! a moved cons cell's car becomes a `Forward` header and its cdr the new cons
 //! pointer. Afterwards the off-heap list is swept: entries whose object was
 //! moved are updated, the others' binaries are released.
 //!
