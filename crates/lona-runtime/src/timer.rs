@@ -122,7 +122,7 @@ impl Wheel {
 
     /// Add a timer firing at `when` (ms); a past `when` fires at the next
     /// poll.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn insert(
         &mut self,
         when: u64,
