@@ -25,11 +25,13 @@ use std::ptr;
 pub(crate) struct Mailbox {
     head: *mut Header,
     tail: *mut Header,
-    len: usize,
     /// Last node rejected by receive `cursor_owner`; null means "before the
     /// head". Meaningful only while `cursor_owner != 0`.
     cursor: *mut Header,
-    cursor_owner: u64,
+    len: u32,
+    /// Receive ids are 32 bits: every scanning receive overwrites this, so a
+    /// wrapped-around id can never meet a cursor it did not leave.
+    cursor_owner: u32,
 }
 
 // SAFETY: the mailbox owns its nodes, which are all `Send`; it is only ever
@@ -50,7 +52,7 @@ impl Default for Mailbox {
 
 impl Mailbox {
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     /// Append one owned node at the end.
@@ -75,7 +77,7 @@ impl Mailbox {
     /// `accept` gets each node's pointer (valid for the call).
     pub(crate) fn take_first(
         &mut self,
-        owner: u64,
+        owner: u32,
         mut accept: impl FnMut(*mut Header) -> bool,
     ) -> Option<Envelope> {
         debug_assert_ne!(owner, 0);
@@ -119,7 +121,7 @@ impl Mailbox {
         &mut self,
         accept: impl FnMut(*mut Header) -> bool,
     ) -> Option<Envelope> {
-        self.take_first(u64::MAX, accept)
+        self.take_first(u32::MAX, accept)
     }
 
     /// Drop every message.
@@ -211,7 +213,7 @@ mod tests {
             let mut m = Mailbox::default();
             let mut model: Vec<i64> = vec![];
             // One receive keeps one predicate; a new predicate is a new receive.
-            let mut owner = 1;
+            let mut owner = 1u32;
             let mut last_v = -1;
             for (op, v) in ops {
                 if v != last_v { owner += 1; last_v = v; }

@@ -816,9 +816,11 @@ impl Future for Suspend {
 
 struct RecvCore {
     pid: Pid,
-    id: u64,
     timeout: Option<Duration>,
-    timer: Option<(u64, TimerRef)>,
+    /// The armed timeout: its token and timer.
+    timer: Option<(u32, TimerRef)>,
+    /// This receive's id (0 until first polled).
+    id: u32,
 }
 
 impl RecvCore {
@@ -839,14 +841,14 @@ impl RecvCore {
                 return Poll::Pending;
             }
             if self.id == 0 {
-                self.id = cx.new_receive();
+                self.id = cx.new_receive() as u32;
             }
             cx.drain();
             if cx.exiting() {
                 return Poll::Pending;
             }
             let any = std::any::TypeId::of::<T>() == std::any::TypeId::of::<Envelope>();
-            let found = cx.take_message(self.id, |e| {
+            let found = cx.take_message(self.id as u64, |e| {
                 if any {
                     // SAFETY: T is Envelope (checked above).
                     pred(unsafe { &*(e as *const Envelope as *const T) })
@@ -874,11 +876,12 @@ impl RecvCore {
                 (None, _) => Poll::Pending,
                 (Some(d), None) if d.is_zero() => Poll::Ready(None),
                 (Some(d), None) => {
-                    self.timer = Some(cx.start_receive_timer(d));
+                    let (token, t) = cx.start_receive_timer(d);
+                    self.timer = Some((token as u32, t));
                     Poll::Pending
                 }
                 (Some(_), Some((token, _))) => {
-                    if cx.timed_out(token) {
+                    if cx.timed_out(token as u64) {
                         self.timer = None;
                         Poll::Ready(None)
                     } else {

@@ -73,12 +73,13 @@ pub(crate) struct Private {
     pub(crate) trap_exit: bool,
     /// Set when a signal (or the process itself) ended it; acted on by the
     /// worker after the current step.
-    pub(crate) pending_exit: Option<Reason>,
+    /// (Boxed: rare, and a `Reason` inline would cost every slot 16 bytes.)
+    pub(crate) pending_exit: Option<Box<Reason>>,
     pub(crate) reductions: u64,
-    /// Source of receive ids (for the mailbox cursor).
-    pub(crate) receive_seq: u64,
+    /// Source of receive ids (for the mailbox cursor) and timeout tokens.
+    pub(crate) receive_seq: u32,
     /// Token of the most recent receive timeout that fired.
-    pub(crate) fired_timeout: u64,
+    pub(crate) fired_timeout: u32,
     /// The receive timer armed last, cancelled if the process ends while it
     /// is pending (a receive future dropped by the exit path cannot reach
     /// the runtime to cancel it itself).
@@ -144,8 +145,8 @@ impl Cx<'_> {
 
     /// A new receive id (non-zero) for [`Cx::take_message`].
     pub fn new_receive(&mut self) -> u64 {
-        self.p.receive_seq += 1;
-        self.p.receive_seq
+        self.p.receive_seq = self.p.receive_seq.wrapping_add(1).max(1);
+        self.p.receive_seq as u64
     }
 
     /// Move everything that arrived into the mailbox, acting on signals.
@@ -173,7 +174,7 @@ impl Cx<'_> {
     /// End the process with `reason` after this step.
     pub fn exit(&mut self, reason: Reason) {
         if self.p.pending_exit.is_none() {
-            self.p.pending_exit = Some(reason);
+            self.p.pending_exit = Some(Box::new(reason));
         }
     }
 
@@ -185,7 +186,7 @@ impl Cx<'_> {
         accept: impl FnMut(&Envelope) -> bool,
     ) -> Option<Envelope> {
         let mut accept = accept;
-        self.p.mailbox.take_first(id, |h: *mut Header| {
+        self.p.mailbox.take_first(id as u32, |h: *mut Header| {
             // SAFETY: a borrowed view of a node the mailbox owns (the node
             // pointer, so it covers the whole node); never dropped here.
             let e = std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) });
@@ -198,7 +199,13 @@ impl Cx<'_> {
     /// woken).
     pub fn start_receive_timer(&mut self, after: Duration) -> (u64, TimerRef) {
         let token = self.new_receive();
-        let node = Envelope::new(crate::signal::Signal::Timeout { token }, self.p.gen, true);
+        let node = Envelope::new(
+            crate::signal::Signal::Timeout {
+                token: token as u32,
+            },
+            self.p.gen,
+            true,
+        );
         let tref = self.shared.timers.insert(after, self.pid, node, false);
         self.p.receive_timer = Some(tref);
         (token, tref)
@@ -206,7 +213,7 @@ impl Cx<'_> {
 
     /// Whether the receive timeout `token` has fired.
     pub fn timed_out(&self, token: u64) -> bool {
-        self.p.fired_timeout == token
+        self.p.fired_timeout as u64 == token
     }
 
     /// Cancel a timer (no effect if it already fired).

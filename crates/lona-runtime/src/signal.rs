@@ -37,7 +37,7 @@ pub(crate) enum Signal {
     },
     /// A receive timeout fired.
     Timeout {
-        token: u64,
+        token: u32,
     },
     /// `process_info` asked by `reply_to`.
     Info {

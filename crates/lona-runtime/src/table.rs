@@ -236,3 +236,17 @@ mod tests {
         assert!(t.get(u32::MAX).is_none());
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod size_tests {
+    use super::Slot;
+
+    /// A slot is what every process costs in the table; keep it small
+    /// (an idle native process is this plus its boxed future).
+    #[test]
+    fn slot_fits_in_two_cache_lines() {
+        let size = std::mem::size_of::<Slot>();
+        eprintln!("Slot = {size} bytes");
+        assert!(size <= 128, "Slot grew to {size} bytes");
+    }
+}

@@ -263,7 +263,7 @@ impl WorkerCore {
 fn step_once(cx: &mut Cx<'_>) -> Step {
     cx.drain();
     if let Some(r) = cx.p.pending_exit.take() {
-        return Step::Exit(r);
+        return Step::Exit(*r);
     }
     let mut proc = cx.p.process.take().expect("a running process has its body");
     let result = catch_unwind(AssertUnwindSafe(|| {
@@ -279,9 +279,9 @@ fn step_once(cx: &mut Cx<'_>) -> Step {
     }));
     cx.p.process = Some(proc);
     match result {
-        Ok(Step::Exit(r)) => Step::Exit(cx.p.pending_exit.take().unwrap_or(r)),
+        Ok(Step::Exit(r)) => Step::Exit(cx.p.pending_exit.take().map_or(r, |b| *b)),
         Ok(s) => match cx.p.pending_exit.take() {
-            Some(r) => Step::Exit(r),
+            Some(r) => Step::Exit(*r),
             None => s,
         },
         Err(payload) => {

@@ -55,6 +55,11 @@ fn crash_storm(n: usize) {
         assert!(info.links.is_empty() && info.monitors.is_empty() && info.monitored_by.is_empty());
     })
     .unwrap();
+    // `block_on` returns as the main process finishes: let it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while h.process_count() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     assert_eq!(h.process_count(), 0);
     assert_eq!(h.registered_count(), 0, "no name left behind");
     assert_eq!(h.pending_timers(), 0);
