@@ -71,6 +71,37 @@ impl Inbox {
         }
     }
 
+    /// Push a chain of nodes at once, linked newest to oldest by `next`
+    /// (`newest.next ... == oldest`, `oldest.next` is overwritten): one CAS
+    /// for the whole batch, and arrival order within it is kept. Fails,
+    /// giving the chain back, if the inbox is closed.
+    ///
+    /// # Safety
+    /// The caller owns every node of the chain; on success ownership passes
+    /// to the inbox.
+    pub(crate) unsafe fn push_chain(
+        &self,
+        newest: *mut Header,
+        oldest: *mut Header,
+    ) -> Result<(), ()> {
+        let mut head = self.head.load(Relaxed);
+        loop {
+            if head == closed() {
+                return Err(());
+            }
+            // SAFETY: the chain is ours until the CAS publishes it.
+            unsafe { (*oldest).next = head };
+            // SeqCst: see `State::notify`'s fast path.
+            match self
+                .head
+                .compare_exchange_weak(head, newest, SeqCst, Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(actual) => head = actual,
+            }
+        }
+    }
+
     /// Whether anything is waiting (a hint; the owner's take is exact).
     pub(crate) fn is_empty(&self) -> bool {
         // SeqCst: the owner's "nothing there" must take part in the SeqCst
@@ -156,6 +187,26 @@ mod tests {
         assert_eq!(unsafe { (*last).next }, ptr::null_mut());
         assert_eq!(values(first), vec![0, 1, 2, 3, 4]);
         assert_eq!(inbox.take().0, ptr::null_mut());
+    }
+
+    #[test]
+    fn chains_keep_their_order_among_single_pushes() {
+        let inbox = Inbox::new_closed();
+        inbox.reopen();
+        unsafe { inbox.push(Envelope::new(0u32, 0, false).into_raw()) }.unwrap();
+        // Chain 1, 2, 3: linked newest to oldest.
+        let n1 = Envelope::new(1u32, 0, false).into_raw();
+        let n2 = Envelope::new(2u32, 0, false).into_raw();
+        let n3 = Envelope::new(3u32, 0, false).into_raw();
+        unsafe {
+            (*n3).next = n2;
+            (*n2).next = n1;
+            inbox.push_chain(n3, n1).unwrap();
+            inbox
+                .push(Envelope::new(4u32, 0, false).into_raw())
+                .unwrap();
+        }
+        assert_eq!(values(inbox.take().0), vec![0, 1, 2, 3, 4]);
     }
 
     #[test]

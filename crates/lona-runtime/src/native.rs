@@ -381,10 +381,11 @@ impl Ctx {
     ) -> Result<(), SendError> {
         let to = to.into();
         self.charge(1).await;
-        let shared = shared_of(self.pid);
-        let pid = shared.resolve(to)?;
-        shared.send_pid(pid, msg);
-        Ok(())
+        with_cx(self.pid, |cx| {
+            let pid = cx.shared.resolve(to)?;
+            cx.send(pid, msg);
+            Ok(())
+        })
     }
 
     /// Receive the oldest message of type `T`; others stay in the mailbox.

@@ -128,6 +128,19 @@ impl Cx<'_> {
         true
     }
 
+    /// Send `msg` to `to` (dropped if `to` is gone). Consecutive sends to one
+    /// receiver are batched until the end of the step (see `worker`'s
+    /// outbox); order between this process and `to` is kept.
+    pub fn send<M: Send + 'static>(&mut self, to: Pid, msg: M) {
+        let e = Envelope::new(msg, to.generation(), false);
+        if to == self.pid {
+            // To oneself: at once, so a receive in this same step sees it.
+            let _ = self.shared.deliver(to, e);
+        } else {
+            self.worker.send_batched(to, e);
+        }
+    }
+
     /// Messages waiting in the mailbox (after the last drain).
     pub fn mailbox_len(&self) -> usize {
         self.p.mailbox.len()

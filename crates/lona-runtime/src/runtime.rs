@@ -18,7 +18,7 @@
 //!    the runtime cannot be preempted or killed; shutdown then gives up on
 //!    its worker after a grace period and reports it.
 
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Header};
 use crate::idle::Idle;
 use crate::native::{Ctx, Main, Native};
 use crate::process::{Private, Process};
@@ -140,6 +140,50 @@ impl Shared {
             // SAFETY: handed back to us.
             return Err(unsafe { Envelope::from_raw(back) });
         }
+        self.woken(to);
+        Ok(())
+    }
+
+    /// Push a chain of messages (newest to oldest) into `to`'s inbox and
+    /// wake it; dropped if `to` is gone.
+    ///
+    /// # Safety
+    /// The caller owns the chain.
+    pub(crate) unsafe fn deliver_chain(&self, to: Pid, newest: *mut Header, oldest: *mut Header) {
+        let alive = self
+            .table
+            .get(to.index())
+            .filter(|s| s.state.is_alive(to.generation()));
+        // SAFETY: ours until pushed.
+        let pushed =
+            alive.is_some_and(|slot| unsafe { slot.inbox.push_chain(newest, oldest) }.is_ok());
+        if !pushed {
+            // A dead pid's messages are dropped; `oldest.next` may point into
+            // the inbox we failed to join, so stop there.
+            let mut p = newest;
+            loop {
+                let next = if p == oldest {
+                    std::ptr::null_mut()
+                } else {
+                    unsafe { (*p).next }
+                };
+                // SAFETY: an owned node of the chain.
+                drop(unsafe { Envelope::from_raw(p) });
+                if next.is_null() {
+                    break;
+                }
+                p = next;
+            }
+            return;
+        }
+        self.woken(to);
+    }
+
+    /// After pushing to `to`'s inbox: wake it (the tail of `deliver`).
+    fn woken(&self, to: Pid) {
+        let Some(slot) = self.table.get(to.index()) else {
+            return;
+        };
         match slot.state.notify(to.generation()) {
             Notify::Schedule => self.schedule(to.index()),
             Notify::Busy => {}
@@ -153,12 +197,16 @@ impl Shared {
                 }
             }
         }
-        Ok(())
     }
 
     /// Send a control signal; if the target is gone, answer it (links get
     /// `noproc` exits, monitors `noproc` downs).
     pub(crate) fn signal(&self, to: Pid, sig: Signal) {
+        // Messages this worker batched go first: signals never overtake
+        // messages from the same sender.
+        if let Some(w) = WorkerCore::current(self) {
+            w.flush();
+        }
         let e = Envelope::new(sig, to.generation(), true);
         if let Err(e) = self.deliver(to, e) {
             crate::links::answer_dead(self, to, e);

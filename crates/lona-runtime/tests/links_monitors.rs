@@ -726,3 +726,34 @@ fn a_process_killed_in_a_receive_with_timeout_leaves_no_timer() {
     .unwrap();
     assert_eq!(h.pending_timers(), 0);
 }
+
+#[test]
+fn messages_sent_before_an_exit_arrive_before_its_exit_signal() {
+    // Batched messages must not be overtaken by the link's exit signal.
+    let order = run(|ctx| async move {
+        ctx.trap_exit(true);
+        let me = ctx.pid();
+        ctx.spawn_link(move |ctx| async move {
+            for i in 0..300u32 {
+                ctx.send(me, i).await.unwrap();
+            }
+            ctx.exit(Reason::from("done")).await;
+        })
+        .unwrap();
+        let mut seen = 0u32;
+        loop {
+            let e = ctx.receive_any().await.unwrap();
+            match e.downcast::<u32>() {
+                Ok(i) => {
+                    assert_eq!(i, seen, "messages in order");
+                    seen += 1;
+                }
+                Err(e) => {
+                    assert!(e.is::<Exit>());
+                    return seen;
+                }
+            }
+        }
+    });
+    assert_eq!(order, 300, "all messages before the exit signal");
+}
