@@ -314,6 +314,36 @@ mod loom_tests {
         });
     }
 
+    /// A chain push racing a single push and the owner's takes: every node
+    /// arrives once, the chain's nodes together and in order.
+    #[test]
+    fn loom_chain_push_keeps_order() {
+        loom::model(|| {
+            let inbox = Arc::new(Inbox::new_closed());
+            inbox.reopen();
+            let i1 = inbox.clone();
+            let chain = loom::thread::spawn(move || {
+                let a = Envelope::new(1u32, 0, false).into_raw();
+                let b = Envelope::new(2u32, 0, false).into_raw();
+                unsafe {
+                    (*b).next = a;
+                    i1.push_chain(b, a).unwrap();
+                }
+            });
+            let i2 = inbox.clone();
+            let single = loom::thread::spawn(move || {
+                unsafe { i2.push(Envelope::new(9u32, 0, false).into_raw()) }.unwrap();
+            });
+            let mut got = count(inbox.take().0);
+            chain.join().unwrap();
+            single.join().unwrap();
+            got.extend(count(inbox.take().0));
+            assert_eq!(got.len(), 3);
+            let mine: Vec<_> = got.iter().filter(|v| **v != 9).collect();
+            assert_eq!(mine, vec![&1, &2]);
+        });
+    }
+
     /// A push racing with close: the node is either in the closing take or
     /// handed back to its sender. Exactly one.
     #[test]
