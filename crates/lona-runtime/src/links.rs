@@ -53,7 +53,9 @@
 //!    to its monitors, cancels its timers, drops its mailbox, and its slot is
 //!    retired with a new generation.
 //! 10. An abnormal end (not `Normal`, not `Shutdown`) of a process nobody
-//!     links or monitors is reported (crash report, see `report`).
+//!     links or monitors is reported (crash report, see `report`), when the
+//!     end came from the process itself (a panic, its own `exit`); an end
+//!     caused by another process's exit signal is not reported again.
 
 use crate::envelope::{header_is, Envelope};
 use crate::process::Cx;
@@ -128,6 +130,7 @@ fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
     } else if matches!(reason, Reason::Kill) {
         // Rule 2: untrappable.
         cx.exit(Reason::Killed);
+        cx.p.exit_by_signal = true;
         return;
     }
     if cx.p.trap_exit {
@@ -138,7 +141,10 @@ fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
     match reason {
         // Rules 1 and 3: normal is ignored, except sent to oneself.
         Reason::Normal if link || from != cx.pid => {}
-        reason => cx.exit(reason),
+        reason => {
+            cx.exit(reason);
+            cx.p.exit_by_signal = from != cx.pid;
+        }
     }
 }
 

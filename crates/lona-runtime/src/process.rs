@@ -70,6 +70,9 @@ pub(crate) struct Private {
     pub(crate) started: bool,
     /// Its last step ended waiting (for `process_info`'s status).
     pub(crate) waiting: bool,
+    /// `pending_exit` came from another process's exit signal (such an end
+    /// is not reported as a crash: its cause already was, or was handled).
+    pub(crate) exit_by_signal: bool,
     pub(crate) trap_exit: bool,
     /// Set when a signal (or the process itself) ended it; acted on by the
     /// worker after the current step.

@@ -8,7 +8,9 @@
 //! the hook that was installed before.
 //!
 //! An abnormal end (not `Normal`, not `Shutdown`) of a process that no
-//! process links to or monitors is reported through the `log` crate at
+//! process links to or monitors, caused by the process itself (a panic, its
+//! own `exit`; not an exit signal from another process, whose cause is
+//! reported or handled where it started), is reported through the `log` crate at
 //! `error` level, target `lona::crash`, so an embedding application routes it
 //! with its own logger. When no logger is installed, the report goes to
 //! standard error so that it is never lost.

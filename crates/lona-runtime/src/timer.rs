@@ -313,7 +313,10 @@ impl Timers {
         let ms =
             after.as_millis() as u64 + u64::from(!after.subsec_nanos().is_multiple_of(1_000_000));
         let mut g = self.lock();
-        let when = self.now_ms().max(g.wheel.elapsed) + ms.max(1);
+        // The current time rounded *up*, so a timer never fires early (the
+        // wheel fires when the truncated clock reaches `when`).
+        let now = self.start.elapsed().as_micros().div_ceil(1000) as u64;
+        let when = now.max(g.wheel.elapsed) + ms.max(1);
         let t = g.wheel.insert_with(when, target, tracked, make);
         if tracked {
             g.by_target.entry(target).or_default().push(t);

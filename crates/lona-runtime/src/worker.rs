@@ -407,9 +407,10 @@ pub(crate) fn finish(
         watched = !extra.links.is_empty() || !extra.monitored_by.is_empty();
         crate::links::notify_end(shared, pid, &reason, &mut extra);
     }
-    if !watched {
+    if !watched && !p.exit_by_signal {
         report::unwatched_end(pid, &reason);
     }
+    p.exit_by_signal = false;
     let _ = catch_unwind(AssertUnwindSafe(|| p.mailbox.clear()));
     p.started = false;
     p.waiting = false;

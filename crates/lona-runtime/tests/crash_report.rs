@@ -1,7 +1,7 @@
 //! Crash reports go through `log` (target `lona::crash`): an abnormal end
 //! of a process nobody links to or monitors is reported with its pid and
 //! reason (and for a panic its message and location); watched or normal
-//! ends are not. Its own binary: it installs a logger.
+//! ends, and ends caused by another process's exit signal, are not. Its own binary: it installs a logger.
 
 use lona_runtime::{Builder, Down, Reason};
 use std::sync::Mutex;
@@ -45,6 +45,14 @@ fn unwatched_crashes_are_reported_and_watched_ones_are_not() {
                 ctx.exit(Reason::Shutdown).await;
             })
             .unwrap();
+            // Ended by another process's exit signal: not its own crash.
+            let victim = ctx
+                .spawn(|ctx| async move { ctx.receive::<()>().await })
+                .unwrap();
+            ctx.send_exit(victim, Reason::from("killed by main")).await;
+            while ctx.is_alive(victim) {
+                ctx.yield_now().await;
+            }
             while ctx.is_alive(a) || ctx.is_alive(b) {
                 ctx.yield_now().await;
             }

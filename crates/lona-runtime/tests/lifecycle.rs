@@ -65,14 +65,18 @@ fn shutdown_stops_everything_and_frees_every_message() {
         }
         // Ignores the shutdown signal: must be killed after the timeout.
         let stubborn_state = mk2();
+        let me = ctx.pid();
         ctx.spawn(move |ctx| async move {
             let _s = stubborn_state;
             ctx.trap_exit(true);
+            ctx.send(me, "trapping").await.unwrap();
             loop {
                 ctx.receive::<Exit>().await;
             }
         })
         .unwrap();
+        // Shutdown must find it already trapping.
+        ctx.receive::<&str>().await;
         // A receive timer pending in a waiting process.
         ctx.spawn(|ctx| async move {
             ctx.receive_timeout::<u8>(Duration::from_secs(3600)).await;

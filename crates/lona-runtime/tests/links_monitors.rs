@@ -241,11 +241,13 @@ fn links_are_bidirectional() {
             .spawn_monitor(move |ctx| async move {
                 let c = ctx.spawn_link(idle).unwrap();
                 ctx.send(me, c).await.unwrap();
+                ctx.receive::<&str>().await; // main monitors c first
                 ctx.exit(Reason::from("parent")).await;
             })
             .unwrap();
         let c: Pid = ctx.receive().await;
         let cm = ctx.monitor(c);
+        ctx.send(b, "monitoring").await.unwrap();
         down_of(&ctx, b).await;
         let rc = ctx.receive_where(move |d: &Down| d.mref == cm).await.reason;
         (ra, rc)
@@ -379,10 +381,12 @@ fn monitor_fires_once_with_the_exit_reason() {
     let (d, extra) = run(|ctx| async move {
         let p = ctx
             .spawn(|ctx| async move {
+                ctx.receive::<()>().await; // exits only once monitored
                 ctx.exit(Reason::from("done")).await;
             })
             .unwrap();
         let m = ctx.monitor(p);
+        ctx.send(p, ()).await.unwrap();
         let d = ctx.receive::<Down>().await;
         assert_eq!(d.mref, m);
         (d, ctx.receive_timeout::<Down>(SHORT).await)
