@@ -14,7 +14,7 @@ cp ../shared/bench/anchors.erl "$work/" 2>/dev/null || cp shared/bench/anchors.e
 (cd "$work" && erlc anchors.erl)
 
 # median of the values of KEY across lines of FILE
-median() { grep -o "$2=[0-9.]*" "$1" | cut -d= -f2 | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+median() { { grep -o "$2=[0-9.]*" "$1" || true; } | cut -d= -f2 | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 printf '%-10s %-20s %14s %14s %8s\n' workload figure lona erlang ratio
 for w in "${workloads[@]}"; do
