@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 /// Scaled down under Miri, which runs these end to end (slowly).
 const ROUNDS: u32 = if cfg!(miri) { 20 } else { 10_000 };
+const PER_SENDER: u32 = if cfg!(miri) { 150 } else { 5_000 };
 
 fn rt(workers: usize) -> Runtime {
     Builder::default().workers(workers).build().unwrap()
@@ -69,14 +70,14 @@ fn messages_between_two_processes_stay_in_order() {
         let me = ctx.pid();
         for s in 0..4u32 {
             ctx.spawn(move |ctx| async move {
-                for i in 0..5_000u32 {
+                for i in 0..PER_SENDER {
                     ctx.send(me, (s, i)).await.unwrap();
                 }
             })
             .unwrap();
         }
         let mut next = [0u32; 4];
-        for _ in 0..20_000 {
+        for _ in 0..4 * PER_SENDER {
             let (s, i): (u32, u32) = ctx.receive().await;
             assert_eq!(i, next[s as usize], "sender {s} out of order");
             next[s as usize] += 1;
