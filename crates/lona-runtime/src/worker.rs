@@ -314,19 +314,22 @@ impl WorkerCore {
             // or ends (and so before its exit signals).
             self.flush();
             match step {
-                Step::Wait => match slot.state.park() {
-                    Park::Parked => {
-                        // Only read by this process's own later drains.
-                        p.waiting = true;
-                        return;
+                Step::Wait => {
+                    // Set before parking: once `park` succeeds another
+                    // worker may run the process (and read this) at once.
+                    // Miri caught the write placed after it.
+                    p.waiting = true;
+                    match slot.state.park() {
+                        Park::Parked => return,
+                        Park::Notified => p.waiting = false,
                     }
-                    Park::Notified if budget > 0 => continue,
-                    Park::Notified => {
-                        slot.state.requeue();
-                        self.schedule_back(index);
-                        return;
+                    if budget > 0 {
+                        continue;
                     }
-                },
+                    slot.state.requeue();
+                    self.schedule_back(index);
+                    return;
+                }
                 Step::Yield => {
                     slot.state.requeue();
                     self.schedule_back(index);
