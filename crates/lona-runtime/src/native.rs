@@ -379,13 +379,18 @@ impl Ctx {
         to: impl Into<Dest>,
         msg: M,
     ) -> Result<(), SendError> {
-        let to = to.into();
-        self.charge(1).await;
-        with_cx(self.pid, |cx| {
-            let pid = cx.shared.resolve(to)?;
-            cx.send(pid, msg);
-            Ok(())
+        let mut what = Some((to.into(), msg));
+        std::future::poll_fn(|_| {
+            with_cx(self.pid, |cx| {
+                if !cx.charge(1) {
+                    cx.yielded = true;
+                    return Poll::Pending;
+                }
+                let (to, msg) = what.take().expect("polled after completion");
+                Poll::Ready(cx.shared.resolve(to).map(|pid| cx.send(pid, msg)))
+            })
         })
+        .await
     }
 
     /// Receive the oldest message of type `T`; others stay in the mailbox.
@@ -634,12 +639,12 @@ impl Ctx {
 
     /// Register this process as `name`.
     pub fn register(&self, name: &str) -> Result<(), RegisterError> {
-        self.handle().register(name, self.pid)
+        shared_of(self.pid).register(name, self.pid)
     }
 
     /// Register `pid` as `name`.
     pub fn register_pid(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
-        self.handle().register(name, pid)
+        shared_of(self.pid).register(name, pid)
     }
 
     /// Remove a registered name; returns whether it existed.
@@ -659,7 +664,7 @@ impl Ctx {
 
     /// Deliver `msg` to `to` after `after` (Erlang's `send_after/3`).
     pub fn send_after<M: Send + 'static>(&self, after: Duration, to: Pid, msg: M) -> TimerRef {
-        self.handle().send_after(after, to, msg)
+        shared_of(self.pid).send_after(after, to, msg)
     }
 
     /// Deliver `Timeout { tref, msg }` to `to` after `after` (Erlang's
@@ -675,7 +680,7 @@ impl Ctx {
     /// Cancel a timer: `Some(ms_left)` if it was pending, `None` if it had
     /// fired already.
     pub fn cancel_timer(&self, t: TimerRef) -> Option<u64> {
-        self.handle().cancel_timer(t)
+        shared_of(self.pid).timers.cancel_remaining(t)
     }
 
     /// Information about a live process, `None` if it is gone. Asking

@@ -64,6 +64,8 @@ pub(crate) struct Extra {
 /// touch it).
 #[derive(Default)]
 pub(crate) struct Private {
+    /// The slot's generation for this process: the state word has it too,
+    /// this owner-only copy spares an atomic load per drained node.
     pub(crate) gen: u32,
     pub(crate) mailbox: Mailbox,
     pub(crate) process: Option<Box<dyn Process>>,

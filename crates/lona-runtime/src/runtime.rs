@@ -320,6 +320,35 @@ impl Shared {
             .collect()
     }
 
+    /// Register `name` for `pid` (see `registry` for why liveness is checked
+    /// again after inserting).
+    pub(crate) fn register(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
+        if !self.is_alive(pid) {
+            return Err(RegisterError::NoProc(pid));
+        }
+        self.registry.insert(name, pid)?;
+        // Pairs with the fence in `Registry::process_ended`.
+        std::sync::atomic::fence(SeqCst);
+        if !self.is_alive(pid) {
+            self.registry.process_ended(pid);
+            return Err(RegisterError::NoProc(pid));
+        }
+        Ok(())
+    }
+
+    /// `send_after`: a tracked timer delivering `msg` to `to`.
+    pub(crate) fn send_after<M: Send + 'static>(
+        &self,
+        after: Duration,
+        to: Pid,
+        msg: M,
+    ) -> TimerRef {
+        let node = Envelope::new(msg, to.generation(), false);
+        let t = self.timers.insert(after, to, node, true);
+        self.cancel_if_dead(to, t);
+        t
+    }
+
     /// A timer for a dead target is cancelled at once (Erlang: "in the case
     /// it has terminated, the timer is automatically canceled"). Checked
     /// after inserting: the target's exit path cancels its timers after
@@ -483,17 +512,7 @@ impl Handle {
 
     /// Register `name` for `pid`.
     pub fn register(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
-        if !self.shared.is_alive(pid) {
-            return Err(RegisterError::NoProc(pid));
-        }
-        self.shared.registry.insert(name, pid)?;
-        // Pairs with the fence in `Registry::process_ended`.
-        std::sync::atomic::fence(SeqCst);
-        if !self.shared.is_alive(pid) {
-            self.shared.registry.process_ended(pid);
-            return Err(RegisterError::NoProc(pid));
-        }
-        Ok(())
+        self.shared.register(name, pid)
     }
 
     /// Remove a name; returns whether it was registered.
@@ -534,17 +553,13 @@ impl Handle {
     /// Deliver `msg` to `to` after `after` (Erlang's `send_after/3`). The
     /// timer is cancelled if `to` exits first.
     pub fn send_after<M: Send + 'static>(&self, after: Duration, to: Pid, msg: M) -> TimerRef {
-        let node = Envelope::new(msg, to.generation(), false);
-        let t = self.shared.timers.insert(after, to, node, true);
-        self.shared.cancel_if_dead(to, t);
-        t
+        self.shared.send_after(after, to, msg)
     }
 
     /// Cancel a timer. `Some(ms_left)` if it was pending, `None` if it had
     /// already fired (or was cancelled).
     pub fn cancel_timer(&self, t: TimerRef) -> Option<u64> {
-        let left = self.shared.timers.remaining(t)?;
-        self.shared.timers.cancel(t).map(|_| left)
+        self.shared.timers.cancel_remaining(t)
     }
 
     /// Workers this runtime runs.

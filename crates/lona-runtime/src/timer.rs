@@ -339,9 +339,19 @@ impl Timers {
         Some(node)
     }
 
-    /// Milliseconds left on a pending timer.
-    pub(crate) fn remaining(&self, t: TimerRef) -> Option<u64> {
-        self.lock().wheel.remaining(t)
+    /// Cancel and say how many milliseconds were left (`None`: it had
+    /// fired or was cancelled already), under one lock.
+    pub(crate) fn cancel_remaining(&self, t: TimerRef) -> Option<u64> {
+        let mut g = self.lock();
+        let left = g.wheel.remaining(t)?;
+        let (target, tracked, node) = g.wheel.cancel(t)?;
+        if tracked {
+            untrack(&mut g, target, t);
+            self.tracked.fetch_sub(1, Relaxed);
+        }
+        drop(g);
+        drop(node);
+        Some(left)
     }
 
     pub(crate) fn pending(&self) -> usize {
