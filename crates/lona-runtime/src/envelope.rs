@@ -44,7 +44,14 @@ struct Node<T> {
 unsafe fn drop_node<T>(h: *mut Header) {
     // SAFETY: `h` was produced by `Envelope::new::<T>` (the vtable is only
     // ever paired with `Node<T>`), and the caller owns it exclusively.
-    drop(unsafe { Box::from_raw(h.cast::<Node<T>>()) });
+    let node = unsafe { Box::from_raw(h.cast::<Node<T>>()) };
+    // A user value whose `Drop` panics must not unwind into the runtime:
+    // messages are dropped by workers, the timer thread and shutdown, none
+    // of which may die for it. The node's memory is freed either way (the
+    // box is deallocated while unwinding out of the value's drop).
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(node))).is_err() {
+        log::error!(target: "lona::drop", "the destructor of a {} panicked", std::any::type_name::<T>());
+    }
 }
 
 trait HasVTable {
@@ -59,7 +66,9 @@ impl<T: Send + 'static> HasVTable for T {
 }
 
 /// An owned message of any `Send + 'static` type, as a process receives it
-/// from [`receive_any`](crate::Ctx::receive_any). Dropping it frees it.
+/// from [`receive_any`](crate::Ctx::receive_any). Dropping it frees it; a
+/// panic in the value's `Drop` is caught and logged (target `lona::drop`),
+/// never propagated.
 pub struct Envelope(NonNull<Header>);
 
 // SAFETY: a node is only created from `T: Send`, and an `Envelope` owns it
@@ -93,6 +102,13 @@ impl Envelope {
     pub(crate) unsafe fn from_raw(p: *mut Header) -> Envelope {
         // SAFETY: per the contract, p is a live node, hence non-null.
         Envelope(unsafe { NonNull::new_unchecked(p) })
+    }
+
+    /// Readdress the node to generation `gen` (a timer aimed at a name,
+    /// resolved when it fires).
+    pub(crate) fn set_gen(&mut self, gen: u32) {
+        // SAFETY: we own a live node exclusively.
+        unsafe { (*self.0.as_ptr()).gen = gen };
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -211,6 +227,34 @@ mod tests {
         );
         drop(c);
         assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    struct PanicsOnDrop(Arc<AtomicUsize>);
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            panic!("drop panics");
+        }
+    }
+
+    /// A chain with a panicking value in the middle: the panic stays inside
+    /// the node's drop and every later node is still freed.
+    #[test]
+    fn destructors_that_panic_are_contained() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut chain: *mut Header = std::ptr::null_mut();
+        for i in 0..5 {
+            let e = if i == 2 {
+                Envelope::new(PanicsOnDrop(drops.clone()), 0, false)
+            } else {
+                Envelope::new(Counted(drops.clone()), 0, false)
+            };
+            let n = e.into_raw();
+            unsafe { (*n).next = chain };
+            chain = n;
+        }
+        unsafe { drop_chain(chain) };
+        assert_eq!(drops.load(Ordering::SeqCst), 5, "every node dropped");
     }
 
     #[test]

@@ -15,22 +15,27 @@
 //!     let me = ctx.pid();
 //!     let child = ctx.spawn(move |ctx| async move {
 //!         let (from, n): (Pid, u64) = ctx.receive().await;
-//!         ctx.send(from, n * 2).await.unwrap();
-//!     }).unwrap();
-//!     ctx.send(child, (me, 21u64)).await.unwrap();
+//!         ctx.send(from, n * 2).await;
+//!     }).await.unwrap();
+//!     ctx.send(child, (me, 21u64)).await;
 //!     ctx.receive::<u64>().await
 //! });
 //! assert_eq!(sum, Ok(42));
 //! ```
 //!
+//! Any other kind of process (the Lonala interpreter, a hand-written state
+//! machine) implements [`Process`] and does the same through [`Cx`].
+//!
 //! See `docs/architecture.md` for how the pieces fit.
 
+// The core: processes, their queues and signals, the scheduler.
+mod cx;
 mod envelope;
 mod idle;
 mod inbox;
+mod info;
 mod links;
 mod mailbox;
-mod native;
 mod pid;
 mod process;
 mod reason;
@@ -44,17 +49,25 @@ mod table;
 mod timer;
 mod worker;
 
+// Native `async` processes, a layer over the core.
+mod native;
+
+pub use cx::{Cx, Scan, SpawnOpts};
 pub use envelope::Envelope;
-pub use native::{
-    Charge, Ctx, ExitNow, ProcessInfo, Receive, ReceiveTimeout, SpawnOpts, Status, YieldNow,
-};
+pub use info::{ProcessInfo, Status};
+pub use native::{Charge, Ctx, ExitNow, Receive, ReceiveTimeout, YieldNow};
 pub use pid::{Pid, Ref};
-pub use process::{Cx, Process, Step, SLICE_REDUCTIONS};
+pub use process::{Process, Step, SLICE_REDUCTIONS};
 pub use reason::{CustomReason, PanicInfo, Reason};
 pub use registry::RegisterError;
 pub use runtime::{
     Builder, Dest, Handle, Runtime, SendError, ShutdownReport, SpawnError, DEFAULT_PROCESS_LIMIT,
-    RUNTIME_PID,
+    DEFAULT_STACK_SIZE, RUNTIME_PID,
 };
-pub use signal::{Down, Exit, Timeout};
-pub use timer::TimerRef;
+pub use signal::{AliveReply, Down, Exit, InfoReply, Timeout};
+pub use table::MAX_PROCESS_LIMIT;
+pub use timer::{TimerRef, MAX_DELAY};
+
+/// A timeout that never expires: `receive_timeout(INFINITY)` waits like
+/// `receive`. Any delay longer than [`MAX_DELAY`] is infinite.
+pub const INFINITY: std::time::Duration = std::time::Duration::MAX;

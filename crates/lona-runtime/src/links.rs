@@ -1,15 +1,22 @@
 //! Links, monitors and exit signals: the rules, written once, and the code
-//! that applies them (Erlang/OTP's semantics; reference manual, "Processes",
-//! and module `erlang`).
+//! that applies them for every kind of process (Erlang/OTP's semantics;
+//! reference manual, "Processes", and module `erlang`). The operations are
+//! methods of [`Cx`], so a native process, the Lonala interpreter and any
+//! other [`Process`](crate::Process) get the same behaviour.
 //!
 //! # Delivery
-//! - Every signal (exit, link, unlink, monitor, demonitor, down) travels in
-//!   the receiver's one inbox with its messages, so between two processes
-//!   everything arrives in the order sent. A signal takes effect when the
-//!   receiver drains its inbox ([`on_node`]).
-//! - A signal to a process that is gone is *answered* by exactly one party
-//!   (see `inbox`, "Closing"): a link with an exit signal `noproc`, a monitor
-//!   with a `Down` of reason `noproc`; anything else is dropped.
+//! - Every signal (exit, link, unlink, unlink-ack, monitor, demonitor,
+//!   down, info and alive requests) travels in the receiver's one inbox with
+//!   its messages, so between two processes everything arrives in the order
+//!   sent. A signal takes effect when the receiver drains its inbox
+//!   ([`on_node`]).
+//! - A signal to a process that is gone, or that is ending, is *answered*
+//!   by exactly one party (see `inbox`, "Closing"): a link with an exit
+//!   signal `noproc`, a monitor with a `Down` of reason `noproc`, an info
+//!   request with `None`, an alive request with `false`, an unlink with its
+//!   acknowledgement; anything else is dropped. Once a drain has ended the
+//!   process (an exit signal took effect), the signals behind it in the same
+//!   drain are answered the same way: a process that is ending is not alive.
 //!
 //! # Exit signals (`Signal::Exit`)
 //! 1. Reason `Normal`, not from a link: ignored by a process that does not
@@ -17,11 +24,10 @@
 //!    trapping process gets an [`Exit`] message.
 //! 2. Reason `Kill`, not from a link (`exit(pid, Kill)`): cannot be trapped;
 //!    the target ends with reason `Killed`, which is what its links see.
-//! 3. From a link: ignored unless the receiver is still linked to the sender
-//!    (after `unlink` returns, no new exit signal from that link is acted
-//!    on); the link is then gone. Reason `Normal` is ignored by a
-//!    non-trapping receiver; `Kill` through a link *can* be trapped, and a
-//!    non-trapping receiver ends with reason `Kill`.
+//! 3. From a link: ignored unless the receiver's link to the sender is in
+//!    force (not being unlinked); the link is then gone. Reason `Normal` is
+//!    ignored by a non-trapping receiver; `Kill` through a link *can* be
+//!    trapped, and a non-trapping receiver ends with reason `Kill`.
 //! 4. Any other reason ends a non-trapping receiver with that same reason;
 //!    a trapping one receives `Exit { from, reason }` at the end of its
 //!    mailbox.
@@ -33,9 +39,19 @@
 //!    linker gets an exit signal `noproc` through the link (rule 3/4), or,
 //!    if the target is already known dead at the call, a non-trapping caller
 //!    gets an error `NoProc` and a trapping one an `Exit(pid, noproc)`.
-//! 6. `unlink` removes the link on the caller's side at once and sends
-//!    `Unlink`. When a process ends, every linked process gets an exit signal
-//!    with its reason.
+//! 6. Unlinking is a handshake (Erlang's unlink id, OTP 23): `unlink`
+//!    marks the link *unlinking* with a fresh id and sends `Unlink(id)`;
+//!    from then on the caller acts on no exit signal from that link. The
+//!    other side removes its link (if in force) and always answers
+//!    `UnlinkAck(id)`; the caller removes its entry when the ack with its id
+//!    arrives. A `Link` arriving while the entry is unlinking was sent
+//!    before the other side saw the unlink, so it is ignored (the other side
+//!    drops its link on the unlink). So when two processes link to each
+//!    other at once and one unlinks, both end up unlinked: the sides never
+//!    disagree. Linking again while unlinking puts the link back in force
+//!    and sends `Link`.
+//!    When a process ends, every link in force gets an exit signal with its
+//!    reason.
 //!
 //! # Monitors
 //! 7. One-way, fire once, independent when repeated: each `monitor` call
@@ -47,23 +63,28 @@
 //!    `Down` already in the mailbox is removed too.
 //!
 //! # Ending
-//! 9. A process ends (`finish`): it stops taking signals (its inbox is
-//!    closed, and signals found in it are answered per "Delivery"), releases
-//!    its registered name, *then* sends exit signals to its links and `Down`
-//!    to its monitors, cancels its timers, drops its mailbox, and its slot is
-//!    retired with a new generation.
+//! 9. A process ends (`worker::finish`): its registered name is released
+//!    and *then* its state becomes exited (so nobody sees it dead while its
+//!    name still resolves); it stops taking signals (its inbox is closed,
+//!    and signals found in it are answered per "Delivery"); its links in
+//!    force get exit signals and its monitors `Down`; its timers are
+//!    cancelled, its mailbox dropped, and its slot retired with a new
+//!    generation.
 //! 10. An abnormal end (not `Normal`, not `Shutdown`) of a process nobody
 //!     links or monitors is reported (crash report, see `report`), when the
 //!     end came from the process itself (a panic, its own `exit`); an end
 //!     caused by another process's exit signal is not reported again.
 
+use crate::cx::Cx;
 use crate::envelope::{header_is, Envelope};
-use crate::process::Cx;
+use crate::info::{info_of, reply_alive, reply_info};
+use crate::process::{Extra, Private, ACTIVE};
 use crate::runtime::Shared;
-use crate::signal::{Down, Exit, Signal};
-use crate::{Pid, Reason};
+use crate::signal::{Down, Exit, ReplyTo, Signal};
+use crate::{Pid, Reason, Ref, Status};
 
-/// Act on one node taken from the inbox (rule set above).
+/// Act on one node taken from the inbox of a running process that is not
+/// ending (rule set above).
 pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope) {
     let h = e.header();
     if h.gen != cx.p.gen {
@@ -82,13 +103,18 @@ pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope) {
     match sig {
         Signal::Exit { from, reason, link } => on_exit(cx, from, reason, link),
         Signal::Link { from } => {
-            cx.p.extra().links.insert(from);
+            // Rule 6: a link that crossed our unlink is ignored.
+            cx.p.extra().links.entry(from).or_insert(ACTIVE);
         }
-        Signal::Unlink { from } => {
+        Signal::Unlink { from, id } => {
             if let Some(x) = cx.p.extra.as_mut() {
-                x.links.remove(&from);
+                if x.links.get(&from) == Some(&ACTIVE) {
+                    x.links.remove(&from);
+                }
             }
+            cx.shared.signal(from, Signal::UnlinkAck { from: cx.pid, id });
         }
+        Signal::UnlinkAck { from, id } => unlink_acked(cx.p, from, id),
         Signal::Monitor { from, mref } => {
             cx.p.extra().monitored_by.insert(mref, from);
         }
@@ -110,20 +136,35 @@ pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope) {
         Signal::Timeout { token } => cx.p.fired_timeout = token,
         Signal::Info { reply_to, tag } => {
             let status = if cx.p.waiting {
-                crate::Status::Waiting
+                Status::Waiting
             } else {
-                crate::Status::Running
+                Status::Running
             };
-            let info = crate::native::info_of(cx.shared, cx.pid, cx.p, status);
-            crate::native::reply_info(cx.shared, reply_to, tag, Some(info));
+            let info = info_of(cx.shared, cx.pid, cx.p, status);
+            reply_info(cx.shared, reply_to, tag, Some(info));
+        }
+        Signal::IsAlive { reply_to, tag } => reply_alive(cx.shared, reply_to, tag, true),
+    }
+}
+
+fn unlink_acked(p: &mut Private, from: Pid, id: u64) {
+    if let Some(x) = p.extra.as_mut() {
+        if x.links.get(&from) == Some(&id) {
+            x.links.remove(&from);
         }
     }
 }
 
 fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
     if link {
-        // Rule 3: only a live link counts, and it is gone now.
-        let linked = cx.p.extra.as_mut().is_some_and(|x| x.links.remove(&from));
+        // Rule 3: only a link in force counts, and it is gone now.
+        let linked = cx.p.extra.as_mut().is_some_and(|x| {
+            let on = x.is_linked(from);
+            if on {
+                x.links.remove(&from);
+            }
+            on
+        });
         if !linked {
             return;
         }
@@ -148,28 +189,24 @@ fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
     }
 }
 
-/// A node found in the inbox of a process that is ending (rule 9): unlinks
-/// and demonitors still count; links and monitors are answered as to a dead
-/// process; the rest is dropped.
-pub(crate) fn on_node_dying(
-    shared: &Shared,
-    p: &mut crate::process::Private,
-    pid: Pid,
-    e: Envelope,
-) {
+/// A node that reaches a process which is ending (rule 9, and "Delivery"):
+/// unlinks, acks and demonitors still count; the rest is answered as to a
+/// dead process.
+pub(crate) fn on_node_dying(shared: &Shared, p: &mut Private, pid: Pid, e: Envelope) {
     let h = e.header();
     if h.gen == p.gen && h.signal {
-        if let Some(sig) = crate::envelope::Envelope::downcast_ref::<Signal>(&e) {
-            match sig {
-                Signal::Unlink { from } => {
+        if let Some(sig) = Envelope::downcast_ref::<Signal>(&e) {
+            match *sig {
+                Signal::Unlink { from, .. } => {
                     if let Some(x) = p.extra.as_mut() {
-                        x.links.remove(from);
+                        x.links.remove(&from);
                     }
-                    return;
+                    // Acknowledged below, as by a dead process.
                 }
+                Signal::UnlinkAck { from, id } => return unlink_acked(p, from, id),
                 Signal::Demonitor { mref } => {
                     if let Some(x) = p.extra.as_mut() {
-                        x.monitored_by.remove(mref);
+                        x.monitored_by.remove(&mref);
                     }
                     return;
                 }
@@ -180,9 +217,8 @@ pub(crate) fn on_node_dying(
     answer_dead(shared, Pid::new(pid.index(), h.gen), e);
 }
 
-/// Answer a node addressed to `dead`, a process that is gone: links get an
-/// exit signal `noproc`, monitors a `Down` with `noproc`; the rest is
-/// dropped.
+/// Answer a node addressed to `dead`, a process that is gone or ending
+/// ("Delivery"); messages and other signals are dropped.
 pub(crate) fn answer_dead(shared: &Shared, dead: Pid, e: Envelope) {
     if !e.header().signal || !header_is::<Signal>(e.header()) {
         return;
@@ -196,6 +232,9 @@ pub(crate) fn answer_dead(shared: &Shared, dead: Pid, e: Envelope) {
                 link: true,
             },
         ),
+        Ok(Signal::Unlink { from, id }) => {
+            shared.signal(from, Signal::UnlinkAck { from: dead, id })
+        }
         Ok(Signal::Monitor { from, mref }) => shared.signal(
             from,
             Signal::Down {
@@ -204,30 +243,26 @@ pub(crate) fn answer_dead(shared: &Shared, dead: Pid, e: Envelope) {
                 reason: Reason::NoProc,
             },
         ),
-        Ok(Signal::Info { reply_to, tag }) => {
-            crate::native::reply_info(shared, reply_to, tag, None)
-        }
+        Ok(Signal::Info { reply_to, tag }) => reply_info(shared, reply_to, tag, None),
+        Ok(Signal::IsAlive { reply_to, tag }) => reply_alive(shared, reply_to, tag, false),
         _ => {}
     }
 }
 
 /// Rule 9, the signals part: tell links and monitors that `pid` ended.
 /// Called after the name was released.
-pub(crate) fn notify_end(
-    shared: &Shared,
-    pid: Pid,
-    reason: &Reason,
-    extra: &mut crate::process::Extra,
-) {
-    for to in extra.links.drain() {
-        shared.signal(
-            to,
-            Signal::Exit {
-                from: pid,
-                reason: reason.clone(),
-                link: true,
-            },
-        );
+pub(crate) fn notify_end(shared: &Shared, pid: Pid, reason: &Reason, extra: &mut Extra) {
+    for (to, state) in extra.links.drain() {
+        if state == ACTIVE {
+            shared.signal(
+                to,
+                Signal::Exit {
+                    from: pid,
+                    reason: reason.clone(),
+                    link: true,
+                },
+            );
+        }
     }
     for (mref, watcher) in extra.monitored_by.drain() {
         shared.signal(
@@ -241,5 +276,160 @@ pub(crate) fn notify_end(
     }
     for (mref, target) in extra.monitors.drain() {
         shared.signal(target, Signal::Demonitor { mref });
+    }
+}
+
+/// The operations, for every kind of process. Each is charged one
+/// reduction (saturating: a process that must yield checks
+/// [`Cx::budget`] before calling; the native layer does).
+impl Cx<'_> {
+    /// Link to `pid` (rule 5). `Err(Reason::NoProc)` if `pid` is known dead
+    /// and this process does not trap exits; a trapping one gets
+    /// `Exit { from: pid, reason: NoProc }` in its mailbox instead.
+    pub fn link(&mut self, pid: Pid) -> Result<(), Reason> {
+        self.charge_op();
+        if pid == self.pid {
+            return Ok(());
+        }
+        match self.p.extra.as_ref().and_then(|x| x.links.get(&pid)) {
+            Some(&ACTIVE) => return Ok(()),
+            Some(_) => {
+                // Unlinking: back in force (rule 6).
+                self.p.extra().links.insert(pid, ACTIVE);
+                self.shared.signal(pid, Signal::Link { from: self.pid });
+                return Ok(());
+            }
+            None => {}
+        }
+        if !self.shared.is_alive(pid) {
+            if self.p.trap_exit {
+                self.drain();
+                let e = Exit {
+                    from: pid,
+                    reason: Reason::NoProc,
+                };
+                self.p.mailbox.push(Envelope::new(e, self.p.gen, false));
+                return Ok(());
+            }
+            return Err(Reason::NoProc);
+        }
+        self.p.extra().links.insert(pid, ACTIVE);
+        self.shared.signal(pid, Signal::Link { from: self.pid });
+        Ok(())
+    }
+
+    /// Remove the link to `pid`, if any (rule 6). After this returns no
+    /// exit signal from that link takes effect.
+    pub fn unlink(&mut self, pid: Pid) {
+        self.charge_op();
+        let Some(x) = self.p.extra.as_mut() else {
+            return;
+        };
+        if let Some(state) = x.links.get_mut(&pid) {
+            if *state == ACTIVE {
+                let id = Ref::new().to_bits();
+                *state = id;
+                self.shared.signal(pid, Signal::Unlink { from: self.pid, id });
+            }
+        }
+    }
+
+    /// Monitor `pid` (rule 7): a [`Down`] message comes when it ends (at
+    /// once, with `NoProc`, if it is already gone).
+    pub fn monitor(&mut self, pid: Pid) -> Ref {
+        self.charge_op();
+        let mref = Ref::new();
+        self.p.extra().monitors.insert(mref, pid);
+        self.shared.signal(
+            pid,
+            Signal::Monitor {
+                from: self.pid,
+                mref,
+            },
+        );
+        mref
+    }
+
+    /// Remove a monitor (rule 8); returns whether it was active. With
+    /// `flush`, a `Down` for it already in the mailbox is removed too.
+    pub fn demonitor(&mut self, mref: Ref, flush: bool) -> bool {
+        self.charge_op();
+        let was = match self.p.extra.as_mut().and_then(|x| x.monitors.remove(&mref)) {
+            Some(target) => {
+                self.shared.signal(target, Signal::Demonitor { mref });
+                true
+            }
+            None => false,
+        };
+        if flush {
+            self.drain();
+            self.p.mailbox.remove_first(|h| {
+                // SAFETY: `h` is a live node of the mailbox during the call,
+                // and its type is checked before the value is read.
+                header_is::<Down>(unsafe { &*h })
+                    && unsafe { crate::envelope::value_ref::<Down>(h) }.mref == mref
+            });
+        }
+        was
+    }
+
+    /// Send an exit signal to `pid` (Erlang's `exit/2`; rules 1-4). To
+    /// oneself it takes effect at once: afterwards [`Cx::exiting`] says
+    /// whether it ended the process.
+    pub fn send_exit(&mut self, pid: Pid, reason: Reason) {
+        self.charge_op();
+        let from = self.pid;
+        self.shared.signal(
+            pid,
+            Signal::Exit {
+                from,
+                reason,
+                link: false,
+            },
+        );
+        if pid == from {
+            self.drain();
+        }
+    }
+
+    /// Ask `pid` for its [`ProcessInfo`](crate::ProcessInfo): the answer
+    /// comes as an [`InfoReply`](crate::InfoReply) message with the tag
+    /// returned here, after every signal this process sent `pid` before.
+    pub fn request_info(&mut self, pid: Pid) -> Ref {
+        self.charge_op();
+        let tag = Ref::new();
+        self.shared.signal(
+            pid,
+            Signal::Info {
+                reply_to: self.pid,
+                tag,
+            },
+        );
+        tag
+    }
+
+    /// Whether `pid` is alive, with Erlang's guarantee: every signal this
+    /// process sent `pid` before has taken effect (so after
+    /// `send_exit(pid, Kill)` it says `false`). `Ok` when known without
+    /// asking (gone, or oneself); otherwise the question is sent and the
+    /// answer comes as an [`AliveReply`](crate::AliveReply) message with the
+    /// returned tag.
+    pub fn request_alive(&mut self, pid: Pid) -> Result<bool, Ref> {
+        self.charge_op();
+        if pid == self.pid {
+            return Ok(!self.exiting());
+        }
+        if !self.shared.is_alive(pid) {
+            return Ok(false);
+        }
+        let tag = Ref::new();
+        self.shared.signal(
+            pid,
+            Signal::IsAlive {
+                reply_to: ReplyTo::Process(self.pid),
+                tag,
+            },
+        );
+        Err(tag)
     }
 }

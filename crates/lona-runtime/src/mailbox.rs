@@ -72,14 +72,19 @@ impl Mailbox {
     }
 
     /// Scan for the first message `accept` takes, as receive `owner` (a
-    /// non-zero id unique to one receive operation). Resumes after the
-    /// cursor `owner` left on its previous scan.
+    /// non-zero id unique to one receive operation), rejecting at most
+    /// `limit` messages. Resumes after the cursor `owner` left on its
+    /// previous scan, so a scan cut short by the limit continues where it
+    /// stopped. Returns the match, if any, and how many messages were
+    /// rejected (a scan that rejected `limit` may not have reached the end).
     /// `accept` gets each node's pointer (valid for the call).
     pub(crate) fn take_first(
         &mut self,
         owner: u32,
+        limit: u32,
         mut accept: impl FnMut(*mut Header) -> bool,
-    ) -> Option<Envelope> {
+    ) -> (Option<Envelope>, u32) {
+        let mut rejected = 0u32;
         debug_assert_ne!(owner, 0);
         let (mut prev, mut cur) = if self.cursor_owner == owner && !self.cursor.is_null() {
             // SAFETY: the cursor is a live node of ours (rule 3).
@@ -87,7 +92,7 @@ impl Mailbox {
         } else {
             (ptr::null_mut(), self.head)
         };
-        while !cur.is_null() {
+        while !cur.is_null() && rejected < limit {
             if accept(cur) {
                 // SAFETY: `cur` is a live node of ours.
                 let next = unsafe { (*cur).next };
@@ -104,15 +109,16 @@ impl Mailbox {
                 self.cursor_owner = 0;
                 // SAFETY: unlinked, so now exclusively owned by the result.
                 let e = unsafe { Envelope::from_raw(cur) };
-                return Some(e);
+                return (Some(e), rejected);
             }
+            rejected += 1;
             prev = cur;
             // SAFETY: `cur` is a live node of ours.
             cur = unsafe { (*cur).next };
         }
         self.cursor = prev;
         self.cursor_owner = owner;
-        None
+        (None, rejected)
     }
 
     /// Remove the first message `accept` takes, from the oldest, ignoring
@@ -121,7 +127,7 @@ impl Mailbox {
         &mut self,
         accept: impl FnMut(*mut Header) -> bool,
     ) -> Option<Envelope> {
-        self.take_first(u32::MAX, accept)
+        self.take_first(u32::MAX, u32::MAX, accept).0
     }
 
     /// Drop every message.
@@ -159,12 +165,12 @@ mod tests {
             m.push(Envelope::new(i, 0, false));
         }
         m.push(Envelope::new("str", 0, false));
-        let e = m.take_first(1, |h| int(h) == Some(3)).unwrap();
+        let e = m.take_first(1, u32::MAX, |h| int(h) == Some(3)).0.unwrap();
         assert_eq!(e.downcast::<i64>().unwrap(), 3);
         assert_eq!(m.len(), 5);
-        let s = m.take_first(2, |h| int(h).is_none()).unwrap();
+        let s = m.take_first(2, u32::MAX, |h| int(h).is_none()).0.unwrap();
         assert_eq!(s.downcast::<&str>().unwrap(), "str");
-        let rest: Vec<i64> = std::iter::from_fn(|| m.take_first(3, |_| true))
+        let rest: Vec<i64> = std::iter::from_fn(|| m.take_first(3, u32::MAX, |_| true).0)
             .map(|e| e.downcast::<i64>().unwrap())
             .collect();
         assert_eq!(rest, vec![0, 1, 2, 4]);
@@ -179,17 +185,20 @@ mod tests {
         }
         let mut seen = vec![];
         assert!(m
-            .take_first(7, |h| {
+            .take_first(7, u32::MAX, |h| {
                 seen.push(int(h).unwrap());
                 false
             })
+            .0
             .is_none());
         m.push(Envelope::new(10i64, 0, false));
         seen.clear();
-        let got = m.take_first(7, |h| {
-            seen.push(int(h).unwrap());
-            int(h) == Some(10)
-        });
+        let got = m
+            .take_first(7, u32::MAX, |h| {
+                seen.push(int(h).unwrap());
+                int(h) == Some(10)
+            })
+            .0;
         assert_eq!(
             seen,
             vec![10],
@@ -198,11 +207,34 @@ mod tests {
         assert!(got.is_some());
         // Another receive starts from the oldest.
         seen.clear();
-        m.take_first(8, |h| {
+        m.take_first(8, u32::MAX, |h| {
             seen.push(int(h).unwrap());
             false
         });
         assert_eq!(seen, vec![0, 1, 2]);
+    }
+
+    /// A scan cut short by its limit resumes where it stopped: no message
+    /// is examined twice by one receive, none is skipped.
+    #[test]
+    fn limited_scans_resume() {
+        let mut m = Mailbox::default();
+        for i in 0..10i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        let mut seen = vec![];
+        let mut scan = |m: &mut Mailbox| {
+            m.take_first(5, 3, |h| {
+                seen.push(int(h).unwrap());
+                int(h) == Some(7)
+            })
+        };
+        assert_eq!(scan(&mut m).1, 3);
+        assert_eq!(scan(&mut m).1, 3);
+        let (got, rejected) = scan(&mut m);
+        assert_eq!(rejected, 1);
+        assert_eq!(got.unwrap().downcast::<i64>().unwrap(), 7);
+        assert_eq!(seen, vec![0, 1, 2, 3, 4, 5, 6, 7]);
     }
 
     proptest! {
@@ -220,7 +252,7 @@ mod tests {
                 match op {
                     0 => { m.push(Envelope::new(v, 0, false)); model.push(v); }
                     1 => {
-                        let got = m.take_first(owner, |h| int(h) == Some(v)).map(|e| e.downcast::<i64>().unwrap());
+                        let got = m.take_first(owner, u32::MAX, |h| int(h) == Some(v)).0.map(|e| e.downcast::<i64>().unwrap());
                         let want = model.iter().position(|x| *x == v).map(|i| model.remove(i));
                         prop_assert_eq!(got, want);
                         if got.is_some() { owner += 1; }

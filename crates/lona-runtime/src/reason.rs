@@ -3,9 +3,14 @@
 //! A process ends with a [`Reason`]; its links and monitors receive it. The
 //! standard reasons of Erlang are variants so they are cheap and easy to
 //! match; anything else is a [`Reason::Custom`] holding any
-//! `Send + Sync + Debug + 'static` value (a Lonala term, an error type, a
-//! string), shared by reference count because one exit reaches many
-//! processes.
+//! `Send + Sync + Debug + PartialEq + 'static` value (a Lonala term, an
+//! error type, a string), shared by reference count because one exit
+//! reaches many processes. Custom reasons compare by value.
+//!
+//! A custom value is user code the runtime runs on its own threads (its
+//! `Drop` when the last copy goes, its `Debug` in crash reports): both are
+//! contained, so a value whose `Drop` or `Debug` panics cannot take a
+//! worker down.
 
 use std::any::Any;
 use std::fmt;
@@ -32,14 +37,53 @@ pub enum Reason {
     Custom(Arc<dyn CustomReason>),
 }
 
-/// A value usable as a custom exit reason (blanket-implemented).
-pub trait CustomReason: Any + Send + Sync + fmt::Debug {
-    /// Upcast for downcasting.
+/// A value usable as a custom exit reason (implemented by the runtime for
+/// every `Any + Send + Sync + Debug + PartialEq` value it wraps).
+pub trait CustomReason: Send + Sync + fmt::Debug {
+    /// Upcast for downcasting (the user's value, not the wrapper).
     fn as_any(&self) -> &dyn Any;
+    /// Value equality with another custom reason (false across types).
+    fn eq_dyn(&self, other: &dyn CustomReason) -> bool;
 }
-impl<T: Any + Send + Sync + fmt::Debug> CustomReason for T {
+
+/// The runtime's wrapper around a custom value: contains panics of the
+/// value's `Drop` and `Debug` (module doc).
+struct Contained<T>(std::mem::ManuallyDrop<T>);
+
+impl<T> Drop for Contained<T> {
+    fn drop(&mut self) {
+        let inner = &mut self.0;
+        // SAFETY: dropped exactly once, here; never used afterwards.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+            std::mem::ManuallyDrop::drop(inner)
+        }));
+        if r.is_err() {
+            log::error!(target: "lona::drop", "the destructor of an exit reason ({}) panicked", std::any::type_name::<T>());
+        }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Contained<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Format into a buffer under catch_unwind, then write it.
+        let v = &*self.0;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| format!("{v:?}"))) {
+            Ok(s) => f.write_str(&s),
+            Err(_) => write!(f, "<{} whose Debug panicked>", std::any::type_name::<T>()),
+        }
+    }
+}
+
+impl<T: Any + Send + Sync + fmt::Debug + PartialEq> CustomReason for Contained<T> {
     fn as_any(&self) -> &dyn Any {
-        self
+        &*self.0
+    }
+    fn eq_dyn(&self, other: &dyn CustomReason) -> bool {
+        // A user `eq` that panics counts as "not equal".
+        let (a, b) = (&*self.0, other.as_any().downcast_ref::<T>());
+        b.is_some_and(|b| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a == b)).unwrap_or(false)
+        })
     }
 }
 
@@ -54,8 +98,8 @@ pub struct PanicInfo {
 
 impl Reason {
     /// A custom reason holding `value`.
-    pub fn custom<T: Any + Send + Sync + fmt::Debug>(value: T) -> Reason {
-        Reason::Custom(Arc::new(value))
+    pub fn custom<T: Any + Send + Sync + fmt::Debug + PartialEq>(value: T) -> Reason {
+        Reason::Custom(Arc::new(Contained(std::mem::ManuallyDrop::new(value))))
     }
 
     /// Whether this is [`Reason::Normal`].
@@ -72,9 +116,10 @@ impl Reason {
     }
 }
 
-impl From<&'static str> for Reason {
-    fn from(s: &'static str) -> Reason {
-        Reason::custom(s)
+impl From<&str> for Reason {
+    /// A custom reason holding the text as a `String`.
+    fn from(s: &str) -> Reason {
+        Reason::custom(s.to_string())
     }
 }
 impl From<String> for Reason {
@@ -85,8 +130,7 @@ impl From<String> for Reason {
 
 impl PartialEq for Reason {
     /// Standard reasons compare by kind, panics by message and location,
-    /// custom reasons by identity or, for the common `&str` and `String`
-    /// payloads, by text.
+    /// custom reasons by value (`&str` and `String` texts alike).
     fn eq(&self, other: &Reason) -> bool {
         use Reason::*;
         match (self, other) {
@@ -94,7 +138,7 @@ impl PartialEq for Reason {
             (NoProc, NoProc) => true,
             (Panic(a), Panic(b)) => a == b,
             (Custom(a), Custom(b)) => {
-                if Arc::ptr_eq(a, b) {
+                if Arc::ptr_eq(a, b) || a.eq_dyn(&**b) {
                     return true;
                 }
                 let text = |r: &Reason| {
@@ -167,5 +211,31 @@ mod tests {
         assert_eq!(r.downcast_ref::<String>(), None);
         assert_eq!(format!("{r:?}"), "MyErr { code: 7 }");
         assert!(r == r.clone(), "clones share the value");
+        assert_eq!(r, Reason::custom(MyErr { code: 7 }), "compared by value");
+        assert_ne!(r, Reason::custom(MyErr { code: 8 }));
+        assert_ne!(r, Reason::custom(7u32));
+    }
+
+    #[derive(PartialEq)]
+    struct Hostile;
+    impl fmt::Debug for Hostile {
+        fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+            panic!("debug panics")
+        }
+    }
+    impl Drop for Hostile {
+        fn drop(&mut self) {
+            panic!("drop panics")
+        }
+    }
+
+    /// A custom reason whose `Debug` and `Drop` panic: formatting and
+    /// dropping it return normally.
+    #[test]
+    fn hostile_custom_reason_is_contained() {
+        let r = Reason::custom(Hostile);
+        let text = format!("{r:?}");
+        assert!(text.contains("Debug panicked"), "{text}");
+        drop(r);
     }
 }

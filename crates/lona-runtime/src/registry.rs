@@ -1,10 +1,13 @@
 //! Registered names: `register`, `unregister`, `whereis`, send to a name.
 //!
-//! One map each way under one lock. A name is freed when its process exits:
-//! the exit path calls [`Registry::process_ended`] after marking the process
-//! exited, and `register` re-checks that the process is alive after
-//! inserting, so a name can never outlive its process (whichever of the two
-//! takes the lock second sees the other's effect).
+//! One map each way under one lock. A name is freed when its process ends,
+//! *before* the process is marked exited ([`Registry::remove_pid_then`]
+//! marks it under the lock), so nobody sees the process dead while its name
+//! still resolves. A `register` racing the end is caught on both sides:
+//! `register` re-checks that the process is alive after inserting, and the
+//! exit path calls [`Registry::process_ended`] after marking it exited, so
+//! a name can never outlive its process (fences in both: whichever runs
+//! second sees the other's effect).
 
 use crate::Pid;
 use std::collections::HashMap;
@@ -86,6 +89,8 @@ impl Registry {
         }
         m.by_name.insert(name.into(), pid);
         m.by_pid.insert(pid, name.into());
+        // SeqCst: the count is the lock-free "any names?" check of the exit
+        // path, a store-load pair with it (see `process_ended`).
         self.count.fetch_add(1, SeqCst);
         Ok(())
     }
@@ -110,9 +115,27 @@ impl Registry {
         self.read().by_pid.get(&pid).map(|n| n.to_string())
     }
 
+    /// Free the name of `pid`, if it has one, and run `exit` (which marks
+    /// the process exited) while still holding the lock; without a name,
+    /// just run `exit`.
+    pub(crate) fn remove_pid_then(&self, pid: Pid, exit: impl FnOnce()) {
+        // SeqCst: the load side of the store-load pair with `insert`'s
+        // count increment (see `process_ended`).
+        if self.count.load(SeqCst) > 0 && self.read().by_pid.contains_key(&pid) {
+            let mut m = self.write();
+            if let Some(name) = m.by_pid.remove(&pid) {
+                m.by_name.remove(&name);
+                self.count.fetch_sub(1, SeqCst);
+            }
+            exit();
+            return;
+        }
+        exit();
+    }
+
     /// Free the name of a process that ended (its state says exited).
     pub(crate) fn process_ended(&self, pid: Pid) {
-        // The fence pairs with the one in `Handle::register` (store-load on
+        // The fence pairs with the one in `Shared::register` (store-load on
         // the state word vs. this count): a concurrent register either shows
         // here or sees the process dead in its re-check.
         std::sync::atomic::fence(SeqCst);

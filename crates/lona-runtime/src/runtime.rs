@@ -4,10 +4,11 @@
 //! # Lifecycle
 //! 1. [`Builder::build`] starts N workers (default: available cores) and
 //!    one timer thread.
-//! 2. Processes are spawned from outside ([`Handle::spawn`], into the
-//!    global injection queue) or from inside (into the spawner's local
-//!    queue); [`Runtime::block_on`] runs a main process to completion and
-//!    returns its result.
+//! 2. Processes are spawned from outside ([`Handle::spawn_process`], and
+//!    the native layer's `Handle::spawn`, into the global injection queue)
+//!    or from inside ([`Cx::spawn`](crate::Cx::spawn), into the spawner's
+//!    local queue); the native layer's `Runtime::block_on` runs a main
+//!    process to completion and returns its result.
 //! 3. [`Runtime::shutdown`] (also on drop) sends every process an exit
 //!    signal `Shutdown` (processes that trap exits get an
 //!    [`Exit`](crate::Exit) message from [`RUNTIME_PID`]
@@ -20,24 +21,22 @@
 
 use crate::envelope::{Envelope, Header};
 use crate::idle::Idle;
-use crate::native::{Ctx, Main, Native};
 use crate::process::{Private, Process};
 use crate::registry::{RegisterError, Registry};
-use crate::signal::Signal;
-use crate::state::Notify;
+use crate::signal::{OneShot, ReplyTo, Signal, Timeout};
+use crate::state::{Notify, State};
 use crate::table::Table;
-use crate::timer::{TimerRef, Timers};
+use crate::timer::{Target, TimerRef, Timers};
 use crate::worker::WorkerCore;
-use crate::{Pid, Reason};
+use crate::{Pid, Reason, Ref};
 use crossbeam_deque::{Injector, Stealer, Worker as Deque};
 use std::fmt;
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The default process limit (brief, decision 4).
+/// The default process limit (`docs/design.md`, D4).
 pub const DEFAULT_PROCESS_LIMIT: usize = 1 << 20;
 
 /// The pid exit signals from the runtime itself (shutdown) come from.
@@ -84,7 +83,7 @@ impl fmt::Display for SendError {
 }
 impl std::error::Error for SendError {}
 
-/// Where a message goes: a pid or a registered name.
+/// Where a message or timer goes: a pid or a registered name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Dest {
     /// A process.
@@ -107,6 +106,12 @@ impl From<String> for Dest {
         Dest::Name(n)
     }
 }
+
+/// The default stack size of worker threads: generous, because a native
+/// process runs on its worker's stack and a stack overflow aborts the whole
+/// program (Rust cannot recover from one). Lonala processes keep their
+/// frames on their own heaps and need little.
+pub const DEFAULT_STACK_SIZE: usize = 16 << 20;
 
 /// State shared by the workers, the timer thread and every handle.
 pub(crate) struct Shared {
@@ -165,6 +170,7 @@ impl Shared {
                 let next = if p == oldest {
                     std::ptr::null_mut()
                 } else {
+                    // SAFETY: an owned node of the chain, not yet freed.
                     unsafe { (*p).next }
                 };
                 // SAFETY: an owned node of the chain.
@@ -213,16 +219,15 @@ impl Shared {
         }
     }
 
-    /// Send a message to a pid (dropped if it is gone).
+    /// Send a message to a pid (dropped if it is gone), at once. On a
+    /// worker, the running process's batched messages go first, so a reply
+    /// or a `Handle::send` from inside a process never overtakes what that
+    /// process sent before.
     pub(crate) fn send_pid<M: Send + 'static>(&self, to: Pid, msg: M) {
-        let _ = self.deliver(to, Envelope::new(msg, to.generation(), false));
-    }
-
-    pub(crate) fn resolve(&self, to: Dest) -> Result<Pid, SendError> {
-        match to {
-            Dest::Pid(p) => Ok(p),
-            Dest::Name(n) => self.registry.whereis(&n).ok_or(SendError::NoName(n)),
+        if let Some(w) = WorkerCore::current(self) {
+            w.flush();
         }
+        let _ = self.deliver(to, Envelope::new(msg, to.generation(), false));
     }
 
     /// Make the process in slot `index` runnable (it was just moved to
@@ -244,6 +249,8 @@ impl Shared {
         make: impl FnOnce(Pid) -> Box<dyn Process>,
         setup: impl FnOnce(&mut Private, Pid),
     ) -> Result<Pid, SpawnError> {
+        // Relaxed: a spawn racing the start of shutdown is killed by it (or
+        // ends with the table); the flag only stops new work early.
         if self.shutting_down.load(Relaxed) {
             return Err(SpawnError::ShuttingDown);
         }
@@ -270,8 +277,25 @@ impl Shared {
         let gen = slot.state.generation();
         let pid = Pid::new(index, gen);
         p.gen = gen;
+        // `make` is user code (a native spawn closure): if it panics, the
+        // reserved slot goes back before the panic reaches the spawner.
+        struct Unreserve<'a>(&'a Shared, u32, Option<&'a WorkerCore>);
+        impl Drop for Unreserve<'_> {
+            fn drop(&mut self) {
+                // SAFETY: still ours (never queued); drop what `setup` added.
+                let p = unsafe { &mut *self.0.table.get(self.1).expect("slot").private.get() };
+                p.process = None;
+                p.extra = None;
+                match self.2 {
+                    Some(w) => self.0.table.release(self.1, Some(&mut w.free.borrow_mut())),
+                    None => self.0.table.release(self.1, None),
+                }
+            }
+        }
+        let guard = Unreserve(self, index, worker);
         p.process = Some(make(pid));
         setup(p, pid);
+        std::mem::forget(guard);
         slot.inbox.reopen();
         slot.state.reset(gen);
         match worker {
@@ -320,6 +344,20 @@ impl Shared {
             .collect()
     }
 
+    /// The process `pid` ends (links rule 9): release its name, *then* mark
+    /// it exited, so nobody sees it dead (a `noproc` from a new monitor or
+    /// link, `is_alive` false) while its name still resolves. A name is
+    /// removed and the state changed under the registry's lock, so a
+    /// concurrent `register` (which checks liveness under it) cannot slip
+    /// between; `process_ended` after the exit catches a `register` that
+    /// started after the check (see `registry`).
+    pub(crate) fn end(&self, pid: Pid, state: &State) {
+        self.registry.remove_pid_then(pid, || {
+            state.exit();
+        });
+        self.registry.process_ended(pid);
+    }
+
     /// Register `name` for `pid` (see `registry` for why liveness is checked
     /// again after inserting).
     pub(crate) fn register(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
@@ -336,17 +374,58 @@ impl Shared {
         Ok(())
     }
 
-    /// `send_after`: a tracked timer delivering `msg` to `to`.
-    pub(crate) fn send_after<M: Send + 'static>(
+    /// `send_after`: a timer delivering `msg` to `to`.
+    pub(crate) fn send_after<M: Send + 'static>(&self, after: Duration, to: Dest, msg: M) -> TimerRef {
+        self.timer(after, to, |_, gen| Envelope::new(msg, gen, false))
+    }
+
+    /// `start_timer`: a timer delivering `Timeout { tref, msg }` to `to`.
+    pub(crate) fn start_timer<M: Send + 'static>(
         &self,
         after: Duration,
-        to: Pid,
+        to: Dest,
         msg: M,
     ) -> TimerRef {
-        let node = Envelope::new(msg, to.generation(), false);
-        let t = self.timers.insert(after, to, node, true);
-        self.cancel_if_dead(to, t);
-        t
+        self.timer(after, to, |tref, gen| {
+            Envelope::new(Timeout { tref, msg }, gen, false)
+        })
+    }
+
+    fn timer(
+        &self,
+        after: Duration,
+        to: Dest,
+        make: impl FnOnce(TimerRef, u32) -> Envelope,
+    ) -> TimerRef {
+        match to {
+            Dest::Pid(pid) => {
+                let t = self.timers.insert_with(after, Target::Pid(pid), |tref| {
+                    make(tref, pid.generation())
+                });
+                self.cancel_if_dead(pid, t);
+                t
+            }
+            // Readdressed when it fires (see `deliver_timer`).
+            Dest::Name(n) => self
+                .timers
+                .insert_with(after, Target::Name(n.into()), |tref| make(tref, 0)),
+        }
+    }
+
+    /// The timer thread delivers an expired timer.
+    pub(crate) fn deliver_timer(&self, target: Target, mut node: Envelope) {
+        let pid = match target {
+            Target::Pid(pid) => pid,
+            Target::Name(name) => match self.registry.whereis(&name) {
+                Some(pid) => {
+                    node.set_gen(pid.generation());
+                    pid
+                }
+                None => return, // nobody holds the name: dropped, as in Erlang
+            },
+        };
+        // A dead target's message is dropped (contained by `Envelope`).
+        let _ = self.deliver(pid, node);
     }
 
     /// A timer for a dead target is cancelled at once (Erlang: "in the case
@@ -358,6 +437,15 @@ impl Shared {
         std::sync::atomic::fence(SeqCst);
         if !self.is_alive(to) {
             drop(self.timers.cancel(t));
+        }
+    }
+
+    /// Wake `pid` without a message (a waker fired).
+    pub(crate) fn wake(&self, pid: Pid) {
+        if let Some(slot) = self.table.get(pid.index()) {
+            if slot.state.notify(pid.generation()) == Notify::Schedule {
+                self.schedule(pid.index());
+            }
         }
     }
 
@@ -374,6 +462,7 @@ pub struct Builder {
     workers: usize,
     process_limit: usize,
     shutdown_timeout: Duration,
+    stack_size: usize,
 }
 
 impl Default for Builder {
@@ -382,6 +471,7 @@ impl Default for Builder {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             process_limit: DEFAULT_PROCESS_LIMIT,
             shutdown_timeout: Duration::from_secs(5),
+            stack_size: DEFAULT_STACK_SIZE,
         }
     }
 }
@@ -394,9 +484,11 @@ impl Builder {
     }
 
     /// Most processes alive at once (default 1,048,576); spawning past it
-    /// fails with [`SpawnError::SystemLimit`].
+    /// fails with [`SpawnError::SystemLimit`]. At least 1, at most
+    /// [`MAX_PROCESS_LIMIT`](crate::MAX_PROCESS_LIMIT) (larger values are
+    /// lowered to it).
     pub fn process_limit(mut self, n: usize) -> Self {
-        self.process_limit = n.max(1);
+        self.process_limit = n.clamp(1, crate::MAX_PROCESS_LIMIT);
         self
     }
 
@@ -406,9 +498,17 @@ impl Builder {
         self
     }
 
+    /// Stack size of each worker thread (default [`DEFAULT_STACK_SIZE`],
+    /// 16 MiB; at least 64 KiB). Native processes run on it: a recursion
+    /// deeper than it allows overflows the stack, which aborts the whole
+    /// program (Rust cannot unwind from a stack overflow).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = bytes.max(64 << 10);
+        self
+    }
+
     /// Start the runtime's threads.
     pub fn build(self) -> std::io::Result<Runtime> {
-        crate::report::install_hook();
         let deques: Vec<Deque<u32>> = (0..self.workers).map(|_| Deque::new_fifo()).collect();
         let (idle, parkers) = Idle::new(self.workers);
         let shared = Arc::new(Shared {
@@ -424,6 +524,7 @@ impl Builder {
             exit_cv: Condvar::new(),
             workers: self.workers,
         });
+        crate::report::install_hook();
         let mut rt = Runtime {
             handle: Handle {
                 shared: shared.clone(),
@@ -432,16 +533,27 @@ impl Builder {
             timer: None,
             shutdown_timeout: self.shutdown_timeout,
             running_workers: Arc::new(AtomicUsize::new(0)),
+            hook_installed: true,
         };
         for (i, (deque, parker)) in deques.into_iter().zip(parkers).enumerate() {
             let core = WorkerCore::new(i, shared.clone(), deque);
             let running = rt.running_workers.clone();
+            // SeqCst: a plain counter read by `running_workers`; no data
+            // is published through it.
             running.fetch_add(1, SeqCst);
             let h = std::thread::Builder::new()
                 .name(format!("lona-worker-{i}"))
+                .stack_size(self.stack_size)
                 .spawn(move || {
+                    // Counted down however the thread ends.
+                    struct Running(Arc<AtomicUsize>);
+                    impl Drop for Running {
+                        fn drop(&mut self) {
+                            self.0.fetch_sub(1, SeqCst);
+                        }
+                    }
+                    let _running = Running(running);
                     core.run(&parker);
-                    running.fetch_sub(1, SeqCst);
                 });
             match h {
                 Ok(h) => rt.workers.push(h),
@@ -455,51 +567,47 @@ impl Builder {
         rt.timer = Some(
             std::thread::Builder::new()
                 .name("lona-timer".into())
-                .spawn(move || {
-                    s.timers.run(|to, node| {
-                        // A timer's target is gone: drop (a dead pid's message).
-                        let _ = s.deliver(to, node);
-                    })
-                })?,
+                .spawn(move || s.timers.run(|to, node| s.deliver_timer(to, node)))?,
         );
         Ok(rt)
     }
 }
 
-/// A cloneable handle to a runtime, usable from any thread.
+/// A cloneable handle to a runtime, usable from any thread. Signals sent
+/// through a handle come from [`RUNTIME_PID`].
 #[derive(Clone)]
 pub struct Handle {
     pub(crate) shared: Arc<Shared>,
 }
 
 impl Handle {
-    /// Spawn a native process: `f` gets the process's [`Ctx`] and returns
-    /// its future. The process ends `Normal` when the future completes.
-    pub fn spawn<F, Fut>(&self, f: F) -> Result<Pid, SpawnError>
-    where
-        F: FnOnce(Ctx) -> Fut,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        self.shared
-            .spawn(|pid| Box::new(Native::new(f(Ctx::new(pid)))), |_, _| {})
-    }
-
     /// Spawn any [`Process`] implementation.
     pub fn spawn_process<P: Process>(&self, process: P) -> Result<Pid, SpawnError> {
         self.shared.spawn(|_| Box::new(process), |_, _| {})
     }
 
-    /// Send `msg` to a pid (silently dropped if it is gone) or a registered
-    /// name (an error if nobody holds it).
-    pub fn send<M: Send + 'static>(&self, to: impl Into<Dest>, msg: M) -> Result<(), SendError> {
-        let pid = self.shared.resolve(to.into())?;
+    /// Send `msg` to a pid; silently dropped if it is gone (as in Erlang).
+    /// From inside a process, it keeps its order with that process's other
+    /// sends.
+    pub fn send<M: Send + 'static>(&self, to: Pid, msg: M) {
+        self.shared.send_pid(to, msg);
+    }
+
+    /// Send `msg` to the process registered as `name`; an error if nobody
+    /// holds it.
+    pub fn send_name<M: Send + 'static>(&self, name: &str, msg: M) -> Result<(), SendError> {
+        let pid = self
+            .shared
+            .registry
+            .whereis(name)
+            .ok_or_else(|| SendError::NoName(name.to_string()))?;
         self.shared.send_pid(pid, msg);
         Ok(())
     }
 
     /// Send an exit signal to `pid` from outside any process (from
-    /// [`RUNTIME_PID`]).
-    pub fn exit(&self, pid: Pid, reason: Reason) {
+    /// [`RUNTIME_PID`]; Erlang's `exit/2`).
+    pub fn send_exit(&self, pid: Pid, reason: Reason) {
         self.shared.signal(
             pid,
             Signal::Exit {
@@ -525,9 +633,37 @@ impl Handle {
         self.shared.registry.whereis(name)
     }
 
-    /// Whether `pid` is a live process.
+    /// Whether `pid` is alive. From a thread outside the runtime this has
+    /// Erlang's guarantee: every signal sent through a handle before (an
+    /// exit signal, say) has taken effect, so after
+    /// `send_exit(pid, Reason::Kill)` it returns `false`. It asks the
+    /// process and waits for the answer, which comes when the process next
+    /// drains its signals (at once for a waiting process). On a worker
+    /// thread (inside a process) it cannot wait and reads the process's
+    /// state alone; processes use `Ctx::is_alive` for the guarantee.
     pub fn is_alive(&self, pid: Pid) -> bool {
-        self.shared.is_alive(pid)
+        let shared = &*self.shared;
+        if !shared.is_alive(pid) || WorkerCore::current(shared).is_some() {
+            return shared.is_alive(pid);
+        }
+        let answer = Arc::new(OneShot::default());
+        shared.signal(
+            pid,
+            Signal::IsAlive {
+                reply_to: ReplyTo::Thread(answer.clone()),
+                tag: Ref::new(),
+            },
+        );
+        loop {
+            if let Some(alive) = answer.wait(Duration::from_millis(100)) {
+                return alive;
+            }
+            // Acquire: pairs with shutdown's store; after it no worker
+            // answers, so fall back to the state word.
+            if shared.stop.load(Acquire) || !shared.is_alive(pid) {
+                return shared.is_alive(pid);
+            }
+        }
     }
 
     /// Live processes right now.
@@ -550,15 +686,34 @@ impl Handle {
         self.shared.timers.pending()
     }
 
-    /// Deliver `msg` to `to` after `after` (Erlang's `send_after/3`). The
-    /// timer is cancelled if `to` exits first.
-    pub fn send_after<M: Send + 'static>(&self, after: Duration, to: Pid, msg: M) -> TimerRef {
-        self.shared.send_after(after, to, msg)
+    /// Deliver `msg` to `to` after `after` (Erlang's `send_after/3`). A
+    /// timer aimed at a pid is cancelled if that process ends first; one
+    /// aimed at a name looks it up when it fires. Delays longer than
+    /// [`MAX_DELAY`](crate::MAX_DELAY) never fire.
+    pub fn send_after<M: Send + 'static>(
+        &self,
+        after: Duration,
+        to: impl Into<Dest>,
+        msg: M,
+    ) -> TimerRef {
+        self.shared.send_after(after, to.into(), msg)
     }
 
-    /// Cancel a timer. `Some(ms_left)` if it was pending, `None` if it had
+    /// Deliver [`Timeout { tref, msg }`](crate::Timeout) to `to` after
+    /// `after` (Erlang's `start_timer/3`).
+    pub fn start_timer<M: Send + 'static>(
+        &self,
+        after: Duration,
+        to: impl Into<Dest>,
+        msg: M,
+    ) -> TimerRef {
+        self.shared.start_timer(after, to.into(), msg)
+    }
+
+    /// Cancel a timer: how long it had left, on the clock
+    /// (`Duration::MAX` for one that would never fire), or `None` if it had
     /// already fired (or was cancelled).
-    pub fn cancel_timer(&self, t: TimerRef) -> Option<u64> {
+    pub fn cancel_timer(&self, t: TimerRef) -> Option<Duration> {
         self.shared.timers.cancel_remaining(t)
     }
 
@@ -580,11 +735,12 @@ pub struct ShutdownReport {
 
 /// A running Lona node.
 pub struct Runtime {
-    handle: Handle,
+    pub(crate) handle: Handle,
     workers: Vec<JoinHandle<()>>,
     timer: Option<JoinHandle<()>>,
     shutdown_timeout: Duration,
     running_workers: Arc<AtomicUsize>,
+    hook_installed: bool,
 }
 
 impl std::ops::Deref for Runtime {
@@ -610,25 +766,6 @@ impl Runtime {
         self.handle.clone()
     }
 
-    /// Run `f` as a main process and wait for it: `Ok` with what its future
-    /// returned, or `Err` with the reason it ended otherwise (a panic, a
-    /// kill, an exit signal).
-    pub fn block_on<F, Fut, T>(&self, f: F) -> Result<T, Reason>
-    where
-        F: FnOnce(Ctx) -> Fut,
-        Fut: Future<Output = T> + Send + 'static,
-        T: Send + 'static,
-    {
-        let (main, result) = Main::new();
-        let spawned = self
-            .shared
-            .spawn(|pid| Box::new(main.with(f(Ctx::new(pid)))), |_, _| {});
-        if let Err(e) = spawned {
-            return Err(Reason::custom(e));
-        }
-        result.wait()
-    }
-
     /// Stop every process (see the module doc) and the threads.
     pub fn shutdown(mut self) -> ShutdownReport {
         self.shutdown_inner()
@@ -636,19 +773,35 @@ impl Runtime {
 
     fn shutdown_inner(&mut self) -> ShutdownReport {
         let mut report = ShutdownReport::default();
-        if self.workers.is_empty() && self.timer.is_none() {
-            return report;
+        if self.hook_installed {
+            self.hook_installed = false;
+            // Restored however the rest goes (the last runtime puts the
+            // previous panic hook back).
+            struct Uninstall;
+            impl Drop for Uninstall {
+                fn drop(&mut self) {
+                    crate::report::uninstall_hook();
+                }
+            }
+            let _uninstall = Uninstall;
+            report = self.stop_everything();
         }
+        report
+    }
+
+    fn stop_everything(&mut self) -> ShutdownReport {
+        let mut report = ShutdownReport::default();
         let shared = self.handle.shared.clone();
+        // SeqCst: spawns and exits read it (see `Shared::spawn`, `finish`).
         shared.shutting_down.store(true, SeqCst);
         for pid in shared.pids() {
-            self.handle.exit(pid, Reason::Shutdown);
+            self.handle.send_exit(pid, Reason::Shutdown);
         }
         if !shared.wait_empty(Instant::now() + self.shutdown_timeout) {
             let left = shared.pids();
             report.killed = left.len();
             for pid in left {
-                self.handle.exit(pid, Reason::Kill);
+                self.handle.send_exit(pid, Reason::Kill);
             }
             if !shared.wait_empty(Instant::now() + Duration::from_secs(1)) {
                 report.stuck = shared.table.live();

@@ -1,11 +1,12 @@
 //! Control signals, and the messages some of them turn into.
 //!
 //! Signals travel in the receiver's inbox with its messages, so between one
-//! sender and one receiver everything stays in the order sent (brief,
-//! decision 3). The receiver acts on a signal when it drains its inbox; the
-//! rules it applies are in `links`.
+//! sender and one receiver everything stays in the order sent
+//! (`docs/design.md`, D3). The receiver acts on a signal when it drains its
+//! inbox; the rules it applies are in `links`.
 
-use crate::{Pid, Reason, Ref};
+use crate::{Pid, ProcessInfo, Reason, Ref};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Runtime-internal signal (never visible to user code as such).
 pub(crate) enum Signal {
@@ -19,8 +20,15 @@ pub(crate) enum Signal {
     Link {
         from: Pid,
     },
+    /// Remove the link; `id` names this unlink, acknowledged with
+    /// `UnlinkAck` (links rule 6).
     Unlink {
         from: Pid,
+        id: u64,
+    },
+    UnlinkAck {
+        from: Pid,
+        id: u64,
     },
     Monitor {
         from: Pid,
@@ -44,6 +52,63 @@ pub(crate) enum Signal {
         reply_to: Pid,
         tag: Ref,
     },
+    /// `is_alive` asked: answered after every signal sent before it.
+    IsAlive {
+        reply_to: ReplyTo,
+        tag: Ref,
+    },
+}
+
+/// Where an answer goes: a process (as a message) or a thread outside the
+/// runtime waiting on a slot.
+pub(crate) enum ReplyTo {
+    Process(Pid),
+    Thread(Arc<OneShot>),
+}
+
+/// A one-value slot a thread outside the runtime waits on.
+#[derive(Default)]
+pub(crate) struct OneShot {
+    value: Mutex<Option<bool>>,
+    cv: Condvar,
+}
+
+impl OneShot {
+    pub(crate) fn set(&self, v: bool) {
+        *self.value.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+        self.cv.notify_all();
+    }
+
+    /// Wait up to `d`; `None` if nothing came.
+    pub(crate) fn wait(&self, d: std::time::Duration) -> Option<bool> {
+        let g = self.value.lock().unwrap_or_else(|e| e.into_inner());
+        let (g, _) = self
+            .cv
+            .wait_timeout_while(g, d, |v| v.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        *g
+    }
+}
+
+/// The answer to [`Cx::request_info`](crate::Cx::request_info), delivered
+/// as a message: `info` is `None` if the process was gone (or ending).
+#[derive(Debug)]
+pub struct InfoReply {
+    /// The tag the request returned.
+    pub tag: Ref,
+    /// What the process looked like.
+    pub info: Option<ProcessInfo>,
+}
+
+/// The answer to [`Cx::request_alive`](crate::Cx::request_alive),
+/// delivered as a message after every signal the asker sent the process
+/// before asking.
+#[derive(Debug)]
+pub struct AliveReply {
+    /// The tag the request returned.
+    pub tag: Ref,
+    /// Whether the process was alive (and not ending) when it answered.
+    pub alive: bool,
 }
 
 /// The message a process trapping exits receives for an exit signal:

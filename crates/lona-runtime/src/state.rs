@@ -58,6 +58,7 @@ use crate::sync::atomic::{AtomicU64, Ordering::*};
 const NOTIFIED: u64 = 0b001;
 const RUNNING: u64 = 0b010;
 const EXITED: u64 = 0b100;
+#[cfg(all(test, not(loom)))]
 const LOW: u64 = 0xffff_ffff;
 
 /// What a producer must do after [`State::notify`].
@@ -93,12 +94,15 @@ impl State {
     }
 
     pub(crate) fn generation(&self) -> u32 {
+        // Acquire: pairs with `reset`/`retire`'s release stores.
         Self::gen_of(self.0.load(Acquire))
     }
 
     /// Whether the process of generation `gen` exists and has not exited.
     pub(crate) fn is_alive(&self, gen: u32) -> bool {
-        let w = self.0.load(Acquire);
+        // SeqCst: the load half of the store-load pairs with `exit` (see
+        // there); a plain load on x86.
+        let w = self.0.load(SeqCst);
         Self::gen_of(w) == gen && w & EXITED == 0
     }
 
@@ -142,6 +146,8 @@ impl State {
     /// A new process in this slot: generation `gen`, queued (the spawner
     /// pushes it into a run queue).
     pub(crate) fn reset(&self, gen: u32) {
+        // Release: the spawner's writes to the private part happen-before
+        // whoever sees the process (a sender, or the worker that pops it).
         self.0.store(((gen as u64) << 32) | NOTIFIED, Release);
     }
 
@@ -157,44 +163,62 @@ impl State {
         );
     }
 
-    /// Step 5: running → waiting, unless notified meanwhile.
+    /// Step 5: running → waiting, unless notified meanwhile (then the flag
+    /// is cleared and it stays running). One read-modify-write either way.
     pub(crate) fn park(&self) -> Park {
-        let w = self.0.load(Relaxed);
-        let gen_bits = w & !LOW;
-        match self
-            .0
-            .compare_exchange(gen_bits | RUNNING, gen_bits, SeqCst, SeqCst)
-        {
-            Ok(_) => Park::Parked,
-            Err(actual) => {
-                debug_assert_eq!(actual & LOW, RUNNING | NOTIFIED);
-                // Clear the flag and stay running: the item that set it is
-                // in the inbox and the next step will drain it.
-                self.0.fetch_and(!NOTIFIED, SeqCst);
-                Park::Notified
+        // SeqCst: clears NOTIFIED, so it takes part in `notify`'s fast path
+        // argument (see there). Only the owner changes RUNNING/EXITED and
+        // the generation, so the loop retries only on a concurrent notify.
+        let mut w = self.0.load(Relaxed);
+        loop {
+            debug_assert_eq!(w & (RUNNING | EXITED), RUNNING, "park on {w:#x}");
+            let (next, out) = if w & NOTIFIED == 0 {
+                (w & !RUNNING, Park::Parked)
+            } else {
+                // The item that set it is in the inbox; the next step drains it.
+                (w & !NOTIFIED, Park::Notified)
+            };
+            match self.0.compare_exchange_weak(w, next, SeqCst, Relaxed) {
+                Ok(_) => return out,
+                Err(actual) => w = actual,
             }
         }
     }
 
-    /// Step 6: running → queued.
+    /// Step 6: running (notified or not) → queued, in one atomic update.
+    ///
+    /// Two updates here (clear RUNNING, then set NOTIFIED) once let a
+    /// concurrent `notify` see *waiting* in between and queue the process
+    /// while this worker queued it too: two workers running one process.
     pub(crate) fn requeue(&self) {
-        let prev = self.0.fetch_xor(RUNNING, AcqRel);
-        // Queued means NOTIFIED set; a concurrent notify may have set it.
-        if prev & NOTIFIED == 0 {
-            self.0.fetch_or(NOTIFIED, AcqRel);
-        }
+        // AcqRel: an RMW like every transition, ordered against notifies;
+        // the private part is handed to the next runner through the run
+        // queue (its push/pop synchronise), not through this word.
+        let prev = self.0.fetch_update(AcqRel, Relaxed, |w| {
+            debug_assert_eq!(w & (RUNNING | EXITED), RUNNING, "requeue on {w:#x}");
+            Some((w & !RUNNING) | NOTIFIED)
+        });
+        debug_assert!(prev.is_ok());
     }
 
-    /// Step 7: running (or waiting, when killed from outside) → exited.
+    /// Step 7: running → exited (only the process's runner ends it).
     /// Returns false if it had already exited.
     pub(crate) fn exit(&self) -> bool {
-        let prev = self.0.fetch_or(EXITED, AcqRel);
+        // SeqCst: pairs with the fences of `Shared::register` and
+        // `Shared::cancel_if_dead` (store-load orderings: either they see
+        // the process exited or its exit path sees their insertion).
+        let prev = self.0.fetch_or(EXITED, SeqCst);
         prev & EXITED == 0
     }
 
     /// After exit: bump the generation so the slot can be reused.
     pub(crate) fn retire(&self) {
-        let w = self.0.load(Acquire);
+        // Relaxed load: only the exiting process's runner writes the word
+        // now (notifies see EXITED and write nothing). Release store: the
+        // cleaned private part happens-before a spawner that sees the new
+        // generation (it also gets the slot through the table's pool lock
+        // or the worker's own cache).
+        let w = self.0.load(Relaxed);
         let gen = Self::gen_of(w).wrapping_add(1);
         self.0.store(((gen as u64) << 32) | EXITED, Release);
     }
@@ -232,6 +256,36 @@ mod tests {
         s.retire();
         assert_eq!(s.generation(), 1);
         assert_eq!(s.notify(0), Notify::Dead);
+    }
+
+    /// The review's reproduction: a worker requeueing while another thread
+    /// notifies must never let the notifier schedule the process too.
+    #[test]
+    fn requeue_racing_notify_never_schedules_twice() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize};
+        use std::sync::Arc;
+        let s = Arc::new(State::new());
+        s.reset(0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let doubles = Arc::new(AtomicUsize::new(0));
+        let (s2, stop2, d2) = (s.clone(), stop.clone(), doubles.clone());
+        let notifier = std::thread::spawn(move || {
+            while !stop2.load(Relaxed) {
+                if s2.notify(0) == Notify::Schedule {
+                    // Not possible while the owner below holds it running
+                    // or queued; count it.
+                    d2.fetch_add(1, Relaxed);
+                }
+            }
+        });
+        let rounds = if cfg!(miri) { 200 } else { 200_000 };
+        for _ in 0..rounds {
+            s.start();
+            s.requeue();
+        }
+        stop.store(true, Relaxed);
+        notifier.join().unwrap();
+        assert_eq!(doubles.load(Relaxed), 0, "a notify scheduled a queued process");
     }
 
     fn queued(s: &State) -> bool {
@@ -280,6 +334,35 @@ mod loom_tests {
                 seen += inbox.swap(0, Acquire);
             }
             assert!(scheduled <= 1, "queued twice");
+            assert_eq!(seen, 1, "message lost");
+        });
+    }
+
+    /// A worker requeues a process that spent its budget while a sender
+    /// notifies it. The worker always queues it after `requeue`, so the
+    /// sender must never get `Schedule` (that would queue it twice: two
+    /// workers running one process). Then the queued run sees the item.
+    #[test]
+    fn loom_requeue_vs_notify_queued_once() {
+        loom::model(|| {
+            let state = Arc::new(State::new());
+            state.reset(0);
+            state.start();
+            let inbox = Arc::new(AtomicUsize::new(0));
+            let (s2, i2) = (state.clone(), inbox.clone());
+            let sender = loom::thread::spawn(move || {
+                i2.fetch_add(1, Release);
+                s2.notify(0)
+            });
+            state.requeue();
+            let got = sender.join().unwrap();
+            assert_ne!(got, Notify::Schedule, "queued by the sender and the worker");
+            // The worker's queued run: start, drain, park.
+            state.start();
+            let mut seen = inbox.swap(0, Acquire);
+            while state.park() == Park::Notified {
+                seen += inbox.swap(0, Acquire);
+            }
             assert_eq!(seen, 1, "message lost");
         });
     }

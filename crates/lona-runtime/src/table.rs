@@ -24,6 +24,9 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 pub(crate) const LOCAL_FREE_MAX: usize = 512;
 /// Fresh slots a spawner takes at once.
 const FRESH_BATCH: u32 = 64;
+/// The largest process limit (Erlang's too: 2^27 = 134,217,728). Larger
+/// limits given to the builder are lowered to it.
+pub const MAX_PROCESS_LIMIT: usize = 1 << 27;
 
 /// One process's place in the table.
 pub(crate) struct Slot {
@@ -31,9 +34,9 @@ pub(crate) struct Slot {
     pub(crate) state: State,
     /// Pushed by any producer, taken by the owner; see `inbox`.
     pub(crate) inbox: Inbox,
-    /// Owned by whoever holds the process in *running* state (or by the
-    /// spawner before the process is first queued, or by a killer that
-    /// claimed it from *waiting*). Nobody else reads it.
+    /// Owned by whoever holds the process in *running* state, or by the
+    /// spawner before the process is first queued, or by the table's pool
+    /// while the slot is free. Nobody else reads it.
     pub(crate) private: UnsafeCell<Private>,
 }
 
@@ -57,10 +60,13 @@ pub(crate) struct Table {
     /// Never-used slots start here; bumped by spawners.
     next_fresh: AtomicU32,
     capacity: u32,
-    /// Free slots spilled by workers (and by exits off-worker).
+    /// Free slots spilled by workers, handed back by spawners outside the
+    /// runtime, and left by exits off-worker.
     pool: Mutex<Vec<u32>>,
-    /// Length of `pool` (a hint, written under its lock): spawners skip the
-    /// lock when it is empty.
+    /// Length of `pool`, stored by every writer of `pool` while it holds
+    /// the lock (see `Pool`); read without the lock by spawners, which skip
+    /// the lock when it is zero. Relaxed: a hint only; a stale zero just
+    /// takes fresh slots, which the capacity's slack covers.
     pool_len: AtomicUsize,
     grow: Mutex<()>,
     /// Live processes (spawned, not yet fully exited).
@@ -72,14 +78,15 @@ impl Table {
     pub(crate) fn new(limit: usize, workers: usize) -> Table {
         // Enough slots for `limit` live processes plus what the workers'
         // free caches may hold, so the limit is the only thing that fails.
-        let capacity = (limit + (workers + 1) * LOCAL_FREE_MAX + CHUNK).min(u32::MAX as usize);
+        let limit = limit.clamp(1, MAX_PROCESS_LIMIT);
+        let capacity = limit + (workers + 1) * (LOCAL_FREE_MAX + FRESH_BATCH as usize) + CHUNK;
         let chunks = capacity.div_ceil(CHUNK);
         Table {
             chunks: (0..chunks)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
                 .collect(),
             next_fresh: AtomicU32::new(0),
-            capacity: (chunks * CHUNK).min(u32::MAX as usize) as u32,
+            capacity: (chunks * CHUNK) as u32,
             pool: Mutex::new(Vec::new()),
             pool_len: AtomicUsize::new(0),
             grow: Mutex::new(()),
@@ -104,6 +111,7 @@ impl Table {
     }
 
     pub(crate) fn live(&self) -> usize {
+        // Acquire: pairs with `release` (see there).
         self.live.load(Acquire)
     }
 
@@ -113,7 +121,9 @@ impl Table {
 
     /// Slots handed out so far (for scans over all processes).
     pub(crate) fn high_water(&self) -> u32 {
-        self.next_fresh.load(Acquire).min(self.capacity)
+        // Relaxed: a scan only needs slots whose chunk exists; `get` checks
+        // the chunk pointer with acquire.
+        self.next_fresh.load(Relaxed).min(self.capacity)
     }
 
     /// Reserve a slot for a new process. `None` past the process limit.
@@ -128,12 +138,11 @@ impl Table {
             return Some(i);
         }
         if self.pool_len.load(Relaxed) > 0 {
-            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-            if !pool.is_empty() {
-                let take = pool.len().min(LOCAL_FREE_MAX / 2);
-                let at = pool.len() - take;
-                cache.extend(pool.drain(at..));
-                self.pool_len.store(pool.len(), Relaxed);
+            let mut pool = self.pool();
+            if !pool.0.is_empty() {
+                let take = pool.0.len().min(LOCAL_FREE_MAX / 2);
+                let at = pool.0.len() - take;
+                cache.extend(pool.0.drain(at..));
                 return cache.pop();
             }
         }
@@ -167,32 +176,49 @@ impl Table {
         }
     }
 
-    /// Return a slot whose process has fully exited.
+    /// The shared pool, locked; `pool_len` is brought up to date when the
+    /// guard drops, so no writer can forget it.
+    fn pool(&self) -> Pool<'_> {
+        Pool(
+            self.pool.lock().unwrap_or_else(|e| e.into_inner()),
+            &self.pool_len,
+        )
+    }
+
+    /// Return a slot whose process has fully exited (or never started: a
+    /// spawn that failed after `alloc`).
     pub(crate) fn release(&self, index: u32, cache: Option<&mut Vec<u32>>) {
         match cache {
             Some(cache) => {
                 cache.push(index);
                 if cache.len() > LOCAL_FREE_MAX {
                     let at = cache.len() - LOCAL_FREE_MAX / 2;
-                    let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-                    pool.extend(cache.drain(at..));
+                    self.pool().0.extend(cache.drain(at..));
                 }
             }
-            None => self
-                .pool
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(index),
+            None => self.pool().0.push(index),
         }
-        self.live.fetch_sub(1, AcqRel);
+        // Release: the slot's cleanup happens-before `live()` readers that
+        // see the lower count (shutdown waits for zero, then frees slots).
+        self.live.fetch_sub(1, Release);
     }
 
-    /// Give a worker's cached free slots back (worker exit).
+    /// Give cached free slots back (a worker's at exit, or what an outside
+    /// spawner took with a fresh batch).
     pub(crate) fn return_cache(&self, cache: &mut Vec<u32>) {
-        self.pool
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .append(cache);
+        if !cache.is_empty() {
+            self.pool().0.append(cache);
+        }
+    }
+}
+
+/// The locked pool; stores its length into `pool_len` on drop.
+struct Pool<'a>(std::sync::MutexGuard<'a, Vec<u32>>, &'a AtomicUsize);
+
+impl Drop for Pool<'_> {
+    fn drop(&mut self) {
+        // Relaxed: a hint (see `Table::pool_len`), written under the lock.
+        self.1.store(self.0.len(), Relaxed);
     }
 }
 
@@ -234,6 +260,48 @@ mod tests {
         assert_eq!(t.alloc(&mut cache), Some(b), "freed slot reused");
         assert!(t.get(a).is_some() && t.get(c).is_some());
         assert!(t.get(u32::MAX).is_none());
+    }
+
+    /// The review's reproduction: slots released without a worker cache
+    /// (spawns and exits outside the runtime) were never reused, so the
+    /// table ran out while few processes lived.
+    #[test]
+    fn churn_from_outside_never_runs_out() {
+        let t = Table::new(10, 2);
+        let rounds = if cfg!(miri) { 500 } else { 200_000 };
+        for round in 0..rounds {
+            let mut cache = vec![];
+            let a = t.alloc(&mut cache).unwrap_or_else(|| panic!("round {round}"));
+            t.return_cache(&mut cache);
+            t.release(a, None);
+        }
+        assert_eq!(t.live(), 0);
+        assert!(t.high_water() <= t.capacity, "fresh slots exhausted");
+    }
+
+    #[test]
+    fn churn_through_a_worker_cache_never_runs_out() {
+        let t = Table::new(900, 1);
+        let mut cache = vec![];
+        let rounds = if cfg!(miri) { 3 } else { 100 };
+        for round in 0..rounds {
+            let got: Vec<u32> = (0..900)
+                .map(|_| t.alloc(&mut cache).unwrap_or_else(|| panic!("round {round}")))
+                .collect();
+            assert_eq!(t.alloc(&mut cache), None, "the limit still holds");
+            for i in got {
+                t.release(i, Some(&mut cache));
+            }
+        }
+    }
+
+    #[test]
+    fn huge_limits_saturate() {
+        let t = Table::new(usize::MAX, 2);
+        assert_eq!(t.limit(), MAX_PROCESS_LIMIT);
+        assert!(t.capacity as usize >= MAX_PROCESS_LIMIT);
+        let mut cache = vec![];
+        assert!(t.alloc(&mut cache).is_some());
     }
 }
 

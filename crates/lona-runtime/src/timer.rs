@@ -13,11 +13,24 @@
 //! no CPU), then delivers each expired timer's prepared node to its target's
 //! inbox like any other signal. Inserting a timer earlier than the one it
 //! sleeps for wakes it.
+//!
+//! Timers aimed at a pid are *tracked*: indexed by target (each entry knows
+//! its position in its target's list, so untracking is O(1)) and cancelled
+//! when the target ends, receive timeouts included. Timers aimed at a
+//! registered name resolve it when they fire (Erlang's `send_after` to an
+//! atom) and are not tied to any process.
+//!
+//! Delays: rounded up to the millisecond, never firing early. A delay
+//! longer than [`MAX_DELAY`] (about 2.1 years, what the wheel spans) is
+//! treated as infinite: the timer is kept, cancellable, but never fires.
+//! (Clamping such deadlines into the wheel once made the timer thread spin
+//! forever under its lock, so that no timer in the node fired again.)
 
 use crate::envelope::Envelope;
 use crate::Pid;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::*};
+use std::sync::Arc;
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -25,9 +38,27 @@ use std::time::{Duration, Instant};
 const LEVELS: usize = 6;
 const SLOTS: usize = 64;
 const NIL: u32 = u32::MAX;
-/// The furthest deadline the wheel represents (~2.2 years); later ones are
-/// clamped to it.
-const MAX_SPAN: u64 = (1 << (6 * LEVELS)) - 1;
+/// The furthest deadline the wheel holds, in ms from its current time:
+/// one top-level slot short of the top level's range, so a deadline can
+/// never share the slot position of the current time one lap ahead (which
+/// is what made a clamped ~2.2-year timer re-link into the slot being
+/// polled, forever).
+const MAX_SPAN: u64 = (1 << (6 * LEVELS)) - (1 << (6 * (LEVELS - 1))) - 1;
+
+/// The longest delay a timer fires after (about 2.1 years); longer ones,
+/// up to `Duration::MAX`, never fire (see the module doc).
+pub const MAX_DELAY: std::time::Duration = std::time::Duration::from_millis(MAX_SPAN - 1);
+
+/// An entry's `slot` when it is not in the wheel (an infinite delay).
+const UNLINKED: u16 = u16::MAX;
+
+/// Whom a timer delivers to.
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    Pid(Pid),
+    /// A registered name, resolved when the timer fires.
+    Name(Arc<str>),
+}
 
 /// A pending timer, as returned by `send_after` / `start_timer`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,12 +71,12 @@ struct Entry {
     when: u64,
     prev: u32,
     next: u32,
-    /// level * 64 + slot while linked.
+    /// level * 64 + slot while linked, `UNLINKED` for an infinite delay.
     slot: u16,
     gen: u32,
-    target: Pid,
-    /// Counted in `by_target` (cancelled when the target exits).
-    tracked: bool,
+    /// Position in `Inner::by_target[target]` (pid targets only).
+    track_pos: u32,
+    target: Target,
     node: Option<Envelope>,
 }
 
@@ -55,8 +86,6 @@ pub(crate) struct Wheel {
     occupied: [u64; LEVELS],
     entries: Vec<Entry>,
     free: Vec<u32>,
-    /// Tracked timers released since the owner last looked (to untrack).
-    fired_tracked: Vec<(Pid, TimerRef)>,
 }
 
 fn level_for(elapsed: u64, when: u64) -> usize {
@@ -77,7 +106,6 @@ impl Wheel {
             occupied: [0; LEVELS],
             entries: Vec::new(),
             free: Vec::new(),
-            fired_tracked: Vec::new(),
         }
     }
 
@@ -106,6 +134,9 @@ impl Wheel {
             let e = &self.entries[i as usize];
             (e.prev, e.next, e.slot as usize)
         };
+        if ls == UNLINKED as usize {
+            return;
+        }
         let (level, slot) = (ls / SLOTS, ls % SLOTS);
         if prev == NIL {
             self.heads[level][slot] = next;
@@ -123,38 +154,32 @@ impl Wheel {
     /// Add a timer firing at `when` (ms); a past `when` fires at the next
     /// poll.
     #[cfg(all(test, not(loom)))]
-    pub(crate) fn insert(
-        &mut self,
-        when: u64,
-        target: Pid,
-        node: Envelope,
-        tracked: bool,
-    ) -> TimerRef {
-        self.insert_with(when, target, tracked, |_| node)
+    pub(crate) fn insert(&mut self, when: u64, target: Pid, node: Envelope) -> TimerRef {
+        self.insert_with(Some(when), Target::Pid(target), |_| node)
     }
 
-    /// Insert a timer whose node is made knowing the timer's reference.
+    /// Insert a timer firing at `when` (ms; `None`: never) whose node is
+    /// made knowing the timer's reference.
     pub(crate) fn insert_with(
         &mut self,
-        when: u64,
-        target: Pid,
-        tracked: bool,
+        when: Option<u64>,
+        target: Target,
         make: impl FnOnce(TimerRef) -> Envelope,
     ) -> TimerRef {
-        let when = when.clamp(self.elapsed + 1, self.elapsed + MAX_SPAN);
+        let when = when.map(|w| w.clamp(self.elapsed + 1, self.elapsed + MAX_SPAN));
         let (i, gen) = match self.free.pop() {
             Some(i) => (i, self.entries[i as usize].gen.wrapping_add(1)),
             None => (self.entries.len() as u32, 0),
         };
         let tref = TimerRef { index: i, gen };
         let entry = Entry {
-            when,
+            when: when.unwrap_or(u64::MAX),
             prev: NIL,
             next: NIL,
-            slot: 0,
+            slot: UNLINKED,
             gen,
+            track_pos: 0,
             target,
-            tracked,
             node: Some(make(tref)),
         };
         if i as usize == self.entries.len() {
@@ -162,45 +187,37 @@ impl Wheel {
         } else {
             self.entries[i as usize] = entry;
         }
-        self.link(i);
+        if when.is_some() {
+            self.link(i);
+        }
         tref
     }
 
-    fn release(&mut self, i: u32) -> (Pid, bool, Envelope) {
+    /// Free entry `i` (already unlinked); its target and node.
+    fn release(&mut self, i: u32) -> (Target, Envelope) {
         let e = &mut self.entries[i as usize];
         let node = e.node.take().expect("live timer entry");
-        let (target, tracked) = (e.target, e.tracked);
-        if tracked {
-            self.fired_tracked.push((
-                target,
-                TimerRef {
-                    index: i,
-                    gen: e.gen,
-                },
-            ));
-        }
+        let target = std::mem::replace(&mut e.target, Target::Pid(Pid::new(0, 0)));
         self.free.push(i);
-        (target, tracked, node)
+        (target, node)
+    }
+
+    fn live(&self, t: TimerRef) -> Option<&Entry> {
+        let e = self.entries.get(t.index as usize)?;
+        (e.gen == t.gen && e.node.is_some()).then_some(e)
     }
 
     /// Cancel a pending timer; `None` if it already fired or was cancelled.
-    pub(crate) fn cancel(&mut self, t: TimerRef) -> Option<(Pid, bool, Envelope)> {
-        let e = self.entries.get(t.index as usize)?;
-        if e.gen != t.gen || e.node.is_none() {
-            return None;
-        }
+    pub(crate) fn cancel(&mut self, t: TimerRef) -> Option<(Target, Envelope)> {
+        self.live(t)?;
         self.unlink(t.index);
-        let r = self.release(t.index);
-        if r.1 {
-            self.fired_tracked.pop(); // cancelled, not fired: the caller untracks
-        }
-        Some(r)
+        Some(self.release(t.index))
     }
 
-    /// Milliseconds until the timer `t` fires, if pending.
-    pub(crate) fn remaining(&self, t: TimerRef) -> Option<u64> {
-        let e = self.entries.get(t.index as usize)?;
-        (e.gen == t.gen && e.node.is_some()).then(|| e.when.saturating_sub(self.elapsed))
+    /// When the timer `t` fires (ms on the wheel's clock; `u64::MAX` for
+    /// never), if pending.
+    pub(crate) fn deadline(&self, t: TimerRef) -> Option<u64> {
+        self.live(t).map(|e| e.when)
     }
 
     /// The start of the earliest occupied slot (an entry there fires no
@@ -225,8 +242,9 @@ impl Wheel {
         None
     }
 
-    /// Advance to `now` (ms), moving every expired timer into `out`.
-    pub(crate) fn poll(&mut self, now: u64, out: &mut Vec<(Pid, bool, Envelope)>) {
+    /// Advance to `now` (ms), moving every expired timer into `out` (with
+    /// its index, so the caller can untrack it).
+    pub(crate) fn poll(&mut self, now: u64, out: &mut Vec<(u32, Target, Envelope)>) {
         while let Some((level, slot, deadline)) = self.next_expiration() {
             if deadline > now {
                 break;
@@ -237,9 +255,14 @@ impl Wheel {
             while i != NIL {
                 let next = self.entries[i as usize].next;
                 if self.entries[i as usize].when <= now {
-                    out.push(self.release(i));
+                    let (target, node) = self.release(i);
+                    out.push((i, target, node));
                 } else {
                     self.link(i);
+                    debug_assert!(
+                        self.entries[i as usize].slot as usize != level * SLOTS + slot,
+                        "a timer re-linked into the slot being polled"
+                    );
                 }
                 i = next;
             }
@@ -250,11 +273,36 @@ impl Wheel {
 
 struct Inner {
     wheel: Wheel,
-    /// Tracked timers per target, cancelled when it exits.
-    by_target: HashMap<Pid, Vec<TimerRef>>,
+    /// Pending timers per pid target (entry indices), cancelled when it
+    /// ends; each entry's `track_pos` is its place in its list.
+    by_target: HashMap<Pid, Vec<u32>>,
     /// Deadline the timer thread sleeps until (None: forever).
     sleeping_until: Option<u64>,
     stop: bool,
+}
+
+impl Inner {
+    fn track(&mut self, pid: Pid, i: u32) {
+        let v = self.by_target.entry(pid).or_default();
+        self.wheel.entries[i as usize].track_pos = v.len() as u32;
+        v.push(i);
+    }
+
+    /// O(1): swap-remove entry `i` from its target's list.
+    fn untrack(&mut self, pid: Pid, i: u32) {
+        let pos = self.wheel.entries[i as usize].track_pos as usize;
+        let Some(v) = self.by_target.get_mut(&pid) else {
+            return;
+        };
+        debug_assert_eq!(v.get(pos), Some(&i));
+        v.swap_remove(pos);
+        if let Some(&moved) = v.get(pos) {
+            self.wheel.entries[moved as usize].track_pos = pos as u32;
+        }
+        if v.is_empty() {
+            self.by_target.remove(&pid);
+        }
+    }
 }
 
 /// The runtime's timers (shared; see the module doc).
@@ -262,7 +310,8 @@ pub(crate) struct Timers {
     inner: Mutex<Inner>,
     cv: Condvar,
     start: Instant,
-    /// How many tracked timers are pending: lets exits skip the lock.
+    /// How many pid-targeted timers are pending: lets exits skip the lock.
+    /// Changed under the lock; read without it (see `cancel_target`).
     tracked: AtomicUsize,
 }
 
@@ -289,76 +338,79 @@ impl Timers {
         self.start.elapsed().as_millis() as u64
     }
 
-    /// Deliver `node` to `target` after `after`. `tracked` timers are
-    /// cancelled when their target exits (send_after, start_timer); receive
-    /// timeouts are cancelled by their receive instead.
-    pub(crate) fn insert(
-        &self,
-        after: Duration,
-        target: Pid,
-        node: Envelope,
-        tracked: bool,
-    ) -> TimerRef {
-        self.insert_with(after, target, tracked, |_| node)
-    }
-
-    /// [`Timers::insert`], the node made knowing the timer's reference.
+    /// Deliver the node `make` builds to `target` after `after` (rounded up
+    /// to the millisecond; longer than [`MAX_DELAY`]: never).
     pub(crate) fn insert_with(
         &self,
         after: Duration,
-        target: Pid,
-        tracked: bool,
+        target: Target,
         make: impl FnOnce(TimerRef) -> Envelope,
     ) -> TimerRef {
-        let ms =
-            after.as_millis() as u64 + u64::from(!after.subsec_nanos().is_multiple_of(1_000_000));
+        // Saturating: `as_millis` is a u128 and `Duration::MAX` once wrapped
+        // to about 2 ms.
+        let ms = (after.as_nanos().div_ceil(1_000_000)).min(u64::MAX as u128) as u64;
         let mut g = self.lock();
         // The current time rounded *up*, so a timer never fires early (the
         // wheel fires when the truncated clock reaches `when`).
         let now = self.start.elapsed().as_micros().div_ceil(1000) as u64;
-        let when = now.max(g.wheel.elapsed) + ms.max(1);
-        let t = g.wheel.insert_with(when, target, tracked, make);
-        if tracked {
-            g.by_target.entry(target).or_default().push(t);
+        let when = (ms <= MAX_DELAY.as_millis() as u64)
+            .then(|| now.max(g.wheel.elapsed).saturating_add(ms.max(1)));
+        let pid = match &target {
+            Target::Pid(p) => Some(*p),
+            Target::Name(_) => None,
+        };
+        let t = g.wheel.insert_with(when, target, make);
+        if let Some(pid) = pid {
+            g.track(pid, t.index);
+            // Relaxed: changed under the lock; the lock-free reader pairs
+            // through the fences described in `cancel_target`.
             self.tracked.fetch_add(1, Relaxed);
         }
-        if g.sleeping_until.is_none_or(|s| when < s) {
-            self.cv.notify_one();
+        if let Some(when) = when {
+            if g.sleeping_until.is_none_or(|s| when < s) {
+                self.cv.notify_one();
+            }
         }
         t
     }
 
-    /// Cancel; returns the undelivered node if the timer was pending.
-    pub(crate) fn cancel(&self, t: TimerRef) -> Option<Envelope> {
-        let mut g = self.lock();
-        let (target, tracked, node) = g.wheel.cancel(t)?;
-        if tracked {
-            untrack(&mut g, target, t);
+    /// Cancel under the lock; the undelivered node, if it was pending.
+    fn cancel_locked(&self, g: &mut Inner, t: TimerRef) -> Option<Envelope> {
+        let (target, node) = g.wheel.cancel(t)?;
+        if let Target::Pid(pid) = target {
+            g.untrack(pid, t.index);
             self.tracked.fetch_sub(1, Relaxed);
         }
         Some(node)
     }
 
-    /// Cancel and say how many milliseconds were left (`None`: it had
-    /// fired or was cancelled already), under one lock.
-    pub(crate) fn cancel_remaining(&self, t: TimerRef) -> Option<u64> {
+    /// Cancel; returns the undelivered node if the timer was pending.
+    pub(crate) fn cancel(&self, t: TimerRef) -> Option<Envelope> {
         let mut g = self.lock();
-        let left = g.wheel.remaining(t)?;
-        let (target, tracked, node) = g.wheel.cancel(t)?;
-        if tracked {
-            untrack(&mut g, target, t);
-            self.tracked.fetch_sub(1, Relaxed);
-        }
+        self.cancel_locked(&mut g, t)
+    }
+
+    /// Cancel and say how long was left, measured on the clock (`None`: it
+    /// had fired or was cancelled already; `Duration::MAX`: it was never
+    /// going to fire), under one lock.
+    pub(crate) fn cancel_remaining(&self, t: TimerRef) -> Option<Duration> {
+        let mut g = self.lock();
+        let when = g.wheel.deadline(t)?;
+        let node = self.cancel_locked(&mut g, t);
         drop(g);
         drop(node);
-        Some(left)
+        if when == u64::MAX {
+            return Some(Duration::MAX);
+        }
+        let now = self.start.elapsed();
+        Some(Duration::from_millis(when).saturating_sub(now))
     }
 
     pub(crate) fn pending(&self) -> usize {
         self.lock().wheel.len()
     }
 
-    /// Cancel every tracked timer addressed to `target` (it exited).
+    /// Cancel every timer addressed to the pid `target` (it ended).
     pub(crate) fn cancel_target(&self, target: Pid) {
         // The fence pairs with the one in `Shared::cancel_if_dead`: either
         // this sees the new timer counted, or the inserter sees its target
@@ -371,20 +423,23 @@ impl Timers {
         {
             let mut g = self.lock();
             if let Some(ts) = g.by_target.remove(&target) {
-                for t in ts {
-                    if let Some((_, _, node)) = g.wheel.cancel(t) {
+                for i in ts {
+                    let gen = g.wheel.entries[i as usize].gen;
+                    if let Some((_, node)) = g.wheel.cancel(TimerRef { index: i, gen }) {
                         self.tracked.fetch_sub(1, Relaxed);
                         dropped.push(node);
                     }
                 }
             }
         }
+        // User payloads are dropped outside the lock (their drops are
+        // contained by `Envelope`).
         drop(dropped);
     }
 
     /// The timer thread's loop: deliver what expires via `deliver` until
     /// [`Timers::stop`].
-    pub(crate) fn run(&self, deliver: impl Fn(Pid, Envelope)) {
+    pub(crate) fn run(&self, deliver: impl Fn(Target, Envelope)) {
         let mut fired = Vec::new();
         let mut g = self.lock();
         loop {
@@ -394,12 +449,14 @@ impl Timers {
             let now = self.now_ms();
             g.wheel.poll(now, &mut fired);
             if !fired.is_empty() {
-                for (target, t) in std::mem::take(&mut g.wheel.fired_tracked) {
-                    untrack(&mut g, target, t);
-                    self.tracked.fetch_sub(1, Relaxed);
+                for (i, target, _) in &fired {
+                    if let Target::Pid(pid) = target {
+                        g.untrack(*pid, *i);
+                        self.tracked.fetch_sub(1, Relaxed);
+                    }
                 }
                 drop(g);
-                for (target, _, node) in fired.drain(..) {
+                for (_, target, node) in fired.drain(..) {
                     deliver(target, node);
                 }
                 g = self.lock();
@@ -434,17 +491,6 @@ impl Timers {
     }
 }
 
-fn untrack(g: &mut Inner, target: Pid, t: TimerRef) {
-    if let Some(v) = g.by_target.get_mut(&target) {
-        if let Some(i) = v.iter().position(|x| *x == t) {
-            v.swap_remove(i);
-        }
-        if v.is_empty() {
-            g.by_target.remove(&target);
-        }
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -470,21 +516,21 @@ mod tests {
                 match op {
                     0 => {
                         let when = now + 1 + x % 100_000;
-                        let t = w.insert(when, pid(id), Envelope::new(id, 0, false), false);
+                        let t = w.insert(when, pid(id), Envelope::new(id, 0, false));
                         model.push((when, t, id));
                         id += 1;
                     }
                     1 if !model.is_empty() => {
                         let (_, t, i) = model.remove(x as usize % model.len());
-                        let (p, _, n) = w.cancel(t).expect("pending timer cancels");
-                        prop_assert_eq!(p, pid(i));
+                        let (p, n) = w.cancel(t).expect("pending timer cancels");
+                        prop_assert!(matches!(p, Target::Pid(p) if p == pid(i)));
                         prop_assert_eq!(n.downcast::<u32>().unwrap(), i);
                         prop_assert!(w.cancel(t).is_none());
                     }
                     _ => {
                         now += x % 5_000;
                         w.poll(now, &mut out);
-                        let mut fired: Vec<u32> = out.drain(..).map(|(_, _, n)| n.downcast::<u32>().unwrap()).collect();
+                        let mut fired: Vec<u32> = out.drain(..).map(|(_, _, n): (u32, Target, Envelope)| n.downcast::<u32>().unwrap()).collect();
                         fired.sort();
                         let mut due: Vec<u32> = model.iter().filter(|m| m.0 <= now).map(|m| m.2).collect();
                         due.sort();
@@ -501,7 +547,7 @@ mod tests {
     fn next_expiration_is_never_late() {
         let mut w = Wheel::new();
         for when in [5u64, 70, 4100, 300_000, 63, 64, 65] {
-            w.insert(when, pid(0), Envelope::new(when, 0, false), false);
+            w.insert(when, pid(0), Envelope::new(when, 0, false));
         }
         let mut out = vec![];
         let mut fired = vec![];
@@ -519,5 +565,80 @@ mod tests {
             fired.iter().all(|(w, d)| w == d),
             "fired exactly on time: {fired:?}"
         );
+    }
+
+    /// The review's wedge: with the clock moved, a deadline at the far end
+    /// of the wheel shared the slot position of the current time one lap
+    /// ahead, and polling re-linked it into the slot being polled forever.
+    /// Every clock position near a top-level boundary, the furthest
+    /// deadline: polling returns and fires nothing early.
+    #[test]
+    fn far_deadlines_never_wedge_the_wheel() {
+        let top = 1u64 << 30;
+        for start in [0, 1, top - 1, top, 5 * top + 17, (1 << 36) - 3, 63 * top + 5] {
+            let mut w = Wheel::new();
+            let mut out = vec![];
+            w.poll(start, &mut out);
+            let t = w.insert(u64::MAX, pid(1), Envelope::new(1u8, 0, false));
+            let when = w.deadline(t).unwrap();
+            assert_eq!(when, start + MAX_SPAN, "clamped to the span");
+            for now in [start + 1, start + top, start + MAX_SPAN - 1] {
+                w.poll(now, &mut out);
+                assert!(out.is_empty(), "fired early at {now} (start {start})");
+            }
+            w.poll(start + MAX_SPAN, &mut out);
+            assert_eq!(out.len(), 1, "fires at its deadline (start {start})");
+        }
+    }
+
+    /// An infinite timer stays pending, is never polled out, and cancels.
+    #[test]
+    fn infinite_timers_never_fire_and_cancel() {
+        let mut w = Wheel::new();
+        let mut out = vec![];
+        let t = w.insert_with(None, Target::Pid(pid(2)), |_| Envelope::new(2u8, 0, false));
+        w.poll(u64::MAX / 2, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(w.len(), 1);
+        assert_eq!(w.deadline(t), Some(u64::MAX));
+        assert!(w.cancel(t).is_some());
+        assert_eq!(w.len(), 0);
+    }
+
+    /// Many timers to one target: tracked per target with O(1) untracking;
+    /// cancelling any of them in any order keeps the index consistent.
+    #[test]
+    fn per_target_index_stays_consistent() {
+        let timers = Timers::new();
+        let p = pid(9);
+        let refs: Vec<TimerRef> = (0..1000u32)
+            .map(|i| timers.insert_with(Duration::from_secs(100), Target::Pid(p), |_| Envelope::new(i, 0, false)))
+            .collect();
+        for t in refs.iter().step_by(3) {
+            assert!(timers.cancel(*t).is_some());
+        }
+        {
+            let g = timers.lock();
+            let v = &g.by_target[&p];
+            for (pos, i) in v.iter().enumerate() {
+                assert_eq!(g.wheel.entries[*i as usize].track_pos as usize, pos);
+            }
+        }
+        timers.cancel_target(p);
+        assert_eq!(timers.pending(), 0);
+        assert_eq!(timers.tracked.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn remaining_time_is_measured_on_the_clock() {
+        let timers = Timers::new();
+        let t = timers.insert_with(Duration::from_millis(2000), Target::Pid(pid(3)), |_| {
+            Envelope::new(0u8, 0, false)
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let left = timers.cancel_remaining(t).unwrap();
+        assert!(left <= Duration::from_millis(1701), "{left:?} left after 300 ms of 2000");
+        let inf = timers.insert_with(Duration::MAX, Target::Pid(pid(3)), |_| Envelope::new(0u8, 0, false));
+        assert_eq!(timers.cancel_remaining(inf), Some(Duration::MAX));
     }
 }

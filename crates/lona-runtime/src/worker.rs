@@ -1,12 +1,15 @@
 //! A worker thread: finds runnable processes and steps them.
 //!
-//! # Finding work (seed `scheduler-work-stealing.de.md`)
+//! # Finding work (`docs/design.md`, D1 and "Scheduler")
 //! 1. Every 61st look, the global injection queue first, so work injected
 //!    from outside is never starved by a busy local queue.
 //! 2. The LIFO slot: the process this worker just woke (a message's
-//!    receiver), run next while its data is hot. Starvation guard: at most
-//!    3 LIFO runs in a row; then the slot's occupant goes to the back of the
-//!    local queue.
+//!    receiver), run next while its data is hot. Starvation guards: at most
+//!    3 LIFO runs in a row, then the slot's occupant goes to the back of the
+//!    local queue; and no other worker can steal from the slot, so when the
+//!    running process goes on for more than `LIFO_SPILL` reductions after
+//!    filling it, the occupant moves to the local queue (stealable) and an
+//!    idle worker is woken for it.
 //! 3. The local queue, FIFO (crossbeam-deque's Chase–Lev deque in FIFO
 //!    flavour): a process that spent its reductions was pushed to the back,
 //!    behind every other runnable process. Fairness, not an optimisation.
@@ -22,8 +25,9 @@
 //!    while budget remains. `Yield` → back of the local queue. `Exit` →
 //!    [`finish`].
 
+use crate::cx::Cx;
 use crate::envelope::Envelope;
-use crate::process::{Cx, Private, Step, SLICE_REDUCTIONS};
+use crate::process::{Private, Step, SLICE_REDUCTIONS};
 use crate::runtime::Shared;
 use crate::state::Park;
 use crate::table::Slot;
@@ -36,6 +40,9 @@ use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 
 const LIFO_STREAK_MAX: u32 = 3;
+/// Reductions the running process may spend after filling the LIFO slot
+/// before its occupant is made stealable (module doc).
+const LIFO_SPILL: u32 = 200;
 const INJECTOR_EVERY: u32 = 61;
 const INJECTOR_BATCH: usize = 16;
 
@@ -51,6 +58,8 @@ pub(crate) struct WorkerCore {
     local: Deque<u32>,
     lifo: Cell<Option<u32>>,
     lifo_streak: Cell<u32>,
+    /// Reductions charged since the LIFO slot was filled.
+    lifo_age: Cell<u32>,
     tick: Cell<u32>,
     rng: Cell<u64>,
     /// Free table slots cached by this worker.
@@ -94,6 +103,7 @@ impl WorkerCore {
             local,
             lifo: Cell::new(None),
             lifo_streak: Cell::new(0),
+            lifo_age: Cell::new(0),
             tick: Cell::new(0),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
@@ -166,9 +176,27 @@ impl WorkerCore {
 
     /// A process this worker's running process just woke: the LIFO slot.
     pub(crate) fn schedule_woken(&self, index: u32) {
+        self.lifo_age.set(0);
         if let Some(prev) = self.lifo.replace(Some(index)) {
             self.local.push(prev);
             self.shared.idle.notify_one();
+        }
+    }
+
+    /// The running process was charged `n` reductions: a LIFO occupant
+    /// that has waited `LIFO_SPILL` of them becomes stealable.
+    #[inline]
+    pub(crate) fn charged(&self, n: u32) {
+        if self.lifo.get().is_none() {
+            return;
+        }
+        let age = self.lifo_age.get().saturating_add(n);
+        self.lifo_age.set(age);
+        if age > LIFO_SPILL {
+            if let Some(i) = self.lifo.take() {
+                self.local.push(i);
+                self.shared.idle.notify_one();
+            }
         }
     }
 
@@ -253,6 +281,8 @@ impl WorkerCore {
     pub(crate) fn run(&self, parker: &Parker) {
         CURRENT.with(|c| c.set(self));
         let shared = &*self.shared;
+        // Acquire: pairs with shutdown's SeqCst store of `stop`, issued
+        // after every process ended; nothing else is published through it.
         'outer: while !shared.stop.load(Acquire) {
             if let Some(i) = self.next_task() {
                 self.run_slice(i);
@@ -377,6 +407,9 @@ fn step_once(cx: &mut Cx<'_>) -> Step {
 }
 
 /// End a process (rules 9-10 in `links`). The caller holds it *running*.
+/// Every drop of user data here (the body, messages, timer payloads, the
+/// reason) is contained: bodies by `catch_unwind`, messages by `Envelope`,
+/// custom reasons by `Reason`; so a hostile value costs nothing but itself.
 pub(crate) fn finish(
     shared: &Shared,
     worker: Option<&WorkerCore>,
@@ -385,7 +418,8 @@ pub(crate) fn finish(
     pid: Pid,
     reason: Reason,
 ) {
-    slot.state.exit();
+    // Name first, then exited (rule 9): see `Shared::end`.
+    shared.end(pid, &slot.state);
     if let Some(mut proc) = p.process.take() {
         // A panicking close or drop must not take the worker down.
         let _ = catch_unwind(AssertUnwindSafe(|| proc.close(&reason)));
@@ -400,21 +434,19 @@ pub(crate) fn finish(
         crate::links::on_node_dying(shared, p, pid, e);
         node = next;
     }
-    shared.registry.process_ended(pid);
+    // Every timer aimed at it: send_after, start_timer, receive timeouts.
     shared.timers.cancel_target(pid);
-    if let Some(t) = p.receive_timer.take() {
-        drop(shared.timers.cancel(t));
-    }
     let mut watched = false;
     if let Some(mut extra) = p.extra.take() {
-        watched = !extra.links.is_empty() || !extra.monitored_by.is_empty();
+        watched = extra.active_links().next().is_some() || !extra.monitored_by.is_empty();
         crate::links::notify_end(shared, pid, &reason, &mut extra);
     }
     if !watched && !p.exit_by_signal {
         report::unwatched_end(pid, &reason);
     }
+    drop(reason);
     p.exit_by_signal = false;
-    let _ = catch_unwind(AssertUnwindSafe(|| p.mailbox.clear()));
+    p.mailbox.clear();
     p.started = false;
     p.waiting = false;
     p.trap_exit = false;
@@ -428,6 +460,8 @@ pub(crate) fn finish(
             .release(pid.index(), Some(&mut w.free.borrow_mut())),
         None => shared.table.release(pid.index(), None),
     }
+    // Acquire: pairs with the SeqCst store in shutdown; a missed flag only
+    // delays shutdown's wait by its 50 ms poll.
     if shared.shutting_down.load(Acquire) {
         shared.exited();
     }

@@ -1,0 +1,340 @@
+//! [`Cx`]: what a process sees of the runtime while it runs, for every kind
+//! of process. Everything a process can do is here (and in `links`, for
+//! links, monitors, exit signals and the questions one process asks
+//! another): send, drain and selective receive, receive timeouts, spawn,
+//! names, timers. The native `async` layer (`native`) and the Lonala
+//! interpreter are thin layers over it.
+//!
+//! # Reductions
+//! Every operation is charged: one reduction, and a selective receive one
+//! more per message it rejects. Operations never block and never fail for
+//! lack of budget: a caller that must be preemptible checks
+//! [`Cx::budget`] and ends its step with [`Step::Yield`](crate::Step) when
+//! it is zero (the native layer does this at every call).
+
+use crate::envelope::{Envelope, Header};
+use crate::info::{info_of, ProcessInfo, Status};
+use crate::process::{Private, Process, ACTIVE};
+use crate::registry::RegisterError;
+use crate::runtime::{Dest, SendError, Shared, SpawnError};
+use crate::signal::Signal;
+use crate::table::Slot;
+use crate::timer::{Target, TimerRef};
+use crate::worker::WorkerCore;
+use crate::{Pid, Reason, Ref};
+use std::time::Duration;
+
+/// Options for [`Cx::spawn`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SpawnOpts {
+    /// Link the new process to the caller, atomically.
+    pub link: bool,
+    /// Monitor the new process, atomically.
+    pub monitor: bool,
+}
+
+/// How a selective receive's scan ended ([`Cx::take_message`]).
+#[derive(Debug)]
+pub enum Scan {
+    /// The first message the predicate accepted, removed from the mailbox.
+    Found(Envelope),
+    /// No message in the mailbox matches: wait for more.
+    NotFound,
+    /// The slice's reductions ran out mid-scan: yield; the same receive
+    /// (same id) resumes after the messages it already rejected.
+    OutOfBudget,
+}
+
+/// What a process sees of the runtime during `init`/`step`.
+pub struct Cx<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) worker: &'a WorkerCore,
+    pub(crate) slot: &'a Slot,
+    pub(crate) p: &'a mut Private,
+    pub(crate) pid: Pid,
+    /// Reductions left in this slice.
+    pub(crate) budget: u32,
+    /// Set by a native process that yields on purpose.
+    pub(crate) yielded: bool,
+}
+
+impl Cx<'_> {
+    /// This process's pid.
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    /// Reductions left in this slice.
+    pub fn budget(&self) -> u32 {
+        self.budget
+    }
+
+    /// Charge `n` reductions. Returns false (charging nothing) if the slice
+    /// does not have them: the process should yield.
+    pub fn charge(&mut self, n: u32) -> bool {
+        if self.budget < n {
+            return false;
+        }
+        self.budget -= n;
+        self.p.reductions += n as u64;
+        self.worker.charged(n);
+        true
+    }
+
+    /// Charge `n` reductions, as many as are left if fewer.
+    pub(crate) fn charge_saturating(&mut self, n: u32) {
+        let n = n.min(self.budget);
+        self.budget -= n;
+        self.p.reductions += n as u64;
+        self.worker.charged(n);
+    }
+
+    /// One operation's reduction (module doc).
+    #[inline]
+    pub(crate) fn charge_op(&mut self) {
+        self.charge_saturating(1);
+    }
+
+    /// Send `msg` to `to` (dropped if `to` is gone). Consecutive sends to one
+    /// receiver are batched until the end of the step (see `worker`'s
+    /// outbox); order between this process and `to` is kept on every path.
+    pub fn send<M: Send + 'static>(&mut self, to: Pid, msg: M) {
+        self.charge_op();
+        let e = Envelope::new(msg, to.generation(), false);
+        if to == self.pid {
+            // To oneself: at once, so a receive in this same step sees it.
+            let _ = self.shared.deliver(to, e);
+        } else {
+            self.worker.send_batched(to, e);
+        }
+    }
+
+    /// Send `msg` to the process registered as `name`; an error if nobody
+    /// holds the name (Erlang's `badarg`).
+    pub fn send_name<M: Send + 'static>(&mut self, name: &str, msg: M) -> Result<(), SendError> {
+        match self.shared.registry.whereis(name) {
+            Some(pid) => {
+                self.send(pid, msg);
+                Ok(())
+            }
+            None => {
+                self.charge_op();
+                Err(SendError::NoName(name.to_string()))
+            }
+        }
+    }
+
+    /// Messages waiting in the mailbox (after the last drain).
+    pub fn mailbox_len(&self) -> usize {
+        self.p.mailbox.len()
+    }
+
+    /// Whether the process traps exits.
+    pub fn trap_exit(&self) -> bool {
+        self.p.trap_exit
+    }
+
+    /// Set the trap-exit flag; returns the old value.
+    pub fn set_trap_exit(&mut self, on: bool) -> bool {
+        self.charge_op();
+        std::mem::replace(&mut self.p.trap_exit, on)
+    }
+
+    /// A new receive id (non-zero) for [`Cx::take_message`].
+    pub fn new_receive(&mut self) -> u64 {
+        self.p.receive_seq = self.p.receive_seq.wrapping_add(1).max(1);
+        self.p.receive_seq as u64
+    }
+
+    /// Move everything that arrived into the mailbox, acting on signals.
+    /// Afterwards, [`Cx::exiting`] tells whether a signal ended the process;
+    /// what came behind that signal is answered as for a process that is
+    /// gone (see `links`, "Delivery").
+    pub fn drain(&mut self) {
+        if self.slot.inbox.is_empty() {
+            return;
+        }
+        let (mut node, _) = self.slot.inbox.take();
+        while !node.is_null() {
+            // SAFETY: the chain is ours; read `next` before handing the node on.
+            let next = unsafe { (*node).next };
+            let e = unsafe { Envelope::from_raw(node) };
+            if self.p.pending_exit.is_none() {
+                crate::links::on_node(self, e);
+            } else {
+                crate::links::on_node_dying(self.shared, self.p, self.pid, e);
+            }
+            node = next;
+        }
+    }
+
+    /// Whether the process has been ended by a signal (or `exit`) and must
+    /// stop: the worker finishes it after this step.
+    pub fn exiting(&self) -> bool {
+        self.p.pending_exit.is_some()
+    }
+
+    /// End the process with `reason` after this step (Erlang's `exit/1`).
+    pub fn exit(&mut self, reason: Reason) {
+        if self.p.pending_exit.is_none() {
+            self.p.pending_exit = Some(Box::new(reason));
+        }
+    }
+
+    /// Remove and return the first message `accept` takes, resuming after
+    /// the messages receive `id` already rejected (selective receive). Each
+    /// rejected message costs a reduction; when the slice runs out mid-scan
+    /// the answer is [`Scan::OutOfBudget`] and the same `id` continues later.
+    pub fn take_message(&mut self, id: u64, accept: impl FnMut(&Envelope) -> bool) -> Scan {
+        let mut accept = accept;
+        let limit = self.budget.max(1);
+        let (found, rejected) = self.p.mailbox.take_first(id as u32, limit, |h: *mut Header| {
+            // SAFETY: a borrowed view of a node the mailbox owns (the node
+            // pointer, so it covers the whole node); never dropped here.
+            let e = std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) });
+            accept(&e)
+        });
+        self.charge_saturating(rejected);
+        match found {
+            Some(e) => Scan::Found(e),
+            None if rejected >= limit => Scan::OutOfBudget,
+            None => Scan::NotFound,
+        }
+    }
+
+    /// Arm a receive timeout of `after`; returns its token and timer, or
+    /// `None` when `after` is longer than [`MAX_DELAY`](crate::MAX_DELAY)
+    /// (an infinite wait: no timer). When it fires, [`Cx::timed_out`] with
+    /// that token becomes true (and the process is woken). The timer is
+    /// cancelled when the process ends, however many are armed.
+    pub fn start_receive_timer(&mut self, after: Duration) -> Option<(u64, TimerRef)> {
+        if after > crate::MAX_DELAY {
+            return None;
+        }
+        let token = self.new_receive();
+        let node = Envelope::new(
+            Signal::Timeout {
+                token: token as u32,
+            },
+            self.p.gen,
+            true,
+        );
+        let tref = self
+            .shared
+            .timers
+            .insert_with(after, Target::Pid(self.pid), |_| node);
+        Some((token, tref))
+    }
+
+    /// Whether the receive timeout `token` has fired.
+    pub fn timed_out(&self, token: u64) -> bool {
+        self.p.fired_timeout as u64 == token
+    }
+
+    /// Cancel a receive timer (no effect if it already fired).
+    pub fn cancel_receive_timer(&mut self, tref: TimerRef) {
+        drop(self.shared.timers.cancel(tref));
+    }
+
+    /// Spawn a process built by `make` from its pid, linked and/or
+    /// monitored atomically as `opts` say (Erlang's `spawn_opt`). Returns
+    /// its pid and, with `monitor`, the monitor's reference.
+    pub fn spawn(
+        &mut self,
+        opts: SpawnOpts,
+        make: impl FnOnce(Pid) -> Box<dyn Process>,
+    ) -> Result<(Pid, Option<Ref>), SpawnError> {
+        self.charge_op();
+        let me = self.pid;
+        let mref = opts.monitor.then(Ref::new);
+        let child = self.shared.spawn(make, |p, _| {
+            if opts.link {
+                p.extra().links.insert(me, ACTIVE);
+            }
+            if let Some(r) = mref {
+                p.extra().monitored_by.insert(r, me);
+            }
+        })?;
+        if opts.link {
+            self.p.extra().links.insert(child, ACTIVE);
+        }
+        if let Some(r) = mref {
+            self.p.extra().monitors.insert(r, child);
+        }
+        Ok((child, mref))
+    }
+
+    /// Register this process, or another, as `name`.
+    pub fn register(&mut self, name: &str, pid: Pid) -> Result<(), RegisterError> {
+        self.charge_op();
+        self.shared.register(name, pid)
+    }
+
+    /// Remove a registered name; returns whether it existed.
+    pub fn unregister(&mut self, name: &str) -> bool {
+        self.charge_op();
+        self.shared.registry.remove(name).is_some()
+    }
+
+    /// The pid registered as `name`.
+    pub fn whereis(&mut self, name: &str) -> Option<Pid> {
+        self.charge_op();
+        self.shared.registry.whereis(name)
+    }
+
+    /// Deliver `msg` to `to` after `after` (Erlang's `send_after/3`; a name
+    /// is looked up when the timer fires).
+    pub fn send_after<M: Send + 'static>(
+        &mut self,
+        after: Duration,
+        to: impl Into<Dest>,
+        msg: M,
+    ) -> TimerRef {
+        self.charge_op();
+        // Messages this process batched for `to` go first if the timer
+        // fires at once.
+        self.worker.flush();
+        self.shared.send_after(after, to.into(), msg)
+    }
+
+    /// Deliver [`Timeout { tref, msg }`](crate::Timeout) to `to` after
+    /// `after` (Erlang's `start_timer/3`).
+    pub fn start_timer<M: Send + 'static>(
+        &mut self,
+        after: Duration,
+        to: impl Into<Dest>,
+        msg: M,
+    ) -> TimerRef {
+        self.charge_op();
+        self.worker.flush();
+        self.shared.start_timer(after, to.into(), msg)
+    }
+
+    /// Cancel a timer: how long it had left (`Duration::MAX` for one that
+    /// would never fire), or `None` if it had fired or been cancelled.
+    pub fn cancel_timer(&mut self, t: TimerRef) -> Option<Duration> {
+        self.charge_op();
+        self.shared.timers.cancel_remaining(t)
+    }
+
+    /// This process's own [`ProcessInfo`].
+    pub fn info(&mut self) -> ProcessInfo {
+        self.charge_op();
+        info_of(self.shared, self.pid, self.p, Status::Running)
+    }
+
+    /// Whether `pid` is alive right now, by its state word alone (no
+    /// ordering with signals this process sent it; see
+    /// [`Cx::request_alive`] for Erlang's guarantee).
+    pub fn is_alive_now(&mut self, pid: Pid) -> bool {
+        self.charge_op();
+        self.shared.is_alive(pid)
+    }
+
+    /// A handle to the runtime.
+    pub fn handle(&self) -> crate::Handle {
+        crate::Handle {
+            shared: self.worker.shared.clone(),
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! [`Ctx`]: a native process's API, a thin `async` layer over
+//! [`Cx`](crate::Cx) (see the module doc of `native`).
+
+use super::receive::{Charge, ExitNow, Op, RecvCore, Receive, ReceiveTimeout, Suspend, YieldNow};
+use super::with_cx;
+use crate::cx::{Cx, SpawnOpts};
+use crate::envelope::Envelope;
+use crate::runtime::{Dest, SendError, SpawnError};
+use crate::signal::{AliveReply, InfoReply};
+use crate::timer::TimerRef;
+use crate::{Handle, Pid, ProcessInfo, Reason, Ref, RegisterError};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+/// A native process's handle on the runtime (module doc of `native`).
+/// Only usable inside its own process; not `Clone`, so a child process
+/// cannot capture its parent's (each gets its own).
+#[derive(Debug)]
+pub struct Ctx {
+    pid: Pid,
+}
+
+impl Ctx {
+    pub(crate) fn new(pid: Pid) -> Ctx {
+        Ctx { pid }
+    }
+
+    /// Run `f` on the process's `Cx` as an `await` point (module doc).
+    fn op<R, F: FnOnce(&mut Cx<'_>) -> R>(&self, f: F) -> Op<F> {
+        Op {
+            pid: self.pid,
+            f: Some(f),
+        }
+    }
+
+    /// This process's pid (Erlang's `self()`).
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    /// A handle to the runtime, e.g. to give to another thread.
+    pub fn handle(&self) -> Handle {
+        with_cx(self.pid, |cx| cx.handle())
+    }
+
+    /// Charge `n` reductions (at most a slice's); yields first if the slice
+    /// cannot pay them.
+    pub fn charge(&self, n: u32) -> Charge {
+        Charge {
+            pid: self.pid,
+            n: n.min(crate::SLICE_REDUCTIONS),
+        }
+    }
+
+    /// Reductions left in the current slice.
+    pub fn budget_left(&self) -> u32 {
+        with_cx(self.pid, |cx| cx.budget())
+    }
+
+    /// Give the worker to the other runnable processes: back of the queue.
+    pub fn yield_now(&self) -> YieldNow {
+        YieldNow {
+            pid: self.pid,
+            done: false,
+        }
+    }
+
+    /// Send `msg` to `to` (Erlang's `!`); silently dropped if `to` is gone.
+    pub fn send<M: Send + 'static>(&self, to: Pid, msg: M) -> impl Future<Output = ()> + Send {
+        self.op(move |cx| cx.send(to, msg))
+    }
+
+    /// Send `msg` to the process registered as `name`; an error if nobody
+    /// holds the name.
+    pub fn send_name<M: Send + 'static>(
+        &self,
+        name: &str,
+        msg: M,
+    ) -> impl Future<Output = Result<(), SendError>> + Send {
+        let name = name.to_string();
+        self.op(move |cx| cx.send_name(&name, msg))
+    }
+
+    /// Receive the oldest message of type `T`; others stay in the mailbox.
+    pub fn receive<T: Send + 'static>(&self) -> Receive<T, fn(&T) -> bool> {
+        self.receive_where(|_| true)
+    }
+
+    /// Receive the oldest `T` that `pred` accepts (selective receive). Each
+    /// message the scan passes over costs a reduction, so a long scan is
+    /// preempted and resumes where it stopped.
+    pub fn receive_where<T: Send + 'static, F: FnMut(&T) -> bool>(&self, pred: F) -> Receive<T, F> {
+        Receive {
+            core: RecvCore::new(self.pid, None),
+            pred,
+            _t: PhantomData,
+        }
+    }
+
+    /// Like [`Ctx::receive`], giving up after `after` (`None`). A zero
+    /// timeout only looks at what is already there; a timeout longer than
+    /// [`MAX_DELAY`](crate::MAX_DELAY) (such as [`INFINITY`](crate::INFINITY))
+    /// never expires.
+    pub fn receive_timeout<T: Send + 'static>(
+        &self,
+        after: Duration,
+    ) -> ReceiveTimeout<T, fn(&T) -> bool> {
+        self.receive_where_timeout(|_| true, after)
+    }
+
+    /// Selective receive with a timeout.
+    pub fn receive_where_timeout<T: Send + 'static, F: FnMut(&T) -> bool>(
+        &self,
+        pred: F,
+        after: Duration,
+    ) -> ReceiveTimeout<T, F> {
+        ReceiveTimeout {
+            core: RecvCore::new(self.pid, Some(after)),
+            pred,
+            _t: PhantomData,
+        }
+    }
+
+    /// Receive the oldest message, whatever its type.
+    pub fn receive_any(&self) -> Receive<Envelope, fn(&Envelope) -> bool> {
+        self.receive_where(|_| true)
+    }
+
+    /// Spawn a native process.
+    pub fn spawn<F, Fut>(&self, f: F) -> impl Future<Output = Result<Pid, SpawnError>> + Send
+    where
+        F: FnOnce(Ctx) -> Fut + Send,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let spawned = self.spawn_opt(SpawnOpts::default(), f);
+        async move { spawned.await.map(|(p, _)| p) }
+    }
+
+    /// Spawn and link, atomically (Erlang's `spawn_link`).
+    pub fn spawn_link<F, Fut>(&self, f: F) -> impl Future<Output = Result<Pid, SpawnError>> + Send
+    where
+        F: FnOnce(Ctx) -> Fut + Send,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let opts = SpawnOpts {
+            link: true,
+            monitor: false,
+        };
+        let spawned = self.spawn_opt(opts, f);
+        async move { spawned.await.map(|(p, _)| p) }
+    }
+
+    /// Spawn and monitor, atomically (Erlang's `spawn_monitor`).
+    pub fn spawn_monitor<F, Fut>(
+        &self,
+        f: F,
+    ) -> impl Future<Output = Result<(Pid, Ref), SpawnError>> + Send
+    where
+        F: FnOnce(Ctx) -> Fut + Send,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let opts = SpawnOpts {
+            link: false,
+            monitor: true,
+        };
+        let spawned = self.spawn_opt(opts, f);
+        async move {
+            spawned
+                .await
+                .map(|(p, r)| (p, r.expect("monitor requested")))
+        }
+    }
+
+    /// Spawn with options; returns the pid and, with `monitor`, the
+    /// monitor's reference.
+    pub fn spawn_opt<F, Fut>(
+        &self,
+        opts: SpawnOpts,
+        f: F,
+    ) -> impl Future<Output = Result<(Pid, Option<Ref>), SpawnError>> + Send
+    where
+        F: FnOnce(Ctx) -> Fut + Send,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.op(move |cx| {
+            cx.spawn(opts, |pid| {
+                Box::new(super::Native::new(f(Ctx::new(pid)))) as Box<dyn crate::Process>
+            })
+        })
+    }
+
+    /// Link to `pid` (see `links`, rule 5). `Err(Reason::NoProc)` if `pid`
+    /// is known dead and this process does not trap exits; a trapping one
+    /// gets `Exit { from: pid, reason: NoProc }` instead.
+    pub fn link(&self, pid: Pid) -> impl Future<Output = Result<(), Reason>> + Send {
+        self.op(move |cx| cx.link(pid))
+    }
+
+    /// Remove the link to `pid`, if any. After this returns no exit signal
+    /// from that link takes effect.
+    pub fn unlink(&self, pid: Pid) -> impl Future<Output = ()> + Send {
+        self.op(move |cx| cx.unlink(pid))
+    }
+
+    /// Monitor `pid`: a [`Down`](crate::Down) message comes when it ends (at
+    /// once, with `NoProc`, if it is already gone).
+    pub fn monitor(&self, pid: Pid) -> impl Future<Output = Ref> + Send {
+        self.op(move |cx| cx.monitor(pid))
+    }
+
+    /// Remove a monitor; returns whether it was active. After this returns
+    /// no new `Down` for it arrives.
+    pub fn demonitor(&self, mref: Ref) -> impl Future<Output = bool> + Send {
+        self.op(move |cx| cx.demonitor(mref, false))
+    }
+
+    /// [`Ctx::demonitor`], and also remove a `Down` for it already in the
+    /// mailbox (Erlang's `[flush]`). Returns whether the monitor was active.
+    pub fn demonitor_flush(&self, mref: Ref) -> impl Future<Output = bool> + Send {
+        self.op(move |cx| cx.demonitor(mref, true))
+    }
+
+    /// Set whether exit signals arrive as [`Exit`](crate::Exit) messages;
+    /// returns the old setting (Erlang's `process_flag(trap_exit, On)`).
+    pub fn trap_exit(&self, on: bool) -> impl Future<Output = bool> + Send {
+        self.op(move |cx| cx.set_trap_exit(on))
+    }
+
+    /// End this process with `reason` (Erlang's `exit/1`). Never completes.
+    pub fn exit(&self, reason: Reason) -> ExitNow {
+        ExitNow {
+            pid: self.pid,
+            reason: Some(reason),
+        }
+    }
+
+    /// Send an exit signal to `pid` (Erlang's `exit/2`; see `links` for its
+    /// effect). To oneself it takes effect before this completes.
+    pub fn send_exit(&self, pid: Pid, reason: Reason) -> impl Future<Output = ()> + Send {
+        let me = self.pid;
+        let sent = self.op(move |cx| cx.send_exit(pid, reason));
+        async move {
+            sent.await;
+            if pid == me {
+                // If the signal ended us, stop here.
+                Suspend { pid: me }.await;
+            }
+        }
+    }
+
+    /// Register this process as `name`.
+    pub fn register(&self, name: &str) -> impl Future<Output = Result<(), RegisterError>> + Send {
+        self.register_pid(name, self.pid)
+    }
+
+    /// Register `pid` as `name`.
+    pub fn register_pid(
+        &self,
+        name: &str,
+        pid: Pid,
+    ) -> impl Future<Output = Result<(), RegisterError>> + Send {
+        let name = name.to_string();
+        self.op(move |cx| cx.register(&name, pid))
+    }
+
+    /// Remove a registered name; returns whether it existed.
+    pub fn unregister(&self, name: &str) -> impl Future<Output = bool> + Send {
+        let name = name.to_string();
+        self.op(move |cx| cx.unregister(&name))
+    }
+
+    /// The pid registered as `name`.
+    pub fn whereis(&self, name: &str) -> impl Future<Output = Option<Pid>> + Send {
+        let name = name.to_string();
+        self.op(move |cx| cx.whereis(&name))
+    }
+
+    /// Whether `pid` is alive, with Erlang's guarantee: every signal this
+    /// process sent it before has taken effect, so after
+    /// `send_exit(pid, Reason::Kill)` this is `false`. Asks the process
+    /// when it is alive, and waits for its answer.
+    pub fn is_alive(&self, pid: Pid) -> impl Future<Output = bool> + Send + '_ {
+        let asked = self.op(move |cx| cx.request_alive(pid));
+        async move {
+            match asked.await {
+                Ok(known) => known,
+                Err(tag) => {
+                    self.receive_where(move |r: &AliveReply| r.tag == tag)
+                        .await
+                        .alive
+                }
+            }
+        }
+    }
+
+    /// Deliver `msg` to `to` (a pid or a registered name, looked up when
+    /// it fires) after `after` (Erlang's `send_after/3`).
+    pub fn send_after<M: Send + 'static>(
+        &self,
+        after: Duration,
+        to: impl Into<Dest>,
+        msg: M,
+    ) -> impl Future<Output = TimerRef> + Send {
+        let to = to.into();
+        self.op(move |cx| cx.send_after(after, to, msg))
+    }
+
+    /// Deliver [`Timeout { tref, msg }`](crate::Timeout) to `to` after
+    /// `after` (Erlang's `start_timer/3`).
+    pub fn start_timer<M: Send + 'static>(
+        &self,
+        after: Duration,
+        to: impl Into<Dest>,
+        msg: M,
+    ) -> impl Future<Output = TimerRef> + Send {
+        let to = to.into();
+        self.op(move |cx| cx.start_timer(after, to, msg))
+    }
+
+    /// Cancel a timer: how long it had left (`Duration::MAX` for one that
+    /// would never fire), or `None` if it had fired already.
+    pub fn cancel_timer(&self, t: TimerRef) -> impl Future<Output = Option<Duration>> + Send {
+        self.op(move |cx| cx.cancel_timer(t))
+    }
+
+    /// Information about a live process, `None` if it is gone (or ending).
+    /// Asking another process is a signal to it, answered when it next
+    /// drains, after every signal this process sent it before.
+    pub fn process_info(&self, pid: Pid) -> impl Future<Output = Option<ProcessInfo>> + Send + '_ {
+        let me = self.pid;
+        let asked = self.op(move |cx| {
+            if pid == me {
+                Ok(cx.info())
+            } else {
+                Err(cx.request_info(pid))
+            }
+        });
+        async move {
+            match asked.await {
+                Ok(info) => Some(info),
+                Err(tag) => {
+                    self.receive_where(move |r: &InfoReply| r.tag == tag)
+                        .await
+                        .info
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Native processes: plain `async` Rust, driven by the scheduler, as one
+//! implementation of [`Process`](crate::Process).
+//!
+//! A native process is a future; [`Native`] polls it as its step. Inside, a
+//! [`Ctx`] (given to the spawn closure) is the process's handle on the
+//! runtime: a thin `async` layer over [`Cx`], where every operation and
+//! its rules live.
+//!
+//! # Files
+//! - `ctx.rs`: [`Ctx`], the API;
+//! - `receive.rs`: the futures behind `receive` and friends;
+//! - `waker.rs`: the wakers a poll hands out (the process is the waker);
+//! - `spawn.rs`: `Handle::spawn` and `Runtime::block_on`.
+//!
+//! # Reductions (`docs/design.md`, D6)
+//! Every `Ctx` call is an `await` point and is charged reductions; when the
+//! slice's 2,000 are spent, the next call yields to the scheduler, the way
+//! tokio's cooperative budget works, and the process continues in a later
+//! slice, behind every other runnable process. A native loop that never
+//! calls the runtime can be neither preempted nor killed: Rust has no safe
+//! way to interrupt it. Give such a loop `ctx.charge(1).await` now and then.
+//!
+//! # How calls reach the runtime
+//! While a worker polls a native process, a thread-local points at the
+//! process's [`Cx`]. `Ctx` methods use it; every one of them except
+//! [`Ctx::pid`] and [`Ctx::budget_left`] returns a future, so none can run
+//! inside a receive predicate (which is not `async`). A `Ctx` is not `Clone`:
+//! a child cannot capture its parent's (it gets its own), and a `Ctx` moved
+//! into another process anyway panics with a clear message when used there.
+//! The future must be polled by Lona only: awaiting futures of other
+//! executors (tokio I/O) is not supported, but futures that just need a
+//! waker (channels, oneshots) work, with the process as their waker.
+
+mod ctx;
+mod receive;
+mod spawn;
+mod waker;
+
+pub use ctx::Ctx;
+pub use receive::{Charge, ExitNow, Receive, ReceiveTimeout, YieldNow};
+
+use crate::cx::Cx;
+use crate::process::{Process, Step};
+use crate::{Pid, Reason};
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
+thread_local! {
+    /// The `Cx` of the native process being polled on this thread (erased
+    /// lifetime; valid for the duration of the poll).
+    static CX: Cell<*mut ()> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+struct Restore(*mut ());
+impl Drop for Restore {
+    fn drop(&mut self) {
+        CX.with(|c| c.set(self.0));
+    }
+}
+
+/// Run `f` with the current process's `Cx`, checking it is `pid`'s.
+pub(crate) fn with_cx<R>(pid: Pid, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
+    let p = CX.with(|c| c.replace(std::ptr::null_mut()));
+    let _restore = Restore(p);
+    if p.is_null() {
+        panic!("a Lona runtime call was made outside its process");
+    }
+    // SAFETY: set by `poll_process` to a live `Cx` for the duration of the
+    // poll on this thread, and taken out of the thread-local so no other
+    // `with_cx` can alias it while `f` runs.
+    let cx = unsafe { &mut *(p as *mut Cx<'static>) };
+    assert_eq!(cx.pid, pid, "a Ctx was used outside its own process");
+    f(cx)
+}
+
+/// The `Cx` of the process being polled here, if it is `pid`'s (for
+/// destructors, which must not panic).
+pub(crate) fn try_with_cx(pid: Pid, f: impl FnOnce(&mut Cx<'_>)) {
+    let p = CX.with(|c| c.get());
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: as in `with_cx`; the pointer is taken out for the call.
+    let cx = unsafe { &mut *(p as *mut Cx<'static>) };
+    if cx.pid == pid {
+        CX.with(|c| c.set(std::ptr::null_mut()));
+        let _restore = Restore(p);
+        f(cx);
+    }
+}
+
+/// Poll `fut` as the body of the process running in `cx`.
+fn poll_process<F: Future>(cx: &mut Cx<'_>, fut: Pin<&mut F>) -> Poll<F::Output> {
+    let prev = CX.with(|c| c.replace(cx as *mut Cx<'_> as *mut ()));
+    let _restore = Restore(prev);
+    waker::with_waker(cx, |context| fut.poll(context))
+}
+
+fn pending_step(cx: &Cx<'_>) -> Step {
+    if cx.yielded {
+        Step::Yield
+    } else {
+        Step::Wait
+    }
+}
+
+/// A native process: a future ending `Normal` when it completes.
+pub(crate) struct Native<F> {
+    fut: F,
+}
+
+impl<F> Native<F> {
+    pub(crate) fn new(fut: F) -> Native<F> {
+        Native { fut }
+    }
+}
+
+impl<F: Future<Output = ()> + Send + 'static> Process for Native<F> {
+    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+        // SAFETY: a process lives in a Box that is never moved out of
+        // (only the Box pointer moves), so `fut` is pinned in place.
+        let fut = unsafe { Pin::new_unchecked(&mut self.fut) };
+        match poll_process(cx, fut) {
+            Poll::Ready(()) => Step::Exit(Reason::Normal),
+            Poll::Pending => pending_step(cx),
+        }
+    }
+}

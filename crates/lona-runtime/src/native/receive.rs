@@ -1,0 +1,262 @@
+//! The futures behind [`Ctx`](super::Ctx)'s suspending calls: receive (by
+//! type, by predicate, with a timeout), charge, yield, exit, and the
+//! one-shot operation future every other call uses.
+
+use super::{try_with_cx, with_cx};
+use crate::cx::{Cx, Scan};
+use crate::envelope::Envelope;
+use crate::timer::TimerRef;
+use crate::{Pid, Reason};
+use std::convert::Infallible;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// A runtime operation as a future: yields first if the slice is spent,
+/// then runs `f` on the process's [`Cx`] (which charges it) and completes.
+pub(crate) struct Op<F> {
+    pub(crate) pid: Pid,
+    pub(crate) f: Option<F>,
+}
+
+// `f` is never pinned (it is moved out to be called).
+impl<F> Unpin for Op<F> {}
+
+impl<R, F: FnOnce(&mut Cx<'_>) -> R> Future for Op<F> {
+    type Output = R;
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<R> {
+        let pid = self.pid;
+        with_cx(pid, |cx| {
+            if cx.budget == 0 {
+                cx.yielded = true;
+                return Poll::Pending;
+            }
+            let f = self.f.take().expect("polled after completion");
+            Poll::Ready(f(cx))
+        })
+    }
+}
+
+/// Future of [`Ctx::charge`](super::Ctx::charge).
+#[must_use = "futures do nothing unless awaited"]
+pub struct Charge {
+    pub(crate) pid: Pid,
+    pub(crate) n: u32,
+}
+
+impl Future for Charge {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        let n = self.n;
+        with_cx(self.pid, |cx| {
+            if cx.charge(n) {
+                Poll::Ready(())
+            } else {
+                cx.yielded = true;
+                Poll::Pending
+            }
+        })
+    }
+}
+
+/// Future of [`Ctx::yield_now`](super::Ctx::yield_now).
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    pub(crate) pid: Pid,
+    pub(crate) done: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if self.done {
+            return Poll::Ready(());
+        }
+        self.done = true;
+        with_cx(self.pid, |cx| {
+            cx.charge_op();
+            cx.yielded = true;
+        });
+        Poll::Pending
+    }
+}
+
+/// Future of [`Ctx::exit`](super::Ctx::exit): never completes.
+#[must_use = "futures do nothing unless awaited"]
+pub struct ExitNow {
+    pub(crate) pid: Pid,
+    pub(crate) reason: Option<Reason>,
+}
+
+impl Future for ExitNow {
+    type Output = Infallible;
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Infallible> {
+        let reason = self.reason.take();
+        with_cx(self.pid, |cx| {
+            if let Some(r) = reason {
+                cx.exit(r);
+            }
+        });
+        Poll::Pending
+    }
+}
+
+/// Suspends forever if the process has been ended, else completes.
+pub(crate) struct Suspend {
+    pub(crate) pid: Pid,
+}
+
+impl Future for Suspend {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if with_cx(self.pid, |cx| cx.exiting()) {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+}
+
+/// The state of one receive: its id (for the mailbox cursor) and timer.
+pub(crate) struct RecvCore {
+    pid: Pid,
+    timeout: Option<Duration>,
+    /// The armed timeout: its token and timer.
+    timer: Option<(u32, TimerRef)>,
+    /// No timer needed (infinite timeout) after the first look.
+    infinite: bool,
+    /// This receive's id (0 until first polled).
+    id: u32,
+}
+
+impl RecvCore {
+    pub(crate) fn new(pid: Pid, timeout: Option<Duration>) -> RecvCore {
+        RecvCore {
+            pid,
+            id: 0,
+            timeout,
+            timer: None,
+            infinite: false,
+        }
+    }
+
+    /// `Ready(Some)` with a match, `Ready(None)` on timeout.
+    fn poll<T: Send + 'static>(&mut self, mut pred: impl FnMut(&T) -> bool) -> Poll<Option<T>> {
+        with_cx(self.pid, |cx| {
+            if cx.budget == 0 {
+                cx.yielded = true;
+                return Poll::Pending;
+            }
+            cx.charge_op();
+            if self.id == 0 {
+                self.id = cx.new_receive() as u32;
+            }
+            cx.drain();
+            if cx.exiting() {
+                return Poll::Pending;
+            }
+            let any = std::any::TypeId::of::<T>() == std::any::TypeId::of::<Envelope>();
+            let scan = cx.take_message(self.id as u64, |e| {
+                if any {
+                    // SAFETY: T is Envelope (checked above).
+                    pred(unsafe { &*(e as *const Envelope as *const T) })
+                } else {
+                    e.downcast_ref::<T>().is_some_and(&mut pred)
+                }
+            });
+            match scan {
+                Scan::Found(e) => {
+                    if let Some((_, t)) = self.timer.take() {
+                        cx.cancel_receive_timer(t);
+                    }
+                    let value = if any {
+                        // SAFETY: T is Envelope; move it across the identical type.
+                        let e = ManuallyDrop::new(e);
+                        unsafe { std::ptr::read(&*e as *const Envelope as *const T) }
+                    } else {
+                        match e.downcast::<T>() {
+                            Ok(v) => v,
+                            Err(_) => unreachable!("type checked by the predicate"),
+                        }
+                    };
+                    return Poll::Ready(Some(value));
+                }
+                Scan::OutOfBudget => {
+                    cx.yielded = true;
+                    return Poll::Pending;
+                }
+                Scan::NotFound => {}
+            }
+            match (self.timeout, self.timer) {
+                (None, _) => Poll::Pending,
+                (Some(d), None) if d.is_zero() => Poll::Ready(None),
+                (Some(_), None) if self.infinite => Poll::Pending,
+                (Some(d), None) => {
+                    match cx.start_receive_timer(d) {
+                        Some((token, t)) => self.timer = Some((token as u32, t)),
+                        None => self.infinite = true,
+                    }
+                    Poll::Pending
+                }
+                (Some(_), Some((token, _))) => {
+                    if cx.timed_out(token as u64) {
+                        self.timer = None;
+                        Poll::Ready(None)
+                    } else {
+                        Poll::Pending
+                    }
+                }
+            }
+        })
+    }
+}
+
+impl Drop for RecvCore {
+    fn drop(&mut self) {
+        let Some((_, t)) = self.timer.take() else {
+            return;
+        };
+        // Cancel if we are still inside our process; otherwise the process
+        // is ending and its exit path cancels every timer aimed at it.
+        try_with_cx(self.pid, |cx| cx.cancel_receive_timer(t));
+    }
+}
+
+/// Future of [`Ctx::receive`](super::Ctx::receive) and
+/// [`Ctx::receive_where`](super::Ctx::receive_where).
+#[must_use = "futures do nothing unless awaited"]
+pub struct Receive<T, F> {
+    pub(crate) core: RecvCore,
+    pub(crate) pred: F,
+    pub(crate) _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Send + 'static, F: FnMut(&T) -> bool + Unpin> Future for Receive<T, F> {
+    type Output = T;
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<T> {
+        let this = self.get_mut();
+        match this.core.poll(&mut this.pred) {
+            Poll::Ready(Some(v)) => Poll::Ready(v),
+            _ => Poll::Pending,
+        }
+    }
+}
+
+/// Future of the receives with a timeout: `None` when it expired.
+#[must_use = "futures do nothing unless awaited"]
+pub struct ReceiveTimeout<T, F> {
+    pub(crate) core: RecvCore,
+    pub(crate) pred: F,
+    pub(crate) _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Send + 'static, F: FnMut(&T) -> bool + Unpin> Future for ReceiveTimeout<T, F> {
+    type Output = Option<T>;
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<T>> {
+        let this = self.get_mut();
+        this.core.poll(&mut this.pred)
+    }
+}
