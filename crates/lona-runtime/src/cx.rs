@@ -188,12 +188,15 @@ impl Cx<'_> {
     pub fn take_message(&mut self, id: u64, accept: impl FnMut(&Envelope) -> bool) -> Scan {
         let mut accept = accept;
         let limit = self.budget.max(1);
-        let (found, rejected) = self.p.mailbox.take_first(id as u32, limit, |h: *mut Header| {
-            // SAFETY: a borrowed view of a node the mailbox owns (the node
-            // pointer, so it covers the whole node); never dropped here.
-            let e = std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) });
-            accept(&e)
-        });
+        let (found, rejected) = self
+            .p
+            .mailbox
+            .take_first(id as u32, limit, |h: *mut Header| {
+                // SAFETY: a borrowed view of a node the mailbox owns (the node
+                // pointer, so it covers the whole node); never dropped here.
+                let e = std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) });
+                accept(&e)
+            });
         self.charge_saturating(rejected);
         match found {
             Some(e) => Scan::Found(e),

@@ -112,7 +112,8 @@ pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope) {
                     x.links.remove(&from);
                 }
             }
-            cx.shared.signal(from, Signal::UnlinkAck { from: cx.pid, id });
+            cx.shared
+                .signal(from, Signal::UnlinkAck { from: cx.pid, id });
         }
         Signal::UnlinkAck { from, id } => unlink_acked(cx.p, from, id),
         Signal::Monitor { from, mref } => {
@@ -329,7 +330,8 @@ impl Cx<'_> {
             if *state == ACTIVE {
                 let id = Ref::new().to_bits();
                 *state = id;
-                self.shared.signal(pid, Signal::Unlink { from: self.pid, id });
+                self.shared
+                    .signal(pid, Signal::Unlink { from: self.pid, id });
             }
         }
     }

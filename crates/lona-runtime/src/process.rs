@@ -110,4 +110,3 @@ impl Private {
         self.extra.get_or_insert_with(Default::default)
     }
 }
-

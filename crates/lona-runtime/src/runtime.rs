@@ -375,7 +375,12 @@ impl Shared {
     }
 
     /// `send_after`: a timer delivering `msg` to `to`.
-    pub(crate) fn send_after<M: Send + 'static>(&self, after: Duration, to: Dest, msg: M) -> TimerRef {
+    pub(crate) fn send_after<M: Send + 'static>(
+        &self,
+        after: Duration,
+        to: Dest,
+        msg: M,
+    ) -> TimerRef {
         self.timer(after, to, |_, gen| Envelope::new(msg, gen, false))
     }
 
@@ -399,9 +404,9 @@ impl Shared {
     ) -> TimerRef {
         match to {
             Dest::Pid(pid) => {
-                let t = self.timers.insert_with(after, Target::Pid(pid), |tref| {
-                    make(tref, pid.generation())
-                });
+                let t = self
+                    .timers
+                    .insert_with(after, Target::Pid(pid), |tref| make(tref, pid.generation()));
                 self.cancel_if_dead(pid, t);
                 t
             }

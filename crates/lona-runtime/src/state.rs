@@ -285,7 +285,11 @@ mod tests {
         }
         stop.store(true, Relaxed);
         notifier.join().unwrap();
-        assert_eq!(doubles.load(Relaxed), 0, "a notify scheduled a queued process");
+        assert_eq!(
+            doubles.load(Relaxed),
+            0,
+            "a notify scheduled a queued process"
+        );
     }
 
     fn queued(s: &State) -> bool {

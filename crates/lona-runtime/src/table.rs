@@ -271,7 +271,9 @@ mod tests {
         let rounds = if cfg!(miri) { 500 } else { 200_000 };
         for round in 0..rounds {
             let mut cache = vec![];
-            let a = t.alloc(&mut cache).unwrap_or_else(|| panic!("round {round}"));
+            let a = t
+                .alloc(&mut cache)
+                .unwrap_or_else(|| panic!("round {round}"));
             t.return_cache(&mut cache);
             t.release(a, None);
         }
@@ -286,7 +288,10 @@ mod tests {
         let rounds = if cfg!(miri) { 3 } else { 100 };
         for round in 0..rounds {
             let got: Vec<u32> = (0..900)
-                .map(|_| t.alloc(&mut cache).unwrap_or_else(|| panic!("round {round}")))
+                .map(|_| {
+                    t.alloc(&mut cache)
+                        .unwrap_or_else(|| panic!("round {round}"))
+                })
                 .collect();
             assert_eq!(t.alloc(&mut cache), None, "the limit still holds");
             for i in got {

@@ -575,7 +575,15 @@ mod tests {
     #[test]
     fn far_deadlines_never_wedge_the_wheel() {
         let top = 1u64 << 30;
-        for start in [0, 1, top - 1, top, 5 * top + 17, (1 << 36) - 3, 63 * top + 5] {
+        for start in [
+            0,
+            1,
+            top - 1,
+            top,
+            5 * top + 17,
+            (1 << 36) - 3,
+            63 * top + 5,
+        ] {
             let mut w = Wheel::new();
             let mut out = vec![];
             w.poll(start, &mut out);
@@ -612,7 +620,11 @@ mod tests {
         let timers = Timers::new();
         let p = pid(9);
         let refs: Vec<TimerRef> = (0..1000u32)
-            .map(|i| timers.insert_with(Duration::from_secs(100), Target::Pid(p), |_| Envelope::new(i, 0, false)))
+            .map(|i| {
+                timers.insert_with(Duration::from_secs(100), Target::Pid(p), |_| {
+                    Envelope::new(i, 0, false)
+                })
+            })
             .collect();
         for t in refs.iter().step_by(3) {
             assert!(timers.cancel(*t).is_some());
@@ -637,8 +649,13 @@ mod tests {
         });
         std::thread::sleep(Duration::from_millis(300));
         let left = timers.cancel_remaining(t).unwrap();
-        assert!(left <= Duration::from_millis(1701), "{left:?} left after 300 ms of 2000");
-        let inf = timers.insert_with(Duration::MAX, Target::Pid(pid(3)), |_| Envelope::new(0u8, 0, false));
+        assert!(
+            left <= Duration::from_millis(1701),
+            "{left:?} left after 300 ms of 2000"
+        );
+        let inf = timers.insert_with(Duration::MAX, Target::Pid(pid(3)), |_| {
+            Envelope::new(0u8, 0, false)
+        });
         assert_eq!(timers.cancel_remaining(inf), Some(Duration::MAX));
     }
 }

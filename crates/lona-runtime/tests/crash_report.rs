@@ -29,31 +29,38 @@ fn unwatched_crashes_are_reported_and_watched_ones_are_not() {
     let rt = Builder::default().workers(1).build().unwrap();
     let (crashed, custom) = rt
         .block_on(|ctx| async move {
-            let a = ctx.spawn(|_| async { panic!("unwatched boom") }).unwrap();
+            let a = ctx
+                .spawn(|_| async { panic!("unwatched boom") })
+                .await
+                .unwrap();
             let b = ctx
                 .spawn(|ctx| async move {
                     ctx.exit(Reason::from("bad state")).await;
                 })
+                .await
                 .unwrap();
             // Watched crash and unwatched normal/shutdown ends: no report.
             let (w, _) = ctx
                 .spawn_monitor(|_| async { panic!("watched boom") })
+                .await
                 .unwrap();
             ctx.receive_where(move |d: &Down| d.pid == w).await;
-            ctx.spawn(|_| async {}).unwrap();
+            ctx.spawn(|_| async {}).await.unwrap();
             ctx.spawn(|ctx| async move {
                 ctx.exit(Reason::Shutdown).await;
             })
+            .await
             .unwrap();
             // Ended by another process's exit signal: not its own crash.
             let victim = ctx
                 .spawn(|ctx| async move { ctx.receive::<()>().await })
+                .await
                 .unwrap();
             ctx.send_exit(victim, Reason::from("killed by main")).await;
-            while ctx.is_alive(victim) {
+            while ctx.is_alive(victim).await {
                 ctx.yield_now().await;
             }
-            while ctx.is_alive(a) || ctx.is_alive(b) {
+            while ctx.is_alive(a).await || ctx.is_alive(b).await {
                 ctx.yield_now().await;
             }
             (a, b)

@@ -59,21 +59,23 @@ fn shutdown_stops_everything_and_frees_every_message() {
                     let _held = held;
                     ctx.receive::<u8>().await;
                 })
+                .await
                 .unwrap();
-            ctx.send(p, mk2()).await.unwrap();
-            ctx.send_after(Duration::from_secs(3600), p, mk2());
+            ctx.send(p, mk2()).await;
+            ctx.send_after(Duration::from_secs(3600), p, mk2()).await;
         }
         // Ignores the shutdown signal: must be killed after the timeout.
         let stubborn_state = mk2();
         let me = ctx.pid();
         ctx.spawn(move |ctx| async move {
             let _s = stubborn_state;
-            ctx.trap_exit(true);
-            ctx.send(me, "trapping").await.unwrap();
+            ctx.trap_exit(true).await;
+            ctx.send(me, "trapping").await;
             loop {
                 ctx.receive::<Exit>().await;
             }
         })
+        .await
         .unwrap();
         // Shutdown must find it already trapping.
         ctx.receive::<&str>().await;
@@ -81,6 +83,7 @@ fn shutdown_stops_everything_and_frees_every_message() {
         ctx.spawn(|ctx| async move {
             ctx.receive_timeout::<u8>(Duration::from_secs(3600)).await;
         })
+        .await
         .unwrap();
     })
     .unwrap();

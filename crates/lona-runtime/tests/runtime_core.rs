@@ -1,7 +1,7 @@
 //! Issue 2 behaviour, black-box: scheduler, processes, mailboxes, native
 //! API, lifecycle.
 
-use lona_runtime::{Builder, Pid, Reason, Runtime, SpawnError};
+use lona_runtime::{Builder, Ctx, Pid, Reason, Runtime, SpawnError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,13 +23,14 @@ fn smoke_ping_pong() {
             .spawn(|ctx| async move {
                 loop {
                     let (from, i): (Pid, u32) = ctx.receive().await;
-                    ctx.send(from, i + 1).await.unwrap();
+                    ctx.send(from, i + 1).await;
                 }
             })
+            .await
             .unwrap();
         let mut i = 0u32;
         for _ in 0..ROUNDS {
-            ctx.send(pong, (me, i)).await.unwrap();
+            ctx.send(pong, (me, i)).await;
             i = ctx.receive::<u32>().await;
         }
         i
@@ -44,8 +45,9 @@ fn many_processes_each_report_once() {
         let me = ctx.pid();
         for i in 0..20_000u64 {
             ctx.spawn(move |ctx| async move {
-                ctx.send(me, i).await.unwrap();
+                ctx.send(me, i).await;
             })
+            .await
             .unwrap();
         }
         let mut sum = 0u64;
@@ -71,9 +73,10 @@ fn messages_between_two_processes_stay_in_order() {
         for s in 0..4u32 {
             ctx.spawn(move |ctx| async move {
                 for i in 0..PER_SENDER {
-                    ctx.send(me, (s, i)).await.unwrap();
+                    ctx.send(me, (s, i)).await;
                 }
             })
+            .await
             .unwrap();
         }
         let mut next = [0u32; 4];
@@ -92,9 +95,9 @@ fn receive_by_type_leaves_other_types_queued() {
     let rt = rt(1);
     let r = rt.block_on(|ctx| async move {
         let me = ctx.pid();
-        ctx.send(me, "first").await.unwrap();
-        ctx.send(me, 7u8).await.unwrap();
-        ctx.send(me, "second").await.unwrap();
+        ctx.send(me, "first").await;
+        ctx.send(me, 7u8).await;
+        ctx.send(me, "second").await;
         let n: u8 = ctx.receive().await;
         let a: &str = ctx.receive().await;
         let b: &str = ctx.receive().await;
@@ -109,7 +112,7 @@ fn selective_receive_removes_only_the_match_oldest_first() {
     let r = rt.block_on(|ctx| async move {
         let me = ctx.pid();
         for i in 0..10u32 {
-            ctx.send(me, i).await.unwrap();
+            ctx.send(me, i).await;
         }
         let odd = ctx.receive_where(|x: &u32| x % 2 == 1).await;
         let big = ctx.receive_where(|x: &u32| *x > 6).await;
@@ -129,10 +132,11 @@ fn selective_receive_waits_for_a_later_match() {
         let me = ctx.pid();
         ctx.spawn(move |ctx| async move {
             for i in 0..100u32 {
-                ctx.send(me, i).await.unwrap();
+                ctx.send(me, i).await;
             }
-            ctx.send(me, 1000u32).await.unwrap();
+            ctx.send(me, 1000u32).await;
         })
+        .await
         .unwrap();
         let got = ctx.receive_where(|x: &u32| *x >= 1000).await;
         let mut left = 0;
@@ -153,7 +157,7 @@ fn receive_timeout_expires_and_zero_polls() {
         let waited = t0.elapsed();
         let polled = ctx.receive_timeout::<u32>(Duration::ZERO).await;
         let me = ctx.pid();
-        ctx.send(me, 5u32).await.unwrap();
+        ctx.send(me, 5u32).await;
         let some = ctx.receive_timeout::<u32>(Duration::from_secs(10)).await;
         (none, waited >= Duration::from_millis(30), polled, some)
     });
@@ -173,6 +177,7 @@ fn panic_ends_only_that_process_with_its_message() {
             .spawn_monitor(|_ctx| async move {
                 panic!("boom {}", 42);
             })
+            .await
             .unwrap();
         let down: lona_runtime::Down = ctx.receive().await;
         assert_eq!(down.mref, mref);
@@ -209,13 +214,16 @@ fn process_limit_gives_system_limit_and_nothing_else_breaks() {
     let r = rt.block_on(|ctx| async move {
         let mut pids = vec![];
         let err = loop {
-            match ctx.spawn(|ctx| async move { ctx.receive::<()>().await }) {
+            match ctx
+                .spawn(|ctx| async move { ctx.receive::<()>().await })
+                .await
+            {
                 Ok(p) => pids.push(p),
                 Err(e) => break e,
             }
         };
         for p in &pids {
-            ctx.send(*p, ()).await.unwrap();
+            ctx.send(*p, ()).await;
         }
         (pids.len(), err)
     });
@@ -230,7 +238,7 @@ fn process_limit_gives_system_limit_and_nothing_else_breaks() {
     while rt.process_count() > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let again = rt.block_on(|ctx| async move { ctx.spawn(|_| async {}).is_ok() });
+    let again = rt.block_on(|ctx| async move { ctx.spawn(|_| async {}).await.is_ok() });
     assert_eq!(again, Ok(true));
 }
 
@@ -243,18 +251,19 @@ fn stale_pid_never_reaches_the_slots_next_process() {
         .unwrap();
     let r = rt.block_on(|ctx| async move {
         let me = ctx.pid();
-        let (old, _) = ctx.spawn_monitor(|_| async {}).unwrap();
+        let (old, _) = ctx.spawn_monitor(|_| async {}).await.unwrap();
         let _: lona_runtime::Down = ctx.receive().await;
         // Limit 2: the next process must reuse the old one's slot.
         let new = ctx
             .spawn(move |ctx| async move {
                 let got = ctx.receive_timeout::<&str>(Duration::from_millis(50)).await;
-                ctx.send(me, got).await.unwrap();
+                ctx.send(me, got).await;
             })
+            .await
             .unwrap();
         assert_eq!(new.index(), old.index(), "slot reused");
         assert_ne!(new, old);
-        ctx.send(old, "for the old one").await.unwrap();
+        ctx.send(old, "for the old one").await;
         ctx.receive::<Option<&str>>().await
     });
     assert_eq!(r, Ok(None));
@@ -269,6 +278,7 @@ fn yield_now_lets_others_run() {
         ctx.spawn(move |_| async move {
             f2.store(1, Ordering::SeqCst);
         })
+        .await
         .unwrap();
         let mut spins = 0;
         while flag.load(Ordering::SeqCst) == 0 {
@@ -294,11 +304,13 @@ fn budget_preempts_a_native_loop_that_calls_the_runtime() {
                 ctx.charge(1).await;
             }
         })
+        .await
         .unwrap();
         let f3 = flag.clone();
         ctx.spawn(move |_| async move {
             f3.store(1, Ordering::SeqCst);
         })
+        .await
         .unwrap();
         while flag.load(Ordering::SeqCst) == 0 {
             ctx.charge(1).await;
@@ -353,22 +365,35 @@ fn foreign_waker_wakes_the_process() {
     assert_eq!(r, Ok("woken"));
 }
 
+/// A `Ctx` cannot be cloned, so a child cannot capture its parent's; one
+/// moved into another process anyway (here, inside a message) panics with a
+/// clear message when used there, ending that process only.
 #[test]
-fn ctx_used_from_a_receive_predicate_panics_clearly() {
+fn ctx_moved_into_another_process_panics_clearly() {
     let rt = rt(1);
-    let r: Result<(), Reason> = rt.block_on(|ctx| async move {
-        let me = ctx.pid();
-        ctx.send(me, 1u8).await.unwrap();
-        let _ = ctx
-            .receive_where(move |_: &u8| {
-                let _ = ctx.is_alive(me);
-                true
+    let r = rt.block_on(|ctx| async move {
+        let (b, _) = ctx
+            .spawn_monitor(|ctx| async move {
+                let theirs: Ctx = ctx.receive().await;
+                theirs.send(ctx.pid(), 1u8).await;
             })
-            .await;
+            .await
+            .unwrap();
+        ctx.spawn(move |ctx| async move {
+            let h = ctx.handle();
+            h.send(b, ctx);
+        })
+        .await
+        .unwrap();
+        ctx.receive::<lona_runtime::Down>().await.reason
     });
     match r {
-        Err(Reason::Panic(p)) => {
-            assert!(p.message.contains("outside its process"), "{}", p.message)
+        Ok(Reason::Panic(p)) => {
+            assert!(
+                p.message.contains("outside its own process"),
+                "{}",
+                p.message
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -393,6 +418,7 @@ fn no_starvation_hogs_and_a_ping_pong_pair_all_progress() {
                         ctx.charge(1).await;
                     }
                 })
+                .await
                 .unwrap(),
             );
         }
@@ -401,12 +427,13 @@ fn no_starvation_hogs_and_a_ping_pong_pair_all_progress() {
             .spawn(move |ctx| async move {
                 loop {
                     let n: u32 = ctx.receive().await;
-                    ctx.send(me, n).await.unwrap();
+                    ctx.send(me, n).await;
                 }
             })
+            .await
             .unwrap();
         for i in 0..100u32 {
-            ctx.send(pong, i).await.unwrap();
+            ctx.send(pong, i).await;
             assert_eq!(ctx.receive::<u32>().await, i);
         }
         for h in hogs {

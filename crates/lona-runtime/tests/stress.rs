@@ -25,26 +25,28 @@ fn crash_storm(n: usize) {
                 for i in 0..n {
                     let kid = ctx
                         .spawn_link(move |ctx| async move {
-                            ctx.register(&format!("storm-{i}")).unwrap();
-                            ctx.monitor(root);
+                            ctx.register(&format!("storm-{i}")).await.unwrap();
+                            ctx.monitor(root).await;
                             if ctx.receive::<u8>().await == 1 {
                                 ctx.exit(Reason::from("first crash")).await;
                             }
                         })
+                        .await
                         .unwrap();
                     kids.push(kid);
                 }
-                ctx.send(me, kids[n / 2]).await.unwrap();
+                ctx.send(me, kids[n / 2]).await;
                 ctx.receive::<()>().await;
             })
+            .await
             .unwrap();
-        let m = ctx.monitor(root);
+        let m = ctx.monitor(root).await;
         let trigger: Pid = ctx.receive().await;
         // Let every child register before the storm.
-        while ctx.whereis(&format!("storm-{}", n - 1)).is_none() {
+        while ctx.whereis(&format!("storm-{}", n - 1)).await.is_none() {
             ctx.receive_timeout::<()>(Duration::from_millis(1)).await;
         }
-        ctx.send(trigger, 1u8).await.unwrap();
+        ctx.send(trigger, 1u8).await;
         let d = ctx.receive_where(move |d: &Down| d.mref == m).await;
         assert_eq!(d.reason, Reason::from("first crash"));
         let h = ctx.handle();
@@ -87,11 +89,12 @@ fn many_monitors(n: usize) {
             let me = ctx.pid();
             let target = ctx
                 .spawn(|ctx| async move { ctx.receive::<()>().await })
+                .await
                 .unwrap();
             for _ in 0..n {
                 ctx.spawn(move |ctx| async move {
-                    let m = ctx.monitor(target);
-                    ctx.send(me, "watching").await.unwrap();
+                    let m = ctx.monitor(target).await;
+                    ctx.send(me, "watching").await;
                     let mut downs = 0u32;
                     while let Some(d) = ctx
                         .receive_timeout::<Down>(Duration::from_millis(300))
@@ -100,14 +103,15 @@ fn many_monitors(n: usize) {
                         assert_eq!((d.mref, d.pid), (m, target));
                         downs += 1;
                     }
-                    ctx.send(me, downs).await.unwrap();
+                    ctx.send(me, downs).await;
                 })
+                .await
                 .unwrap();
             }
             for _ in 0..n {
                 ctx.receive::<&str>().await;
             }
-            ctx.send(target, ()).await.unwrap();
+            ctx.send(target, ()).await;
             let mut counts = Vec::with_capacity(n);
             for _ in 0..n {
                 counts.push(ctx.receive::<u32>().await);
@@ -174,7 +178,7 @@ fn million_pending_timers_cost_little() {
     }
     assert!(bytes < 200.0);
     assert!(ticks <= 5);
-    rt.send(target, ()).unwrap();
+    rt.send(target, ());
 }
 
 /// Ten million idle processes (each blocked in a receive) fit on the
@@ -197,6 +201,7 @@ fn ten_million_idle_processes() {
     rt.block_on(|ctx| async move {
         for _ in 0..N {
             ctx.spawn(|ctx| async move { ctx.receive::<()>().await })
+                .await
                 .unwrap();
         }
     })

@@ -68,7 +68,7 @@ fn run(ops: &[Op], cfg: HeapConfig) {
                     continue;
                 };
                 built += 1;
-                if built % 4 == 0 {
+                if built.is_multiple_of(4) {
                     // travel through a fragment from another heap
                     let theirs = sender.copy_from(t);
                     let frag = Fragment::new(theirs);
@@ -78,7 +78,7 @@ fn run(ops: &[Op], cfg: HeapConfig) {
                 let m = model(t);
                 let r = heap.add_root(t);
                 live.roots.push((r, m.clone()));
-                if built % 3 == 0 {
+                if built.is_multiple_of(3) {
                     let i = built % 5;
                     heap.set_reg(i, t);
                     if live.regs.len() <= i {
@@ -86,7 +86,7 @@ fn run(ops: &[Op], cfg: HeapConfig) {
                     }
                     live.regs[i] = m.clone();
                 }
-                if built % 5 == 0 {
+                if built.is_multiple_of(5) {
                     if heap.push(t).is_err() {
                         heap.collect(1).unwrap();
                         verify(&heap, &live);
@@ -94,7 +94,7 @@ fn run(ops: &[Op], cfg: HeapConfig) {
                     }
                     live.stack.push(m);
                 }
-                if built % 7 == 0 && !live.stack.is_empty() {
+                if built.is_multiple_of(7) && !live.stack.is_empty() {
                     let top = heap.pop().unwrap();
                     assert_eq!(model(top), live.stack.pop().unwrap());
                 }

@@ -1,7 +1,7 @@
 //! [`Ctx`]: a native process's API, a thin `async` layer over
 //! [`Cx`](crate::Cx) (see the module doc of `native`).
 
-use super::receive::{Charge, ExitNow, Op, RecvCore, Receive, ReceiveTimeout, Suspend, YieldNow};
+use super::receive::{Charge, ExitNow, Op, Receive, ReceiveTimeout, RecvCore, Suspend, YieldNow};
 use super::with_cx;
 use crate::cx::{Cx, SpawnOpts};
 use crate::envelope::Envelope;

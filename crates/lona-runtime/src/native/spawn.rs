@@ -1,7 +1,7 @@
 //! Starting native processes from outside: [`Handle::spawn`] and
 //! [`Runtime::block_on`], which runs a main process and waits for it.
 
-use super::{poll_process, pending_step, Ctx, Native};
+use super::{pending_step, poll_process, Ctx, Native};
 use crate::cx::Cx;
 use crate::process::{Process, Step};
 use crate::runtime::SpawnError;
@@ -130,4 +130,3 @@ impl<T: Send + 'static, F: Future<Output = T> + Send + 'static> Process for Main
         self.result.set(Err(reason.clone()));
     }
 }
-

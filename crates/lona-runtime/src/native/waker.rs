@@ -16,7 +16,6 @@ struct WakeTarget {
     pid: Pid,
 }
 
-
 /// The borrowed waker handed to a poll: points at a `BorrowedWake` on the
 /// worker's stack. Cloning it makes an owned, reference-counted waker.
 struct BorrowedWake {

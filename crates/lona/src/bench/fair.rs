@@ -17,9 +17,10 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
     let mut lat = rt
         .block_on(move |ctx| async move {
             let me = ctx.pid();
-            let hogs: Vec<_> = (0..hogs_n)
-                .map(|i| {
-                    let turns = t2.clone();
+            let mut hogs = Vec::with_capacity(hogs_n);
+            for i in 0..hogs_n {
+                let turns = t2.clone();
+                hogs.push(
                     ctx.spawn(move |ctx| async move {
                         let mut n = 0u64;
                         loop {
@@ -31,21 +32,22 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
                             ctx.charge(1).await;
                         }
                     })
-                    .expect("spawn")
-                })
-                .collect();
-            let pong = ctx.spawn(pong_loop).expect("spawn");
+                    .await
+                    .expect("spawn"),
+                );
+            }
+            let pong = ctx.spawn(pong_loop).await.expect("spawn");
             let mut lat = Vec::with_capacity(R);
             for _ in 0..R {
                 let t0 = Instant::now();
-                ctx.send(pong, Ping::Ping(me)).await.unwrap();
+                ctx.send(pong, Ping::Ping(me)).await;
                 ctx.receive::<Pong>().await;
                 lat.push(t0.elapsed().as_nanos() as u64);
             }
             for h in hogs {
                 ctx.send_exit(h, Reason::Shutdown).await;
             }
-            ctx.send(pong, Ping::Stop).await.unwrap();
+            ctx.send(pong, Ping::Stop).await;
             lat
         })
         .map_err(main_failed)?;

@@ -21,15 +21,17 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
                         ctx.receive::<u64>().await;
                         n += 1;
                     }
-                    let _ = ctx.send(me, Done(n)).await;
+                    ctx.send(me, Done(n)).await;
                 })
+                .await
                 .expect("spawn");
             for _ in 0..S {
                 ctx.spawn(move |ctx| async move {
                     for i in 0..K {
-                        let _ = ctx.send(recv, i).await;
+                        ctx.send(recv, i).await;
                     }
                 })
+                .await
                 .expect("spawn");
             }
             let Done(n) = ctx.receive::<Done>().await;

@@ -14,7 +14,7 @@ pub(super) async fn pong_loop(ctx: lona_runtime::Ctx) {
     loop {
         match ctx.receive::<Ping>().await {
             Ping::Ping(from) => {
-                let _ = ctx.send(from, Pong).await;
+                ctx.send(from, Pong).await;
             }
             Ping::Stop => return,
         }
@@ -26,14 +26,14 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
     let elapsed = rt
         .block_on(|ctx| async move {
             let me = ctx.pid();
-            let pong = ctx.spawn(pong_loop).expect("spawn");
+            let pong = ctx.spawn(pong_loop).await.expect("spawn");
             let t0 = Instant::now();
             for _ in 0..R {
-                ctx.send(pong, Ping::Ping(me)).await.unwrap();
+                ctx.send(pong, Ping::Ping(me)).await;
                 ctx.receive::<Pong>().await;
             }
             let e = t0.elapsed();
-            ctx.send(pong, Ping::Stop).await.unwrap();
+            ctx.send(pong, Ping::Stop).await;
             e
         })
         .map_err(main_failed)?;

@@ -9,7 +9,7 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
     const C: u32 = 100_000;
     let elapsed = rt
         .block_on(|ctx| async move {
-            ctx.trap_exit(true);
+            ctx.trap_exit(true).await;
             let crash = Reason::from("crash");
             let t0 = Instant::now();
             for _ in 0..C {
@@ -18,6 +18,7 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
                     .spawn_link(move |ctx| async move {
                         ctx.exit(r).await;
                     })
+                    .await
                     .expect("spawn");
                 let e = ctx.receive_where(|e: &Exit| e.from == child).await;
                 assert_eq!(e.reason, crash);

@@ -19,23 +19,24 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
                     .spawn(move |ctx| async move {
                         loop {
                             let Token(k) = ctx.receive::<Token>().await;
-                            let _ = ctx.send(to, Token(k)).await;
+                            ctx.send(to, Token(k)).await;
                             if k == 0 {
                                 return;
                             }
                         }
                     })
+                    .await
                     .expect("spawn");
             }
             let last = next;
-            ctx.send(last, Token(M)).await.unwrap();
+            ctx.send(last, Token(M)).await;
             loop {
                 let Token(k) = ctx.receive::<Token>().await;
                 if k == 1 {
-                    ctx.send(last, Token(0)).await.unwrap();
+                    ctx.send(last, Token(0)).await;
                     break;
                 }
-                ctx.send(last, Token(k - 1)).await.unwrap();
+                ctx.send(last, Token(k - 1)).await;
             }
             t0.elapsed()
         })

@@ -21,17 +21,18 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
                     for _ in 0..N {
                         ctx.receive::<Want>().await;
                     }
-                    let _ = ctx.send(me, Done).await;
+                    ctx.send(me, Done).await;
                 })
+                .await
                 .expect("spawn");
             for i in 0..N {
-                ctx.send(p, Junk(i)).await.unwrap();
+                ctx.send(p, Junk(i)).await;
             }
             for i in 0..N {
-                ctx.send(p, Want(i)).await.unwrap();
+                ctx.send(p, Want(i)).await;
             }
             let t0 = Instant::now();
-            ctx.send(p, Go).await.unwrap();
+            ctx.send(p, Go).await;
             ctx.receive::<Done>().await;
             t0.elapsed()
         })

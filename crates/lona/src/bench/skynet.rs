@@ -16,20 +16,21 @@ fn skynet(
 ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
     Box::pin(async move {
         if size == 1 {
-            let _ = ctx.send(parent, num).await;
+            ctx.send(parent, num).await;
             return;
         }
         let sub = size / div;
         let me = ctx.pid();
         for i in 0..div {
             ctx.spawn(move |c| skynet(c, me, num + i * sub, sub, div))
+                .await
                 .expect("spawn");
         }
         let mut sum = 0u64;
         for _ in 0..div {
             sum += ctx.receive::<u64>().await;
         }
-        let _ = ctx.send(parent, sum).await;
+        ctx.send(parent, sum).await;
     })
 }
 
@@ -39,6 +40,7 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
             let me = ctx.pid();
             let t0 = Instant::now();
             ctx.spawn(move |c| skynet(c, me, 0, 1_000_000, 10))
+                .await
                 .expect("spawn");
             let sum = ctx.receive::<u64>().await;
             (t0.elapsed(), sum)

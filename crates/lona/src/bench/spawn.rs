@@ -15,9 +15,11 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
             let mut pids = Vec::with_capacity(N);
             let t0 = Instant::now();
             for _ in 0..N {
-                let p = ctx.spawn(|ctx| async move {
-                    ctx.receive::<Stop>().await;
-                });
+                let p = ctx
+                    .spawn(|ctx| async move {
+                        ctx.receive::<Stop>().await;
+                    })
+                    .await;
                 pids.push(p.expect("spawn within the limit"));
             }
             (t0.elapsed(), pids)
@@ -31,7 +33,7 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
     let rss1 = rss_bytes();
     let t1 = Instant::now();
     for p in &pids {
-        rt.send(*p, Stop).map_err(|e| e.to_string())?;
+        rt.send(*p, Stop);
     }
     while rt.process_count() > 0 {
         std::thread::sleep(Duration::from_millis(1));
