@@ -55,6 +55,11 @@ pub(crate) fn install_hook() {
 
 /// A runtime shut down: put the previous hook back if it was the last.
 pub(crate) fn uninstall_hook() {
+    if std::thread::panicking() {
+        // std forbids changing the hook while unwinding (a runtime dropped
+        // by a panic): leave ours in place, still chaining to the previous.
+        return;
+    }
     let mut g = HOOK.lock().unwrap_or_else(|e| e.into_inner());
     g.0 = g.0.saturating_sub(1);
     if g.0 > 0 {
