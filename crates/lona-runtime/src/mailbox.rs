@@ -127,7 +127,16 @@ impl Mailbox {
         &mut self,
         accept: impl FnMut(*mut Header) -> bool,
     ) -> Option<Envelope> {
-        self.take_first(u32::MAX, u32::MAX, accept).0
+        // Scan from the oldest and leave no cursor of its own: a second
+        // flush must not resume where a first one stopped. A receive's
+        // cursor survives a flush that removes nothing.
+        let saved = (self.cursor, self.cursor_owner);
+        self.cursor_owner = 0;
+        let (found, _) = self.take_first(u32::MAX, u32::MAX, accept);
+        if found.is_none() {
+            (self.cursor, self.cursor_owner) = saved;
+        }
+        found
     }
 
     /// Drop every message.
@@ -212,6 +221,19 @@ mod tests {
             false
         });
         assert_eq!(seen, vec![0, 1, 2]);
+    }
+
+    /// Two flushes in a row both scan the whole mailbox (the first, finding
+    /// nothing, once left a cursor the second resumed after).
+    #[test]
+    fn consecutive_flushes_scan_from_the_oldest() {
+        let mut m = Mailbox::default();
+        for i in 0..3i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        assert!(m.remove_first(|h| int(h) == Some(9)).is_none());
+        let got = m.remove_first(|h| int(h) == Some(1));
+        assert_eq!(got.unwrap().downcast::<i64>().unwrap(), 1);
     }
 
     /// A scan cut short by its limit resumes where it stopped: no message

@@ -55,9 +55,8 @@ fn one_worker() -> Runtime {
 /// timeout fires (the timer thread is alive) and the count comes back.
 fn assert_node_works(rt: &Runtime) {
     assert_eq!(rt.running_workers(), 1, "the worker thread died");
-    let r = rt.block_on(|ctx| async move {
-        ctx.receive_timeout::<u8>(Duration::from_millis(5)).await
-    });
+    let r =
+        rt.block_on(|ctx| async move { ctx.receive_timeout::<u8>(Duration::from_millis(5)).await });
     assert_eq!(r, Ok(None), "a receive timeout must fire");
     for _ in 0..2000 {
         if rt.process_count() == 0 {
@@ -187,7 +186,10 @@ fn exit_reason_whose_debug_and_drop_panic() {
             .await
             .unwrap();
         let exit: Exit = ctx.receive().await;
-        (exit.from == child, exit.reason == Reason::custom(HostileReason))
+        (
+            exit.from == child,
+            exit.reason == Reason::custom(HostileReason),
+        )
     });
     assert_eq!(r, Ok((true, true)));
     assert_node_works(&rt);
@@ -225,7 +227,11 @@ fn a_panicking_spawn_closure_frees_its_slot() {
         rt.spawn(|_ctx| -> std::future::Ready<()> { panic!("spawn closure panics") })
     }));
     assert!(r.is_err());
-    assert_eq!(rt.process_count(), 0, "the slot of a process that never existed");
+    assert_eq!(
+        rt.process_count(),
+        0,
+        "the slot of a process that never existed"
+    );
     // From inside: the spawner panics (and ends); nothing else leaks.
     let r = rt.block_on(|ctx| async move {
         let (p, _) = ctx
@@ -242,7 +248,11 @@ fn a_panicking_spawn_closure_frees_its_slot() {
     assert_eq!(r, Ok((true, true)));
     assert_node_works(&rt);
     let report = rt.shutdown();
-    assert_eq!(report, lona_runtime::ShutdownReport::default(), "no phantom process");
+    assert_eq!(
+        report,
+        lona_runtime::ShutdownReport::default(),
+        "no phantom process"
+    );
 }
 
 #[test]
@@ -254,7 +264,8 @@ fn block_on_inside_a_process_panics_clearly() {
     });
     match r {
         Err(Reason::Panic(p)) => assert!(
-            p.message.contains("block_on called from inside a Lona process"),
+            p.message
+                .contains("block_on called from inside a Lona process"),
             "{}",
             p.message
         ),

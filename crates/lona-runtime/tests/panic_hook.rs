@@ -22,14 +22,21 @@ fn hook_chains_to_the_previous_one_and_is_restored() {
     // A panic inside a process is the runtime's (it becomes the reason,
     // with its location); the user's hook does not see it.
     let r = a.block_on(|_ctx| async { panic!("inside") });
-    assert!(matches!(r, Err(Reason::Panic(ref p)) if p.location.is_some()), "{r:?}");
+    assert!(
+        matches!(r, Err(Reason::Panic(ref p)) if p.location.is_some()),
+        "{r:?}"
+    );
     assert_eq!(seen.load(Ordering::SeqCst), 0);
     // Any other panic reaches the previous hook, while runtimes run...
     outside_panic();
     assert_eq!(seen.load(Ordering::SeqCst), 1, "chained while running");
     drop(a);
     outside_panic();
-    assert_eq!(seen.load(Ordering::SeqCst), 2, "chained while one still runs");
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        2,
+        "chained while one still runs"
+    );
     b.shutdown();
     // ...and after the last one shut down, the previous hook is back.
     outside_panic();
