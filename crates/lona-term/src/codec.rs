@@ -20,11 +20,14 @@
 //!
 //! Varints are unsigned LEB128 (at most 10 bytes). The decoder is
 //! iterative (an explicit stack of open containers, so deep nesting cannot
-//! overflow the native stack), checks every length against the bytes left
-//! before reserving anything (each element takes at least one byte, so
-//! memory stays linear in the input), validates UTF-8, rejects duplicate map
-//! keys, empty `12` lists and trailing bytes, and reports every problem as a
-//! [`DecodeError`].
+//! overflow the native stack), checks every length against the bytes left,
+//! and never reserves memory from a declared length: strings, binaries and
+//! big integers are copied only once their bytes are known to be present,
+//! and container elements go on one shared stack that grows only as
+//! elements are decoded, so memory stays linear in the input even when it
+//! is truncated inside many nested containers that each claim the rest. It
+//! validates UTF-8, rejects duplicate map keys, empty `12` lists and
+//! trailing bytes, and reports every problem as a [`DecodeError`].
 
 use num_bigint::{BigInt, BigUint, Sign};
 
@@ -235,10 +238,20 @@ enum Open {
     Closure(u64),
 }
 
-struct Frame<'h> {
+/// A container whose elements are still being read. Its elements so far are
+/// `items[start..]` of the decoder's single item stack, shared by all open
+/// containers, and it is complete when there are `need` of them.
+///
+/// No memory is reserved from a declared length: a frame takes a fixed
+/// number of bytes, and the item stack grows only as elements are actually
+/// decoded, each from at least one byte of input. Nested containers each
+/// pass the length check against the same remaining bytes, so reserving
+/// even a capped amount per container would multiply (a truncated input of
+/// 4-byte headers once reserved 8 KiB per header).
+struct Frame {
     open: Open,
     need: usize,
-    items: Vec<Term<'h>>,
+    start: usize,
 }
 
 /// Decodes an encoding made by [`encode`] into `heap`.
@@ -247,7 +260,8 @@ pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError>
     if r.take(2).map_err(|_| DecodeError::BadMagic)? != MAGIC {
         return Err(DecodeError::BadMagic);
     }
-    let mut open: Vec<Frame<'h>> = Vec::new();
+    let mut open: Vec<Frame> = Vec::new();
+    let mut items: Vec<Term<'h>> = Vec::new();
     loop {
         let tag = r.u8()?;
         // SAFETY: the constants are immediates.
@@ -255,7 +269,7 @@ pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError>
         let frame = |open, need| Frame {
             open,
             need,
-            items: Vec::with_capacity(need.min(1024)),
+            start: items.len(),
         };
         let value = match tag {
             0 => imm(NIL),
@@ -337,21 +351,21 @@ pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError>
                     Err(DecodeError::TrailingBytes)
                 };
             };
-            top.items.push(v);
-            if top.items.len() < top.need {
+            items.push(v);
+            if items.len() - top.start < top.need {
                 break;
             }
             let f = open.pop().expect("frame");
-            v = build(heap, f)?;
+            v = build(heap, f.open, &items[f.start..])?;
+            items.truncate(f.start);
         }
     }
 }
 
-fn build<'h>(heap: &'h Heap, f: Frame<'h>) -> Result<Term<'h>, DecodeError> {
-    let items = f.items;
-    Ok(match f.open {
-        Open::Vector => heap.vector(&items),
-        Open::Closure(code) => heap.closure(code, &items),
+fn build<'h>(heap: &'h Heap, open: Open, items: &[Term<'h>]) -> Result<Term<'h>, DecodeError> {
+    Ok(match open {
+        Open::Vector => heap.vector(items),
+        Open::Closure(code) => heap.closure(code, items),
         Open::List => {
             let (elems, tail) = items.split_at(items.len() - 1);
             heap.list_with_tail(elems, tail[0])
