@@ -39,6 +39,10 @@ impl Idle {
     /// Step 3: after making work visible, wake one sleeper if any.
     #[inline]
     pub(crate) fn notify_one(&self) {
+        // SeqCst fence, then a relaxed load: the pair with `register`'s
+        // fence is what orders "push, then read the count" against
+        // "register, then look" (module doc); the count itself carries no
+        // data, and the lock below re-checks it.
         fence(SeqCst);
         if self.num_sleeping.load(Relaxed) == 0 {
             return;
@@ -47,6 +51,7 @@ impl Idle {
             let mut s = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
             let w = s.pop();
             if w.is_some() {
+                // Relaxed: changed under the lock; read per the fences above.
                 self.num_sleeping.fetch_sub(1, Relaxed);
             }
             w
@@ -60,6 +65,7 @@ impl Idle {
     pub(crate) fn notify_all(&self) {
         let mut s = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
         s.clear();
+        // Relaxed: under the lock (see `notify_one`).
         self.num_sleeping.store(0, Relaxed);
         for u in &self.unparkers {
             u.unpark();
@@ -71,6 +77,7 @@ impl Idle {
         let mut s = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
         if !s.contains(&worker) {
             s.push(worker);
+            // Relaxed: under the lock; published by the fence below.
             self.num_sleeping.fetch_add(1, Relaxed);
         }
         drop(s);
@@ -82,6 +89,7 @@ impl Idle {
         let mut s = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = s.iter().position(|w| *w == worker) {
             s.swap_remove(i);
+            // Relaxed: under the lock (see `notify_one`).
             self.num_sleeping.fetch_sub(1, Relaxed);
         }
     }

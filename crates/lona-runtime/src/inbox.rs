@@ -56,6 +56,7 @@ impl Inbox {
     /// `node` must be an owned node (from `Envelope::into_raw`); on success
     /// ownership passes to the inbox.
     pub(crate) unsafe fn push(&self, node: *mut Header) -> Result<(), *mut Header> {
+        // Relaxed: only a first guess for the CAS, which re-reads.
         let mut head = self.head.load(Relaxed);
         loop {
             if head == closed() {
@@ -84,6 +85,7 @@ impl Inbox {
         newest: *mut Header,
         oldest: *mut Header,
     ) -> Result<(), ()> {
+        // Relaxed: only a first guess for the CAS, which re-reads.
         let mut head = self.head.load(Relaxed);
         loop {
             if head == closed() {
@@ -113,6 +115,7 @@ impl Inbox {
     /// Owner only: take everything pushed so far, oldest first, as a chain
     /// `(first, last)` linked by `next`. Null if empty.
     pub(crate) fn take(&self) -> (*mut Header, *mut Header) {
+        // SeqCst: see `State::notify`'s fast path.
         if self.head.load(SeqCst).is_null() {
             return (ptr::null_mut(), ptr::null_mut());
         }
@@ -126,6 +129,8 @@ impl Inbox {
     /// Owner only, at exit: close the inbox and take what it held, oldest
     /// first.
     pub(crate) fn close(&self) -> (*mut Header, *mut Header) {
+        // Acquire: sees the contents of every node pushed (release CAS)
+        // before the close; nothing is published by closing.
         let top = self.head.swap(closed(), Acquire);
         if top == closed() {
             return (ptr::null_mut(), ptr::null_mut());
@@ -136,6 +141,8 @@ impl Inbox {
 
     /// Reopen a closed inbox for a new process in the slot.
     pub(crate) fn reopen(&self) {
+        // AcqRel: release publishes the new process's setup to a producer
+        // whose push sees the open inbox; acquire pairs with the close.
         let prev = self.head.swap(ptr::null_mut(), AcqRel);
         debug_assert!(prev == closed(), "reopen of an open inbox");
     }

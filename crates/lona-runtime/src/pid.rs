@@ -1,10 +1,11 @@
 //! Process identifiers.
 //!
-//! A [`Pid`] names one process for the whole life of the node: a slot index
-//! in the process table plus the slot's generation at spawn time. When the
-//! process exits its slot's generation is bumped before the slot is reused,
-//! so a stale pid held by anyone never reaches the newer process in the same
-//! slot (brief, decision 4).
+//! A [`Pid`] is a slot index in the process table plus the slot's
+//! generation at spawn time. When the process exits its slot's generation
+//! is bumped before the slot is reused, so a stale pid held by anyone never
+//! reaches a newer process in the same slot (`docs/design.md`, D4). The
+//! generation is 32 bits and wraps: a pid can name a later process only
+//! after its slot has been reused 2^32 times (Erlang's pids wrap too).
 
 use std::fmt;
 

@@ -100,6 +100,7 @@ impl Registry {
         let mut m = self.write();
         let pid = m.by_name.remove(name)?;
         m.by_pid.remove(&pid);
+        // SeqCst: as for the increment in `insert`.
         self.count.fetch_sub(1, SeqCst);
         Some(pid)
     }
@@ -109,6 +110,7 @@ impl Registry {
     }
 
     pub(crate) fn name_of(&self, pid: Pid) -> Option<String> {
+        // SeqCst: a plain load on x86; a hint only (the lock decides).
         if self.count.load(SeqCst) == 0 {
             return None;
         }
@@ -125,6 +127,7 @@ impl Registry {
             let mut m = self.write();
             if let Some(name) = m.by_pid.remove(&pid) {
                 m.by_name.remove(&name);
+                // SeqCst: as for the increment in `insert`.
                 self.count.fetch_sub(1, SeqCst);
             }
             exit();
@@ -139,6 +142,7 @@ impl Registry {
         // the state word vs. this count): a concurrent register either shows
         // here or sees the process dead in its re-check.
         std::sync::atomic::fence(SeqCst);
+        // SeqCst: the load of that store-load pair.
         if self.count.load(SeqCst) == 0 {
             return;
         }
@@ -147,12 +151,14 @@ impl Registry {
             let mut m = self.write();
             if let Some(name) = m.by_pid.remove(&pid) {
                 m.by_name.remove(&name);
+                // SeqCst: as for the increment in `insert`.
                 self.count.fetch_sub(1, SeqCst);
             }
         }
     }
 
     pub(crate) fn len(&self) -> usize {
+        // SeqCst: a snapshot for callers; a plain load on x86.
         self.count.load(SeqCst)
     }
 }

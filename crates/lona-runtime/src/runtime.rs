@@ -554,6 +554,7 @@ impl Builder {
                     struct Running(Arc<AtomicUsize>);
                     impl Drop for Running {
                         fn drop(&mut self) {
+                            // SeqCst: a counter (see `running_workers`).
                             self.0.fetch_sub(1, SeqCst);
                         }
                     }
@@ -563,6 +564,7 @@ impl Builder {
             match h {
                 Ok(h) => rt.workers.push(h),
                 Err(e) => {
+                    // SeqCst: a counter (see `running_workers`).
                     rt.running_workers.fetch_sub(1, SeqCst);
                     return Err(e);
                 }
@@ -812,6 +814,8 @@ impl Runtime {
                 report.stuck = shared.table.live();
             }
         }
+        // SeqCst: read by workers with acquire; every process has ended (or
+        // been given up on) before this.
         shared.stop.store(true, SeqCst);
         shared.idle.notify_all();
         let grace = Instant::now() + Duration::from_secs(1);
@@ -837,6 +841,7 @@ impl Runtime {
 
     /// Worker threads still running (0 after shutdown).
     pub fn running_workers(&self) -> usize {
+        // SeqCst: a counter snapshot; nothing is published through it.
         self.running_workers.load(SeqCst)
     }
 }
