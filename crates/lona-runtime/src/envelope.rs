@@ -1,7 +1,7 @@
 //! Type-erased messages: one allocation per message, whatever its type.
 //!
-//! The runtime carries any `Send + 'static` value (seed
-//! `oats-process-model.md`, "receive<T>"). A message travels as a
+//! The runtime carries any `Send + 'static` value (`docs/design.md`,
+//! "Messages of any type"). A message travels as a
 //! [`Node<T>`]: a [`Header`] (the intrusive link used by the inbox and the
 //! mailbox, the target's generation, and a vtable for the type) followed by
 //! the value inline. `Box<dyn Any>` would cost a second allocation per

@@ -1,7 +1,7 @@
 //! Idle workers: spinning, then parking, and waking one when work appears.
 //!
 //! # Protocol
-//! 1. A worker that finds no work spins (seed: a tight loop for the first 4
+//! 1. A worker that finds no work spins (`docs/design.md`, "Scheduler": a tight loop for the first 4
 //!    rounds, `thread::yield_now` up to 16), looking again each round.
 //! 2. Then it registers as sleeping (`sleepers` list and `num_sleeping`,
 //!    both under the lock), issues a SeqCst fence, and looks for work one

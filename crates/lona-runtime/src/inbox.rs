@@ -2,7 +2,7 @@
 //!
 //! Messages and signals from every sender go through this one queue, so
 //! between one sender and one receiver everything arrives in the order it
-//! was sent (brief, decision 3).
+//! was sent (`docs/design.md`, D3).
 //!
 //! It is a Treiber stack of intrusive nodes (R. K. Treiber, "Systems
 //! Programming: Coping with Parallelism", IBM RJ 5118, 1986) whose single

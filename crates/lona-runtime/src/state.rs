@@ -1,4 +1,4 @@
-//! The one state word of a process (brief, decision 2).
+//! The one state word of a process (`docs/design.md`, D2).
 //!
 //! ```text
 //!  63            32 31         3   2        1        0

@@ -1,5 +1,5 @@
 //! Stress tests: crash storms and mass monitoring. Sized to run in the
-//! default suite; the `_full` variants at the full scale are
+//! default suite; the `_full` variants at full scale are
 //! `#[ignore]`d (run with `cargo test --release -- --ignored`).
 
 use lona_runtime::{Builder, Down, Pid, Reason};

@@ -1,4 +1,4 @@
-//! A process heap (seed v2): one young block holding the stack (growing
+//! A process heap (`docs/design.md`, D7): one young block holding the stack (growing
 //! down from the top) and young objects (growing up from the bottom), an
 //! old block for promoted objects, a high-water mark, and a list of heap
 //! fragments (attached messages and overflow chunks) that count as young.

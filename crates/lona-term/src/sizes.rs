@@ -1,4 +1,4 @@
-//! Heap block sizes: the growth sequence of seed v2.
+//! Heap block sizes: the growth sequence of `docs/design.md`, D7.
 //!
 //! Sizes are in words. The sequence starts at [`MIN_HEAP_WORDS`] (89 words,
 //! 712 bytes, so an idle process's young heap plus stack stays under 1 KiB)

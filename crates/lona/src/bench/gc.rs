@@ -1,4 +1,4 @@
-//! `lona bench gc` (docs: shared/design/benchmarks.md, anchor `gc_bench`).
+//! `lona bench gc` (`bench/README.md`; Erlang: `bench/erlang/anchors.erl`, `gc_bench`).
 //!
 //! Line 1: one process heap holds a 10,000,000-element list of small
 //! integers, built while collecting whenever the heap asks (as the

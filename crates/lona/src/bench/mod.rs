@@ -1,7 +1,7 @@
-//! The benchmark workloads of `shared/design/benchmarks.md`, written against
+//! The benchmark workloads of `bench/README.md`, written against
 //! the native Rust API. Each prints exactly one line
 //! `<workload> key=value ...`, with the same parameters as the Erlang
-//! versions in `shared/bench/anchors.erl`.
+//! versions in `bench/erlang/anchors.erl`.
 
 mod fair;
 mod fanin;
