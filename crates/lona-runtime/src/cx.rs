@@ -71,6 +71,7 @@ impl Cx<'_> {
 
     /// Charge `n` reductions. Returns false (charging nothing) if the slice
     /// does not have them: the process should yield.
+    #[inline]
     pub fn charge(&mut self, n: u32) -> bool {
         if self.budget < n {
             return false;
@@ -82,6 +83,7 @@ impl Cx<'_> {
     }
 
     /// Charge `n` reductions, as many as are left if fewer.
+    #[inline]
     pub(crate) fn charge_saturating(&mut self, n: u32) {
         let n = n.min(self.budget);
         self.budget -= n;
@@ -98,6 +100,7 @@ impl Cx<'_> {
     /// Send `msg` to `to` (dropped if `to` is gone). Consecutive sends to one
     /// receiver are batched until the end of the step (see `worker`'s
     /// outbox); order between this process and `to` is kept on every path.
+    #[inline]
     pub fn send<M: Send + 'static>(&mut self, to: Pid, msg: M) {
         self.charge_op();
         let e = Envelope::new(msg, to.generation(), false);
@@ -197,7 +200,9 @@ impl Cx<'_> {
                 let e = std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) });
                 accept(&e)
             });
-        self.charge_saturating(rejected);
+        if rejected > 0 {
+            self.charge_saturating(rejected);
+        }
         match found {
             Some(e) => Scan::Found(e),
             None if rejected >= limit => Scan::OutOfBudget,

@@ -84,8 +84,20 @@ use crate::signal::{Down, Exit, ReplyTo, Signal};
 use crate::{Pid, Reason, Ref, Status};
 
 /// Act on one node taken from the inbox of a running process that is not
-/// ending (rule set above).
+/// ending (rule set above). Messages, the common case, go straight to the
+/// mailbox; signals take the out-of-line path.
+#[inline]
 pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope) {
+    let h = e.header();
+    if h.gen == cx.p.gen && !h.signal {
+        cx.p.mailbox.push(e);
+        return;
+    }
+    on_signal_or_stale(cx, e);
+}
+
+#[inline(never)]
+fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
     let h = e.header();
     if h.gen != cx.p.gen {
         // Addressed to an earlier process in this slot.

@@ -185,11 +185,16 @@ impl WorkerCore {
 
     /// The running process was charged `n` reductions: a LIFO occupant
     /// that has waited `LIFO_SPILL` of them becomes stealable.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn charged(&self, n: u32) {
-        if self.lifo.get().is_none() {
-            return;
+        if self.lifo.get().is_some() {
+            self.age_lifo(n);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn age_lifo(&self, n: u32) {
         let age = self.lifo_age.get().saturating_add(n);
         self.lifo_age.set(age);
         if age > LIFO_SPILL {

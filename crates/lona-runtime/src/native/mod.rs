@@ -61,6 +61,7 @@ impl Drop for Restore {
 }
 
 /// Run `f` with the current process's `Cx`, checking it is `pid`'s.
+#[inline]
 pub(crate) fn with_cx<R>(pid: Pid, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
     let p = CX.with(|c| c.replace(std::ptr::null_mut()));
     let _restore = Restore(p);
