@@ -14,6 +14,33 @@ use crate::cx::Cx;
 use crate::mailbox::Mailbox;
 use crate::{Pid, Reason, Ref};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Hasher for pids and refs, the keys of links and monitors: both are
+/// unique 64-bit ids the runtime makes (not chosen by users), so one
+/// multiply spreads them well; SipHash's flood resistance would only cost
+/// time on every link, monitor and exit. Written here because it is eight
+/// lines; a crate (rustc-hash) would do the same.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// Reductions in one slice (`docs/design.md`, D6: 2,000).
 pub const SLICE_REDUCTIONS: u32 = 2000;
@@ -51,11 +78,11 @@ pub enum Step {
 pub(crate) struct Extra {
     /// Linked processes: `ACTIVE`, or the id of an unlink this process sent
     /// and that the other side has not acknowledged yet (links rule 6).
-    pub(crate) links: HashMap<Pid, u64>,
+    pub(crate) links: IdMap<Pid, u64>,
     /// Monitors this process holds: ref -> monitored pid.
-    pub(crate) monitors: HashMap<Ref, Pid>,
+    pub(crate) monitors: IdMap<Ref, Pid>,
     /// Monitors on this process: ref -> watcher.
-    pub(crate) monitored_by: HashMap<Ref, Pid>,
+    pub(crate) monitored_by: IdMap<Ref, Pid>,
 }
 
 /// The owner-private part of a process (see `table::Slot` for who may
