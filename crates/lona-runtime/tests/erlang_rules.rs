@@ -25,6 +25,11 @@ fn run<T: Send + 'static, Fut: Future<Output = T> + Send + 'static>(
 
 const SAFETY_NET: Duration = Duration::from_secs(20);
 
+/// A process that waits for `()` and ends.
+async fn idle(ctx: Ctx) {
+    ctx.receive::<()>().await;
+}
+
 // --- ordering on every send path --------------------------------------------
 
 #[test]
@@ -81,23 +86,13 @@ fn is_alive_after_kill_from_the_same_process_is_false() {
     let r = rt.block_on(|ctx| async move {
         let mut alive_after = 0;
         for _ in 0..50 {
-            let p = ctx
-                .spawn(|ctx| async move {
-                    ctx.receive::<()>().await;
-                })
-                .await
-                .unwrap();
+            let p = ctx.spawn(idle).await.unwrap();
             ctx.send_exit(p, Reason::Kill).await;
             if ctx.is_alive(p).await {
                 alive_after += 1;
             }
             // Another reason to an idle, non-trapping target ends it too.
-            let q = ctx
-                .spawn(|ctx| async move {
-                    ctx.receive::<()>().await;
-                })
-                .await
-                .unwrap();
+            let q = ctx.spawn(idle).await.unwrap();
             ctx.send_exit(q, Reason::from("bye")).await;
             if ctx.is_alive(q).await {
                 alive_after += 1;
@@ -124,11 +119,7 @@ fn is_alive_after_kill_from_the_same_process_is_false() {
 fn handle_is_alive_after_handle_exit_is_false() {
     let rt = rt(2);
     for i in 0..50 {
-        let p = rt
-            .spawn(|ctx| async move {
-                ctx.receive::<()>().await;
-            })
-            .unwrap();
+        let p = rt.spawn(idle).unwrap();
         let reason = if i % 2 == 0 {
             Reason::Kill
         } else {
@@ -144,12 +135,7 @@ fn process_info_after_kill_is_none() {
     let r = run(2, |ctx| async move {
         let mut some = 0;
         for _ in 0..50 {
-            let p = ctx
-                .spawn(|ctx| async move {
-                    ctx.receive::<()>().await;
-                })
-                .await
-                .unwrap();
+            let p = ctx.spawn(idle).await.unwrap();
             ctx.send_exit(p, Reason::Kill).await;
             if ctx.process_info(p).await.is_some() {
                 some += 1;

@@ -133,8 +133,7 @@ impl Ctx {
         F: FnOnce(Ctx) -> Fut + Send,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let spawned = self.spawn_opt(SpawnOpts::default(), f);
-        async move { spawned.await.map(|(p, _)| p) }
+        self.spawn_pid(SpawnOpts::default(), f)
     }
 
     /// Spawn and link, atomically (Erlang's `spawn_link`).
@@ -147,6 +146,19 @@ impl Ctx {
             link: true,
             monitor: false,
         };
+        self.spawn_pid(opts, f)
+    }
+
+    /// `spawn_opt`, keeping the pid only.
+    fn spawn_pid<F, Fut>(
+        &self,
+        opts: SpawnOpts,
+        f: F,
+    ) -> impl Future<Output = Result<Pid, SpawnError>> + Send
+    where
+        F: FnOnce(Ctx) -> Fut + Send,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
         let spawned = self.spawn_opt(opts, f);
         async move { spawned.await.map(|(p, _)| p) }
     }
