@@ -38,11 +38,12 @@ use std::time::{Duration, Instant};
 const LEVELS: usize = 6;
 const SLOTS: usize = 64;
 const NIL: u32 = u32::MAX;
-/// The furthest deadline the wheel holds, in ms from its current time:
-/// one top-level slot short of the top level's range, so a deadline can
-/// never share the slot position of the current time one lap ahead (which
-/// is what made a clamped ~2.2-year timer re-link into the slot being
-/// polled, forever).
+/// The furthest position the wheel links an entry at, in ms from its
+/// current time: one top-level slot short of the top level's range, so a
+/// position can never share the slot of the current time one lap ahead
+/// (which is what made a clamped ~2.2-year timer re-link into the slot
+/// being polled, forever). Later deadlines wait at this position and are
+/// re-linked when the wheel gets there.
 const MAX_SPAN: u64 = (1 << (6 * LEVELS)) - (1 << (6 * (LEVELS - 1))) - 1;
 
 /// The longest delay a timer fires after (about 2.1 years); longer ones,
@@ -113,8 +114,11 @@ impl Wheel {
         self.entries.len() - self.free.len()
     }
 
+    /// Link entry `i` into the slot of its deadline, or, for a deadline
+    /// beyond the span, of the span's end: polling re-links it from there
+    /// (a deadline is never moved, so it never fires early).
     fn link(&mut self, i: u32) {
-        let when = self.entries[i as usize].when;
+        let when = self.entries[i as usize].when.min(self.elapsed + MAX_SPAN);
         let level = level_for(self.elapsed, when);
         let slot = slot_for(when, level);
         let head = self.heads[level][slot];
@@ -166,7 +170,7 @@ impl Wheel {
         target: Target,
         make: impl FnOnce(TimerRef) -> Envelope,
     ) -> TimerRef {
-        let when = when.map(|w| w.clamp(self.elapsed + 1, self.elapsed + MAX_SPAN));
+        let when = when.map(|w| w.max(self.elapsed + 1));
         let (i, gen) = match self.free.pop() {
             Some(i) => (i, self.entries[i as usize].gen.wrapping_add(1)),
             None => (self.entries.len() as u32, 0),
@@ -587,15 +591,31 @@ mod tests {
             let mut w = Wheel::new();
             let mut out = vec![];
             w.poll(start, &mut out);
-            let t = w.insert(u64::MAX, pid(1), Envelope::new(1u8, 0, false));
-            let when = w.deadline(t).unwrap();
-            assert_eq!(when, start + MAX_SPAN, "clamped to the span");
+            let edge = w.insert(start + MAX_SPAN, pid(1), Envelope::new(1u8, 0, false));
+            let beyond = start + MAX_SPAN + 3 * top + 7;
+            let far = w.insert(beyond, pid(2), Envelope::new(2u8, 0, false));
+            assert_eq!(w.deadline(edge), Some(start + MAX_SPAN));
+            assert_eq!(w.deadline(far), Some(beyond), "a deadline is never moved");
             for now in [start + 1, start + top, start + MAX_SPAN - 1] {
                 w.poll(now, &mut out);
                 assert!(out.is_empty(), "fired early at {now} (start {start})");
             }
             w.poll(start + MAX_SPAN, &mut out);
-            assert_eq!(out.len(), 1, "fires at its deadline (start {start})");
+            assert_eq!(
+                out.len(),
+                1,
+                "the edge fires at its deadline (start {start})"
+            );
+            out.clear();
+            w.poll(beyond - 1, &mut out);
+            assert!(out.is_empty(), "the far one fired early (start {start})");
+            w.poll(beyond, &mut out);
+            assert_eq!(
+                out.len(),
+                1,
+                "the far one fires at its deadline (start {start})"
+            );
+            out.clear();
         }
     }
 
