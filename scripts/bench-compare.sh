@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Run each workload RUNS times on Lona and on Erlang/OTP, print the median
-# figures side by side and their ratio (Lona / Erlang).
+# figures side by side and their ratio (Lona / Erlang). The Erlang side is
+# the repository's bench/erlang/anchors.erl.
 #   scripts/bench-compare.sh [RUNS] [WORKLOAD...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}; shift || true
 workloads=("$@")
 [ ${#workloads[@]} -gt 0 ] || workloads=(spawn skynet ring pingpong fanin fair selective restart gc)
-command -v erl >/dev/null || { echo "needs erl: apt-get install -y erlang-base" >&2; exit 1; }
+command -v erl >/dev/null && command -v erlc >/dev/null || { echo "needs erl and erlc: apt-get install -y erlang-base" >&2; exit 1; }
 cargo build --release -q
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cp ../shared/bench/anchors.erl "$work/" 2>/dev/null || cp shared/bench/anchors.erl "$work/"
+cp bench/erlang/anchors.erl "$work/"
 (cd "$work" && erlc anchors.erl)
 
 # median of the values of KEY across lines of FILE
