@@ -13,7 +13,9 @@ use std::ptr::NonNull;
 
 /// Per-type operations of a node, one `'static` instance per `T`.
 pub(crate) struct VTable {
-    type_id: fn() -> TypeId,
+    /// Stored, not computed: a selective receive compares it for every
+    /// message it passes over.
+    type_id: TypeId,
     type_name: fn() -> &'static str,
     /// Drops the whole `Node<T>` the header belongs to.
     drop: unsafe fn(*mut Header),
@@ -59,7 +61,7 @@ trait HasVTable {
 }
 impl<T: Send + 'static> HasVTable for T {
     const VTABLE: VTable = VTable {
-        type_id: TypeId::of::<T>,
+        type_id: TypeId::of::<T>(),
         type_name: std::any::type_name::<T>,
         drop: drop_node::<T>,
     };
@@ -150,7 +152,7 @@ impl Envelope {
 
 /// Whether the node behind `h` holds a `T`.
 pub(crate) fn header_is<T: 'static>(h: &Header) -> bool {
-    (h.vtable.type_id)() == TypeId::of::<T>()
+    h.vtable.type_id == TypeId::of::<T>()
 }
 
 /// Borrow the value of a node known to hold a `T`.

@@ -205,10 +205,22 @@ impl WorkerCore {
         }
     }
 
-    /// A new or yielded process: the back of the local queue.
+    /// A new process: the back of the local queue.
     pub(crate) fn schedule_back(&self, index: u32) {
         self.local.push(index);
         self.shared.idle.notify_one();
+    }
+
+    /// A process that yielded: the back of the local queue. An idle worker
+    /// is woken only if something else is runnable here; otherwise this
+    /// worker runs it again at once, and waking another would only make it
+    /// steal the process (a migration, and a futex wake, per slice).
+    fn requeue_back(&self, index: u32) {
+        let alone = self.local.is_empty() && self.lifo.get().is_none();
+        self.local.push(index);
+        if !alone {
+            self.shared.idle.notify_one();
+        }
     }
 
     fn next_random(&self) -> u64 {
@@ -362,12 +374,12 @@ impl WorkerCore {
                         continue;
                     }
                     slot.state.requeue();
-                    self.schedule_back(index);
+                    self.requeue_back(index);
                     return;
                 }
                 Step::Yield => {
                     slot.state.requeue();
-                    self.schedule_back(index);
+                    self.requeue_back(index);
                     return;
                 }
                 Step::Exit(reason) => {
