@@ -24,6 +24,9 @@ use crate::worker::WorkerCore;
 use crate::{Pid, Reason, Ref};
 use std::time::Duration;
 
+/// Reductions between two [`Cx::tick`]s (a power of two).
+const TICK: u32 = 64;
+
 /// Options for [`Cx::spawn`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SpawnOpts {
@@ -76,9 +79,10 @@ impl Cx<'_> {
         if self.budget < n {
             return false;
         }
+        let old = self.budget;
         self.budget -= n;
         self.p.reductions += n as u64;
-        self.worker.charged(n);
+        self.tick(old);
         true
     }
 
@@ -86,9 +90,20 @@ impl Cx<'_> {
     #[inline]
     pub(crate) fn charge_saturating(&mut self, n: u32) {
         let n = n.min(self.budget);
+        let old = self.budget;
         self.budget -= n;
         self.p.reductions += n as u64;
-        self.worker.charged(n);
+        self.tick(old);
+    }
+
+    /// Every `TICK` reductions spent (the budget crossed a multiple of
+    /// it), let the worker age its LIFO slot (see `worker`). Register-only
+    /// on the common path: charging is the interpreter's hottest call.
+    #[inline(always)]
+    fn tick(&self, old_budget: u32) {
+        if (old_budget ^ self.budget) >= TICK {
+            self.worker.tick();
+        }
     }
 
     /// One operation's reduction (module doc).

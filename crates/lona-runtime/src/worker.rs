@@ -40,9 +40,10 @@ use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 
 const LIFO_STREAK_MAX: u32 = 3;
-/// Reductions the running process may spend after filling the LIFO slot
-/// before its occupant is made stealable (module doc).
-const LIFO_SPILL: u32 = 200;
+/// Reduction ticks (of 64, see `Cx::tick`) the running process may spend
+/// after filling the LIFO slot before its occupant is made stealable
+/// (module doc): 3 to 4 ticks, about 200 reductions.
+const LIFO_SPILL_TICKS: u32 = 3;
 const INJECTOR_EVERY: u32 = 61;
 const INJECTOR_BATCH: usize = 16;
 
@@ -58,7 +59,7 @@ pub(crate) struct WorkerCore {
     local: Deque<u32>,
     lifo: Cell<Option<u32>>,
     lifo_streak: Cell<u32>,
-    /// Reductions charged since the LIFO slot was filled.
+    /// Reduction ticks since the LIFO slot was filled.
     lifo_age: Cell<u32>,
     tick: Cell<u32>,
     rng: Cell<u64>,
@@ -183,21 +184,17 @@ impl WorkerCore {
         }
     }
 
-    /// The running process was charged `n` reductions: a LIFO occupant
-    /// that has waited `LIFO_SPILL` of them becomes stealable.
-    #[inline(always)]
-    pub(crate) fn charged(&self, n: u32) {
-        if self.lifo.get().is_some() {
-            self.age_lifo(n);
-        }
-    }
-
-    #[cold]
+    /// The running process spent another tick of reductions: a LIFO
+    /// occupant that has waited `LIFO_SPILL_TICKS` of them becomes
+    /// stealable.
     #[inline(never)]
-    fn age_lifo(&self, n: u32) {
-        let age = self.lifo_age.get().saturating_add(n);
+    pub(crate) fn tick(&self) {
+        if self.lifo.get().is_none() {
+            return;
+        }
+        let age = self.lifo_age.get() + 1;
         self.lifo_age.set(age);
-        if age > LIFO_SPILL {
+        if age > LIFO_SPILL_TICKS {
             if let Some(i) = self.lifo.take() {
                 self.local.push(i);
                 self.shared.idle.notify_one();

@@ -35,6 +35,7 @@ impl Ctx {
     }
 
     /// This process's pid (Erlang's `self()`).
+    #[inline]
     pub fn pid(&self) -> Pid {
         self.pid
     }
@@ -46,6 +47,7 @@ impl Ctx {
 
     /// Charge `n` reductions (at most a slice's); yields first if the slice
     /// cannot pay them.
+    #[inline]
     pub fn charge(&self, n: u32) -> Charge {
         Charge {
             pid: self.pid,
@@ -54,11 +56,13 @@ impl Ctx {
     }
 
     /// Reductions left in the current slice.
+    #[inline]
     pub fn budget_left(&self) -> u32 {
         with_cx(self.pid, |cx| cx.budget())
     }
 
     /// Give the worker to the other runnable processes: back of the queue.
+    #[inline]
     pub fn yield_now(&self) -> YieldNow {
         YieldNow {
             pid: self.pid,

@@ -27,6 +27,7 @@ impl<F> Unpin for Op<F> {}
 
 impl<R, F: FnOnce(&mut Cx<'_>) -> R> Future for Op<F> {
     type Output = R;
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<R> {
         let pid = self.pid;
         with_cx(pid, |cx| {
@@ -49,6 +50,7 @@ pub struct Charge {
 
 impl Future for Charge {
     type Output = ();
+    #[inline]
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
         let n = self.n;
         with_cx(self.pid, |cx| {
