@@ -94,9 +94,14 @@ pub(crate) fn try_with_cx(pid: Pid, f: impl FnOnce(&mut Cx<'_>)) {
 
 /// Poll `fut` as the body of the process running in `cx`.
 fn poll_process<F: Future>(cx: &mut Cx<'_>, fut: Pin<&mut F>) -> Poll<F::Output> {
+    // The waker's data is taken from `cx` first: from the moment the raw
+    // pointer is published below, the future reaches the `Cx` only through
+    // it, so no reference to `cx` may be alive across the poll (Miri, Tree
+    // Borrows, caught one passed to the waker's function).
+    let wake = waker::WakeData::of(cx);
     let prev = CX.with(|c| c.replace(cx as *mut Cx<'_> as *mut ()));
     let _restore = Restore(prev);
-    waker::with_waker(cx, |context| fut.poll(context))
+    wake.with_waker(|context| fut.poll(context))
 }
 
 fn pending_step(cx: &Cx<'_>) -> Step {

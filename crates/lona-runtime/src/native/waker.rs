@@ -75,21 +75,29 @@ unsafe fn owned_drop(data: *const ()) {
     drop(unsafe { Arc::from_raw(data as *const WakeTarget) });
 }
 
-/// Run `f` with a `Context` whose waker wakes the process of `cx`.
-pub(super) fn with_waker<R>(cx: &Cx<'_>, f: impl FnOnce(&mut Context<'_>) -> R) -> R {
-    let worker_arc = Arc::as_ptr(&cx.worker.shared) as *const ();
-    let b = BorrowedWake {
-        shared: cx.shared,
-        arc: worker_arc,
-        pid: cx.pid,
-    };
-    // SAFETY: the vtable's functions uphold the RawWaker contract for `b`,
-    // which outlives the waker (ManuallyDrop: never dropped as owned).
-    let waker = ManuallyDrop::new(unsafe {
-        Waker::from_raw(RawWaker::new(
-            &b as *const BorrowedWake as *const (),
-            &BORROWED_VTABLE,
-        ))
-    });
-    f(&mut Context::from_waker(&waker))
+/// What a poll's waker needs, copied out of the process's `Cx`.
+pub(super) struct WakeData(BorrowedWake);
+
+impl WakeData {
+    pub(super) fn of(cx: &Cx<'_>) -> WakeData {
+        WakeData(BorrowedWake {
+            shared: cx.shared,
+            arc: Arc::as_ptr(&cx.worker.shared) as *const (),
+            pid: cx.pid,
+        })
+    }
+
+    /// Run `f` with a `Context` whose waker wakes the process.
+    pub(super) fn with_waker<R>(&self, f: impl FnOnce(&mut Context<'_>) -> R) -> R {
+        // SAFETY: the vtable's functions uphold the RawWaker contract for
+        // the `BorrowedWake`, which outlives the waker (ManuallyDrop: never
+        // dropped as owned).
+        let waker = ManuallyDrop::new(unsafe {
+            Waker::from_raw(RawWaker::new(
+                &self.0 as *const BorrowedWake as *const (),
+                &BORROWED_VTABLE,
+            ))
+        });
+        f(&mut Context::from_waker(&waker))
+    }
 }
