@@ -314,9 +314,6 @@ impl Cx<'_> {
         msg: M,
     ) -> TimerRef {
         self.charge_op();
-        // Messages this process batched for `to` go first if the timer
-        // fires at once.
-        self.worker.flush();
         self.shared.send_after(after, to.into(), msg)
     }
 
@@ -329,7 +326,6 @@ impl Cx<'_> {
         msg: M,
     ) -> TimerRef {
         self.charge_op();
-        self.worker.flush();
         self.shared.start_timer(after, to.into(), msg)
     }
 

@@ -105,10 +105,7 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
         answer_dead(cx.shared, dead, e);
         return;
     }
-    if !h.signal {
-        cx.p.mailbox.push(e);
-        return;
-    }
+    // Messages of this generation took the inline path in `on_node`.
     let Ok(sig) = e.downcast::<Signal>() else {
         unreachable!("signal flag on a non-signal node")
     };

@@ -128,8 +128,6 @@ pub(crate) struct RecvCore {
     timeout: Option<Duration>,
     /// The armed timeout: its token and timer.
     timer: Option<(u32, TimerRef)>,
-    /// No timer needed (infinite timeout) after the first look.
-    infinite: bool,
     /// This receive's id (0 until first polled).
     id: u32,
 }
@@ -139,9 +137,9 @@ impl RecvCore {
         RecvCore {
             pid,
             id: 0,
-            timeout,
+            // Longer than `MAX_DELAY` never expires: the same as none.
+            timeout: timeout.filter(|d| *d <= crate::MAX_DELAY),
             timer: None,
-            infinite: false,
         }
     }
 
@@ -195,12 +193,10 @@ impl RecvCore {
             match (self.timeout, self.timer) {
                 (None, _) => Poll::Pending,
                 (Some(d), None) if d.is_zero() => Poll::Ready(None),
-                (Some(_), None) if self.infinite => Poll::Pending,
                 (Some(d), None) => {
-                    match cx.start_receive_timer(d) {
-                        Some((token, t)) => self.timer = Some((token as u32, t)),
-                        None => self.infinite = true,
-                    }
+                    self.timer = cx
+                        .start_receive_timer(d)
+                        .map(|(token, t)| (token as u32, t));
                     Poll::Pending
                 }
                 (Some(_), Some((token, _))) => {
