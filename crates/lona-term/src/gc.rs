@@ -65,7 +65,13 @@ struct Collector<const MINOR: bool> {
     old_lo: usize,
     old_hi: usize,
     young_lo: usize,
+    young_hi: usize,
     hwm: usize,
+    /// The fragments' address ranges, sorted: with the young block (and,
+    /// in a major collection, the old block) they are from-space. A
+    /// pointer outside all of them is a literal (code's constants, shared
+    /// by every process) and is left as it is.
+    frags: Vec<(usize, usize)>,
     young_top: *mut u64,
     young_end: *mut u64,
     old_top: *mut u64,
@@ -86,8 +92,15 @@ impl<const MINOR: bool> Collector<MINOR> {
         }
         let p = ptr_of(w);
         let a = p as usize;
-        if MINOR && self.old_lo <= a && a < self.old_hi {
-            return w;
+        if !(self.young_lo <= a && a < self.young_hi) {
+            let in_old = self.old_lo <= a && a < self.old_hi;
+            if MINOR && in_old {
+                return w;
+            }
+            if !in_old && !self.in_frags(a) {
+                // Not ours: a literal outside every process heap.
+                return w;
+            }
         }
         // SAFETY: p is a from-space object (caller); writes go to `dest`,
         // which checks room, and to p itself (forwarding).
@@ -117,6 +130,12 @@ impl<const MINOR: bool> Collector<MINOR> {
                 nw
             }
         }
+    }
+
+    #[inline]
+    fn in_frags(&self, a: usize) -> bool {
+        let i = self.frags.partition_point(|&(lo, _)| lo <= a);
+        i > 0 && a < self.frags[i - 1].1
     }
 
     #[inline(always)]
@@ -230,6 +249,17 @@ impl Heap {
         Ok(stats)
     }
 
+    fn frag_ranges(&self) -> Vec<(usize, usize)> {
+        let mut v: Vec<(usize, usize)> = self
+            .frags
+            .borrow()
+            .iter()
+            .map(|f| (f.block.base() as usize, f.block.end() as usize))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     fn frag_used(&self) -> usize {
         self.frags.borrow().iter().map(|f| f.used).sum()
     }
@@ -262,7 +292,9 @@ impl Heap {
             old_lo: self.old.base() as usize,
             old_hi: self.old.end() as usize,
             young_lo: self.young.base() as usize,
+            young_hi: self.young.end() as usize,
             hwm: self.hwm as usize,
+            frags: self.frag_ranges(),
             young_top: to.base(),
             // SAFETY: stack_len <= size.
             young_end: unsafe { to.end().sub(stack_len) },
@@ -297,11 +329,18 @@ impl Heap {
         let min = self.config.min_heap_size;
         let size = next_heap_size(min.max(bound + stack_len + need));
         let to = Block::new(size);
+        let (old_lo, old_hi) = if self.old.words() == 0 {
+            (0, 0)
+        } else {
+            (self.old.base() as usize, self.old.end() as usize)
+        };
         let mut c = Collector::<false> {
-            old_lo: 0,
-            old_hi: 0,
-            young_lo: 0,
+            old_lo,
+            old_hi,
+            young_lo: self.young.base() as usize,
+            young_hi: self.young.end() as usize,
             hwm: 0,
+            frags: self.frag_ranges(),
             young_top: to.base(),
             // SAFETY: stack_len <= size.
             young_end: unsafe { to.end().sub(stack_len) },

@@ -315,7 +315,7 @@ impl Heap {
     pub(crate) fn own(&self, t: Term<'_>) -> u64 {
         let bits = t.bits();
         assert!(
-            self.owns_bits(bits),
+            self.owns_bits(bits) || crate::permanent::is_permanent(bits),
             "term belongs to another heap or fragment; use Heap::copy_from"
         );
         bits
@@ -526,6 +526,59 @@ impl Heap {
             Err(i) => pairs.insert(i, (key, value)),
         }
         Some(self.sorted_map(&pairs))
+    }
+
+    // ---- unchecked constructors for an interpreter -------------------
+
+    /// A cons cell from raw words, without the ownership check.
+    ///
+    /// # Safety
+    /// `head` and `tail` must be immediates, words of this heap valid since
+    /// its last collection, or permanent terms.
+    #[inline]
+    pub unsafe fn cons_raw(&self, head: RawTerm, tail: RawTerm) -> RawTerm {
+        let p = self.alloc(2);
+        // SAFETY: two fresh words; valid terms per the caller.
+        unsafe {
+            p.write(head.0);
+            p.add(1).write(tail.0);
+        }
+        RawTerm(p as usize as u64 | TAG_CONS)
+    }
+
+    /// A vector from raw words, without the ownership check.
+    ///
+    /// # Safety
+    /// As for [`Heap::cons_raw`], for every item.
+    pub unsafe fn vector_raw(&self, items: &[RawTerm]) -> RawTerm {
+        // SAFETY: per the caller.
+        unsafe { self.boxed_raw(header(Kind::Vector, items.len()), &[], items) }
+    }
+
+    /// A closure from raw words, without the ownership check.
+    ///
+    /// # Safety
+    /// As for [`Heap::cons_raw`], for every captured value.
+    pub unsafe fn closure_raw(&self, code: u64, captured: &[RawTerm]) -> RawTerm {
+        // SAFETY: per the caller.
+        unsafe { self.boxed_raw(header(Kind::Closure, 1 + captured.len()), &[code], captured) }
+    }
+
+    /// # Safety
+    /// As for [`Heap::cons_raw`]; `head` describes `raw` + `items`.
+    unsafe fn boxed_raw(&self, head: u64, raw: &[u64], items: &[RawTerm]) -> RawTerm {
+        let p = self.alloc(1 + raw.len() + items.len());
+        // SAFETY: fresh words for header, raw payload and terms.
+        unsafe {
+            p.write(head);
+            std::ptr::copy_nonoverlapping(raw.as_ptr(), p.add(1), raw.len());
+            std::ptr::copy_nonoverlapping(
+                items.as_ptr() as *const u64,
+                p.add(1 + raw.len()),
+                items.len(),
+            );
+        }
+        RawTerm(p as usize as u64 | TAG_BOXED)
     }
 
     /// A reference.

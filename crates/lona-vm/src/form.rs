@@ -1,0 +1,124 @@
+//! Forms: what the reader produces and the compiler consumes.
+//!
+//! A form is plain Rust data (no heap, no lifetime), so reading needs no
+//! process and a form can be kept, printed or compiled anywhere. Every
+//! form carries the position where it starts; the file name is kept once
+//! per read, in [`Source`].
+
+use std::sync::Arc;
+
+use num_bigint::BigInt;
+
+/// Where a form starts: 1-based line and column (columns count
+/// characters, not bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pos {
+    /// Line, from 1.
+    pub line: u32,
+    /// Column, from 1, in characters.
+    pub col: u32,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// A source text and the name it is reported under (a path, `<eval>`,
+/// `<repl>`).
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The name in messages: `app/util.lona`.
+    pub name: Arc<str>,
+    /// The text.
+    pub text: Arc<str>,
+}
+
+impl Source {
+    /// A source from a name and its text.
+    pub fn new(name: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> Source {
+        Source {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+}
+
+/// One form and where it starts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Form {
+    /// What was read.
+    pub kind: FormKind,
+    /// Where it starts.
+    pub pos: Pos,
+}
+
+/// The kinds of form. Reader macros expand to lists: `'x` is
+/// `(quote x)`, `` `x `` is `(syntax-quote x)`, `~x` is `(unquote x)`,
+/// `~@x` is `(unquote-splicing x)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FormKind {
+    /// `nil`
+    Nil,
+    /// `true` / `false`
+    Bool(bool),
+    /// An integer that fits an `i64`.
+    Int(i64),
+    /// An integer that does not fit an `i64`.
+    BigInt(BigInt),
+    /// A float.
+    Float(f64),
+    /// A string, escapes resolved.
+    Str(String),
+    /// A keyword, without its colon: `ok`, `app/ready`.
+    Keyword(String),
+    /// A symbol: `foo`, `app.util/parse`, `+`.
+    Symbol(String),
+    /// `(...)`
+    List(Vec<Form>),
+    /// `[...]`
+    Vector(Vec<Form>),
+    /// `{...}`: key/value pairs in source order (duplicates are kept here;
+    /// the compiler reports them).
+    Map(Vec<(Form, Form)>),
+}
+
+impl Form {
+    /// A form at a position.
+    pub fn new(kind: FormKind, pos: Pos) -> Form {
+        Form { kind, pos }
+    }
+
+    /// The symbol's name, if this is a symbol.
+    pub fn as_symbol(&self) -> Option<&str> {
+        match &self.kind {
+            FormKind::Symbol(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The keyword's name (without `:`), if this is a keyword.
+    pub fn as_keyword(&self) -> Option<&str> {
+        match &self.kind {
+            FormKind::Keyword(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is a list.
+    pub fn as_list(&self) -> Option<&[Form]> {
+        match &self.kind {
+            FormKind::List(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is a vector.
+    pub fn as_vector(&self) -> Option<&[Form]> {
+        match &self.kind {
+            FormKind::Vector(v) => Some(v),
+            _ => None,
+        }
+    }
+}
