@@ -44,6 +44,7 @@ pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
 pub use heap::{GcCounts, Heap, HeapConfig, HeapError, Root, StackFull};
 pub use permanent::{is_permanent, make_permanent, permanent_term};
+pub use print::set_closure_namer;
 pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS};
 pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, SMALL_INT_MAX, SMALL_INT_MIN};
 pub use view::{ListIter, MapView, View};

@@ -12,6 +12,15 @@ use std::fmt::{self, Write};
 use crate::term::Term;
 use crate::view::View;
 
+/// How closures print: the VM names a code id (`#fn<user/f>`); without
+/// one, the number is printed.
+static CLOSURE_NAMER: std::sync::OnceLock<fn(u64) -> String> = std::sync::OnceLock::new();
+
+/// Sets how closures print (once per process; later calls are ignored).
+pub fn set_closure_namer(f: fn(u64) -> String) {
+    let _ = CLOSURE_NAMER.set(f);
+}
+
 enum Task<'h> {
     Term(Term<'h>),
     Text(&'static str),
@@ -48,7 +57,10 @@ impl fmt::Display for Term<'_> {
                     View::Symbol(a) => f.write_str(a.name())?,
                     View::Pid(p) => write!(f, "#pid<0.{}.{}>", p.index(), p.generation())?,
                     View::Ref(r) => write!(f, "#ref<0.{r}>")?,
-                    View::Closure { code, .. } => write!(f, "#fn<{code}>")?,
+                    View::Closure { code, .. } => match CLOSURE_NAMER.get() {
+                        Some(name) => write!(f, "#fn<{}>", name(code))?,
+                        None => write!(f, "#fn<{code}>")?,
+                    },
                     View::Str(s) => write_string(f, s)?,
                     View::Binary(b) => {
                         f.write_str("#bin[")?;

@@ -1,5 +1,28 @@
 //! Lonala: reader, compiler, bytecode and interpreter.
+//!
+//! `form` and `reader` turn text into forms; `compiler` turns a form into
+//! a `bytecode::Proto`; `vm` runs prototypes on one process heap, in
+//! slices of reductions; `builtins` and `prelude.lona` are the core
+//! library; `eval` drives files, namespaces and programs; `var` holds the
+//! global names.
 
+pub mod builtins;
+pub mod bytecode;
+pub mod compiler;
+pub mod env;
+pub mod eval;
 pub mod form;
+pub mod native;
+pub mod num;
+pub mod process;
+pub mod reader;
+mod tag;
+pub mod var;
+pub mod vm;
 
+pub use compiler::CompileError;
+pub use env::{Env, SharedBuf};
+pub use eval::{eval_str, EvalError, Evaluator, Progress};
 pub use form::{Form, FormKind, Pos, Source};
+pub use reader::{read_all, ReadError, Reader};
+pub use vm::{Outcome, Vm};

@@ -1,6 +1,7 @@
 //! `lona`: the command-line node.
 
 mod bench;
+mod program;
 
 /// mimalloc: fast cross-thread frees (a message is allocated by its sender
 /// and freed by its receiver) and less fragmentation with millions of small
@@ -22,6 +23,25 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a Lonala program: evaluate FILE's forms in a main process, then
+    /// call its `-main` with ARGS. Exit status 0 when it ends normally, 1
+    /// on an error (printed to standard error), n after `(halt n)`.
+    Run {
+        /// The program.
+        file: std::path::PathBuf,
+        /// Arguments for `-main` (strings).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Worker threads (default: available cores).
+        #[arg(long)]
+        workers: Option<usize>,
+    },
+    /// Evaluate Lonala source given on the command line and print the
+    /// value of its last form.
+    Eval {
+        /// The source text.
+        expr: String,
+    },
     /// Run a benchmark workload and print its one-line result.
     Bench {
         /// Workload name, or `all`.
@@ -36,6 +56,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run {
+            file,
+            args,
+            workers,
+        } => program::run(&file, args, workers),
+        Command::Eval { expr } => program::eval(&expr),
         Command::Bench { workload, workers } => match bench::run(&workload, workers) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

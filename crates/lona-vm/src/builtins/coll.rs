@@ -1,0 +1,556 @@
+//! Collections: lists, vectors, maps (leaf functions only).
+
+use lona_term::{Heap, RawTerm, Term, View};
+
+use super::{def, get, ANY};
+use crate::native::{NResult, NativeCx, Raise};
+use crate::var::Namespace;
+
+fn t<'a>(cx: &NativeCx<'a>, r: RawTerm) -> Term<'a> {
+    cx.term(r)
+}
+
+/// The elements of a list, vector, map (as `[k v]` entries) or `nil`.
+pub(crate) fn items<'h>(heap: &'h Heap, x: Term<'h>) -> Result<Vec<Term<'h>>, Raise> {
+    match x.view() {
+        View::Nil | View::EmptyList => Ok(Vec::new()),
+        View::Vector(v) => Ok(v.to_vec()),
+        View::Cons(..) => {
+            let mut it = x.list_iter();
+            let v: Vec<Term<'h>> = (&mut it).collect();
+            if !it.tail().same(Term::EMPTY_LIST) {
+                return Err(Raise::badarg());
+            }
+            Ok(v)
+        }
+        View::Map(m) => Ok(m.iter().map(|(k, v)| heap.vector(&[k, v])).collect()),
+        View::Str(s) => Ok(s
+            .chars()
+            .map(|c| heap.string(c.encode_utf8(&mut [0; 4])))
+            .collect()),
+        _ => Err(Raise::badarg()),
+    }
+}
+
+fn seq_items<'a>(cx: &mut NativeCx<'a>, r: RawTerm) -> Result<Vec<Term<'a>>, Raise> {
+    let v = items(cx.heap, t(cx, r))?;
+    cx.charge(v.len() / 8);
+    Ok(v)
+}
+
+fn list(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let v: Vec<Term<'_>> = a.iter().map(|r| t(cx, *r)).collect();
+    Ok(cx.heap.list(&v).raw())
+}
+fn vector(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let v: Vec<Term<'_>> = a.iter().map(|r| t(cx, *r)).collect();
+    Ok(cx.heap.vector(&v).raw())
+}
+fn hash_map(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    if !a.len().is_multiple_of(2) {
+        return Err(Raise::badarg());
+    }
+    let pairs: Vec<(Term<'_>, Term<'_>)> =
+        a.chunks(2).map(|p| (t(cx, p[0]), t(cx, p[1]))).collect();
+    Ok(cx.heap.map(&pairs).raw())
+}
+fn vec(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let v = seq_items(cx, a[0])?;
+    Ok(cx.heap.vector(&v).raw())
+}
+fn seq(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    match x.view() {
+        View::Cons(..) => Ok(x.raw()),
+        _ => {
+            let v = seq_items(cx, a[0])?;
+            if v.is_empty() {
+                Ok(Term::NIL.raw())
+            } else {
+                Ok(cx.heap.list(&v).raw())
+            }
+        }
+    }
+}
+
+fn count(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    let n = match x.view() {
+        View::Nil | View::EmptyList => 0,
+        View::Vector(v) => v.len(),
+        View::Map(m) => m.len(),
+        View::Str(s) => s.chars().count(),
+        View::Cons(..) => {
+            let mut it = x.list_iter();
+            let n = (&mut it).count();
+            if !it.tail().same(Term::EMPTY_LIST) {
+                return Err(Raise::badarg());
+            }
+            cx.charge(n / 16);
+            n
+        }
+        _ => return Err(Raise::badarg()),
+    };
+    Ok(cx.heap.int(n as i64).raw())
+}
+
+fn is_empty(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let e = match t(cx, a[0]).view() {
+        View::Nil | View::EmptyList => true,
+        View::Cons(..) => false,
+        View::Vector(v) => v.is_empty(),
+        View::Map(m) => m.is_empty(),
+        View::Str(s) => s.is_empty(),
+        _ => return Err(Raise::badarg()),
+    };
+    Ok(Term::bool(e).raw())
+}
+
+fn first(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    Ok(match x.view() {
+        View::Cons(h, _) => h.raw(),
+        View::Nil | View::EmptyList => Term::NIL.raw(),
+        View::Vector(v) => v.first().map_or(Term::NIL.raw(), |x| x.raw()),
+        _ => seq_items(cx, a[0])?
+            .first()
+            .map_or(Term::NIL.raw(), |x| x.raw()),
+    })
+}
+fn second(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    nth_or_nil(cx, a[0], 1)
+}
+fn nth_or_nil(cx: &mut NativeCx<'_>, r: RawTerm, i: usize) -> NResult {
+    let x = t(cx, r);
+    Ok(match x.view() {
+        View::Vector(v) => v.get(i).map_or(Term::NIL.raw(), |x| x.raw()),
+        View::Cons(..) => x.list_iter().nth(i).map_or(Term::NIL.raw(), |x| x.raw()),
+        _ => seq_items(cx, r)?
+            .get(i)
+            .map_or(Term::NIL.raw(), |x| x.raw()),
+    })
+}
+fn rest(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    Ok(match x.view() {
+        View::Cons(_, tl) => tl.raw(),
+        View::Nil | View::EmptyList => Term::EMPTY_LIST.raw(),
+        _ => {
+            let v = seq_items(cx, a[0])?;
+            cx.heap.list(v.get(1..).unwrap_or(&[])).raw()
+        }
+    })
+}
+fn next(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let r = rest(cx, a)?;
+    Ok(if r == Term::EMPTY_LIST.raw() {
+        Term::NIL.raw()
+    } else {
+        r
+    })
+}
+fn last(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let v = seq_items(cx, a[0])?;
+    Ok(v.last().map_or(Term::NIL.raw(), |x| x.raw()))
+}
+fn nth(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let Some(i) = t(cx, a[1]).as_i64().filter(|i| *i >= 0) else {
+        return Err(Raise::badarg());
+    };
+    let x = t(cx, a[0]);
+    let found = match x.view() {
+        View::Vector(v) => v.get(i as usize).copied(),
+        View::Cons(..) | View::EmptyList => {
+            cx.charge(i as usize / 16);
+            x.list_iter().nth(i as usize)
+        }
+        _ => return Err(Raise::badarg()),
+    };
+    match (found, a.get(2)) {
+        (Some(v), _) => Ok(v.raw()),
+        (None, Some(d)) => Ok(*d),
+        (None, None) => Err(Raise::badarg()),
+    }
+}
+fn get_fn(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let d = a.get(2).copied().unwrap_or(Term::NIL.raw());
+    Ok(get(t(cx, a[0]), t(cx, a[1])).map_or(d, |v| v.raw()))
+}
+fn contains(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let c = t(cx, a[0]);
+    let found = match c.view() {
+        View::Map(_) | View::Vector(_) => get(c, t(cx, a[1])).is_some(),
+        View::Nil => false,
+        _ => return Err(Raise::badarg()),
+    };
+    Ok(Term::bool(found).raw())
+}
+fn keys(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    match t(cx, a[0]).view() {
+        View::Map(m) => {
+            let v: Vec<Term<'_>> = m.iter().map(|(k, _)| k).collect();
+            cx.charge(v.len() / 8);
+            Ok(cx.heap.list(&v).raw())
+        }
+        View::Nil => Ok(Term::EMPTY_LIST.raw()),
+        _ => Err(Raise::badarg()),
+    }
+}
+fn vals(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    match t(cx, a[0]).view() {
+        View::Map(m) => {
+            let v: Vec<Term<'_>> = m.iter().map(|(_, v)| v).collect();
+            cx.charge(v.len() / 8);
+            Ok(cx.heap.list(&v).raw())
+        }
+        View::Nil => Ok(Term::EMPTY_LIST.raw()),
+        _ => Err(Raise::badarg()),
+    }
+}
+
+/// `(assoc m k v ...)` on maps (and `nil`), `(assoc v i x)` on vectors.
+fn assoc(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    if a.len().is_multiple_of(2) {
+        return Err(Raise::badarg());
+    }
+    let mut acc = t(cx, a[0]);
+    for kv in a[1..].chunks(2) {
+        acc = assoc1(cx.heap, acc, t(cx, kv[0]), t(cx, kv[1]))?;
+    }
+    Ok(acc.raw())
+}
+
+pub(crate) fn assoc1<'h>(
+    heap: &'h Heap,
+    c: Term<'h>,
+    k: Term<'h>,
+    v: Term<'h>,
+) -> Result<Term<'h>, Raise> {
+    match c.view() {
+        View::Nil => Ok(heap.map(&[(k, v)])),
+        View::Map(_) => heap.map_assoc(c, k, v).ok_or_else(Raise::badarg),
+        View::Vector(items) => match k.as_i64() {
+            Some(i) if i >= 0 && (i as usize) < items.len() => {
+                let mut n = items.to_vec();
+                n[i as usize] = v;
+                Ok(heap.vector(&n))
+            }
+            Some(i) if i >= 0 && i as usize == items.len() => {
+                let mut n = items.to_vec();
+                n.push(v);
+                Ok(heap.vector(&n))
+            }
+            _ => Err(Raise::badarg()),
+        },
+        _ => Err(Raise::badarg()),
+    }
+}
+
+fn dissoc(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut m = t(cx, a[0]);
+    match m.view() {
+        View::Nil => return Ok(Term::NIL.raw()),
+        View::Map(_) => {}
+        _ => return Err(Raise::badarg()),
+    }
+    for k in &a[1..] {
+        m = dissoc1(cx.heap, m, t(cx, *k));
+    }
+    Ok(m.raw())
+}
+
+/// `m` without `k`.
+fn dissoc1<'h>(heap: &'h Heap, m: Term<'h>, k: Term<'_>) -> Term<'h> {
+    let View::Map(mv) = m.view() else { return m };
+    if mv.get(k).is_none() {
+        return m;
+    }
+    let pairs: Vec<(Term<'h>, Term<'h>)> = mv
+        .iter()
+        .filter(|(x, _)| !lona_term::equal(*x, k))
+        .collect();
+    heap.map(&pairs)
+}
+
+fn conj(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut c = t(cx, a[0]);
+    for x in &a[1..] {
+        let x = t(cx, *x);
+        c = match c.view() {
+            View::Nil | View::EmptyList | View::Cons(..) => cx.heap.cons(
+                x,
+                if c.same(Term::NIL) {
+                    Term::EMPTY_LIST
+                } else {
+                    c
+                },
+            ),
+            View::Vector(v) => {
+                let mut n = v.to_vec();
+                n.push(x);
+                cx.charge(n.len() / 16);
+                cx.heap.vector(&n)
+            }
+            View::Map(_) => match x.view() {
+                View::Vector([k, v]) => cx.heap.map_assoc(c, *k, *v).ok_or_else(Raise::badarg)?,
+                View::Map(m) => {
+                    let mut acc = c;
+                    for (k, v) in m.iter() {
+                        acc = cx.heap.map_assoc(acc, k, v).ok_or_else(Raise::badarg)?;
+                    }
+                    acc
+                }
+                _ => return Err(Raise::badarg()),
+            },
+            _ => return Err(Raise::badarg()),
+        };
+    }
+    Ok(c.raw())
+}
+
+fn cons(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    Ok(cons_any(cx.heap, t(cx, a[0]), t(cx, a[1]))?.raw())
+}
+
+/// `(cons x coll)` for any collection: a list of `x` then `coll`'s elements.
+pub(crate) fn cons_any<'h>(heap: &'h Heap, x: Term<'h>, c: Term<'h>) -> Result<Term<'h>, Raise> {
+    match c.view() {
+        View::Cons(..) | View::EmptyList => Ok(heap.cons(x, c)),
+        _ => {
+            let v = items(heap, c)?;
+            let tail = heap.list(&v);
+            Ok(heap.cons(x, tail))
+        }
+    }
+}
+
+fn concat(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut all = Vec::new();
+    for x in a {
+        all.extend(seq_items(cx, *x)?);
+    }
+    cx.charge(all.len() / 8);
+    Ok(cx.heap.list(&all).raw())
+}
+
+fn into(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut args = vec![a[0]];
+    for x in seq_items(cx, a[1])? {
+        args.push(x.raw());
+    }
+    conj(cx, &args)
+}
+
+fn merge(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut acc = Term::NIL;
+    for m in a {
+        let m = t(cx, *m);
+        match m.view() {
+            View::Nil => {}
+            View::Map(mv) => {
+                if acc.same(Term::NIL) {
+                    acc = m;
+                } else {
+                    cx.charge(mv.len() / 8);
+                    for (k, v) in mv.iter() {
+                        acc = cx.heap.map_assoc(acc, k, v).ok_or_else(Raise::badarg)?;
+                    }
+                }
+            }
+            _ => return Err(Raise::badarg()),
+        }
+    }
+    Ok(acc.raw())
+}
+
+fn reverse(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    if let View::Cons(..) = x.view() {
+        let mut acc = Term::EMPTY_LIST;
+        let mut n = 0;
+        let mut it = x.list_iter();
+        for e in &mut it {
+            acc = cx.heap.cons(e, acc);
+            n += 1;
+        }
+        if !it.tail().same(Term::EMPTY_LIST) {
+            return Err(Raise::badarg());
+        }
+        cx.charge(n / 8);
+        return Ok(acc.raw());
+    }
+    let mut v = seq_items(cx, a[0])?;
+    v.reverse();
+    Ok(cx.heap.list(&v).raw())
+}
+
+fn int_arg(cx: &NativeCx<'_>, r: RawTerm) -> Result<i64, Raise> {
+    t(cx, r).as_i64().ok_or_else(Raise::badarg)
+}
+
+/// Most elements `range` and `repeat` build at once.
+const MAX_BUILD: i64 = 1 << 27;
+
+fn range(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let (from, to, step) = match a.len() {
+        1 => (0, int_arg(cx, a[0])?, 1),
+        2 => (int_arg(cx, a[0])?, int_arg(cx, a[1])?, 1),
+        _ => (int_arg(cx, a[0])?, int_arg(cx, a[1])?, int_arg(cx, a[2])?),
+    };
+    if step == 0 {
+        return Err(Raise::badarg());
+    }
+    let n = if (step > 0 && to <= from) || (step < 0 && to >= from) {
+        0
+    } else {
+        ((to as i128 - from as i128).abs() + step.unsigned_abs() as i128 - 1)
+            / step.unsigned_abs() as i128
+    };
+    if n > MAX_BUILD as i128 {
+        return Err(Raise::error(Term::keyword("system-limit")));
+    }
+    cx.charge(n as usize / 8);
+    let mut acc = Term::EMPTY_LIST.raw();
+    for i in (0..n as i64).rev() {
+        let v = Term::small_int(from + i * step)
+            .map(|x| x.raw())
+            .unwrap_or_else(|| cx.heap.int(from + i * step).raw());
+        // SAFETY: v is an immediate or a fresh word of this heap; acc is a
+        // word of this heap built here.
+        acc = unsafe { cx.heap.cons_raw(v, acc) };
+    }
+    Ok(acc)
+}
+
+fn take(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let n = int_arg(cx, a[0])?.max(0) as usize;
+    let x = t(cx, a[1]);
+    let v: Vec<Term<'_>> = match x.view() {
+        View::Cons(..) => x.list_iter().take(n).collect(),
+        _ => seq_items(cx, a[1])?.into_iter().take(n).collect(),
+    };
+    cx.charge(v.len() / 8);
+    Ok(cx.heap.list(&v).raw())
+}
+fn drop(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let n = int_arg(cx, a[0])?.max(0) as usize;
+    let x = t(cx, a[1]);
+    match x.view() {
+        View::Cons(..) => {
+            let mut cur = x;
+            for _ in 0..n {
+                match cur.view() {
+                    View::Cons(_, tl) => cur = tl,
+                    _ => break,
+                }
+            }
+            cx.charge(n / 16);
+            Ok(cur.raw())
+        }
+        _ => {
+            let v = seq_items(cx, a[1])?;
+            Ok(cx.heap.list(v.get(n..).unwrap_or(&[])).raw())
+        }
+    }
+}
+fn repeat(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let n = int_arg(cx, a[0])?;
+    if n > MAX_BUILD {
+        return Err(Raise::error(Term::keyword("system-limit")));
+    }
+    let x = t(cx, a[1]);
+    let v = vec![x; n.max(0) as usize];
+    cx.charge(v.len() / 8);
+    Ok(cx.heap.list(&v).raw())
+}
+
+fn sort(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut v = seq_items(cx, a[0])?;
+    let n = v.len();
+    cx.charge(n * (usize::BITS - n.leading_zeros()) as usize / 16);
+    v.sort_by(|x, y| crate::num::compare_values(*x, *y));
+    Ok(cx.heap.list(&v).raw())
+}
+
+/// `(sort-pairs coll)`: sorts `[key value]` vectors by key (stable); the
+/// core of `sort-by`.
+fn sort_pairs(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut v = seq_items(cx, a[0])?;
+    let n = v.len();
+    cx.charge(n * (usize::BITS - n.leading_zeros()) as usize / 16);
+    fn key<'h>(x: &Term<'h>) -> Result<Term<'h>, Raise> {
+        match x.view() {
+            View::Vector(p) if !p.is_empty() => Ok(p[0]),
+            _ => Err(Raise::badarg()),
+        }
+    }
+    for x in &v {
+        key(x)?;
+    }
+    v.sort_by(|x, y| {
+        crate::num::compare_values(key(x).unwrap_or(Term::NIL), key(y).unwrap_or(Term::NIL))
+    });
+    let out: Vec<Term<'_>> = v
+        .iter()
+        .map(|x| match x.view() {
+            View::Vector(p) => p.get(1).copied().unwrap_or(Term::NIL),
+            _ => Term::NIL,
+        })
+        .collect();
+    Ok(cx.heap.list(&out).raw())
+}
+
+fn frequencies(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let v = seq_items(cx, a[0])?;
+    let mut m = cx.heap.map(&[]);
+    for x in v {
+        let n = get(m, x).and_then(|c| c.as_i64()).unwrap_or(0);
+        m = cx
+            .heap
+            .map_assoc(m, x, cx.heap.int(n + 1))
+            .ok_or_else(Raise::badarg)?;
+    }
+    Ok(m.raw())
+}
+fn zipmap(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let ks = seq_items(cx, a[0])?;
+    let vs = seq_items(cx, a[1])?;
+    let pairs: Vec<(Term<'_>, Term<'_>)> = ks.into_iter().zip(vs).collect();
+    Ok(cx.heap.map(&pairs).raw())
+}
+
+pub(super) fn install(ns: &'static Namespace) {
+    def(ns, "list", 0, ANY, list);
+    def(ns, "vector", 0, ANY, vector);
+    def(ns, "hash-map", 0, ANY, hash_map);
+    def(ns, "vec", 1, 1, vec);
+    def(ns, "seq", 1, 1, seq);
+    def(ns, "count", 1, 1, count);
+    def(ns, "empty?", 1, 1, is_empty);
+    def(ns, "first", 1, 1, first);
+    def(ns, "second", 1, 1, second);
+    def(ns, "rest", 1, 1, rest);
+    def(ns, "next", 1, 1, next);
+    def(ns, "last", 1, 1, last);
+    def(ns, "nth", 2, 3, nth);
+    def(ns, "get", 2, 3, get_fn);
+    def(ns, "contains?", 2, 2, contains);
+    def(ns, "keys", 1, 1, keys);
+    def(ns, "vals", 1, 1, vals);
+    def(ns, "assoc", 3, ANY, assoc);
+    def(ns, "dissoc", 1, ANY, dissoc);
+    def(ns, "conj", 1, ANY, conj);
+    def(ns, "cons", 2, 2, cons);
+    def(ns, "concat", 0, ANY, concat);
+    def(ns, "into", 2, 2, into);
+    def(ns, "merge", 0, ANY, merge);
+    def(ns, "reverse", 1, 1, reverse);
+    def(ns, "range", 1, 3, range);
+    def(ns, "take", 2, 2, take);
+    def(ns, "drop", 2, 2, drop);
+    def(ns, "repeat", 2, 2, repeat);
+    def(ns, "sort", 1, 1, sort);
+    def(ns, "sort-pairs", 1, 1, sort_pairs);
+    def(ns, "frequencies", 1, 1, frequencies);
+    def(ns, "zipmap", 2, 2, zipmap);
+}

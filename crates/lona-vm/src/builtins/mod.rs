@@ -1,0 +1,87 @@
+//! Built-in functions written in Rust: leaf functions of `lona.core` and
+//! `string`. Functions that call functions (`map`, `filter`, `reduce`,
+//! `sort-by`, `update`...) are written in Lonala (`prelude.lona`), so they
+//! stay preemptible.
+//!
+//! Every built-in checks its arguments and raises `:badarg` (or
+//! `:badarith` for arithmetic) on a wrong type; arity is checked before
+//! the call (`[:badarity f n]`). Work proportional to an input's size is
+//! charged as reductions.
+
+mod coll;
+mod core;
+mod text;
+
+use lona_term::{Term, View};
+
+use crate::bytecode::{NativeFn, Proto};
+use crate::env::Env;
+use crate::var::Namespace;
+
+/// Any number of arguments.
+pub(crate) const ANY: u16 = u16::MAX;
+
+/// Defines a built-in `name` in `ns`.
+pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: NativeFn) {
+    let proto = Proto {
+        name: format!("{}/{}", ns.name, name).into(),
+        file: "<builtin>".into(),
+        entries: Box::new([]),
+        variadic: None,
+        code: Box::new([]),
+        consts: Box::new([]),
+        vars: Box::new([]),
+        protos: Box::new([]),
+        lines: Box::new([]),
+        native: Some(f),
+        native_arity: (lo, hi),
+        ncaptures: 0,
+    }
+    .leak();
+    let h = lona_term::Heap::with_config(lona_term::HeapConfig {
+        min_heap_size: 1,
+        ..Default::default()
+    });
+    let c = h.closure(proto.code_id(), &[]).raw();
+    lona_term::make_permanent(h);
+    // SAFETY: `c` lives in the heap just made permanent.
+    unsafe { ns.intern(name).set(c) };
+}
+
+/// Installs every built-in in `env`.
+pub fn install(env: &Env) {
+    core::install(env.core);
+    coll::install(env.core);
+    text::install(env.core, env.namespaces.get_or_create("string"));
+}
+
+/// `(get coll key)`: a map's value, a vector's element; `None` if absent.
+pub fn get<'h>(coll: Term<'h>, key: Term<'_>) -> Option<Term<'h>> {
+    match coll.view() {
+        View::Map(m) => m.get(key),
+        View::Vector(v) => {
+            let i = key.as_i64()?;
+            (i >= 0).then(|| v.get(i as usize).copied()).flatten()
+        }
+        _ => None,
+    }
+}
+
+pub(crate) use coll::cons_any;
+
+/// Appends `t` printed readably (`pr-str`).
+pub fn readable(out: &mut String, t: Term<'_>) {
+    text::readable_into(out, t);
+}
+
+/// Appends `t` as `str` shows it.
+pub fn display(out: &mut String, t: Term<'_>) {
+    text::display_into(out, t);
+}
+
+/// The closure's name for printing (`#fn<ns/name>`).
+pub fn fn_name(code: u64) -> String {
+    // SAFETY: closures are made only by this VM with leaked Proto addresses.
+    let p = unsafe { Proto::from_code(code) };
+    p.name.to_string()
+}

@@ -1,0 +1,270 @@
+//! Strings, keywords and output.
+
+use std::fmt::Write;
+
+use lona_term::{RawTerm, Term, View};
+
+use super::{coll::items, def, ANY};
+use crate::native::{NResult, NativeCx, Raise};
+use crate::var::Namespace;
+
+fn t<'a>(cx: &NativeCx<'a>, r: RawTerm) -> Term<'a> {
+    cx.term(r)
+}
+
+/// Appends `x` as `str` shows it: a string's own text, `nil` as nothing,
+/// anything else printed readably.
+pub(crate) fn display_into(out: &mut String, x: Term<'_>) {
+    match x.view() {
+        View::Str(s) => out.push_str(s),
+        View::Nil => {}
+        _ => {
+            let _ = write!(out, "{x}");
+        }
+    }
+}
+
+/// `pr-str` of one value (readable: strings quoted).
+pub(crate) fn readable_into(out: &mut String, x: Term<'_>) {
+    let _ = write!(out, "{x}");
+}
+
+fn str_fn(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut s = String::new();
+    for x in a {
+        display_into(&mut s, t(cx, *x));
+    }
+    cx.charge(s.len() / 64);
+    Ok(cx.heap.string(&s).raw())
+}
+
+fn joined(cx: &mut NativeCx<'_>, a: &[RawTerm], readable: bool) -> String {
+    let mut s = String::new();
+    for (i, x) in a.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        let x = t(cx, *x);
+        if readable || x.same(Term::NIL) {
+            // `print` shows nil as `nil` (only `str` makes it empty).
+            readable_into(&mut s, x);
+        } else {
+            display_into(&mut s, x);
+        }
+    }
+    cx.charge(s.len() / 64);
+    s
+}
+
+fn println(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut s = joined(cx, a, false);
+    s.push('\n');
+    cx.env.write_out(&s);
+    Ok(Term::NIL.raw())
+}
+fn print(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = joined(cx, a, false);
+    cx.env.write_out(&s);
+    Ok(Term::NIL.raw())
+}
+fn prn(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let mut s = joined(cx, a, true);
+    s.push('\n');
+    cx.env.write_out(&s);
+    Ok(Term::NIL.raw())
+}
+fn pr_str(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = joined(cx, a, true);
+    Ok(cx.heap.string(&s).raw())
+}
+
+fn string_arg<'a>(cx: &NativeCx<'a>, r: RawTerm) -> Result<&'a str, Raise> {
+    t(cx, r).as_str().ok_or_else(Raise::badarg)
+}
+
+fn subs(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?;
+    let n = s.chars().count() as i64;
+    let from = t(cx, a[1]).as_i64().ok_or_else(Raise::badarg)?;
+    let to = match a.get(2) {
+        Some(r) => t(cx, *r).as_i64().ok_or_else(Raise::badarg)?,
+        None => n,
+    };
+    if from < 0 || to > n || from > to {
+        return Err(Raise::badarg());
+    }
+    let out: String = s
+        .chars()
+        .skip(from as usize)
+        .take((to - from) as usize)
+        .collect();
+    Ok(cx.heap.string(&out).raw())
+}
+
+fn split(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?;
+    let sep = string_arg(cx, a[1])?;
+    if sep.is_empty() {
+        return Err(Raise::badarg());
+    }
+    cx.charge(s.len() / 64);
+    let parts: Vec<Term<'_>> = s.split(sep).map(|p| cx.heap.string(p)).collect();
+    Ok(cx.heap.vector(&parts).raw())
+}
+
+fn join(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let (sep, coll) = if a.len() == 1 {
+        ("", a[0])
+    } else {
+        (string_arg(cx, a[0])?, a[1])
+    };
+    let v = items(cx.heap, t(cx, coll))?;
+    let mut s = String::new();
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            s.push_str(sep);
+        }
+        display_into(&mut s, *x);
+    }
+    cx.charge(v.len() / 8 + s.len() / 64);
+    Ok(cx.heap.string(&s).raw())
+}
+
+fn upper(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?.to_uppercase();
+    Ok(cx.heap.string(&s).raw())
+}
+fn lower(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?.to_lowercase();
+    Ok(cx.heap.string(&s).raw())
+}
+fn trim(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?.trim();
+    Ok(cx.heap.string(s).raw())
+}
+fn includes(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?;
+    let sub = string_arg(cx, a[1])?;
+    Ok(Term::bool(s.contains(sub)).raw())
+}
+
+/// `(format "x=%s n=%d f=%.2f %%" ...)`: `%s` (as `str`), `%d`, `%f`
+/// with an optional precision, `%x`, `%%`, `%n`.
+fn format(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let f = string_arg(cx, a[0])?;
+    let mut out = String::new();
+    let mut args = a[1..].iter();
+    let mut chars = f.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut prec = None;
+        if chars.peek() == Some(&'.') {
+            chars.next();
+            let mut n = 0usize;
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                n = n * 10 + d as usize;
+                chars.next();
+            }
+            prec = Some(n);
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('n') => out.push('\n'),
+            Some(k @ ('s' | 'd' | 'f' | 'x')) => {
+                let Some(x) = args.next() else {
+                    return Err(Raise::badarg());
+                };
+                let x = t(cx, *x);
+                match k {
+                    's' => display_into(&mut out, x),
+                    'd' => match x.view() {
+                        View::Int(i) => {
+                            let _ = write!(out, "{i}");
+                        }
+                        View::BigInt(b) => {
+                            let _ = write!(out, "{b}");
+                        }
+                        _ => return Err(Raise::badarg()),
+                    },
+                    'x' => match x.as_i64() {
+                        Some(i) => {
+                            let _ = write!(out, "{i:x}");
+                        }
+                        None => return Err(Raise::badarg()),
+                    },
+                    _ => {
+                        let v = match crate::num::num_of(x) {
+                            Some(crate::num::Num::Float(f)) => f,
+                            Some(crate::num::Num::Small(i)) => i as f64,
+                            _ => return Err(Raise::badarg()),
+                        };
+                        let _ = write!(out, "{:.*}", prec.unwrap_or(6), v);
+                    }
+                }
+            }
+            _ => return Err(Raise::badarg()),
+        }
+    }
+    Ok(cx.heap.string(&out).raw())
+}
+
+fn keyword(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    let name = match x.view() {
+        View::Str(s) => s.to_string(),
+        View::Keyword(k) => return Ok(Term::keyword_atom(k).raw()),
+        View::Symbol(s) => s.name().to_string(),
+        _ => return Err(Raise::badarg()),
+    };
+    let atom =
+        lona_term::Atom::try_new(&name).map_err(|_| Raise::error(Term::keyword("system-limit")))?;
+    Ok(Term::keyword_atom(atom).raw())
+}
+fn symbol(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?;
+    let atom =
+        lona_term::Atom::try_new(s).map_err(|_| Raise::error(Term::keyword("system-limit")))?;
+    Ok(Term::symbol_atom(atom).raw())
+}
+fn name(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    let s = match x.view() {
+        View::Str(_) => return Ok(x.raw()),
+        View::Keyword(k) | View::Symbol(k) => k.name(),
+        _ => return Err(Raise::badarg()),
+    };
+    let s = s
+        .rsplit_once('/')
+        .map_or(s, |(_, n)| if n.is_empty() { s } else { n });
+    Ok(cx.heap.string(s).raw())
+}
+fn parse_int(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?.trim();
+    match s.parse::<num_bigint::BigInt>() {
+        Ok(b) => Ok(cx.heap.bigint(&b).raw()),
+        Err(_) => Ok(Term::NIL.raw()),
+    }
+}
+
+pub(super) fn install(core: &'static Namespace, string: &'static Namespace) {
+    def(core, "str", 0, ANY, str_fn);
+    def(core, "subs", 2, 3, subs);
+    def(core, "println", 0, ANY, println);
+    def(core, "print", 0, ANY, print);
+    def(core, "prn", 0, ANY, prn);
+    def(core, "pr-str", 0, ANY, pr_str);
+    def(core, "format", 1, ANY, format);
+    def(core, "keyword", 1, 1, keyword);
+    def(core, "symbol", 1, 1, symbol);
+    def(core, "name", 1, 1, name);
+    def(core, "parse-int", 1, 1, parse_int);
+    def(string, "split", 2, 2, split);
+    def(string, "join", 1, 2, join);
+    def(string, "upper", 1, 1, upper);
+    def(string, "lower", 1, 1, lower);
+    def(string, "trim", 1, 1, trim);
+    def(string, "includes?", 2, 2, includes);
+}

@@ -1,0 +1,284 @@
+//! Macros: `defmacro`, their expansion at compile time, and syntax quote.
+//!
+//! A macro is a function (in a var marked as a macro) from forms to a
+//! form. When the compiler meets a call of one, it turns the argument
+//! forms into terms, runs the function to completion on a scratch VM of
+//! its own (macros are pure; a bounded number of reductions guards against
+//! one that never ends), turns the resulting term back into a form (with
+//! the position of the call) and compiles that instead.
+//!
+//! Syntax quote `` `form `` builds its form at run time: symbols are
+//! quoted (qualified with their namespace when they name a var, so an
+//! expansion means what the macro's author meant), `~x` is the value of
+//! `x`, `~@xs` splices a collection, and `name#` is a fresh symbol, the
+//! same one everywhere in one syntax quote.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use lona_term::{Term, View};
+
+use super::{Compiler, R};
+use crate::bytecode::Reg;
+use crate::form::{Form, FormKind, Pos};
+use crate::var::Var;
+use crate::vm::{Outcome, Vm};
+
+/// Reductions a macro may take before its expansion is abandoned.
+const MACRO_BUDGET: u64 = 50_000_000;
+
+impl Compiler<'_> {
+    pub(super) fn defmacro(&mut self, f: &Form, items: &[Form], dst: Reg, tail: bool) -> R<()> {
+        let Some(name) = items
+            .get(1)
+            .and_then(|n| n.as_symbol())
+            .filter(|s| !s.contains('/'))
+        else {
+            return Err(self.err(
+                f.pos,
+                "defmacro needs a name: (defmacro name [params] body...)",
+            ));
+        };
+        // Marked now: the forms after this one are compiled after it ran.
+        self.ns.intern(name).set_macro(true);
+        self.defn(f, items, dst, tail, false)
+    }
+
+    /// The macro var a head symbol names, if it names one.
+    pub(super) fn macro_var(&self, name: &str) -> Option<&'static Var> {
+        self.resolve_var(name, Pos::default())
+            .ok()
+            .flatten()
+            .filter(|v| v.is_macro())
+    }
+
+    /// Expands one macro call.
+    pub(super) fn expand_macro(&mut self, v: &'static Var, call: &Form) -> R<Form> {
+        let Some(fw) = v.get() else {
+            return Err(self.err(
+                call.pos,
+                format!("macro {} is used before it is defined", v.qualified()),
+            ));
+        };
+        let items = call.as_list().unwrap_or(&[]);
+        let mut vm = Vm::new(self.env.clone());
+        let mut args = Vec::with_capacity(items.len().saturating_sub(1));
+        for a in &items[1..] {
+            let t = super::form_to_term(&vm.heap, a).map_err(|m| self.err(a.pos, m))?;
+            args.push(t.raw());
+        }
+        vm.start(fw, &args);
+        loop {
+            match vm.run(1_000_000) {
+                Outcome::Yield => {
+                    if vm.reductions > MACRO_BUDGET {
+                        return Err(self.err(
+                            call.pos,
+                            format!("expanding {} did not finish", v.qualified()),
+                        ));
+                    }
+                }
+                Outcome::Done(r) => {
+                    // SAFETY: the VM just returned this word of its heap.
+                    let t = unsafe { vm.heap.term(r) };
+                    return term_to_form(t, call.pos)
+                        .map_err(|m| self.err(call.pos, format!("{}: {m}", v.qualified())));
+                }
+                Outcome::Raised(e) => {
+                    // SAFETY: the reason is a word of the VM's heap.
+                    let reason = unsafe { vm.heap.term(e.reason) };
+                    return Err(self.err(
+                        call.pos,
+                        format!("expanding {} raised {reason}", v.qualified()),
+                    ));
+                }
+                Outcome::Halt(_) => return Err(self.err(call.pos, "halt during macro expansion")),
+            }
+        }
+    }
+
+    /// The code that builds `` `f ``.
+    pub(super) fn syntax_quote(&self, f: &Form) -> R<Form> {
+        let mut gensyms = HashMap::new();
+        self.sq(f, &mut gensyms, 0)
+    }
+
+    fn sq(&self, f: &Form, gensyms: &mut HashMap<String, String>, depth: usize) -> R<Form> {
+        if depth > super::MAX_NESTING {
+            return Err(self.err(f.pos, "syntax quote nested too deeply"));
+        }
+        let pos = f.pos;
+        let call = |head: &str, args: Vec<Form>| {
+            let mut v = vec![Form::new(FormKind::Symbol(head.into()), pos)];
+            v.extend(args);
+            Form::new(FormKind::List(v), pos)
+        };
+        let quote = |x: Form| call("quote", vec![x]);
+        Ok(match &f.kind {
+            FormKind::Symbol(s) => {
+                let name = if let Some(base) = s.strip_suffix('#').filter(|b| !b.is_empty()) {
+                    gensyms
+                        .entry(s.clone())
+                        .or_insert_with(|| fresh(base))
+                        .clone()
+                } else if !s.contains('/') && !is_special(s) {
+                    match self.resolve_var(s, pos) {
+                        Ok(Some(v)) => v.qualified(),
+                        _ => s.clone(),
+                    }
+                } else {
+                    s.clone()
+                };
+                quote(Form::new(FormKind::Symbol(name), pos))
+            }
+            FormKind::List(items) => {
+                match items.first().and_then(|h| h.as_symbol()) {
+                    Some("unquote") if items.len() == 2 => return Ok(items[1].clone()),
+                    Some("unquote-splicing") => {
+                        return Err(self.err(pos, "~@ outside a list, vector or map"))
+                    }
+                    _ => {}
+                }
+                if items.is_empty() {
+                    return Ok(quote(f.clone()));
+                }
+                let parts = self.sq_parts(items, gensyms, depth)?;
+                call(
+                    "lona.core/apply",
+                    vec![
+                        Form::new(FormKind::Symbol("lona.core/list".into()), pos),
+                        call("lona.core/concat", parts),
+                    ],
+                )
+            }
+            FormKind::Vector(items) => {
+                let parts = self.sq_parts(items, gensyms, depth)?;
+                call("lona.core/vec", vec![call("lona.core/concat", parts)])
+            }
+            FormKind::Map(pairs) => {
+                let flat: Vec<Form> = pairs
+                    .iter()
+                    .flat_map(|(k, v)| [k.clone(), v.clone()])
+                    .collect();
+                let parts = self.sq_parts(&flat, gensyms, depth)?;
+                call(
+                    "lona.core/apply",
+                    vec![
+                        Form::new(FormKind::Symbol("lona.core/hash-map".into()), pos),
+                        call("lona.core/concat", parts),
+                    ],
+                )
+            }
+            _ => f.clone(),
+        })
+    }
+
+    fn sq_parts(
+        &self,
+        items: &[Form],
+        gensyms: &mut HashMap<String, String>,
+        depth: usize,
+    ) -> R<Vec<Form>> {
+        let mut parts = Vec::new();
+        for it in items {
+            if let Some(l) = it.as_list() {
+                if l.len() == 2 && l[0].as_symbol() == Some("unquote-splicing") {
+                    parts.push(l[1].clone());
+                    continue;
+                }
+            }
+            let x = self.sq(it, gensyms, depth + 1)?;
+            parts.push(Form::new(
+                FormKind::List(vec![
+                    Form::new(FormKind::Symbol("lona.core/list".into()), it.pos),
+                    x,
+                ]),
+                it.pos,
+            ));
+        }
+        Ok(parts)
+    }
+}
+
+fn is_special(s: &str) -> bool {
+    matches!(
+        s,
+        "quote"
+            | "if"
+            | "do"
+            | "def"
+            | "fn"
+            | "let"
+            | "loop"
+            | "recur"
+            | "match"
+            | "receive"
+            | "try"
+            | "ns"
+            | "catch"
+            | "finally"
+            | "&"
+            | "_"
+    )
+}
+
+/// A symbol no source can spell (`#` never reads as part of a symbol).
+fn fresh(base: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!("{base}#{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The form a term stands for (what a macro returned).
+pub(super) fn term_to_form(t: Term<'_>, pos: Pos) -> Result<Form, String> {
+    let mut depth = 0usize;
+    to_form(t, pos, &mut depth)
+}
+
+fn to_form(t: Term<'_>, pos: Pos, depth: &mut usize) -> Result<Form, String> {
+    *depth += 1;
+    if *depth > 10_000 {
+        return Err("the expansion is nested too deeply".into());
+    }
+    let kind = match t.view() {
+        View::Nil => FormKind::Nil,
+        View::Bool(b) => FormKind::Bool(b),
+        View::Int(i) => FormKind::Int(i),
+        View::BigInt(b) => FormKind::BigInt(b),
+        View::Float(x) => FormKind::Float(x),
+        View::Str(s) => FormKind::Str(s.to_string()),
+        View::Keyword(a) => FormKind::Keyword(a.name().to_string()),
+        View::Symbol(a) => FormKind::Symbol(a.name().to_string()),
+        View::EmptyList => FormKind::List(Vec::new()),
+        View::Cons(..) => {
+            let mut it = t.list_iter();
+            let mut v = Vec::new();
+            for x in &mut it {
+                v.push(to_form(x, pos, depth)?);
+            }
+            if !it.tail().same(Term::EMPTY_LIST) {
+                return Err("the expansion is an improper list".into());
+            }
+            FormKind::List(v)
+        }
+        View::Vector(items) => FormKind::Vector(
+            items
+                .iter()
+                .map(|x| to_form(*x, pos, depth))
+                .collect::<Result<_, _>>()?,
+        ),
+        View::Map(m) => {
+            let mut v = Vec::new();
+            for (k, x) in m.iter() {
+                v.push((to_form(k, pos, depth)?, to_form(x, pos, depth)?));
+            }
+            FormKind::Map(v)
+        }
+        other => {
+            return Err(format!(
+                "the expansion contains {other:?}, which is not code"
+            ))
+        }
+    };
+    *depth -= 1;
+    Ok(Form::new(kind, pos))
+}

@@ -1,0 +1,86 @@
+//! The node-wide state of Lonala: namespaces and vars, where output goes,
+//! the program's arguments.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use crate::var::{Namespace, Namespaces};
+
+/// The namespace of the core library.
+pub const CORE_NS: &str = "lona.core";
+
+/// The node: what every Lonala process of it shares.
+pub struct Env {
+    /// Every namespace.
+    pub namespaces: Namespaces,
+    /// `lona.core`.
+    pub core: &'static Namespace,
+    /// Where `print`/`println` write (standard output, or a buffer in tests).
+    pub out: Mutex<Box<dyn Write + Send>>,
+    /// Directories searched for `(:require [a.b])` → `a/b.lona`, after the
+    /// running file's own directory (`LONA_PATH`).
+    pub load_path: Mutex<Vec<std::path::PathBuf>>,
+    /// Namespaces already loaded from files.
+    pub loaded: Mutex<std::collections::HashSet<String>>,
+}
+
+impl Env {
+    /// A node writing to `out`, with the core library loaded.
+    pub fn new(out: Box<dyn Write + Send>) -> Arc<Env> {
+        lona_term::set_closure_namer(crate::builtins::fn_name);
+        let namespaces = Namespaces::default();
+        let core = namespaces.get_or_create(CORE_NS);
+        namespaces.get_or_create("user");
+        let env = Arc::new(Env {
+            namespaces,
+            core,
+            out: Mutex::new(out),
+            load_path: Mutex::new(Vec::new()),
+            loaded: Mutex::new(Default::default()),
+        });
+        crate::builtins::install(&env);
+        crate::eval::load_prelude(&env);
+        env
+    }
+
+    /// A node writing to standard output.
+    pub fn stdout() -> Arc<Env> {
+        Env::new(Box::new(std::io::stdout()))
+    }
+
+    /// Writes text to the node's output.
+    pub fn write_out(&self, s: &str) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = out.write_all(s.as_bytes());
+    }
+
+    /// Flushes the node's output.
+    pub fn flush_out(&self) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = out.flush();
+    }
+}
+
+/// A `Write` that appends to a shared buffer (tests, `lona eval` capture).
+#[derive(Clone, Default)]
+pub struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
+
+impl SharedBuf {
+    /// What was written so far, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+impl Write for SharedBuf {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,460 @@
+//! Evaluating programs: files and strings of top-level forms, `ns` and
+//! `require`, the prelude, `-main`.
+//!
+//! An [`Evaluator`] is a resumable state machine over a [`Vm`]:
+//!
+//! 1. Take the next form of the innermost *unit* (a file or a string
+//!    being evaluated); a finished unit is popped.
+//! 2. `(ns name (:require [a.b :as c]))` switches the unit's namespace,
+//!    records the aliases and, for a namespace not loaded yet, pushes a
+//!    unit for `a/b.lona` (found beside the running file, then in
+//!    `LONA_PATH`); `(load "file.lona")` pushes a unit for that file.
+//! 3. Any other form is compiled into a thunk, and the VM runs it, in
+//!    slices of reductions: [`Evaluator::step`] returns
+//!    [`Progress::Yield`] when a slice is spent and continues next time.
+//! 4. When every unit is done and a `-main` call was asked for, it runs
+//!    last with the program's arguments.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use lona_term::{RawTerm, Term};
+
+use crate::compiler::{CompileError, Compiler};
+use crate::env::Env;
+use crate::form::{Form, FormKind, Source};
+use crate::native::{Class, Raise};
+use crate::reader::{read_all, ReadError};
+use crate::var::Namespace;
+use crate::vm::{Outcome, Vm};
+
+/// Why evaluation stopped with an error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EvalError {
+    /// The source does not read.
+    Read(ReadError),
+    /// A form does not compile.
+    Compile(CompileError),
+    /// A file could not be loaded.
+    Load(String),
+    /// An exception nothing caught.
+    Uncaught {
+        /// `:error`, `:throw` or `:exit`.
+        class: Class,
+        /// The value, printed.
+        reason: String,
+        /// The exit reason of the process, printed (`[:error e]`,
+        /// `[:error [:nocatch v]]`, or `r` for an exit).
+        exit_reason: String,
+        /// Lonala stack trace, one `  at ns/f (file:line)` per line.
+        trace: String,
+    },
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalError::Read(e) => write!(f, "{e}"),
+            EvalError::Compile(e) => write!(f, "{e}"),
+            EvalError::Load(e) => write!(f, "{e}"),
+            EvalError::Uncaught {
+                class,
+                reason,
+                trace,
+                ..
+            } => {
+                let k = match class {
+                    Class::Error => "error",
+                    Class::Throw => "throw",
+                    Class::Exit | Class::Halt(_) => "exit",
+                };
+                write!(f, "uncaught {k}: {reason}\n{trace}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+/// How far [`Evaluator::step`] got.
+#[derive(Debug)]
+pub enum Progress {
+    /// The slice is spent; call again.
+    Yield,
+    /// Everything ran; the value of the last form.
+    Done,
+    /// Stopped with an error.
+    Failed(EvalError),
+    /// `(halt n)`.
+    Halt(i32),
+}
+
+struct Unit {
+    file: Arc<str>,
+    dir: Option<PathBuf>,
+    ns: &'static Namespace,
+    forms: VecDeque<Form>,
+    /// A namespace this unit loads for a `require` (marked loaded at end).
+    provides: Option<String>,
+}
+
+/// Evaluates units of forms on a VM (see the module documentation).
+pub struct Evaluator {
+    env: Arc<Env>,
+    /// The interpreter (its heap is the process's heap).
+    pub vm: Vm,
+    units: Vec<Unit>,
+    running: bool,
+    main: Option<(&'static Namespace, Vec<String>)>,
+    main_started: bool,
+    /// The value of the last form evaluated (a root of the heap).
+    last: lona_term::Root,
+    /// The namespace the last unit ended in (the REPL keeps it).
+    pub ns: &'static Namespace,
+    /// Print the last value (readably) to the node's output when done.
+    print_last: bool,
+}
+
+impl Evaluator {
+    /// An evaluator with a fresh VM in namespace `user`.
+    pub fn new(env: Arc<Env>) -> Evaluator {
+        let vm = Vm::new(env.clone());
+        let last = vm.heap.add_root(Term::NIL);
+        let ns = env.namespaces.get_or_create("user");
+        Evaluator {
+            env,
+            vm,
+            units: Vec::new(),
+            running: false,
+            main: None,
+            main_started: false,
+            last,
+            ns,
+            print_last: false,
+        }
+    }
+
+    /// Whether to print the value of the last form when everything ran
+    /// (`lona eval`).
+    pub fn print_last_value(&mut self, on: bool) {
+        self.print_last = on;
+    }
+
+    /// Queues the forms of `src` (in namespace `user` unless it says
+    /// otherwise with `ns`).
+    pub fn push_source(&mut self, src: &Source) -> Result<(), EvalError> {
+        let forms = read_all(src).map_err(EvalError::Read)?;
+        let dir = Path::new(&*src.name).parent().map(|p| p.to_path_buf());
+        self.units.push(Unit {
+            file: src.name.clone(),
+            dir,
+            ns: self.ns,
+            forms: forms.into(),
+            provides: None,
+        });
+        Ok(())
+    }
+
+    /// Queues a file.
+    pub fn push_file(&mut self, path: &Path) -> Result<(), EvalError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| EvalError::Load(format!("{}: {e}", path.display())))?;
+        self.push_source(&Source::new(path.display().to_string(), text))
+    }
+
+    /// After the queued units, call `-main` of the namespace the first
+    /// unit ends in (if it defines one) with these arguments.
+    pub fn call_main_after(&mut self, args: Vec<String>) {
+        self.main = Some((self.ns, args));
+    }
+
+    /// The value of the last form evaluated.
+    pub fn last_value(&self) -> Term<'_> {
+        self.vm.heap.root(self.last)
+    }
+
+    /// Runs for at most `budget` reductions.
+    pub fn step(&mut self, budget: i32) -> Progress {
+        let mut budget = budget;
+        loop {
+            if self.running {
+                let before = self.vm.reductions;
+                match self.vm.run(budget) {
+                    Outcome::Yield => return Progress::Yield,
+                    Outcome::Done(v) => {
+                        self.running = false;
+                        // SAFETY: the VM just returned this word of its heap.
+                        let t = unsafe { self.vm.heap.term(v) };
+                        self.vm.heap.set_root(self.last, t);
+                        let spent = (self.vm.reductions - before) as i32;
+                        budget -= spent.max(1);
+                        if budget <= 0 {
+                            return Progress::Yield;
+                        }
+                    }
+                    Outcome::Halt(n) => return Progress::Halt(n),
+                    Outcome::Raised(r) => return Progress::Failed(self.uncaught(r)),
+                }
+                continue;
+            }
+            let Some(unit) = self.units.last_mut() else {
+                if let Some((ns, args)) = self.main.clone() {
+                    if !self.main_started {
+                        self.main_started = true;
+                        let ns = self.unit_ns_after(ns);
+                        if let Some(v) = ns.lookup("-main").and_then(|v| v.get()) {
+                            let argv: Vec<RawTerm> =
+                                args.iter().map(|a| self.vm.heap.string(a).raw()).collect();
+                            self.vm.start(v, &argv);
+                            self.running = true;
+                            continue;
+                        }
+                    }
+                }
+                if self.print_last {
+                    let mut s = String::new();
+                    crate::builtins::readable(&mut s, self.last_value());
+                    s.push('\n');
+                    self.env.write_out(&s);
+                }
+                return Progress::Done;
+            };
+            let Some(form) = unit.forms.pop_front() else {
+                let u = self.units.pop().expect("unit");
+                if let Some(name) = u.provides {
+                    self.env
+                        .loaded
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(name);
+                } else {
+                    self.ns = u.ns;
+                }
+                continue;
+            };
+            let (ns, file) = (unit.ns, unit.file.clone());
+            if let Err(e) = self.toplevel(form, ns, file) {
+                return Progress::Failed(e);
+            }
+        }
+    }
+
+    fn unit_ns_after(&self, default: &'static Namespace) -> &'static Namespace {
+        if std::ptr::eq(default, self.ns) {
+            default
+        } else {
+            self.ns
+        }
+    }
+
+    /// Handles one top-level form: `ns`, `load`, or compile and start it.
+    fn toplevel(
+        &mut self,
+        form: Form,
+        ns: &'static Namespace,
+        file: Arc<str>,
+    ) -> Result<(), EvalError> {
+        if let Some(items) = form.as_list() {
+            match items.first().and_then(|h| h.as_symbol()) {
+                Some("ns") => return self.ns_form(&form, items, file),
+                Some("load") if items.len() == 2 && ns.lookup("load").is_none() => {
+                    if let FormKind::Str(path) = &items[1].kind {
+                        let base = self.units.last().and_then(|u| u.dir.clone());
+                        let p = match base {
+                            Some(d) if Path::new(path).is_relative() => d.join(path),
+                            _ => PathBuf::from(path),
+                        };
+                        return self.push_file(&p);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let proto = Compiler::new(&self.env, ns, file)
+            .compile_toplevel(&form)
+            .map_err(EvalError::Compile)?;
+        let h = &self.vm.heap;
+        // SAFETY: the code id is a leaked Proto's; the closure has no
+        // captures.
+        let f = unsafe { h.closure_raw(proto.code_id(), &[]) };
+        self.vm.start(f, &[]);
+        self.running = true;
+        Ok(())
+    }
+
+    fn ns_form(&mut self, form: &Form, items: &[Form], file: Arc<str>) -> Result<(), EvalError> {
+        let err = |pos, m: &str| {
+            EvalError::Compile(CompileError {
+                file: file.clone(),
+                pos,
+                message: m.to_string(),
+            })
+        };
+        let Some(name) = items.get(1).and_then(|n| n.as_symbol()) else {
+            return Err(err(form.pos, "ns needs a name: (ns app.server ...)"));
+        };
+        let ns = self.env.namespaces.get_or_create(name);
+        if let Some(u) = self.units.last_mut() {
+            u.ns = ns;
+        }
+        self.ns = ns;
+        let mut to_load = Vec::new();
+        for clause in &items[2..] {
+            let Some(cl) = clause.as_list() else {
+                return Err(err(clause.pos, "expected (:require ...)"));
+            };
+            match cl.first().and_then(|k| k.as_keyword()) {
+                Some("require") => {
+                    for spec in &cl[1..] {
+                        let (target, alias) = match &spec.kind {
+                            FormKind::Symbol(s) => (s.clone(), None),
+                            FormKind::Vector(v) => {
+                                let Some(t) = v.first().and_then(|x| x.as_symbol()) else {
+                                    return Err(err(spec.pos, "expected [namespace :as alias]"));
+                                };
+                                let alias = match v.get(1..) {
+                                    Some([k, a]) if k.as_keyword() == Some("as") => Some(
+                                        a.as_symbol()
+                                            .ok_or_else(|| err(a.pos, "alias must be a symbol"))?
+                                            .to_string(),
+                                    ),
+                                    Some([]) => None,
+                                    _ => {
+                                        return Err(err(spec.pos, "expected [namespace :as alias]"))
+                                    }
+                                };
+                                (t.to_string(), alias)
+                            }
+                            _ => {
+                                return Err(err(
+                                    spec.pos,
+                                    "expected a namespace or [namespace :as alias]",
+                                ))
+                            }
+                        };
+                        if let Some(a) = &alias {
+                            ns.add_alias(a, &target);
+                        }
+                        to_load.push((target, spec.pos));
+                    }
+                }
+                _ => return Err(err(clause.pos, "ns supports (:require ...) clauses")),
+            }
+        }
+        // Load in order: push in reverse so the first runs first.
+        for (target, pos) in to_load.into_iter().rev() {
+            let already = self
+                .env
+                .loaded
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&target)
+                || self
+                    .env
+                    .namespaces
+                    .get(&target)
+                    .is_some_and(|n| !n.vars().is_empty());
+            if already {
+                continue;
+            }
+            let path = self.find(&target).ok_or_else(|| {
+                err(
+                    pos,
+                    &format!(
+                        "cannot find namespace {target} ({}.lona beside the file or in LONA_PATH)",
+                        target.replace('.', "/")
+                    ),
+                )
+            })?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| EvalError::Load(format!("{}: {e}", path.display())))?;
+            let src = Source::new(path.display().to_string(), text);
+            let forms = read_all(&src).map_err(EvalError::Read)?;
+            let user = self.env.namespaces.get_or_create("user");
+            self.units.push(Unit {
+                file: src.name.clone(),
+                dir: path.parent().map(|p| p.to_path_buf()),
+                ns: user,
+                forms: forms.into(),
+                provides: Some(target),
+            });
+        }
+        Ok(())
+    }
+
+    fn find(&self, ns: &str) -> Option<PathBuf> {
+        let rel = format!("{}.lona", ns.replace('.', "/"));
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Some(d) = self.units.iter().rev().find_map(|u| u.dir.clone()) {
+            dirs.push(d);
+        }
+        dirs.extend(
+            self.env
+                .load_path
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
+        dirs.into_iter().map(|d| d.join(&rel)).find(|p| p.is_file())
+    }
+
+    fn uncaught(&mut self, r: Raise) -> EvalError {
+        // SAFETY: the reason is a word of the VM heap (no collection since).
+        let reason = unsafe { self.vm.heap.term(r.reason) };
+        let mut text = String::new();
+        crate::builtins::readable(&mut text, reason);
+        let exit_reason = match r.class {
+            Class::Error => format!("[:error {text}]"),
+            Class::Throw => format!("[:error [:nocatch {text}]]"),
+            Class::Exit | Class::Halt(_) => text.clone(),
+        };
+        self.units.clear();
+        self.main = None;
+        EvalError::Uncaught {
+            class: r.class,
+            reason: text,
+            exit_reason,
+            trace: self.vm.trace_text(),
+        }
+    }
+}
+
+/// The core library written in Lonala.
+const PRELUDE: &str = include_str!("prelude.lona");
+
+/// Compiles and runs the prelude into `lona.core` (at node start).
+pub fn load_prelude(env: &Arc<Env>) {
+    let mut ev = Evaluator::new(env.clone());
+    ev.ns = env.core;
+    ev.push_source(&Source::new("<prelude>", PRELUDE))
+        .expect("the prelude reads");
+    loop {
+        match ev.step(i32::MAX) {
+            Progress::Yield => continue,
+            Progress::Done => break,
+            Progress::Failed(e) => panic!("the prelude failed: {e}"),
+            Progress::Halt(_) => panic!("the prelude halted"),
+        }
+    }
+}
+
+/// Evaluates `text` to completion on the current thread (tests, `lona
+/// eval`): the printed value of the last form, or the error.
+pub fn eval_str(env: &Arc<Env>, name: &str, text: &str) -> Result<String, EvalError> {
+    let mut ev = Evaluator::new(env.clone());
+    ev.push_source(&Source::new(name, text))?;
+    loop {
+        match ev.step(2000) {
+            Progress::Yield => continue,
+            Progress::Done => {
+                let mut s = String::new();
+                crate::builtins::readable(&mut s, ev.last_value());
+                return Ok(s);
+            }
+            Progress::Failed(e) => return Err(e),
+            Progress::Halt(n) => return Ok(format!("<halt {n}>")),
+        }
+    }
+}

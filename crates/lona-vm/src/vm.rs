@@ -1,0 +1,1276 @@
+//! The interpreter: a register machine over one process heap.
+//!
+//! # State
+//!
+//! * `stack`: the register stack (term words). Frames are windows on it
+//!   (`bytecode.rs` explains the calling convention). It is the process's
+//!   memory together with the heap, and the collector's root set:
+//!   `stack[..top]`, where `top` is the end of the current frame's window.
+//!   Words above `top` are set to `nil` after each collection, so every
+//!   word of the stack is always a valid term.
+//! * `frames`: the callers of the current function (prototype, return pc,
+//!   base, window size); the current one is `cur`. Nothing is kept on the
+//!   Rust stack between instructions, so [`Vm::run`] can return after any
+//!   safepoint and be called again to resume: that is how a process is
+//!   preempted, and later how `receive` waits.
+//! * `handlers`: active `try` regions, innermost last.
+//!
+//! # The loop
+//!
+//! 1. Load the current frame into locals (prototype, code pointer, pc,
+//!    base, register pointer, reductions left).
+//! 2. Fetch, advance `pc`, dispatch on the instruction.
+//! 3. Calls and back-edges are *safepoints*: they first take a reduction;
+//!    if none is left, or the heap asked for a collection, `pc` is wound
+//!    back to the instruction, the locals are written back, the collection
+//!    runs (roots: the stack), and the loop either yields or reloads and
+//!    re-executes the instruction.
+//! 4. A raise captures the stack trace, pops the innermost handler, drops
+//!    the frames above it and continues at its handler; with no handler
+//!    [`Vm::run`] returns [`Outcome::Raised`].
+//!
+//! Small integers are added, subtracted and compared on their tagged
+//! words without untagging (`tag.rs` shows why that is exact); anything
+//! else takes the slow path in [`crate::num`].
+
+use std::sync::Arc;
+
+use lona_term::{GcKind, Heap, RawTerm, Term, View};
+
+use crate::bytecode::{Entry, Instr, Proto};
+use crate::env::Env;
+use crate::native::{Class, NativeCx, Raise};
+use crate::num;
+use crate::tag::{self, NIL};
+
+/// Why [`Vm::run`] returned.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The call finished with this value.
+    Done(RawTerm),
+    /// The reduction budget is spent; call `run` again to continue.
+    Yield,
+    /// An exception nothing caught.
+    Raised(Raise),
+    /// `(halt n)`.
+    Halt(i32),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    proto: &'static Proto,
+    /// For a caller: where to continue. For `cur`: only valid when synced.
+    pc: u32,
+    base: u32,
+    nregs: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Handler {
+    /// `frames.len()` when the region began.
+    depth: u32,
+    pc: u32,
+    reg: u8,
+}
+
+/// Most registers a process's stack may hold (512 MiB of words): deeper
+/// recursion raises `:system-limit`.
+pub const MAX_STACK_WORDS: usize = 64 << 20;
+
+/// Frames kept in a stack trace.
+pub const TRACE_DEPTH: usize = 24;
+
+/// One process's interpreter. See the module documentation.
+pub struct Vm {
+    /// The process heap.
+    pub heap: Heap,
+    stack: Vec<u64>,
+    frames: Vec<Frame>,
+    cur: Frame,
+    handlers: Vec<Handler>,
+    /// The exception being handled (a root while set).
+    exn_reason: u64,
+    exn_trace: Vec<(&'static Proto, u32)>,
+    env: Arc<Env>,
+    /// Whether a call is in progress (`run` may be called).
+    active: bool,
+    /// Reductions spent since the VM was made.
+    pub reductions: u64,
+    /// Most words the register stack may grow to.
+    max_stack: usize,
+}
+
+fn idle_proto() -> &'static Proto {
+    static IDLE: std::sync::OnceLock<&'static Proto> = std::sync::OnceLock::new();
+    IDLE.get_or_init(|| {
+        Proto {
+            name: "idle".into(),
+            file: "".into(),
+            entries: Box::new([]),
+            variadic: None,
+            code: Box::new([]),
+            consts: Box::new([]),
+            vars: Box::new([]),
+            protos: Box::new([]),
+            lines: Box::new([]),
+            native: None,
+            native_arity: (0, 0),
+            ncaptures: 0,
+        }
+        .leak()
+    })
+}
+
+impl Vm {
+    /// An idle interpreter with an empty heap.
+    pub fn new(env: Arc<Env>) -> Vm {
+        Vm::with_heap(env, Heap::new())
+    }
+
+    /// An idle interpreter on a given heap.
+    pub fn with_heap(env: Arc<Env>, heap: Heap) -> Vm {
+        Vm {
+            heap,
+            stack: vec![NIL; 64],
+            frames: Vec::new(),
+            cur: Frame {
+                proto: idle_proto(),
+                pc: 0,
+                base: 1,
+                nregs: 0,
+            },
+            handlers: Vec::new(),
+            exn_reason: NIL,
+            exn_trace: Vec::new(),
+            env,
+            active: false,
+            reductions: 0,
+            max_stack: MAX_STACK_WORDS,
+        }
+    }
+
+    /// The node.
+    pub fn env(&self) -> &Arc<Env> {
+        &self.env
+    }
+
+    /// Whether a call is in progress.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Words in the register stack (part of the process's memory).
+    pub fn stack_words(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Limits the register stack to `words` (at least 64); deeper calls
+    /// raise `:system-limit`. Default [`MAX_STACK_WORDS`].
+    pub fn set_stack_limit(&mut self, words: usize) {
+        self.max_stack = words.clamp(64, MAX_STACK_WORDS);
+    }
+
+    /// Frames on the call stack.
+    pub fn depth(&self) -> usize {
+        self.frames.len() + usize::from(self.active)
+    }
+
+    /// Begins calling `f` with `args` (words of this heap or permanent);
+    /// [`Vm::run`] carries it out.
+    pub fn start(&mut self, f: RawTerm, args: &[RawTerm]) {
+        self.frames.clear();
+        self.handlers.clear();
+        self.stack.iter_mut().for_each(|w| *w = NIL);
+        self.ensure(3 + args.len());
+        self.stack[1] = f.0;
+        for (i, a) in args.iter().enumerate() {
+            self.stack[2 + i] = a.0;
+        }
+        // A two-instruction trampoline frame with its window at 1:
+        // `stack[1]` is the callee, `stack[2..]` the arguments; the result
+        // lands in `stack[1]` and is returned into `stack[0]`.
+        self.cur = Frame {
+            proto: trampoline(args.len()),
+            pc: 0,
+            base: 1,
+            nregs: 1 + args.len() as u32,
+        };
+        self.active = true;
+    }
+
+    /// Makes sure the stack has `n` words (plus one spare for the
+    /// collector's extra root).
+    #[inline]
+    fn ensure(&mut self, n: usize) -> bool {
+        if self.stack.len() > n {
+            return true;
+        }
+        if n >= self.max_stack {
+            return false;
+        }
+        let new = (n + 1).max(self.stack.len() * 2).min(self.max_stack);
+        self.stack.resize(new, NIL);
+        true
+    }
+
+    /// A collection at a safepoint (state synced).
+    fn gc(&mut self, kind: GcKind) {
+        let top = (self.cur.base + self.cur.nregs) as usize;
+        self.ensure(top + 1);
+        self.stack[top] = self.exn_reason;
+        // SAFETY: every stack word below `top + 1` is an immediate, a word
+        // of this heap written since the last collection (or updated by
+        // it), or a permanent term; RawTerm is repr(transparent) over u64.
+        let r = unsafe {
+            let roots =
+                std::slice::from_raw_parts_mut(self.stack.as_mut_ptr() as *mut RawTerm, top + 1);
+            self.heap.collect_with_roots(kind, 0, roots)
+        };
+        // Max heap size is enforced by the process (next issue); the heap
+        // is consistent either way.
+        let _ = r;
+        self.exn_reason = self.stack[top];
+        self.shrink_stack();
+        for w in &mut self.stack[top..] {
+            *w = NIL;
+        }
+    }
+
+    /// Memory follows the data: a stack grown by a deep recursion that
+    /// has returned is given back (state synced).
+    fn shrink_stack(&mut self) {
+        let top = (self.cur.base + self.cur.nregs) as usize;
+        let keep = (2 * (top + 1)).max(64);
+        if self.stack.len() > 4 * keep {
+            self.stack.truncate(keep);
+            self.stack.shrink_to_fit();
+        }
+        if self.frames.capacity() > 4 * (self.frames.len() + 16) {
+            self.frames.shrink_to(2 * (self.frames.len() + 16));
+        }
+    }
+
+    /// Runs a full collection now (`(gc)`), with the VM's roots. Only when
+    /// the VM is idle or from a built-in-free context.
+    pub fn collect_major(&mut self) {
+        self.gc(GcKind::Major);
+    }
+
+    /// Captures the stack trace at the current (synced) position.
+    fn capture_trace(&mut self) {
+        self.exn_trace.clear();
+        let pc = self.cur.pc.saturating_sub(1);
+        self.exn_trace.push((self.cur.proto, pc));
+        for f in self.frames.iter().rev() {
+            if self.exn_trace.len() >= TRACE_DEPTH {
+                break;
+            }
+            self.exn_trace.push((f.proto, f.pc.saturating_sub(1)));
+        }
+        self.exn_trace.retain(|(p, _)| !p.name.starts_with('%'));
+    }
+
+    /// The current exception's trace: `[[sym "file" line] ...]` as a list.
+    pub fn trace_term(&self) -> RawTerm {
+        let items: Vec<Term<'_>> = self
+            .exn_trace
+            .iter()
+            .map(|(p, pc)| {
+                self.heap.vector(&[
+                    Term::symbol(&p.name),
+                    self.heap.string(&p.file),
+                    Term::small_int(p.line_at(*pc) as i64).unwrap_or(Term::NIL),
+                ])
+            })
+            .collect();
+        self.heap.list(&items).raw()
+    }
+
+    /// The trace as text lines `  at ns/f (file:line)`.
+    pub fn trace_text(&self) -> String {
+        let mut s = String::new();
+        for (p, pc) in &self.exn_trace {
+            s.push_str(&format!(
+                "  at {} ({}:{})\n",
+                p.name,
+                p.file,
+                p.line_at(*pc)
+            ));
+        }
+        s
+    }
+
+    /// Raises from a synced state: finds the handler or ends the call.
+    /// `Some` if `run` must return.
+    fn throw(&mut self, r: Raise, keep_trace: bool) -> Option<Outcome> {
+        if let Class::Halt(n) = r.class {
+            self.active = false;
+            return Some(Outcome::Halt(n));
+        }
+        if !keep_trace {
+            self.capture_trace();
+        }
+        self.exn_reason = r.reason.0;
+        match self.handlers.pop() {
+            None => {
+                self.active = false;
+                self.frames.clear();
+                Some(Outcome::Raised(r))
+            }
+            Some(h) => {
+                let d = h.depth as usize;
+                if self.frames.len() > d {
+                    self.cur = self.frames[d];
+                    self.frames.truncate(d);
+                }
+                self.cur.pc = h.pc;
+                let at = self.cur.base as usize + h.reg as usize;
+                self.stack[at] = r.class.keyword().bits();
+                self.stack[at + 1] = r.reason.0;
+                None
+            }
+        }
+    }
+
+    /// Enters the callable in `stack[slot]` with `argc` arguments after it
+    /// (state synced; for a tail call `slot` is the current callee slot and
+    /// the current frame is replaced). `Ok(true)`: a bytecode frame is now
+    /// current; `Ok(false)`: the result is already in `stack[slot]`.
+    fn enter(
+        &mut self,
+        slot: usize,
+        argc: usize,
+        tail: bool,
+        reds: &mut i32,
+    ) -> Result<bool, Raise> {
+        let f = self.stack[slot];
+        if let Some(code) = tag::closure_code(f) {
+            // SAFETY: closures are made only by this VM, with the address
+            // of a leaked Proto as code id.
+            let p = unsafe { Proto::from_code(code) };
+            if let Some(nf) = p.native {
+                let (lo, hi) = p.native_arity;
+                if argc < lo as usize || (hi != u16::MAX && argc > hi as usize) {
+                    return Err(self.badarity(f, argc));
+                }
+                let words = &self.stack[slot + 1..slot + 1 + argc];
+                // SAFETY: RawTerm is repr(transparent) over u64.
+                let args: &[RawTerm] = unsafe {
+                    std::slice::from_raw_parts(words.as_ptr() as *const RawTerm, words.len())
+                };
+                let mut cx = NativeCx {
+                    heap: &self.heap,
+                    env: &self.env,
+                    reds,
+                };
+                let v = nf(&mut cx, args)?;
+                self.stack[slot] = v.0;
+                return Ok(false);
+            }
+            let Some((e, variadic)) = p.entry(argc) else {
+                return Err(self.badarity(f, argc));
+            };
+            if variadic {
+                let fixed = p.variadic.map(|v| v.0 as usize).unwrap_or(0);
+                // No rest arguments: nil, as Clojure's `& more`.
+                let mut rest = if argc > fixed {
+                    Term::EMPTY_LIST.raw()
+                } else {
+                    Term::NIL.raw()
+                };
+                for i in (fixed..argc).rev() {
+                    // SAFETY: stack words are valid terms of this heap.
+                    rest = unsafe { self.heap.cons_raw(RawTerm(self.stack[slot + 1 + i]), rest) };
+                }
+                self.stack[slot + 1 + fixed] = rest.0;
+            }
+            self.push_frame(p, e, slot + 1, tail)?;
+            return Ok(true);
+        }
+        // Keywords, maps and vectors are functions of their keys.
+        // SAFETY: a stack word is a valid term of this heap.
+        let ft = unsafe { self.heap.term(RawTerm(f)) };
+        let args: Vec<Term<'_>> = self.stack[slot + 1..slot + 1 + argc]
+            .iter()
+            // SAFETY: as above.
+            .map(|w| unsafe { self.heap.term(RawTerm(*w)) })
+            .collect();
+        let v = match (ft.view(), args.as_slice()) {
+            (View::Keyword(_), [m]) | (View::Keyword(_), [m, _]) => {
+                let d = args.get(1).copied().unwrap_or(Term::NIL);
+                crate::builtins::get(*m, ft).unwrap_or(d).raw()
+            }
+            (View::Map(_), [k]) | (View::Map(_), [k, _]) => {
+                let d = args.get(1).copied().unwrap_or(Term::NIL);
+                crate::builtins::get(ft, *k).unwrap_or(d).raw()
+            }
+            (View::Vector(items), [i]) => match i.as_i64() {
+                Some(i) if i >= 0 && (i as usize) < items.len() => items[i as usize].raw(),
+                _ => return Err(Raise::badarg()),
+            },
+            (View::Keyword(_) | View::Map(_) | View::Vector(_), _) => {
+                return Err(self.badarity(f, argc))
+            }
+            _ => {
+                let r = self.heap.vector(&[Term::keyword("badfun"), ft]).raw();
+                return Err(Raise::error(unsafe { self.heap.term(r) }));
+            }
+        };
+        self.stack[slot] = v.0;
+        Ok(false)
+    }
+
+    fn badarity(&self, f: u64, argc: usize) -> Raise {
+        // SAFETY: a stack word is a valid term of this heap.
+        let ft = unsafe { self.heap.term(RawTerm(f)) };
+        let v = self.heap.vector(&[
+            Term::keyword("badarity"),
+            ft,
+            Term::small_int(argc as i64).unwrap_or(Term::NIL),
+        ]);
+        Raise::error(v)
+    }
+
+    fn push_frame(
+        &mut self,
+        p: &'static Proto,
+        e: Entry,
+        base: usize,
+        tail: bool,
+    ) -> Result<(), Raise> {
+        if !self.ensure(base + e.nregs as usize + 1) {
+            return Err(Raise::error(Term::keyword("system-limit")));
+        }
+        if !tail {
+            self.frames.push(self.cur);
+        }
+        self.cur = Frame {
+            proto: p,
+            pc: e.pc,
+            base: base as u32,
+            nregs: e.nregs as u32,
+        };
+        Ok(())
+    }
+
+    /// Returns `v` from the current frame (state synced). `Some` when the
+    /// outermost call finished.
+    fn ret(&mut self, v: u64) -> Option<Outcome> {
+        let slot = self.cur.base as usize - 1;
+        self.stack[slot] = v;
+        match self.frames.pop() {
+            Some(f) => {
+                self.cur = f;
+                None
+            }
+            None => {
+                self.active = false;
+                Some(Outcome::Done(RawTerm(v)))
+            }
+        }
+    }
+
+    /// Spreads the list or vector in `stack[at]` onto the stack from `at`
+    /// on; returns how many.
+    fn spread(&mut self, at: usize) -> Result<usize, Raise> {
+        // SAFETY: a stack word is a valid term of this heap.
+        let t = unsafe { self.heap.term(RawTerm(self.stack[at])) };
+        let items: Vec<u64> = match t.view() {
+            View::Vector(v) => v.iter().map(|x| x.bits()).collect(),
+            View::EmptyList | View::Nil => Vec::new(),
+            View::Cons(..) => {
+                let mut v = Vec::new();
+                let mut it = t.list_iter();
+                for x in &mut it {
+                    v.push(x.bits());
+                }
+                if !it.tail().same(Term::EMPTY_LIST) {
+                    return Err(Raise::badarg());
+                }
+                v
+            }
+            _ => return Err(Raise::badarg()),
+        };
+        if !self.ensure(at + items.len() + 1) {
+            return Err(Raise::error(Term::keyword("system-limit")));
+        }
+        self.stack[at..at + items.len()].copy_from_slice(&items);
+        Ok(items.len())
+    }
+
+    /// Runs the current call for at most `budget` reductions.
+    pub fn run(&mut self, budget: i32) -> Outcome {
+        if !self.active {
+            return Outcome::Done(Term::NIL.raw());
+        }
+        let mut reds = budget.max(1);
+        let out = self.interpret(&mut reds);
+        self.reductions += (budget.max(1) - reds.max(0)) as u64;
+        out
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn interpret(&mut self, reds_out: &mut i32) -> Outcome {
+        let mut reds = *reds_out;
+        let mut proto: &'static Proto;
+        let mut code: *const Instr;
+        let mut ip: *const Instr;
+        let mut base: usize;
+        let mut nregs: usize;
+        let mut regs: *mut u64;
+
+        macro_rules! reload {
+            () => {{
+                proto = self.cur.proto;
+                code = proto.code.as_ptr();
+                // SAFETY: a saved pc is inside its prototype's code.
+                ip = unsafe { code.add(self.cur.pc as usize) };
+                base = self.cur.base as usize;
+                nregs = self.cur.nregs as usize;
+                // SAFETY: base + nregs < stack.len() (ensured on entry).
+                regs = unsafe { self.stack.as_mut_ptr().add(base) };
+            }};
+        }
+        macro_rules! pc {
+            () => {
+                // SAFETY: ip points into `code`.
+                unsafe { ip.offset_from(code) as u32 }
+            };
+        }
+        macro_rules! jump {
+            ($to:expr) => {
+                // SAFETY: the compiler's jump targets are inside the code.
+                ip = unsafe { code.add($to as usize) }
+            };
+        }
+        macro_rules! sync {
+            () => {{
+                self.cur = Frame {
+                    proto,
+                    pc: pc!(),
+                    base: base as u32,
+                    nregs: nregs as u32,
+                };
+            }};
+        }
+        macro_rules! r {
+            ($i:expr) => {{
+                // SAFETY: the compiler only names registers below the
+                // frame's nregs, and the stack holds base + nregs words.
+                #[allow(unused_unsafe)]
+                let w = unsafe { *regs.add($i as usize) };
+                w
+            }};
+        }
+        macro_rules! set {
+            ($i:expr, $v:expr) => {{
+                let v: u64 = $v;
+                // SAFETY: as for `r!`.
+                unsafe { *regs.add($i as usize) = v };
+            }};
+        }
+        macro_rules! term {
+            ($w:expr) => {{
+                let w: u64 = $w;
+                // SAFETY: register words are valid terms of this heap.
+                unsafe { self.heap.term(RawTerm(w)) }
+            }};
+        }
+        macro_rules! raise {
+            ($e:expr) => {{
+                let e: Raise = $e;
+                sync!();
+                *reds_out = reds;
+                if let Some(out) = self.throw(e, false) {
+                    *reds_out = reds;
+                    return out;
+                }
+                reload!();
+                continue;
+            }};
+        }
+        macro_rules! safepoint {
+            () => {{
+                reds -= 1;
+                if reds <= 0 {
+                    // SAFETY: ip was advanced past this instruction.
+                    ip = unsafe { ip.sub(1) };
+                    sync!();
+                    if self.heap.needs_gc() {
+                        self.gc(GcKind::Minor);
+                    } else {
+                        self.shrink_stack();
+                    }
+                    *reds_out = 0;
+                    return Outcome::Yield;
+                }
+            }};
+        }
+        // The common calls without leaving the loop: a built-in (a leaf
+        // call on the registers) or a bytecode closure of a fixed arity
+        // whose window fits the stack. Anything else takes `enter`.
+        macro_rules! call_fast {
+            ($a:expr, $argc:expr, $fw:expr) => {{
+                let fw: u64 = $fw;
+                if let Some(code_id) = tag::closure_code(fw) {
+                    // SAFETY: closures carry leaked Proto addresses.
+                    let p = unsafe { Proto::from_code(code_id) };
+                    let argc = $argc as usize;
+                    if let Some(nf) = p.native {
+                        let (lo, hi) = p.native_arity;
+                        if argc >= lo as usize && (hi == u16::MAX || argc <= hi as usize) {
+                            // SAFETY: the arguments are registers of the window.
+                            let args = unsafe {
+                                std::slice::from_raw_parts(
+                                    regs.add($a as usize + 1) as *const RawTerm,
+                                    argc,
+                                )
+                            };
+                            let mut cx = NativeCx {
+                                heap: &self.heap,
+                                env: &self.env,
+                                reds: &mut reds,
+                            };
+                            match nf(&mut cx, args) {
+                                Ok(v) => {
+                                    set!($a, v.0);
+                                    continue;
+                                }
+                                Err(e) => raise!(e),
+                            }
+                        }
+                    } else if let Some(e) = p.entries.get(argc) {
+                        let need = base + $a as usize + 1 + e.nregs as usize + 1;
+                        if e.pc != u32::MAX && need < self.stack.len() {
+                            self.frames.push(Frame {
+                                proto,
+                                pc: pc!(),
+                                base: base as u32,
+                                nregs: nregs as u32,
+                            });
+                            base += $a as usize + 1;
+                            nregs = e.nregs as usize;
+                            proto = p;
+                            code = p.code.as_ptr();
+                            jump!(e.pc);
+                            // SAFETY: need < stack.len() checked above.
+                            regs = unsafe { regs.add($a as usize + 1) };
+                            continue;
+                        }
+                    }
+                }
+            }};
+        }
+        macro_rules! arith {
+            ($dst:expr, $a:expr, $b:expr, $fast:expr, $op:expr) => {{
+                let (x, y) = (r!($a), r!($b));
+                if tag::both_small(x, y) {
+                    if let Some(v) = $fast(x, y) {
+                        set!($dst, v);
+                        continue;
+                    }
+                }
+                match num::arith(&self.heap, $op, term!(x), term!(y)) {
+                    Ok(v) => set!($dst, v.bits()),
+                    Err(e) => raise!(e),
+                }
+            }};
+        }
+        macro_rules! cmp {
+            ($dst:expr, $a:expr, $b:expr, $test:expr) => {{
+                let (x, y) = (r!($a), r!($b));
+                let o = if tag::both_small(x, y) {
+                    (x as i64).cmp(&(y as i64))
+                } else {
+                    num::compare_values(term!(x), term!(y))
+                };
+                set!($dst, tag::bool($test(o)));
+            }};
+        }
+        macro_rules! jump_unless {
+            ($x:expr, $y:expr, $to:expr, $test:expr) => {{
+                let (x, y): (u64, u64) = ($x, $y);
+                let o = if tag::both_small(x, y) {
+                    (x as i64).cmp(&(y as i64))
+                } else {
+                    num::compare_values(term!(x), term!(y))
+                };
+                if !$test(o) {
+                    jump!($to);
+                }
+            }};
+        }
+
+        reload!();
+        loop {
+            debug_assert!(
+                (pc!() as usize) < proto.code.len(),
+                "pc out of {}",
+                proto.name
+            );
+            // SAFETY: the compiler ends every code path with a return,
+            // jump or raise, so ip stays inside the code.
+            let ins = unsafe { *ip };
+            ip = unsafe { ip.add(1) };
+            match ins {
+                Instr::Move { dst, src } => set!(dst, r!(src)),
+                Instr::LoadConst { dst, k } => {
+                    // SAFETY: the compiler emits only valid constant indices.
+                    set!(dst, unsafe { proto.consts.get_unchecked(k as usize).0 })
+                }
+                Instr::LoadNil { dst } => set!(dst, NIL),
+                Instr::LoadVar { dst, var } => {
+                    let v = proto.vars[var as usize];
+                    match v.get() {
+                        Some(w) => set!(dst, w.0),
+                        None => raise!(self.undef(v)),
+                    }
+                }
+                Instr::LoadCapture { dst, i } => {
+                    // SAFETY: base >= 1 in any bytecode frame; the callee
+                    // slot holds the running closure, which has the
+                    // prototype's captures.
+                    let f = unsafe { *regs.sub(1) };
+                    set!(dst, unsafe { tag::closure_captured(f, i as usize) });
+                }
+                Instr::LoadSelf { dst } => set!(dst, unsafe { *regs.sub(1) }),
+                Instr::Closure {
+                    dst,
+                    from,
+                    n,
+                    proto: p,
+                } => {
+                    let p = proto.protos[p as usize];
+                    // SAFETY: registers from..from+n are in the window.
+                    let caps = unsafe {
+                        std::slice::from_raw_parts(
+                            regs.add(from as usize) as *const RawTerm,
+                            n as usize,
+                        )
+                    };
+                    // SAFETY: captured words are valid terms of this heap.
+                    let c = unsafe { self.heap.closure_raw(p.code_id(), caps) };
+                    set!(dst, c.0);
+                }
+                Instr::MakeVector { dst, from, n } => {
+                    // SAFETY: as for Closure.
+                    let items = unsafe {
+                        std::slice::from_raw_parts(
+                            regs.add(from as usize) as *const RawTerm,
+                            n as usize,
+                        )
+                    };
+                    let v = unsafe { self.heap.vector_raw(items) };
+                    set!(dst, v.0);
+                }
+                Instr::MakeList { dst, from, n } => {
+                    let mut acc = Term::EMPTY_LIST.raw();
+                    for i in (0..n as usize).rev() {
+                        // SAFETY: as for Closure.
+                        acc = unsafe { self.heap.cons_raw(RawTerm(r!(from as usize + i)), acc) };
+                    }
+                    set!(dst, acc.0);
+                }
+                Instr::MakeMap { dst, from, n } => {
+                    let pairs: Vec<(Term<'_>, Term<'_>)> = (0..n as usize)
+                        .map(|i| {
+                            (
+                                term!(r!(from as usize + 2 * i)),
+                                term!(r!(from as usize + 2 * i + 1)),
+                            )
+                        })
+                        .collect();
+                    let m = self.heap.map(&pairs).bits();
+                    set!(dst, m);
+                }
+                Instr::DefVar { var, src } => {
+                    proto.vars[var as usize].set_copy(term!(r!(src)));
+                }
+                Instr::Jump { to } => jump!(to),
+                Instr::Loop { to } => {
+                    safepoint!();
+                    jump!(to);
+                }
+                Instr::JumpIfFalse { r, to } => {
+                    if !tag::truthy(r!(r)) {
+                        jump!(to);
+                    }
+                }
+                Instr::JumpIfTrue { r, to } => {
+                    if tag::truthy(r!(r)) {
+                        jump!(to);
+                    }
+                }
+                Instr::CallVar { a, argc, var } => {
+                    safepoint!();
+                    let v = proto.vars[var as usize];
+                    let Some(fw) = v.get() else {
+                        raise!(self.undef(v));
+                    };
+                    set!(a, fw.0);
+                    call_fast!(a, argc, fw.0);
+                    sync!();
+                    match self.enter(base + a as usize, argc as usize, false, &mut reds) {
+                        Ok(_) => reload!(),
+                        Err(e) => raise!(e),
+                    }
+                }
+                Instr::CallVar1Imm { a, src, imm, var } => {
+                    safepoint!();
+                    let x = r!(src);
+                    let y = if tag::is_small(x) {
+                        tag::add_small(x, tag::small(imm as i64))
+                    } else {
+                        None
+                    };
+                    let y = match y {
+                        Some(y) => y,
+                        None => {
+                            let imm = Term::small_int(imm as i64).unwrap_or(Term::NIL);
+                            match num::arith(&self.heap, num::Op::Add, term!(x), imm) {
+                                Ok(v) => v.bits(),
+                                Err(e) => raise!(e),
+                            }
+                        }
+                    };
+                    set!(a + 1, y);
+                    // Skip the CallVar this instruction stands for.
+                    // SAFETY: the fused CallVar follows in the code.
+                    ip = unsafe { ip.add(1) };
+                    let v = proto.vars[var as usize];
+                    let Some(fw) = v.get() else {
+                        raise!(self.undef(v));
+                    };
+                    set!(a, fw.0);
+                    call_fast!(a, 1u8, fw.0);
+                    sync!();
+                    match self.enter(base + a as usize, 1, false, &mut reds) {
+                        Ok(_) => reload!(),
+                        Err(e) => raise!(e),
+                    }
+                }
+                Instr::AddRet { r, a, b } => {
+                    let (x, y) = (r!(a), r!(b));
+                    let v = if tag::both_small(x, y) {
+                        tag::add_small(x, y)
+                    } else {
+                        None
+                    };
+                    let v = match v {
+                        Some(v) => v,
+                        None => match num::arith(&self.heap, num::Op::Add, term!(x), term!(y)) {
+                            Ok(v) => v.bits(),
+                            Err(e) => raise!(e),
+                        },
+                    };
+                    set!(r, v);
+                    // SAFETY: the fused Ret follows in the code.
+                    ip = unsafe { ip.add(1) };
+                    // SAFETY: base >= 1: the callee slot is below the window.
+                    unsafe { *regs.sub(1) = v };
+                    match self.frames.pop() {
+                        Some(f) => {
+                            proto = f.proto;
+                            code = proto.code.as_ptr();
+                            jump!(f.pc);
+                            base = f.base as usize;
+                            nregs = f.nregs as usize;
+                            // SAFETY: the caller's window is below ours.
+                            regs = unsafe { self.stack.as_mut_ptr().add(base) };
+                        }
+                        None => {
+                            sync!();
+                            self.active = false;
+                            *reds_out = reds;
+                            return Outcome::Done(RawTerm(v));
+                        }
+                    }
+                }
+                Instr::Call { a, argc } => {
+                    safepoint!();
+                    call_fast!(a, argc, r!(a));
+                    sync!();
+                    match self.enter(base + a as usize, argc as usize, false, &mut reds) {
+                        Ok(_) => reload!(),
+                        Err(e) => raise!(e),
+                    }
+                }
+                Instr::TailCallVar { a, argc, var } => {
+                    safepoint!();
+                    let v = proto.vars[var as usize];
+                    let Some(fw) = v.get() else {
+                        raise!(self.undef(v));
+                    };
+                    set!(a, fw.0);
+                    // A self tail call (the var still holds the running
+                    // closure): a jump to the entry, with no decoding.
+                    // SAFETY: base >= 1: the callee slot is below the window.
+                    let same = fw.0 == unsafe { *regs.sub(1) };
+                    // Move callee and arguments down to the callee slot.
+                    // SAFETY: the source is inside the window, the target
+                    // starts at the callee slot below it.
+                    unsafe { move_down(regs.add(a as usize), regs.sub(1), argc as usize + 1) };
+                    if same {
+                        if let Some(e) = proto.entries.get(argc as usize) {
+                            if e.pc != u32::MAX && e.nregs as usize == nregs {
+                                jump!(e.pc);
+                                continue;
+                            }
+                        }
+                    }
+                    if let Some(code_id) = tag::closure_code(fw.0) {
+                        // SAFETY: closures carry leaked Proto addresses.
+                        let p = unsafe { Proto::from_code(code_id) };
+                        if p.native.is_none() {
+                            if let Some(e) = p.entries.get(argc as usize) {
+                                if e.pc != u32::MAX
+                                    && base + e.nregs as usize + 1 < self.stack.len()
+                                {
+                                    nregs = e.nregs as usize;
+                                    proto = p;
+                                    code = p.code.as_ptr();
+                                    jump!(e.pc);
+                                    continue;
+                                }
+                            }
+                        }
+                    }
+                    sync!();
+                    match self.tail_enter(argc as usize, &mut reds) {
+                        Ok(None) => reload!(),
+                        Ok(Some(out)) => {
+                            *reds_out = reds;
+                            return out;
+                        }
+                        Err(e) => raise!(e),
+                    }
+                }
+                Instr::TailCall { a, argc } => {
+                    safepoint!();
+                    // SAFETY: as in TailCallVar.
+                    unsafe { move_down(regs.add(a as usize), regs.sub(1), argc as usize + 1) };
+                    sync!();
+                    match self.tail_enter(argc as usize, &mut reds) {
+                        Ok(None) => reload!(),
+                        Ok(Some(out)) => {
+                            *reds_out = reds;
+                            return out;
+                        }
+                        Err(e) => raise!(e),
+                    }
+                }
+                Instr::Apply { a, n } => {
+                    safepoint!();
+                    sync!();
+                    let at = base + a as usize + 1 + n as usize;
+                    let extra = match self.spread(at) {
+                        Ok(k) => k,
+                        Err(e) => raise!(e),
+                    };
+                    match self.enter(base + a as usize, n as usize + extra, false, &mut reds) {
+                        Ok(_) => reload!(),
+                        Err(e) => raise!(e),
+                    }
+                }
+                Instr::TailApply { a, n } => {
+                    safepoint!();
+                    sync!();
+                    let at = base + a as usize + 1 + n as usize;
+                    let extra = match self.spread(at) {
+                        Ok(k) => k,
+                        Err(e) => raise!(e),
+                    };
+                    let argc = n as usize + extra;
+                    let from = base + a as usize;
+                    self.stack.copy_within(from..from + argc + 1, base - 1);
+                    match self.tail_enter(argc, &mut reds) {
+                        Ok(None) => reload!(),
+                        Ok(Some(out)) => {
+                            *reds_out = reds;
+                            return out;
+                        }
+                        Err(e) => raise!(e),
+                    }
+                }
+                Instr::Ret { r } => {
+                    let v = r!(r);
+                    // SAFETY: base >= 1: the callee slot is below the window.
+                    unsafe { *regs.sub(1) = v };
+                    match self.frames.pop() {
+                        Some(f) => {
+                            proto = f.proto;
+                            code = proto.code.as_ptr();
+                            jump!(f.pc);
+                            base = f.base as usize;
+                            nregs = f.nregs as usize;
+                            // SAFETY: the caller's window is below ours.
+                            regs = unsafe { self.stack.as_mut_ptr().add(base) };
+                        }
+                        None => {
+                            sync!();
+                            self.active = false;
+                            *reds_out = reds;
+                            return Outcome::Done(RawTerm(v));
+                        }
+                    }
+                }
+                Instr::Add { dst, a, b } => arith!(dst, a, b, tag::add_small, num::Op::Add),
+                Instr::Sub { dst, a, b } => arith!(dst, a, b, tag::sub_small, num::Op::Sub),
+                Instr::Mul { dst, a, b } => arith!(dst, a, b, tag::mul_small, num::Op::Mul),
+                Instr::AddImm { dst, a, imm } => {
+                    let x = r!(a);
+                    if tag::is_small(x) {
+                        if let Some(v) = tag::add_small(x, tag::small(imm as i64)) {
+                            set!(dst, v);
+                            continue;
+                        }
+                    }
+                    let imm = Term::small_int(imm as i64).unwrap_or(Term::NIL);
+                    match num::arith(&self.heap, num::Op::Add, term!(x), imm) {
+                        Ok(v) => set!(dst, v.bits()),
+                        Err(e) => raise!(e),
+                    }
+                }
+                Instr::Lt { dst, a, b } => cmp!(dst, a, b, |o: std::cmp::Ordering| o.is_lt()),
+                Instr::Le { dst, a, b } => cmp!(dst, a, b, |o: std::cmp::Ordering| o.is_le()),
+                Instr::Gt { dst, a, b } => cmp!(dst, a, b, |o: std::cmp::Ordering| o.is_gt()),
+                Instr::Ge { dst, a, b } => cmp!(dst, a, b, |o: std::cmp::Ordering| o.is_ge()),
+                Instr::Eq { dst, a, b } => {
+                    let (x, y) = (r!(a), r!(b));
+                    let eq = x == y
+                        || (!tag::both_immediate(x, y) && lona_term::equal(term!(x), term!(y)));
+                    set!(dst, tag::bool(eq));
+                }
+                Instr::Cons { dst, a, b } => {
+                    let (x, y) = (r!(a), r!(b));
+                    if tag::is_cons(y) || y == tag::EMPTY_LIST {
+                        // SAFETY: both are registers: valid words of this heap.
+                        let c = unsafe { self.heap.cons_raw(RawTerm(x), RawTerm(y)) };
+                        set!(dst, c.0);
+                    } else {
+                        match crate::builtins::cons_any(&self.heap, term!(x), term!(y)) {
+                            Ok(v) => set!(dst, v.bits()),
+                            Err(e) => raise!(e),
+                        }
+                    }
+                }
+                Instr::NumEq { dst, a, b } => {
+                    let (x, y) = (r!(a), r!(b));
+                    let eq = if tag::both_small(x, y) {
+                        x == y
+                    } else {
+                        match num::num_eq(term!(x), term!(y)) {
+                            Ok(b) => b,
+                            Err(e) => raise!(e),
+                        }
+                    };
+                    set!(dst, tag::bool(eq));
+                }
+                Instr::JumpUnlessLt { a, b, to } => {
+                    jump_unless!(r!(a), r!(b), to, |o: std::cmp::Ordering| o.is_lt())
+                }
+                Instr::JumpUnlessLe { a, b, to } => {
+                    jump_unless!(r!(a), r!(b), to, |o: std::cmp::Ordering| o.is_le())
+                }
+                Instr::JumpUnlessLtImm { a, imm, to } => {
+                    jump_unless!(
+                        r!(a),
+                        tag::small(imm as i64),
+                        to,
+                        |o: std::cmp::Ordering| o.is_lt()
+                    )
+                }
+                Instr::JumpUnlessEq { a, b, to } => {
+                    let (x, y) = (r!(a), r!(b));
+                    let eq = x == y
+                        || (!tag::both_immediate(x, y) && lona_term::equal(term!(x), term!(y)));
+                    if !eq {
+                        jump!(to);
+                    }
+                }
+                Instr::TestVector { r, n, fail } => {
+                    if tag::vector_len(r!(r)) != Some(n as usize) {
+                        jump!(fail);
+                    }
+                }
+                Instr::TestVectorMin { r, n, fail } => match tag::vector_len(r!(r)) {
+                    Some(len) if len >= n as usize => {}
+                    _ => jump!(fail),
+                },
+                Instr::GetElem { dst, r, i } => {
+                    // SAFETY: preceded by a vector test covering index i.
+                    set!(dst, unsafe { tag::vector_elem(r!(r), i as usize) })
+                }
+                Instr::VectorFrom { dst, r, i } => {
+                    let t = term!(r!(r));
+                    let View::Vector(items) = t.view() else {
+                        raise!(Raise::badarg())
+                    };
+                    let v = self
+                        .heap
+                        .vector(&items[(i as usize).min(items.len())..])
+                        .bits();
+                    set!(dst, v);
+                }
+                Instr::TestCons { r, fail } => {
+                    if !tag::is_cons(r!(r)) {
+                        jump!(fail);
+                    }
+                }
+                Instr::TestList { r, fail } => {
+                    let x = r!(r);
+                    if !(tag::is_cons(x) || x == tag::EMPTY_LIST) {
+                        jump!(fail);
+                    }
+                }
+                Instr::GetHead { dst, r } => set!(dst, unsafe { tag::head(r!(r)) }),
+                Instr::GetTail { dst, r } => set!(dst, unsafe { tag::tail(r!(r)) }),
+                Instr::TestEmptyList { r, fail } => {
+                    if r!(r) != tag::EMPTY_LIST {
+                        jump!(fail);
+                    }
+                }
+                Instr::TestEqConst { r, k, fail } => {
+                    let x = r!(r);
+                    let y = proto.consts[k as usize].0;
+                    let eq = x == y
+                        || (!tag::both_immediate(x, y) && lona_term::equal(term!(x), term!(y)));
+                    if !eq {
+                        jump!(fail);
+                    }
+                }
+                Instr::TestEqReg { a, b, fail } => {
+                    let (x, y) = (r!(a), r!(b));
+                    let eq = x == y
+                        || (!tag::both_immediate(x, y) && lona_term::equal(term!(x), term!(y)));
+                    if !eq {
+                        jump!(fail);
+                    }
+                }
+                Instr::TestMap { r, fail } => {
+                    if !matches!(term!(r!(r)).view(), View::Map(_)) {
+                        jump!(fail);
+                    }
+                }
+                Instr::MapGet { dst, r, fail } => {
+                    let key = term!(r!(dst));
+                    match crate::builtins::get(term!(r!(r)), key) {
+                        Some(v) => set!(dst, v.bits()),
+                        None => jump!(fail),
+                    }
+                }
+                Instr::Badmatch { r } => {
+                    let v = self
+                        .heap
+                        .vector(&[Term::keyword("badmatch"), term!(r!(r))])
+                        .raw();
+                    raise!(Raise::error(term!(v.0)))
+                }
+                Instr::CaseClause { r } => {
+                    let v = self
+                        .heap
+                        .vector(&[Term::keyword("case-clause"), term!(r!(r))])
+                        .raw();
+                    raise!(Raise::error(term!(v.0)))
+                }
+                Instr::FunctionClause => raise!(Raise::error(Term::keyword("function-clause"))),
+                Instr::TryBegin { r, handler } => {
+                    self.handlers.push(Handler {
+                        depth: self.frames.len() as u32,
+                        pc: handler,
+                        reg: r,
+                    });
+                }
+                Instr::TryEnd => {
+                    self.handlers.pop();
+                }
+                Instr::Reraise { r } => {
+                    let class = Class::from_keyword(term!(r!(r))).unwrap_or(Class::Error);
+                    let e = Raise {
+                        class,
+                        reason: RawTerm(r!(r + 1)),
+                    };
+                    sync!();
+                    if let Some(out) = self.throw(e, true) {
+                        *reds_out = reds;
+                        return out;
+                    }
+                    reload!();
+                }
+                Instr::StackTrace { dst } => {
+                    let t = self.trace_term();
+                    set!(dst, t.0);
+                }
+            }
+        }
+    }
+
+    /// After a tail call moved callee and arguments to the callee slot.
+    fn tail_enter(&mut self, argc: usize, reds: &mut i32) -> Result<Option<Outcome>, Raise> {
+        let slot = self.cur.base as usize - 1;
+        if self.enter(slot, argc, true, reds)? {
+            Ok(None)
+        } else {
+            let v = self.stack[slot];
+            Ok(self.ret(v))
+        }
+    }
+
+    fn undef(&self, v: &crate::var::Var) -> Raise {
+        // SAFETY: the var's symbol is an immediate.
+        let sym = unsafe { lona_term::permanent_term(v.symbol) };
+        Raise::error(self.heap.vector(&[Term::keyword("undef"), sym]))
+    }
+}
+
+/// Copies `n` words from `src` down to `dst` (`dst < src`, the ranges may
+/// overlap): the arguments of a tail call. One word at a time: the counts
+/// are tiny, `ptr::copy` would call `memmove`, and a vectorised copy
+/// reads 16 bytes just written as two 8-byte stores, which stalls on
+/// store forwarding (it cost 30% of a tail-call loop). The volatile read
+/// keeps the compiler from merging the loads.
+///
+/// # Safety
+/// Both ranges lie in the register stack and `dst <= src`.
+#[inline(always)]
+unsafe fn move_down(src: *const u64, dst: *mut u64, n: usize) {
+    for i in 0..n {
+        // SAFETY: per the caller; copying upward in address order is
+        // correct for an overlapping move to a lower address.
+        unsafe { *dst.add(i) = std::ptr::read_volatile(src.add(i)) };
+    }
+}
+
+/// The trampoline used by [`Vm::start`]: `Call 0 argc; Ret 0`.
+fn trampoline(argc: usize) -> &'static Proto {
+    use std::sync::Mutex;
+    static CACHE: Mutex<Vec<&'static Proto>> = Mutex::new(Vec::new());
+    let mut c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    while c.len() <= argc {
+        let n = c.len();
+        c.push(
+            Proto {
+                name: "%start".into(),
+                file: "".into(),
+                entries: Box::new([]),
+                variadic: None,
+                code: Box::new([
+                    Instr::Call {
+                        a: 0,
+                        argc: n as u8,
+                    },
+                    Instr::Ret { r: 0 },
+                ]),
+                consts: Box::new([]),
+                vars: Box::new([]),
+                protos: Box::new([]),
+                lines: Box::new([]),
+                native: None,
+                native_arity: (0, 0),
+                ncaptures: 0,
+            }
+            .leak(),
+        );
+    }
+    c[argc]
+}

@@ -1,0 +1,84 @@
+//! The golden suite: every `tests/lona/*.lona` program runs, and what it
+//! prints must equal the `.out` file beside it. A program that ends with
+//! an error adds a last line `!! <error>` (the error as `lona run` reports
+//! it, without the stack trace unless the test prints it itself).
+//!
+//! `LONA_BLESS=1 cargo test --test golden` writes the `.out` files from
+//! the current output: review the diff before committing.
+
+use std::path::{Path, PathBuf};
+
+use lona_vm::{Env, EvalError, Evaluator, Progress, SharedBuf, Source};
+
+fn run(path: &Path) -> String {
+    let buf = SharedBuf::default();
+    let env = Env::new(Box::new(buf.clone()));
+    let text = std::fs::read_to_string(path).expect("read test");
+    // Named relative to the crate (the tests' working directory), so
+    // `require` finds namespaces beside the file and messages are stable.
+    let name = format!("tests/lona/{}", path.file_name().unwrap().to_string_lossy());
+    let mut ev = Evaluator::new(env.clone());
+    let mut tail = String::new();
+    match ev.push_source(&Source::new(name, text)) {
+        Err(e) => tail = format!("!! {e}\n"),
+        Ok(()) => {
+            ev.call_main_after(vec!["a1".into(), "a2".into()]);
+            loop {
+                match ev.step(2000) {
+                    Progress::Yield => continue,
+                    Progress::Done => break,
+                    Progress::Halt(n) => {
+                        tail = format!("!! halt {n}\n");
+                        break;
+                    }
+                    Progress::Failed(e) => {
+                        tail = match e {
+                            EvalError::Uncaught { exit_reason, .. } => {
+                                format!("!! exit {exit_reason}\n")
+                            }
+                            other => format!("!! {other}\n"),
+                        };
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    buf.text() + &tail
+}
+
+#[test]
+fn golden() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lona");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/lona")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "lona"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let bless = std::env::var_os("LONA_BLESS").is_some();
+    let mut failed = Vec::new();
+    for f in &files {
+        let got = run(f);
+        let out = f.with_extension("out");
+        if bless {
+            std::fs::write(&out, &got).expect("write .out");
+            continue;
+        }
+        let want =
+            std::fs::read_to_string(&out).unwrap_or_else(|_| panic!("missing {}", out.display()));
+        if got != want {
+            failed.push(format!(
+                "--- {}\n### expected\n{want}### got\n{got}",
+                f.display()
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} golden test(s) differ:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}

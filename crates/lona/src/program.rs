@@ -1,0 +1,102 @@
+//! `lona run` and `lona eval`: a Lonala program in a main process.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use lona_runtime::Runtime;
+use lona_vm::process::{EndSignal, Ending, MainProcess};
+use lona_vm::{Env, EvalError, Evaluator, Source};
+
+/// Directories in `LONA_PATH` (separated like `PATH`).
+fn load_path() -> Vec<std::path::PathBuf> {
+    std::env::var_os("LONA_PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default()
+}
+
+fn report(e: &EvalError) {
+    match e {
+        EvalError::Uncaught {
+            exit_reason, trace, ..
+        } => {
+            eprintln!("** main process exited: {exit_reason}");
+            eprint!("{trace}");
+        }
+        other => eprintln!("{other}"),
+    }
+}
+
+/// Runs the evaluator in a main process of a fresh node; returns how it
+/// ended.
+fn run_main(env: &Arc<Env>, ev: Evaluator, workers: Option<usize>) -> Result<Ending, String> {
+    let mut b = Runtime::builder();
+    if let Some(w) = workers {
+        b = b.workers(w);
+    }
+    let rt = b
+        .build()
+        .map_err(|e| format!("cannot start the node: {e}"))?;
+    let end = Arc::new(EndSignal::default());
+    rt.handle()
+        .spawn_process(MainProcess::new(ev, end.clone()))
+        .map_err(|e| format!("cannot spawn the main process: {e}"))?;
+    let ending = end.wait();
+    env.flush_out();
+    if let Ending::Halt(_) = ending {
+        // `(halt n)` stops the node at once.
+        return Ok(ending);
+    }
+    rt.shutdown();
+    Ok(ending)
+}
+
+fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
+    env.flush_out();
+    match r {
+        Ok(Ending::Failed(e)) => {
+            report(&e);
+            ExitCode::from(1)
+        }
+        Ok(Ending::Halt(n)) => std::process::exit(n),
+        Ok(Ending::Normal) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("lona: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `lona run FILE ARGS...`
+pub fn run(file: &Path, args: Vec<String>, workers: Option<usize>) -> ExitCode {
+    let env = Env::stdout();
+    env.load_path
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(load_path());
+    let mut ev = Evaluator::new(env.clone());
+    if let Err(e) = ev.push_file(file) {
+        report(&e);
+        return ExitCode::from(1);
+    }
+    ev.call_main_after(args);
+    let r = run_main(&env, ev, workers);
+    finish(&env, r)
+}
+
+/// `lona eval EXPR`
+pub fn eval(expr: &str) -> ExitCode {
+    let env = Env::stdout();
+    env.load_path
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(load_path());
+    let mut ev = Evaluator::new(env.clone());
+    ev.print_last_value(true);
+    if let Err(e) = ev.push_source(&Source::new("<eval>", expr)) {
+        report(&e);
+        return ExitCode::from(1);
+    }
+    let r = run_main(&env, ev, Some(1));
+    finish(&env, r)
+}
