@@ -1,0 +1,132 @@
+//! `lona run` and `lona eval` as a user runs them: output, exit status,
+//! errors on standard error.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn lona() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lona"))
+}
+
+fn write(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lona-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn run_calls_main_with_the_arguments_and_exits_zero() {
+    let f = write(
+        "ok.lona",
+        "(defn -main [& args] (println \"got\" (count args) (first args)))",
+    );
+    let out = lona()
+        .arg("run")
+        .arg(&f)
+        .args(["a", "-b"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "got 2 a\n");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn an_uncaught_error_exits_one_with_the_reason_and_trace_on_stderr() {
+    let f = write(
+        "bad.lona",
+        "(defn f [x]\n  (+ x 1))\n(defn -main [& args] (f :a) :never)",
+    );
+    let out = lona().arg("run").arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[:error :badarith]"), "{err}");
+    assert!(
+        err.contains("user/f (") && err.contains("bad.lona:2)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn halt_exits_with_its_status_at_once() {
+    let f = write("halt.lona", "(println :before) (halt 7) (println :after)");
+    let out = lona().arg("run").arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ":before\n");
+}
+
+#[test]
+fn a_reader_error_names_the_place_and_runs_nothing() {
+    let f = write(
+        "unbalanced.lona",
+        "(println :first)\n(defn g [x]\n  (+ x 1)",
+    );
+    let out = lona().arg("run").arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unbalanced.lona:3:10: expected ')' to close '(' opened at 2:1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_error() {
+    let out = lona()
+        .args(["run", "/nonexistent/x.lona"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x.lona"));
+}
+
+#[test]
+fn eval_prints_the_last_value() {
+    let out = lona()
+        .args(["eval", "(def x 20) (+ x 22)"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+    assert_eq!(out.status.code(), Some(0));
+    let out = lona().args(["eval", "(foo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("<eval>:1:5: expected ')' to close '(' opened at 1:1"));
+}
+
+#[test]
+fn lona_path_finds_required_namespaces() {
+    let dir = std::env::temp_dir().join(format!("lona-cli-path-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("lib/app")).unwrap();
+    std::fs::write(
+        dir.join("lib/app/greet.lona"),
+        "(ns app.greet) (defn hi [n] (str \"hi \" n))",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.lona"),
+        "(ns main (:require [app.greet :as g])) (defn -main [] (println (g/hi 1)))",
+    )
+    .unwrap();
+    // not beside the file: only through LONA_PATH
+    let out = lona()
+        .arg("run")
+        .arg(dir.join("main.lona"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let out = lona()
+        .env("LONA_PATH", dir.join("lib"))
+        .arg("run")
+        .arg(dir.join("main.lona"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "hi 1\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
