@@ -174,6 +174,10 @@ pub fn negate<'h>(heap: &'h Heap, a: Term<'_>) -> Result<Term<'h>, Raise> {
 /// The numeric order of two numbers (`1 == 1.0`), or the term order if
 /// either is not a number (so `<` works on any two terms, as in Erlang).
 pub fn compare_values(a: Term<'_>, b: Term<'_>) -> Ordering {
+    let (x, y) = (a.bits(), b.bits());
+    if crate::tag::both_small(x, y) {
+        return (x as i64).cmp(&(y as i64));
+    }
     match (num_of(a), num_of(b)) {
         (Some(x), Some(y)) => compare_nums(&x, &y),
         _ => lona_term::compare(a, b),

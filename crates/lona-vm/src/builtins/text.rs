@@ -15,9 +15,17 @@ fn t<'a>(cx: &NativeCx<'a>, r: RawTerm) -> Term<'a> {
 /// Appends `x` as `str` shows it: a string's own text, `nil` as nothing,
 /// anything else printed readably.
 pub(crate) fn display_into(out: &mut String, x: Term<'_>) {
+    if crate::tag::is_small(x.bits()) {
+        let _ = write!(out, "{}", crate::tag::small_value(x.bits()));
+        return;
+    }
     match x.view() {
         View::Str(s) => out.push_str(s),
         View::Nil => {}
+        View::Keyword(k) => {
+            out.push(':');
+            out.push_str(k.name());
+        }
         _ => {
             let _ = write!(out, "{x}");
         }
@@ -30,12 +38,23 @@ pub(crate) fn readable_into(out: &mut String, x: Term<'_>) {
 }
 
 fn str_fn(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
-    let mut s = String::new();
-    for x in a {
-        display_into(&mut s, t(cx, *x));
+    thread_local! {
+        // One buffer per worker thread, reused: `str` is called in loops.
+        static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
     }
-    cx.charge(s.len() / 64);
-    Ok(cx.heap.string(&s).raw())
+    BUF.with(|b| {
+        let mut s = b.borrow_mut();
+        s.clear();
+        for x in a {
+            display_into(&mut s, t(cx, *x));
+        }
+        cx.charge(s.len() / 64);
+        let r = cx.heap.string(&s).raw();
+        if s.capacity() > 1 << 20 {
+            *s = String::new();
+        }
+        Ok(r)
+    })
 }
 
 fn joined(cx: &mut NativeCx<'_>, a: &[RawTerm], readable: bool) -> String {

@@ -1178,10 +1178,8 @@ impl<'e> Compiler<'e> {
             ));
         }
         let m = self.mark();
-        let tmp = self.alloc_n(args.len(), f.pos)?;
-        for (i, a) in args.iter().enumerate() {
-            self.expr(a, tmp + i as Reg, false)?;
-        }
+        let tmp = self.st().next_reg as Reg;
+        self.args_into(args, tmp, f.pos)?;
         for i in 0..args.len() {
             self.emit(Instr::Move {
                 dst: target.first + i as Reg,
@@ -1198,8 +1196,9 @@ impl<'e> Compiler<'e> {
             return Err(self.err(f.pos, "match needs a value and clauses"));
         }
         let m = self.mark();
-        let subj = self.alloc(f.pos)?;
-        self.expr(&items[1], subj, false)?;
+        let t = self.alloc(f.pos)?;
+        // A local is matched in place (locals never change while in scope).
+        let subj = self.operand(&items[1], t)?;
         let clauses = self.split_clauses(&items[2..], f.pos)?;
         let mut ends = Vec::new();
         for (pat, guard, body) in clauses {
@@ -1398,6 +1397,19 @@ impl<'e> Compiler<'e> {
         Ok(())
     }
 
+    /// Compiles `args` into consecutive registers from `first` (which must
+    /// be the next free register). Each is allocated just before it is
+    /// compiled, so it is the topmost register then and a call there needs
+    /// no move.
+    fn args_into(&mut self, args: &[Form], first: Reg, pos: Pos) -> R<()> {
+        for (i, it) in args.iter().enumerate() {
+            let r = self.alloc(pos)?;
+            debug_assert_eq!(r as usize, first as usize + i);
+            self.expr(it, r, false)?;
+        }
+        Ok(())
+    }
+
     fn call(&mut self, f: &Form, items: &[Form], dst: Reg, tail: bool) -> R<()> {
         let argc = items.len() - 1;
         if argc > 200 {
@@ -1407,10 +1419,9 @@ impl<'e> Compiler<'e> {
         // When dst is the topmost register, the call happens right there
         // (its result lands in dst with no move).
         let a = if dst as usize + 1 == self.st().next_reg {
-            self.alloc_n(argc, f.pos)?;
             dst
         } else {
-            self.alloc_n(argc + 1, f.pos)?
+            self.alloc(f.pos)?
         };
         // A call of a var goes through the var (hot code loading).
         let mut var = None;
@@ -1428,9 +1439,7 @@ impl<'e> Compiler<'e> {
         if var.is_none() {
             self.expr(&items[0], a, false)?;
         }
-        for (i, it) in items[1..].iter().enumerate() {
-            self.expr(it, a + 1 + i as Reg, false)?;
-        }
+        self.args_into(&items[1..], a + 1, f.pos)?;
         self.line(f.pos);
         let argc = argc as u8;
         let real_tail = self.real_tail(tail);
