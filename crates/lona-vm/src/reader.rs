@@ -487,7 +487,10 @@ impl<'s> Reader<'s> {
         } else {
             digits.len() as u64 * 10 / 3
         };
-        if bits_estimate > MAX_INT_BITS + 8 {
+        // Loose (leading zeros, the decimal estimate): the exact check is
+        // after parsing; this only keeps a megabyte of digits from being
+        // parsed at all.
+        if bits_estimate > 2 * MAX_INT_BITS + 64 {
             return Err(self.err(
                 start,
                 format!("integer literal too large (over {MAX_INT_BITS} bits)"),
