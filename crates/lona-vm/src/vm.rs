@@ -515,8 +515,6 @@ impl Vm {
         let mut proto: &'static Proto;
         let mut code: *const Instr;
         let mut ip: *const Instr;
-        let mut base: usize;
-        let mut nregs: usize;
         let mut regs: *mut u64;
 
         macro_rules! reload {
@@ -525,10 +523,8 @@ impl Vm {
                 code = proto.code.as_ptr();
                 // SAFETY: a saved pc is inside its prototype's code.
                 ip = unsafe { code.add(self.cur.pc as usize) };
-                base = self.cur.base as usize;
-                nregs = self.cur.nregs as usize;
                 // SAFETY: base + nregs < stack.len() (ensured on entry).
-                regs = unsafe { self.stack.as_mut_ptr().add(base) };
+                regs = unsafe { self.stack.as_mut_ptr().add(self.cur.base as usize) };
             }};
         }
         macro_rules! pc {
@@ -543,15 +539,18 @@ impl Vm {
                 ip = unsafe { code.add($to as usize) }
             };
         }
+        // `self.cur` holds the frame's prototype, base and window size at
+        // all times (they change only at calls and returns); only the pc
+        // lives in a local and is written back here.
         macro_rules! sync {
             () => {{
-                self.cur = Frame {
-                    proto,
-                    pc: pc!(),
-                    base: base as u32,
-                    nregs: nregs as u32,
-                };
+                self.cur.pc = pc!();
             }};
+        }
+        macro_rules! base {
+            () => {
+                (self.cur.base as usize)
+            };
         }
         macro_rules! r {
             ($i:expr) => {{
@@ -640,16 +639,18 @@ impl Vm {
                             }
                         }
                     } else if let Some(e) = p.entries.get(argc) {
-                        let need = base + $a as usize + 1 + e.nregs as usize + 1;
+                        let need = base!() + $a as usize + 1 + e.nregs as usize + 1;
                         if e.pc != u32::MAX && need < self.stack.len() {
                             self.frames.push(Frame {
-                                proto,
                                 pc: pc!(),
-                                base: base as u32,
-                                nregs: nregs as u32,
+                                ..self.cur
                             });
-                            base += $a as usize + 1;
-                            nregs = e.nregs as usize;
+                            self.cur = Frame {
+                                proto: p,
+                                pc: 0,
+                                base: self.cur.base + $a as u32 + 1,
+                                nregs: e.nregs as u32,
+                            };
                             proto = p;
                             code = p.code.as_ptr();
                             jump!(e.pc);
@@ -810,7 +811,7 @@ impl Vm {
                     set!(a, fw.0);
                     call_fast!(a, argc, fw.0);
                     sync!();
-                    match self.enter(base + a as usize, argc as usize, false, &mut reds) {
+                    match self.enter(base!() + a as usize, argc as usize, false, &mut reds) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -844,7 +845,7 @@ impl Vm {
                     set!(a, fw.0);
                     call_fast!(a, 1u8, fw.0);
                     sync!();
-                    match self.enter(base + a as usize, 1, false, &mut reds) {
+                    match self.enter(base!() + a as usize, 1, false, &mut reds) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -870,13 +871,12 @@ impl Vm {
                     unsafe { *regs.sub(1) = v };
                     match self.frames.pop() {
                         Some(f) => {
+                            self.cur = f;
                             proto = f.proto;
                             code = proto.code.as_ptr();
                             jump!(f.pc);
-                            base = f.base as usize;
-                            nregs = f.nregs as usize;
                             // SAFETY: the caller's window is below ours.
-                            regs = unsafe { self.stack.as_mut_ptr().add(base) };
+                            regs = unsafe { self.stack.as_mut_ptr().add(f.base as usize) };
                         }
                         None => {
                             sync!();
@@ -890,7 +890,7 @@ impl Vm {
                     safepoint!();
                     call_fast!(a, argc, r!(a));
                     sync!();
-                    match self.enter(base + a as usize, argc as usize, false, &mut reds) {
+                    match self.enter(base!() + a as usize, argc as usize, false, &mut reds) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -912,7 +912,7 @@ impl Vm {
                     unsafe { move_down(regs.add(a as usize), regs.sub(1), argc as usize + 1) };
                     if same {
                         if let Some(e) = proto.entries.get(argc as usize) {
-                            if e.pc != u32::MAX && e.nregs as usize == nregs {
+                            if e.pc != u32::MAX && e.nregs as u32 == self.cur.nregs {
                                 jump!(e.pc);
                                 continue;
                             }
@@ -924,9 +924,10 @@ impl Vm {
                         if p.native.is_none() {
                             if let Some(e) = p.entries.get(argc as usize) {
                                 if e.pc != u32::MAX
-                                    && base + e.nregs as usize + 1 < self.stack.len()
+                                    && base!() + e.nregs as usize + 1 < self.stack.len()
                                 {
-                                    nregs = e.nregs as usize;
+                                    self.cur.nregs = e.nregs as u32;
+                                    self.cur.proto = p;
                                     proto = p;
                                     code = p.code.as_ptr();
                                     jump!(e.pc);
@@ -962,12 +963,12 @@ impl Vm {
                 Instr::Apply { a, n } => {
                     safepoint!();
                     sync!();
-                    let at = base + a as usize + 1 + n as usize;
+                    let at = base!() + a as usize + 1 + n as usize;
                     let extra = match self.spread(at) {
                         Ok(k) => k,
                         Err(e) => raise!(e),
                     };
-                    match self.enter(base + a as usize, n as usize + extra, false, &mut reds) {
+                    match self.enter(base!() + a as usize, n as usize + extra, false, &mut reds) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -975,14 +976,14 @@ impl Vm {
                 Instr::TailApply { a, n } => {
                     safepoint!();
                     sync!();
-                    let at = base + a as usize + 1 + n as usize;
+                    let at = base!() + a as usize + 1 + n as usize;
                     let extra = match self.spread(at) {
                         Ok(k) => k,
                         Err(e) => raise!(e),
                     };
                     let argc = n as usize + extra;
-                    let from = base + a as usize;
-                    self.stack.copy_within(from..from + argc + 1, base - 1);
+                    let from = base!() + a as usize;
+                    self.stack.copy_within(from..from + argc + 1, base!() - 1);
                     match self.tail_enter(argc, &mut reds) {
                         Ok(None) => reload!(),
                         Ok(Some(out)) => {
@@ -998,13 +999,12 @@ impl Vm {
                     unsafe { *regs.sub(1) = v };
                     match self.frames.pop() {
                         Some(f) => {
+                            self.cur = f;
                             proto = f.proto;
                             code = proto.code.as_ptr();
                             jump!(f.pc);
-                            base = f.base as usize;
-                            nregs = f.nregs as usize;
                             // SAFETY: the caller's window is below ours.
-                            regs = unsafe { self.stack.as_mut_ptr().add(base) };
+                            regs = unsafe { self.stack.as_mut_ptr().add(f.base as usize) };
                         }
                         None => {
                             sync!();
