@@ -117,8 +117,23 @@ fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<(Term<'a>, Term<'b>)
             Ordering::Equal
         }),
         (View::Map(m1), View::Map(m2)) => m1.len().cmp(&m2.len()).then_with(|| {
-            push_pairs(todo, m1.values, m2.values);
-            push_pairs(todo, m1.keys, m2.keys);
+            match (m1.flat(), m2.flat()) {
+                (Some((k1, v1)), Some((k2, v2))) => {
+                    push_pairs(todo, v1, v2);
+                    push_pairs(todo, k1, k2);
+                }
+                _ => {
+                    // Large maps: in key order (same size, so both are
+                    // tries, or both flat).
+                    let (p1, p2) = (m1.sorted_pairs(), m2.sorted_pairs());
+                    for (a, b) in p1.iter().zip(&p2).rev() {
+                        todo.push((a.1, b.1));
+                    }
+                    for (a, b) in p1.iter().zip(&p2).rev() {
+                        todo.push((a.0, b.0));
+                    }
+                }
+            }
             Ordering::Equal
         }),
         (View::Nil, View::Nil) | (View::EmptyList, View::EmptyList) => Ordering::Equal,
@@ -234,8 +249,9 @@ fn hash_into<H: Hasher>(t: Term<'_>, h: &mut H) {
             }
             View::Map(m) => {
                 h.write_usize(m.len());
-                todo.extend(m.values.iter().rev());
-                todo.extend(m.keys.iter().rev());
+                let pairs = m.sorted_pairs();
+                todo.extend(pairs.iter().rev().map(|p| p.1));
+                todo.extend(pairs.iter().rev().map(|p| p.0));
             }
             View::Closure { code, captured } => {
                 h.write_u64(code);

@@ -377,7 +377,7 @@ fn build<'h>(heap: &'h Heap, open: Open, items: &[Term<'h>]) -> Result<Term<'h>,
             if pairs.windows(2).any(|w| crate::cmp::equal(w[0].0, w[1].0)) {
                 return Err(DecodeError::DuplicateKey);
             }
-            heap.sorted_map(&pairs)
+            heap.map(&pairs)
         }
     })
 }

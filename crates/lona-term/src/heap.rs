@@ -485,8 +485,13 @@ impl Heap {
     }
 
     /// A map from key/value pairs; a later pair wins over an earlier one
-    /// with an equal key.
+    /// with an equal key. More than [`crate::MAP_SMALL_MAX`] keys make a
+    /// trie (`hamt.rs`).
     pub fn map(&self, pairs: &[(Term<'_>, Term<'_>)]) -> Term<'_> {
+        for (k, v) in pairs {
+            self.own(*k);
+            self.own(*v);
+        }
         let mut v: Vec<(Term<'_>, Term<'_>)> = pairs.to_vec();
         // stable sort keeps equal keys in input order; keep the last.
         v.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
@@ -497,10 +502,16 @@ impl Heap {
                 _ => out.push(p),
             }
         }
+        if out.len() > crate::hamt::MAP_SMALL_MAX {
+            let m = crate::hamt::from_pairs(self, &out);
+            // SAFETY: a fresh map of this heap.
+            return unsafe { self.wrap(m) };
+        }
         self.sorted_map(&out)
     }
 
-    /// A map from pairs already sorted with unique keys.
+    /// A map from pairs already sorted with unique keys (at most
+    /// [`crate::MAP_SMALL_MAX`]).
     pub(crate) fn sorted_map(&self, pairs: &[(Term<'_>, Term<'_>)]) -> Term<'_> {
         let n = pairs.len();
         let p = self.alloc(1 + 2 * n);
@@ -516,16 +527,60 @@ impl Heap {
     }
 
     /// `m` with `key` set to `value`, or `None` if `m` is not a map.
+    /// O(log n) for a large map; a small map is copied (at most 32 keys).
     pub fn map_assoc(&self, m: Term<'_>, key: Term<'_>, value: Term<'_>) -> Option<Term<'_>> {
+        let (key, value) = (self.own(key), self.own(value));
+        // SAFETY: checked to be ours (or permanent).
+        let (key, value) = unsafe { (self.wrap(key), self.wrap(value)) };
         let crate::View::Map(mv) = m.view() else {
             return None;
         };
-        let mut pairs: Vec<(Term<'_>, Term<'_>)> = mv.iter().collect();
-        match mv.keys.binary_search_by(|k| crate::cmp::compare(*k, key)) {
-            Ok(i) => pairs[i].1 = value,
-            Err(i) => pairs.insert(i, (key, value)),
+        let Some((keys, values)) = mv.flat() else {
+            self.own(m);
+            // SAFETY: a HamtMap term of this heap; key and value checked.
+            return Some(unsafe { self.wrap(crate::hamt::assoc(self, m.bits(), key, value)) });
+        };
+        match keys.binary_search_by(|k| crate::cmp::compare(*k, key)) {
+            Ok(i) => {
+                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
+                    keys.iter().copied().zip(values.iter().copied()).collect();
+                pairs[i].1 = value;
+                Some(self.sorted_map(&pairs))
+            }
+            Err(i) => {
+                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
+                    keys.iter().copied().zip(values.iter().copied()).collect();
+                pairs.insert(i, (key, value));
+                if pairs.len() > crate::hamt::MAP_SMALL_MAX {
+                    // SAFETY: a fresh map of this heap.
+                    return Some(unsafe { self.wrap(crate::hamt::from_pairs(self, &pairs)) });
+                }
+                Some(self.sorted_map(&pairs))
+            }
         }
-        Some(self.sorted_map(&pairs))
+    }
+
+    /// `m` without `key` (the same map if absent), or `None` if `m` is not
+    /// a map.
+    pub fn map_dissoc(&self, m: Term<'_>, key: Term<'_>) -> Option<Term<'_>> {
+        let crate::View::Map(mv) = m.view() else {
+            return None;
+        };
+        let mw = self.own(m);
+        let Some((keys, values)) = mv.flat() else {
+            // SAFETY: a HamtMap term of this heap.
+            return Some(unsafe { self.wrap(crate::hamt::dissoc(self, m.bits(), key)) });
+        };
+        match keys.binary_search_by(|k| crate::cmp::compare(*k, key)) {
+            Ok(i) => {
+                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
+                    keys.iter().copied().zip(values.iter().copied()).collect();
+                pairs.remove(i);
+                Some(self.sorted_map(&pairs))
+            }
+            // SAFETY: checked to be ours (or permanent).
+            Err(_) => Some(unsafe { self.wrap(mw) }),
+        }
     }
 
     // ---- unchecked constructors for an interpreter -------------------

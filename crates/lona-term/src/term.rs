@@ -50,7 +50,10 @@
 //! | `Str`/`Bin` (< 64 bytes) | byte length, then the bytes, zero padded | 1 + ⌈len/8⌉ |
 //! | `SharedStr`/`SharedBin` (≥ 64 bytes) | pointer to the refcounted off-heap block | 1 |
 //! | `Vector` | the elements | n |
-//! | `Map` | n keys in term order, then the n values | 2n |
+//! | `Map` | n keys in term order, then the n values (at most 32 keys) | 2n |
+//! | `HamtMap` | count, root node (a map of more than 32 keys, `hamt.rs`) | 2 |
+//! | `HamtNode` | datamap, nodemap (small ints), key/value pairs, child nodes | 2 + 2d + c |
+//! | `HamtColl` | key/value pairs whose keys' hashes are equal | 2n |
 //! | `Closure` | code id (opaque `u64`), then the captured terms | 1 + n |
 //! | `Ref` | reference id (`u64`) | 1 |
 //! | `Pid` | pid (`u64`) | 1 |
@@ -112,6 +115,12 @@ pub(crate) enum Kind {
     Closure = 10,
     Ref = 11,
     Pid = 12,
+    /// A map of more than 32 keys: count and root node (`hamt.rs`).
+    HamtMap = 13,
+    /// A trie node of a large map.
+    HamtNode = 14,
+    /// Entries of a large map whose keys' hashes collide.
+    HamtColl = 15,
     /// Only in the car of a forwarded cons cell during a collection.
     Forward = 31,
 }
@@ -132,6 +141,9 @@ impl Kind {
             10 => Kind::Closure,
             11 => Kind::Ref,
             12 => Kind::Pid,
+            13 => Kind::HamtMap,
+            14 => Kind::HamtNode,
+            15 => Kind::HamtColl,
             31 => Kind::Forward,
             k => unreachable!("corrupt header kind {k}"),
         }
@@ -142,7 +154,9 @@ impl Kind {
     #[inline]
     pub(crate) fn term_slots(self, arity: usize) -> (usize, usize) {
         match self {
-            Kind::Vector | Kind::Map => (0, arity),
+            Kind::Vector | Kind::Map | Kind::HamtMap | Kind::HamtNode | Kind::HamtColl => {
+                (0, arity)
+            }
             Kind::Closure => (1, arity - 1),
             _ => (0, 0),
         }

@@ -48,35 +48,82 @@ pub enum View<'h> {
     },
 }
 
-/// A map's contents: keys in ascending term order, values beside them.
+/// A map's contents. Small maps (at most [`crate::MAP_SMALL_MAX`] keys)
+/// are sorted arrays and iterate in key order; larger ones are tries and
+/// iterate in trie order ([`MapView::sorted_pairs`] gives key order).
 #[derive(Clone, Copy, Debug)]
 pub struct MapView<'h> {
-    /// Keys, sorted by [`crate::compare`], no two equal.
-    pub keys: &'h [Term<'h>],
-    /// `values[i]` belongs to `keys[i]`.
-    pub values: &'h [Term<'h>],
+    repr: MapRepr<'h>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum MapRepr<'h> {
+    Flat {
+        keys: &'h [Term<'h>],
+        values: &'h [Term<'h>],
+    },
+    Hamt(Term<'h>),
 }
 
 impl<'h> MapView<'h> {
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        match self.repr {
+            MapRepr::Flat { keys, .. } => keys.len(),
+            // SAFETY: a HamtMap term borrowed for 'h.
+            MapRepr::Hamt(m) => unsafe { crate::hamt::len(m.bits()) },
+        }
     }
     /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.len() == 0
     }
-    /// The value for `key`, by binary search in term order.
+    /// The value for `key`.
     pub fn get(&self, key: Term<'_>) -> Option<Term<'h>> {
-        self.keys
-            .binary_search_by(|k| crate::cmp::compare(*k, key))
-            .ok()
-            .map(|i| self.values[i])
+        match self.repr {
+            MapRepr::Flat { keys, values } => keys
+                .binary_search_by(|k| crate::cmp::compare(*k, key))
+                .ok()
+                .map(|i| values[i]),
+            // SAFETY: a HamtMap term borrowed for 'h; its words live as long.
+            MapRepr::Hamt(m) => unsafe {
+                crate::hamt::get(m.bits(), key).map(|w| Term::from_bits(w))
+            },
+        }
     }
-    /// Entries in key order.
+    /// Every entry (key order for small maps, trie order for large ones).
     pub fn iter(&self) -> impl Iterator<Item = (Term<'h>, Term<'h>)> + 'h {
-        let (k, v) = (self.keys, self.values);
-        k.iter().copied().zip(v.iter().copied())
+        let pairs: Vec<(Term<'h>, Term<'h>)> = match self.repr {
+            MapRepr::Flat { keys, values } => {
+                keys.iter().copied().zip(values.iter().copied()).collect()
+            }
+            MapRepr::Hamt(m) => {
+                let mut raw = Vec::with_capacity(self.len());
+                // SAFETY: a HamtMap term borrowed for 'h.
+                unsafe { crate::hamt::collect(crate::hamt::root(m.bits()), &mut raw) };
+                // SAFETY: words of live terms borrowed for 'h.
+                raw.into_iter()
+                    .map(|(k, v)| unsafe { (Term::from_bits(k), Term::from_bits(v)) })
+                    .collect()
+            }
+        };
+        pairs.into_iter()
+    }
+    /// Every entry in key term order.
+    pub fn sorted_pairs(&self) -> Vec<(Term<'h>, Term<'h>)> {
+        let mut v: Vec<(Term<'h>, Term<'h>)> = self.iter().collect();
+        if matches!(self.repr, MapRepr::Hamt(_)) {
+            v.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
+        }
+        v
+    }
+    /// The keys and values of a small map, in key order (`None` for a
+    /// large one).
+    pub fn flat(&self) -> Option<(&'h [Term<'h>], &'h [Term<'h>])> {
+        match self.repr {
+            MapRepr::Flat { keys, values } => Some((keys, values)),
+            MapRepr::Hamt(_) => None,
+        }
     }
 }
 
@@ -134,9 +181,15 @@ impl<'h> Term<'h> {
                 Kind::SharedBin => View::Binary(self.shared_bytes()),
                 Kind::Vector => View::Vector(self.payload_terms(0, arity)),
                 Kind::Map => View::Map(MapView {
-                    keys: self.payload_terms(0, arity / 2),
-                    values: self.payload_terms(arity / 2, arity / 2),
+                    repr: MapRepr::Flat {
+                        keys: self.payload_terms(0, arity / 2),
+                        values: self.payload_terms(arity / 2, arity / 2),
+                    },
                 }),
+                Kind::HamtMap => View::Map(MapView {
+                    repr: MapRepr::Hamt(self),
+                }),
+                Kind::HamtNode | Kind::HamtColl => unreachable!("a trie node is not a term"),
                 Kind::Closure => View::Closure {
                     code: self.payload(0),
                     captured: self.payload_terms(1, arity - 1),
@@ -176,6 +229,22 @@ impl<'h> Term<'h> {
                 View::BigInt(b) => i64::try_from(b).ok(),
                 _ => None,
             },
+        }
+    }
+
+    /// The number of entries, if the term is a map.
+    pub fn map_len(self) -> Option<usize> {
+        match self.view() {
+            View::Map(m) => Some(m.len()),
+            _ => None,
+        }
+    }
+
+    /// The value for `key`, if the term is a map that has it.
+    pub fn map_get(self, key: Term<'_>) -> Option<Term<'h>> {
+        match self.view() {
+            View::Map(m) => m.get(key),
+            _ => None,
         }
     }
 

@@ -254,22 +254,9 @@ fn dissoc(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         _ => return Err(Raise::badarg()),
     }
     for k in &a[1..] {
-        m = dissoc1(cx.heap, m, t(cx, *k));
+        m = cx.heap.map_dissoc(m, t(cx, *k)).ok_or_else(Raise::badarg)?;
     }
     Ok(m.raw())
-}
-
-/// `m` without `k`.
-fn dissoc1<'h>(heap: &'h Heap, m: Term<'h>, k: Term<'_>) -> Term<'h> {
-    let View::Map(mv) = m.view() else { return m };
-    if mv.get(k).is_none() {
-        return m;
-    }
-    let pairs: Vec<(Term<'h>, Term<'h>)> = mv
-        .iter()
-        .filter(|(x, _)| !lona_term::equal(*x, k))
-        .collect();
-    heap.map(&pairs)
 }
 
 fn conj(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {

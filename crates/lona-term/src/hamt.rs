@@ -1,0 +1,523 @@
+//! Large maps: a compressed hash array mapped trie (CHAMP: Steindorff and
+//! Vinju, "Optimizing Hash-Array Mapped Tries for Fast and Lean Immutable
+//! JVM Collections", OOPSLA 2015; after Bagwell, "Ideal Hash Trees", 2001).
+//!
+//! A map of at most [`MAP_SMALL_MAX`] keys is a flat object (keys in term
+//! order, then values: `term.rs`); above that it is a trie, so `assoc`,
+//! `dissoc` and `get` cost O(log32 n) and copy one path. Objects (every
+//! payload word is a term, so the collector, deep copy and the heap walk
+//! need nothing special):
+//!
+//! ```text
+//! HamtMap   [count (small int), root node]
+//! HamtNode  [datamap (small int), nodemap (small int),
+//!            k0 v0 k1 v1 ... (one pair per datamap bit, in bit order),
+//!            child ... (one per nodemap bit, in bit order)]
+//! HamtColl  [k0 v0 k1 v1 ...]   keys with equal 64-bit hashes, in term order
+//! ```
+//!
+//! Level `d` uses hash bits `5d .. 5d+5`; after 12 levels (60 bits) keys
+//! whose hashes are equal so far go to a collision node. The shape is a
+//! function of the key set alone: a key sits at the shallowest level where
+//! its hash prefix is unique, and a removal that leaves a sub-node with one
+//! entry inlines it into its parent (CHAMP's canonical form). So two equal
+//! maps have the same representation, and a removal down to
+//! [`MAP_SMALL_MAX`] keys gives a flat map again.
+
+use std::cmp::Ordering;
+
+use crate::heap::Heap;
+use crate::term::{header, header_arity, ptr_of, Kind, Term, TAG_BOXED};
+
+/// Most keys a map holds in the flat (sorted array) form.
+pub const MAP_SMALL_MAX: usize = 32;
+
+const BITS: u32 = 5;
+const MAX_SHIFT: u32 = 60;
+
+/// The hash of a key: cheap for immediates, by content otherwise.
+#[inline]
+pub(crate) fn key_hash(t: Term<'_>) -> u64 {
+    #[cfg(test)]
+    if let Some(h) = tests::FORCED_HASH.with(|f| f.get()) {
+        return h;
+    }
+    if t.is_immediate() {
+        // Equal immediates are the same word. A multiplicative mix
+        // (Fibonacci hashing) spreads nearby integers over all bits.
+        let x = t.bits().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x ^ (x >> 29)
+    } else {
+        crate::cmp::term_hash(t)
+    }
+}
+
+#[inline]
+fn small(v: u64) -> u64 {
+    (v << 3) | 0b011
+}
+
+#[inline]
+fn unsmall(w: u64) -> u64 {
+    w >> 3
+}
+
+/// The payload words of a boxed object.
+///
+/// # Safety
+/// `w` must be a boxed word of a live heap.
+#[inline]
+unsafe fn words<'a>(w: u64) -> &'a [u64] {
+    // SAFETY: per the caller; the header gives the payload length.
+    unsafe {
+        let p = ptr_of(w);
+        std::slice::from_raw_parts(p.add(1), header_arity(*p))
+    }
+}
+
+/// # Safety
+/// `w` must be a boxed word of a live heap.
+#[inline]
+unsafe fn kind(w: u64) -> Kind {
+    // SAFETY: per the caller.
+    unsafe { Kind::from_header(*ptr_of(w)) }
+}
+
+fn eq(a: u64, b: u64) -> bool {
+    // SAFETY: both are words of live terms (callers pass keys of live maps).
+    a == b || unsafe { crate::cmp::equal(Term::from_bits(a), Term::from_bits(b)) }
+}
+
+fn cmp_words(a: u64, b: u64) -> Ordering {
+    // SAFETY: as for `eq`.
+    unsafe { crate::cmp::compare(Term::from_bits(a), Term::from_bits(b)) }
+}
+
+fn alloc(heap: &Heap, kind: Kind, payload: &[u64]) -> u64 {
+    let p = heap.alloc(1 + payload.len());
+    // SAFETY: fresh words for the header and payload; every payload word is
+    // a valid term of this heap (or permanent).
+    unsafe {
+        p.write(header(kind, payload.len()));
+        std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(1), payload.len());
+    }
+    p as usize as u64 | TAG_BOXED
+}
+
+#[inline]
+fn bit_of(h: u64, shift: u32) -> u32 {
+    1 << ((h >> shift) & 31)
+}
+
+#[inline]
+fn index(map: u32, bit: u32) -> usize {
+    (map & (bit - 1)).count_ones() as usize
+}
+
+/// The count of a `HamtMap` word.
+///
+/// # Safety
+/// `m` must be a live `HamtMap`.
+pub(crate) unsafe fn len(m: u64) -> usize {
+    // SAFETY: per the caller.
+    unsafe { unsmall(words(m)[0]) as usize }
+}
+
+/// The value for `key` in the `HamtMap` `m`.
+///
+/// # Safety
+/// `m` must be a live `HamtMap`.
+pub(crate) unsafe fn get(m: u64, key: Term<'_>) -> Option<u64> {
+    // SAFETY: per the caller.
+    unsafe { get_h(m, key.bits(), key_hash(key)) }
+}
+
+/// `get` with the key's hash given.
+///
+/// # Safety
+/// As for [`get`].
+unsafe fn get_h(m: u64, k: u64, h: u64) -> Option<u64> {
+    // SAFETY: every node reached is a live node of the same map.
+    unsafe {
+        let mut node = words(m)[1];
+        let mut shift = 0;
+        loop {
+            let w = words(node);
+            if kind(node) == Kind::HamtColl {
+                return w.chunks_exact(2).find(|p| eq(p[0], k)).map(|p| p[1]);
+            }
+            let (dm, nm) = (unsmall(w[0]) as u32, unsmall(w[1]) as u32);
+            let bit = bit_of(h, shift);
+            if dm & bit != 0 {
+                let i = 2 + 2 * index(dm, bit);
+                return eq(w[i], k).then_some(w[i + 1]);
+            }
+            if nm & bit == 0 {
+                return None;
+            }
+            let c = 2 + 2 * dm.count_ones() as usize + index(nm, bit);
+            node = w[c];
+            shift += BITS;
+        }
+    }
+}
+
+/// A node holding two entries whose hashes agree below `shift`.
+fn two(heap: &Heap, a: (u64, u64, u64), b: (u64, u64, u64), shift: u32) -> u64 {
+    if shift >= MAX_SHIFT {
+        let (x, y) = if cmp_words(a.0, b.0) == Ordering::Less {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        return alloc(heap, Kind::HamtColl, &[x.0, x.1, y.0, y.1]);
+    }
+    let (ba, bb) = (bit_of(a.2, shift), bit_of(b.2, shift));
+    if ba == bb {
+        let child = two(heap, a, b, shift + BITS);
+        return alloc(heap, Kind::HamtNode, &[small(0), small(ba as u64), child]);
+    }
+    let (x, y) = if ba < bb { (a, b) } else { (b, a) };
+    alloc(
+        heap,
+        Kind::HamtNode,
+        &[small((ba | bb) as u64), small(0), x.0, x.1, y.0, y.1],
+    )
+}
+
+/// `node` with `k` set to `v`; whether a key was added.
+fn assoc_node(heap: &Heap, node: u64, k: u64, v: u64, h: u64, shift: u32) -> (u64, bool) {
+    // SAFETY: `node` is a live node of the map being updated.
+    let w = unsafe { words(node) };
+    // SAFETY: as above.
+    if unsafe { kind(node) } == Kind::HamtColl {
+        let mut out: Vec<u64> = Vec::with_capacity(w.len() + 2);
+        let mut added = true;
+        let mut placed = false;
+        for p in w.chunks_exact(2) {
+            if !placed {
+                match cmp_words(p[0], k) {
+                    Ordering::Equal => {
+                        out.extend_from_slice(&[p[0], v]);
+                        placed = true;
+                        added = false;
+                        continue;
+                    }
+                    Ordering::Greater => {
+                        out.extend_from_slice(&[k, v]);
+                        placed = true;
+                    }
+                    Ordering::Less => {}
+                }
+            }
+            out.extend_from_slice(p);
+        }
+        if !placed {
+            out.extend_from_slice(&[k, v]);
+        }
+        return (alloc(heap, Kind::HamtColl, &out), added);
+    }
+    let (dm, nm) = (unsmall(w[0]) as u32, unsmall(w[1]) as u32);
+    let bit = bit_of(h, shift);
+    let ndata = dm.count_ones() as usize;
+    if dm & bit != 0 {
+        let i = 2 + 2 * index(dm, bit);
+        if eq(w[i], k) {
+            if w[i + 1] == v {
+                return (node, false);
+            }
+            let mut out = w.to_vec();
+            out[i + 1] = v;
+            return (alloc(heap, Kind::HamtNode, &out), false);
+        }
+        // Two keys meet here: push both one level down.
+        // SAFETY: w[i] is a key of this live map.
+        let eh = key_hash(unsafe { Term::from_bits(w[i]) });
+        let child = two(heap, (w[i], w[i + 1], eh), (k, v, h), shift + BITS);
+        let mut out = Vec::with_capacity(w.len() - 1);
+        out.push(small((dm & !bit) as u64));
+        out.push(small((nm | bit) as u64));
+        out.extend_from_slice(&w[2..i]);
+        out.extend_from_slice(&w[i + 2..2 + 2 * ndata]);
+        let children = &w[2 + 2 * ndata..];
+        let ci = index(nm, bit);
+        out.extend_from_slice(&children[..ci]);
+        out.push(child);
+        out.extend_from_slice(&children[ci..]);
+        return (alloc(heap, Kind::HamtNode, &out), true);
+    }
+    if nm & bit != 0 {
+        let c = 2 + 2 * ndata + index(nm, bit);
+        let (child, added) = assoc_node(heap, w[c], k, v, h, shift + BITS);
+        if child == w[c] {
+            return (node, false);
+        }
+        let mut out = w.to_vec();
+        out[c] = child;
+        return (alloc(heap, Kind::HamtNode, &out), added);
+    }
+    let i = 2 + 2 * index(dm, bit);
+    let mut out = Vec::with_capacity(w.len() + 2);
+    out.push(small((dm | bit) as u64));
+    out.push(w[1]);
+    out.extend_from_slice(&w[2..i]);
+    out.extend_from_slice(&[k, v]);
+    out.extend_from_slice(&w[i..]);
+    (alloc(heap, Kind::HamtNode, &out), true)
+}
+
+/// `HamtMap` `m` with `key` set to `value`.
+///
+/// # Safety
+/// `m` must be a live `HamtMap`; `key`, `value` terms of `heap` (or
+/// permanent).
+pub(crate) unsafe fn assoc(heap: &Heap, m: u64, key: Term<'_>, value: Term<'_>) -> u64 {
+    // SAFETY: per the caller.
+    let w = unsafe { words(m) };
+    let (root, added) = assoc_node(heap, w[1], key.bits(), value.bits(), key_hash(key), 0);
+    if root == w[1] {
+        return m;
+    }
+    let n = unsmall(w[0]) + u64::from(added);
+    alloc(heap, Kind::HamtMap, &[small(n), root])
+}
+
+/// A `HamtMap` of pairs with unique keys (more than [`MAP_SMALL_MAX`]),
+/// built bottom-up in one pass: no intermediate nodes, so memory is the
+/// final map's size (decoding a large map must stay linear).
+pub(crate) fn from_pairs(heap: &Heap, pairs: &[(Term<'_>, Term<'_>)]) -> u64 {
+    let mut items: Vec<(u64, u64, u64)> = pairs
+        .iter()
+        .map(|(k, v)| (k.bits(), v.bits(), key_hash(*k)))
+        .collect();
+    let root = build(heap, &mut items, 0);
+    alloc(heap, Kind::HamtMap, &[small(pairs.len() as u64), root])
+}
+
+/// The node for `items` (unique keys whose hashes agree below `shift`).
+fn build(heap: &Heap, items: &mut [(u64, u64, u64)], shift: u32) -> u64 {
+    if shift >= MAX_SHIFT {
+        items.sort_by(|a, b| cmp_words(a.0, b.0));
+        let words: Vec<u64> = items.iter().flat_map(|x| [x.0, x.1]).collect();
+        return alloc(heap, Kind::HamtColl, &words);
+    }
+    items.sort_by_key(|x| (x.2 >> shift) & 31);
+    let (mut dm, mut nm) = (0u32, 0u32);
+    let mut data = Vec::new();
+    let mut children = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let chunk = (items[i].2 >> shift) & 31;
+        let mut j = i + 1;
+        while j < items.len() && (items[j].2 >> shift) & 31 == chunk {
+            j += 1;
+        }
+        if j - i == 1 {
+            dm |= 1 << chunk;
+            data.extend_from_slice(&[items[i].0, items[i].1]);
+        } else {
+            nm |= 1 << chunk;
+            children.push(build(heap, &mut items[i..j], shift + BITS));
+        }
+        i = j;
+    }
+    let mut words = Vec::with_capacity(2 + data.len() + children.len());
+    words.push(small(dm as u64));
+    words.push(small(nm as u64));
+    words.extend_from_slice(&data);
+    words.extend_from_slice(&children);
+    alloc(heap, Kind::HamtNode, &words)
+}
+
+enum Removed {
+    Unchanged,
+    Node(u64),
+    /// The node is down to one entry (inline it into the parent).
+    Single(u64, u64),
+}
+
+fn dissoc_node(heap: &Heap, node: u64, k: u64, h: u64, shift: u32) -> Removed {
+    // SAFETY: `node` is a live node of the map being updated.
+    let w = unsafe { words(node) };
+    // SAFETY: as above.
+    if unsafe { kind(node) } == Kind::HamtColl {
+        let Some(i) = w.chunks_exact(2).position(|p| eq(p[0], k)) else {
+            return Removed::Unchanged;
+        };
+        let rest: Vec<u64> = w
+            .chunks_exact(2)
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .flat_map(|(_, p)| [p[0], p[1]])
+            .collect();
+        if rest.len() == 2 {
+            return Removed::Single(rest[0], rest[1]);
+        }
+        return Removed::Node(alloc(heap, Kind::HamtColl, &rest));
+    }
+    let (dm, nm) = (unsmall(w[0]) as u32, unsmall(w[1]) as u32);
+    let bit = bit_of(h, shift);
+    let ndata = dm.count_ones() as usize;
+    if dm & bit != 0 {
+        let i = 2 + 2 * index(dm, bit);
+        if !eq(w[i], k) {
+            return Removed::Unchanged;
+        }
+        if shift > 0 && ndata == 2 && nm == 0 {
+            let j = if i == 2 { 4 } else { 2 };
+            return Removed::Single(w[j], w[j + 1]);
+        }
+        let mut out = Vec::with_capacity(w.len() - 2);
+        out.push(small((dm & !bit) as u64));
+        out.push(w[1]);
+        out.extend_from_slice(&w[2..i]);
+        out.extend_from_slice(&w[i + 2..]);
+        return Removed::Node(alloc(heap, Kind::HamtNode, &out));
+    }
+    if nm & bit == 0 {
+        return Removed::Unchanged;
+    }
+    let c = 2 + 2 * ndata + index(nm, bit);
+    match dissoc_node(heap, w[c], k, h, shift + BITS) {
+        Removed::Unchanged => Removed::Unchanged,
+        Removed::Node(child) => {
+            let mut out = w.to_vec();
+            out[c] = child;
+            Removed::Node(alloc(heap, Kind::HamtNode, &out))
+        }
+        Removed::Single(sk, sv) => {
+            if shift > 0 && ndata == 0 && nm.count_ones() == 1 {
+                return Removed::Single(sk, sv);
+            }
+            // Inline the single entry here, at `bit`, as data.
+            let i = 2 + 2 * index(dm, bit);
+            let mut out = Vec::with_capacity(w.len() + 1);
+            out.push(small((dm | bit) as u64));
+            out.push(small((nm & !bit) as u64));
+            out.extend_from_slice(&w[2..i]);
+            out.extend_from_slice(&[sk, sv]);
+            out.extend_from_slice(&w[i..2 + 2 * ndata]);
+            out.extend_from_slice(&w[2 + 2 * ndata..c]);
+            out.extend_from_slice(&w[c + 1..]);
+            Removed::Node(alloc(heap, Kind::HamtNode, &out))
+        }
+    }
+}
+
+/// `HamtMap` `m` without `key`: the same word if absent, else the new map
+/// (a flat map when it is down to [`MAP_SMALL_MAX`] keys).
+///
+/// # Safety
+/// `m` must be a live `HamtMap`; `key` a term of `heap` (or permanent).
+pub(crate) unsafe fn dissoc(heap: &Heap, m: u64, key: Term<'_>) -> u64 {
+    // SAFETY: per the caller.
+    let w = unsafe { words(m) };
+    let n = unsmall(w[0]) as usize;
+    let root = match dissoc_node(heap, w[1], key.bits(), key_hash(key), 0) {
+        Removed::Unchanged => return m,
+        Removed::Node(r) => r,
+        Removed::Single(..) => unreachable!("the root keeps its entries"),
+    };
+    if n - 1 <= MAP_SMALL_MAX {
+        let mut pairs = Vec::with_capacity(n - 1);
+        // SAFETY: `root` was just built from live words of this heap.
+        unsafe { collect(root, &mut pairs) };
+        // SAFETY: the pair words are live terms of this heap.
+        let mut terms: Vec<(Term<'_>, Term<'_>)> = pairs
+            .iter()
+            .map(|(k, v)| unsafe { (Term::from_bits(*k), Term::from_bits(*v)) })
+            .collect();
+        terms.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
+        return heap.sorted_map(&terms).bits();
+    }
+    alloc(heap, Kind::HamtMap, &[small(n as u64 - 1), root])
+}
+
+/// Every entry under `node`, in trie order.
+///
+/// # Safety
+/// `node` must be a live node.
+pub(crate) unsafe fn collect(node: u64, out: &mut Vec<(u64, u64)>) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        // SAFETY: nodes reached from a live node are live.
+        let w = unsafe { words(n) };
+        // SAFETY: as above.
+        if unsafe { kind(n) } == Kind::HamtColl {
+            out.extend(w.chunks_exact(2).map(|p| (p[0], p[1])));
+            continue;
+        }
+        let ndata = (unsmall(w[0]) as u32).count_ones() as usize;
+        out.extend(w[2..2 + 2 * ndata].chunks_exact(2).map(|p| (p[0], p[1])));
+        stack.extend(w[2 + 2 * ndata..].iter().rev());
+    }
+}
+
+/// The root node of a `HamtMap`.
+///
+/// # Safety
+/// `m` must be a live `HamtMap`.
+pub(crate) unsafe fn root(m: u64) -> u64 {
+    // SAFETY: per the caller.
+    unsafe { words(m)[1] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// When set, every key hashes to this (to force collisions).
+        pub(super) static FORCED_HASH: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    }
+
+    /// Keys whose hashes are all equal end in a collision node 12 levels
+    /// down; lookups, replacement and removal work there, and removing
+    /// down to one key collapses the chain back into the root.
+    #[test]
+    fn full_hash_collisions() {
+        let heap = Heap::new();
+        let h = 0x0123_4567_89ab_cdef_u64;
+        FORCED_HASH.with(|f| f.set(Some(h)));
+        let mut root = alloc(&heap, Kind::HamtNode, &[small(0), small(0)]);
+        let keys: Vec<u64> = (0..5).map(|i| small(i * 7)).collect();
+        for (i, k) in keys.iter().enumerate() {
+            let (r, added) = assoc_node(&heap, root, *k, small(i as u64), h, 0);
+            assert!(added);
+            root = r;
+        }
+        let (r, added) = assoc_node(&heap, root, keys[2], small(99), h, 0);
+        assert!(!added);
+        root = r;
+        let m = alloc(&heap, Kind::HamtMap, &[small(5), root]);
+        // SAFETY: `m` is a live map of `heap`.
+        unsafe {
+            assert_eq!(get_h(m, keys[2], h), Some(small(99)));
+            assert_eq!(get_h(m, keys[4], h), Some(small(4)));
+            assert_eq!(get_h(m, small(1000), h), None);
+            // the collision node is 12 levels down
+            let mut node = root;
+            let mut depth = 0;
+            while kind(node) == Kind::HamtNode {
+                let w = words(node);
+                assert_eq!(unsmall(w[0]), 0, "no data above the collision");
+                node = w[2];
+                depth += 1;
+            }
+            assert_eq!(depth, 12);
+            assert_eq!(words(node).len(), 10);
+        }
+        for k in &keys[..4] {
+            match dissoc_node(&heap, root, *k, h, 0) {
+                Removed::Node(r) => root = r,
+                _ => panic!("removal"),
+            }
+        }
+        // one key left: inlined into the root as data
+        // SAFETY: `root` is a live node of `heap`.
+        let w = unsafe { words(root) };
+        assert_eq!(unsmall(w[1]), 0, "no children");
+        assert_eq!(&w[2..], &[keys[4], small(4)]);
+        FORCED_HASH.with(|f| f.set(None));
+    }
+}
