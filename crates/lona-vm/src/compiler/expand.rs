@@ -96,7 +96,9 @@ pub(super) fn expand(
             acc
         }
         "and" | "or" => match args.len() {
-            0 => Form::new(FormKind::Bool(head == "and"), pos),
+            // (and) is true, (or) is nil, as in Clojure
+            0 if head == "and" => Form::new(FormKind::Bool(true), pos),
+            0 => nil(pos),
             1 => args[0].clone(),
             _ => {
                 let t = gensym(head, pos);
