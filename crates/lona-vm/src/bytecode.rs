@@ -289,6 +289,29 @@ pub fn fuse(code: &mut [Instr]) {
 }
 
 impl Proto {
+    /// A prototype with the given code and nothing else (no arities: it is
+    /// entered only by the VM itself, or it is a built-in).
+    pub fn bare(name: &str, code: Vec<Instr>, native: Option<(NativeFn, u16, u16)>) -> Proto {
+        Proto {
+            name: name.into(),
+            file: if native.is_some() {
+                "<builtin>".into()
+            } else {
+                "".into()
+            },
+            entries: Box::new([]),
+            variadic: None,
+            code: code.into(),
+            consts: Box::new([]),
+            vars: Box::new([]),
+            protos: Box::new([]),
+            lines: Box::new([]),
+            native: native.map(|n| n.0),
+            native_arity: native.map_or((0, 0), |n| (n.1, n.2)),
+            ncaptures: 0,
+        }
+    }
+
     /// Makes the prototype permanent, returning a reference valid for the
     /// rest of the process: closures store its address as their code id.
     pub fn leak(self) -> &'static Proto {

@@ -127,6 +127,13 @@ impl<'s> Reader<'s> {
         }
     }
 
+    fn check_depth(&self, depth: usize, pos: Pos) -> Result<(), ReadError> {
+        if depth >= MAX_DEPTH {
+            return Err(self.err(pos, format!("nesting deeper than {MAX_DEPTH}"), false));
+        }
+        Ok(())
+    }
+
     fn peek(&self) -> Option<char> {
         self.text[self.i..].chars().next()
     }
@@ -195,13 +202,7 @@ impl<'s> Reader<'s> {
             let done: Option<Form>;
             match c {
                 '(' | '[' | '{' => {
-                    if stack.len() >= MAX_DEPTH {
-                        return Err(self.err(
-                            pos,
-                            format!("nesting deeper than {MAX_DEPTH}"),
-                            false,
-                        ));
-                    }
+                    self.check_depth(stack.len(), pos)?;
                     self.bump();
                     let open = match c {
                         '(' => Open::List,
@@ -259,13 +260,7 @@ impl<'s> Reader<'s> {
                     }
                 }
                 '\'' | '`' | '~' => {
-                    if stack.len() >= MAX_DEPTH {
-                        return Err(self.err(
-                            pos,
-                            format!("nesting deeper than {MAX_DEPTH}"),
-                            false,
-                        ));
-                    }
+                    self.check_depth(stack.len(), pos)?;
                     self.bump();
                     let head = match c {
                         '\'' => "quote",
@@ -283,13 +278,7 @@ impl<'s> Reader<'s> {
                     continue;
                 }
                 '#' if self.peek2() == Some('_') => {
-                    if stack.len() >= MAX_DEPTH {
-                        return Err(self.err(
-                            pos,
-                            format!("nesting deeper than {MAX_DEPTH}"),
-                            false,
-                        ));
-                    }
+                    self.check_depth(stack.len(), pos)?;
                     self.bump();
                     self.bump();
                     stack.push(Frame::Prefix(None, pos));

@@ -102,23 +102,7 @@ pub struct Vm {
 
 fn idle_proto() -> &'static Proto {
     static IDLE: std::sync::OnceLock<&'static Proto> = std::sync::OnceLock::new();
-    IDLE.get_or_init(|| {
-        Proto {
-            name: "idle".into(),
-            file: "".into(),
-            entries: Box::new([]),
-            variadic: None,
-            code: Box::new([]),
-            consts: Box::new([]),
-            vars: Box::new([]),
-            protos: Box::new([]),
-            lines: Box::new([]),
-            native: None,
-            native_arity: (0, 0),
-            ncaptures: 0,
-        }
-        .leak()
-    })
+    IDLE.get_or_init(|| Proto::bare("idle", Vec::new(), None).leak())
 }
 
 impl Vm {
@@ -605,6 +589,31 @@ impl Vm {
                 }
             }};
         }
+        // Returns `v` from the current frame: into the callee slot, then
+        // the caller's frame is current again (or the outermost call ends).
+        macro_rules! ret_value {
+            ($v:expr) => {{
+                let v: u64 = $v;
+                // SAFETY: base >= 1: the callee slot is below the window.
+                unsafe { *regs.sub(1) = v };
+                match self.frames.pop() {
+                    Some(f) => {
+                        self.cur = f;
+                        proto = f.proto;
+                        code = proto.code.as_ptr();
+                        jump!(f.pc);
+                        // SAFETY: the caller's window is below ours.
+                        regs = unsafe { self.stack.as_mut_ptr().add(f.base as usize) };
+                    }
+                    None => {
+                        sync!();
+                        self.active = false;
+                        *reds_out = reds;
+                        return Outcome::Done(RawTerm(v));
+                    }
+                }
+            }};
+        }
         // The common calls without leaving the loop: a built-in (a leaf
         // call on the registers) or a bytecode closure of a fixed arity
         // whose window fits the stack. Anything else takes `enter`.
@@ -867,24 +876,7 @@ impl Vm {
                     set!(r, v);
                     // SAFETY: the fused Ret follows in the code.
                     ip = unsafe { ip.add(1) };
-                    // SAFETY: base >= 1: the callee slot is below the window.
-                    unsafe { *regs.sub(1) = v };
-                    match self.frames.pop() {
-                        Some(f) => {
-                            self.cur = f;
-                            proto = f.proto;
-                            code = proto.code.as_ptr();
-                            jump!(f.pc);
-                            // SAFETY: the caller's window is below ours.
-                            regs = unsafe { self.stack.as_mut_ptr().add(f.base as usize) };
-                        }
-                        None => {
-                            sync!();
-                            self.active = false;
-                            *reds_out = reds;
-                            return Outcome::Done(RawTerm(v));
-                        }
-                    }
+                    ret_value!(v);
                 }
                 Instr::Call { a, argc } => {
                     safepoint!();
@@ -995,24 +987,7 @@ impl Vm {
                 }
                 Instr::Ret { r } => {
                     let v = r!(r);
-                    // SAFETY: base >= 1: the callee slot is below the window.
-                    unsafe { *regs.sub(1) = v };
-                    match self.frames.pop() {
-                        Some(f) => {
-                            self.cur = f;
-                            proto = f.proto;
-                            code = proto.code.as_ptr();
-                            jump!(f.pc);
-                            // SAFETY: the caller's window is below ours.
-                            regs = unsafe { self.stack.as_mut_ptr().add(f.base as usize) };
-                        }
-                        None => {
-                            sync!();
-                            self.active = false;
-                            *reds_out = reds;
-                            return Outcome::Done(RawTerm(v));
-                        }
-                    }
+                    ret_value!(v);
                 }
                 Instr::Add { dst, a, b } => arith!(dst, a, b, tag::add_small, num::Op::Add),
                 Instr::Sub { dst, a, b } => arith!(dst, a, b, tag::sub_small, num::Op::Sub),
@@ -1248,29 +1223,14 @@ fn trampoline(argc: usize) -> &'static Proto {
     let mut c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     while c.len() <= argc {
         let n = c.len();
-        c.push(
-            Proto {
-                name: "%start".into(),
-                file: "".into(),
-                entries: Box::new([]),
-                variadic: None,
-                code: Box::new([
-                    Instr::Call {
-                        a: 0,
-                        argc: n as u8,
-                    },
-                    Instr::Ret { r: 0 },
-                ]),
-                consts: Box::new([]),
-                vars: Box::new([]),
-                protos: Box::new([]),
-                lines: Box::new([]),
-                native: None,
-                native_arity: (0, 0),
-                ncaptures: 0,
-            }
-            .leak(),
-        );
+        let code = vec![
+            Instr::Call {
+                a: 0,
+                argc: n as u8,
+            },
+            Instr::Ret { r: 0 },
+        ];
+        c.push(Proto::bare("%start", code, None).leak());
     }
     c[argc]
 }

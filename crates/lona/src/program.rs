@@ -67,14 +67,20 @@ fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
     }
 }
 
-/// `lona run FILE ARGS...`
-pub fn run(file: &Path, args: Vec<String>, workers: Option<usize>) -> ExitCode {
+/// A node writing to standard output, with `LONA_PATH`, and an evaluator.
+fn node() -> (Arc<Env>, Evaluator) {
     let env = Env::stdout();
     env.load_path
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .extend(load_path());
-    let mut ev = Evaluator::new(env.clone());
+    let ev = Evaluator::new(env.clone());
+    (env, ev)
+}
+
+/// `lona run FILE ARGS...`
+pub fn run(file: &Path, args: Vec<String>, workers: Option<usize>) -> ExitCode {
+    let (env, mut ev) = node();
     if let Err(e) = ev.push_file(file) {
         report(&e);
         return ExitCode::from(1);
@@ -86,12 +92,7 @@ pub fn run(file: &Path, args: Vec<String>, workers: Option<usize>) -> ExitCode {
 
 /// `lona eval EXPR`
 pub fn eval(expr: &str) -> ExitCode {
-    let env = Env::stdout();
-    env.load_path
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .extend(load_path());
-    let mut ev = Evaluator::new(env.clone());
+    let (env, mut ev) = node();
     ev.print_last_value(true);
     if let Err(e) = ev.push_source(&Source::new("<eval>", expr)) {
         report(&e);

@@ -23,20 +23,11 @@ pub(crate) const ANY: u16 = u16::MAX;
 
 /// Defines a built-in `name` in `ns`.
 pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: NativeFn) {
-    let proto = Proto {
-        name: format!("{}/{}", ns.name, name).into(),
-        file: "<builtin>".into(),
-        entries: Box::new([]),
-        variadic: None,
-        code: Box::new([]),
-        consts: Box::new([]),
-        vars: Box::new([]),
-        protos: Box::new([]),
-        lines: Box::new([]),
-        native: Some(f),
-        native_arity: (lo, hi),
-        ncaptures: 0,
-    }
+    let proto = Proto::bare(
+        &format!("{}/{}", ns.name, name),
+        Vec::new(),
+        Some((f, lo, hi)),
+    )
     .leak();
     let h = lona_term::Heap::with_config(lona_term::HeapConfig {
         min_heap_size: 1,
