@@ -1234,3 +1234,40 @@ fn trampoline(argc: usize) -> &'static Proto {
     }
     c[argc]
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::env::{Env, SharedBuf};
+    use crate::eval::{Evaluator, Progress};
+    use crate::form::Source;
+
+    /// The interpreter's unsafe paths (register windows, calls and tail
+    /// calls, native calls on raw words, closures, exceptions unwinding
+    /// frames, a collection at a safepoint with the register stack as
+    /// roots) in one small program: small enough for Miri.
+    #[test]
+    fn miri_smoke() {
+        let env = Env::new(Box::new(SharedBuf::default()));
+        // Scaled down under Miri, still past the young block (a collection).
+        let n: i64 = if cfg!(miri) { 600 } else { 2500 };
+        let src = format!(
+            "
+            (defn build [n acc] (if (= n 0) acc (build (dec n) (cons [n (str n)] acc))))
+            (defn depth [n] (if (= n 0) 0 (inc (depth (dec n)))))
+            (defn safe [f] (try (f) (catch :error e [:caught e])))
+            (let [xs (build {n} ())
+                  adder (fn [k] (fn [x] (+ x k)))]
+              [(count xs) (depth 50) ((adder 2) 40)
+               (safe (fn [] (depth :x)))
+               (reduce + 0 (map first xs))])"
+        );
+        let mut ev = Evaluator::new(env);
+        ev.push_source(&Source::new("miri.lona", src.as_str()))
+            .unwrap();
+        while let Progress::Yield = ev.step(200) {}
+        let want = format!("[{n} 50 42 [:caught :badarith] {}]", n * (n + 1) / 2);
+        assert_eq!(ev.last_value().to_string(), want);
+        let gcs = ev.vm.heap.gc_counts();
+        assert!(gcs.minor + gcs.major > 0, "no collection ran");
+    }
+}
