@@ -589,6 +589,20 @@ impl Vm {
                 }
             }};
         }
+        // After a tail call moved callee and arguments to the callee slot
+        // (state synced): enter it, or return a built-in's result.
+        macro_rules! tail_enter {
+            ($argc:expr) => {{
+                match self.tail_enter($argc, &mut reds) {
+                    Ok(None) => reload!(),
+                    Ok(Some(out)) => {
+                        *reds_out = reds;
+                        return out;
+                    }
+                    Err(e) => raise!(e),
+                }
+            }};
+        }
         // Returns `v` from the current frame: into the callee slot, then
         // the caller's frame is current again (or the outermost call ends).
         macro_rules! ret_value {
@@ -929,28 +943,14 @@ impl Vm {
                         }
                     }
                     sync!();
-                    match self.tail_enter(argc as usize, &mut reds) {
-                        Ok(None) => reload!(),
-                        Ok(Some(out)) => {
-                            *reds_out = reds;
-                            return out;
-                        }
-                        Err(e) => raise!(e),
-                    }
+                    tail_enter!(argc as usize);
                 }
                 Instr::TailCall { a, argc } => {
                     safepoint!();
                     // SAFETY: as in TailCallVar.
                     unsafe { move_down(regs.add(a as usize), regs.sub(1), argc as usize + 1) };
                     sync!();
-                    match self.tail_enter(argc as usize, &mut reds) {
-                        Ok(None) => reload!(),
-                        Ok(Some(out)) => {
-                            *reds_out = reds;
-                            return out;
-                        }
-                        Err(e) => raise!(e),
-                    }
+                    tail_enter!(argc as usize);
                 }
                 Instr::Apply { a, n } => {
                     safepoint!();
@@ -976,14 +976,7 @@ impl Vm {
                     let argc = n as usize + extra;
                     let from = base!() + a as usize;
                     self.stack.copy_within(from..from + argc + 1, base!() - 1);
-                    match self.tail_enter(argc, &mut reds) {
-                        Ok(None) => reload!(),
-                        Ok(Some(out)) => {
-                            *reds_out = reds;
-                            return out;
-                        }
-                        Err(e) => raise!(e),
-                    }
+                    tail_enter!(argc);
                 }
                 Instr::Ret { r } => {
                     let v = r!(r);

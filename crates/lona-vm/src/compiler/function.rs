@@ -40,12 +40,7 @@ impl Compiler<'_> {
         }
         let qualified = format!("{}/{}", self.ns.name, name);
         self.function(f, rest, qualified, None, dst)?;
-        let var = self.var_index(v);
-        self.emit(Instr::DefVar { var, src: dst });
-        // SAFETY: the var's symbol is an immediate.
-        let sym = unsafe { lona_term::permanent_term(v.symbol) };
-        self.load_const(sym, dst);
-        self.ret_if(dst, tail);
+        self.set_var(v, dst, tail);
         Ok(())
     }
 

@@ -852,13 +852,19 @@ impl<'e> Compiler<'e> {
                 self.emit(Instr::LoadNil { dst });
             }
         }
+        self.set_var(v, dst, tail);
+        Ok(())
+    }
+
+    /// Binds `v` to the value in `dst`; the form's value is the var's
+    /// qualified symbol.
+    fn set_var(&mut self, v: &'static Var, dst: Reg, tail: bool) {
         let var = self.var_index(v);
         self.emit(Instr::DefVar { var, src: dst });
         // SAFETY: the var's symbol is an immediate.
         let sym = unsafe { lona_term::permanent_term(v.symbol) };
         self.load_const(sym, dst);
         self.ret_if(dst, tail);
-        Ok(())
     }
 
     fn declare(&mut self, f: &Form, items: &[Form], dst: Reg, tail: bool) -> R<()> {
