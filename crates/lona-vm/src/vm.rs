@@ -94,6 +94,8 @@ pub struct Vm {
     env: Arc<Env>,
     /// Whether a call is in progress (`run` may be called).
     active: bool,
+    /// The built-in whose call raised the exception being thrown.
+    fault_native: Option<&'static Proto>,
     /// Reductions spent since the VM was made.
     pub reductions: u64,
     /// Most words the register stack may grow to.
@@ -128,6 +130,7 @@ impl Vm {
             exn_trace: Vec::new(),
             env,
             active: false,
+            fault_native: None,
             reductions: 0,
             max_stack: MAX_STACK_WORDS,
         }
@@ -243,6 +246,17 @@ impl Vm {
     /// Captures the stack trace at the current (synced) position.
     fn capture_trace(&mut self) {
         self.exn_trace.clear();
+        // A built-in that failed has no frame; it heads the trace (not
+        // `throw`/`error`/`exit`, which raise on purpose: as in Erlang, the
+        // trace starts at their caller).
+        if let Some(p) = self.fault_native.take() {
+            if !matches!(
+                &*p.name,
+                "lona.core/throw" | "lona.core/error" | "lona.core/exit"
+            ) {
+                self.exn_trace.push((p, 0));
+            }
+        }
         let pc = self.cur.pc.saturating_sub(1);
         self.exn_trace.push((self.cur.proto, pc));
         for f in self.frames.iter().rev() {
@@ -274,12 +288,16 @@ impl Vm {
     pub fn trace_text(&self) -> String {
         let mut s = String::new();
         for (p, pc) in &self.exn_trace {
-            s.push_str(&format!(
-                "  at {} ({}:{})\n",
-                p.name,
-                p.file,
-                p.line_at(*pc)
-            ));
+            if p.native.is_some() {
+                s.push_str(&format!("  at {} (built-in)\n", p.name));
+            } else {
+                s.push_str(&format!(
+                    "  at {} ({}:{})\n",
+                    p.name,
+                    p.file,
+                    p.line_at(*pc)
+                ));
+            }
         }
         s
     }
@@ -288,6 +306,7 @@ impl Vm {
     /// `Some` if `run` must return.
     fn throw(&mut self, r: Raise, keep_trace: bool) -> Option<Outcome> {
         if let Class::Halt(n) = r.class {
+            self.fault_native = None;
             self.active = false;
             return Some(Outcome::Halt(n));
         }
@@ -347,7 +366,7 @@ impl Vm {
                     env: &self.env,
                     reds,
                 };
-                let v = nf(&mut cx, args)?;
+                let v = nf(&mut cx, args).inspect_err(|_| self.fault_native = Some(p))?;
                 self.stack[slot] = v.0;
                 return Ok(false);
             }
@@ -658,7 +677,10 @@ impl Vm {
                                     set!($a, v.0);
                                     continue;
                                 }
-                                Err(e) => raise!(e),
+                                Err(e) => {
+                                    self.fault_native = Some(p);
+                                    raise!(e)
+                                }
                             }
                         }
                     } else if let Some(e) = p.entries.get(argc) {

@@ -203,6 +203,17 @@ fn uncaught_errors_carry_the_exit_reason_and_a_trace_with_lines() {
         }
         other => panic!("{other:?}"),
     }
+    // a built-in that raises heads the trace
+    match eval_str(&env, "t.lona", "(defn h [v]\n  (nth v 5))\n(h [1])") {
+        Err(EvalError::Uncaught { reason, trace, .. }) => {
+            assert_eq!(reason, ":badarg");
+            assert!(
+                trace.starts_with("  at lona.core/nth (built-in)\n  at user/h (t.lona:2)"),
+                "{trace}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     match eval_str(&env, "t.lona", "(throw [:oops 1])") {
         Err(EvalError::Uncaught { exit_reason, .. }) => {
             assert_eq!(exit_reason, "[:error [:nocatch [:oops 1]]]")
