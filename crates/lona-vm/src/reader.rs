@@ -11,15 +11,27 @@
 //! integer  = [+-]? digits | [+-]? 0x hexdigits          (any size: big integers)
 //! float    = [+-]? digits ("." digits)? ([eE] [+-]? digits)?  | ##Inf | ##-Inf | ##NaN
 //! string   = '"' (char | \n \t \r \" \\ \0 \uXXXX)* '"'
-//! keyword  = ":" symbol-chars       symbol = symbol-chars (not starting with a digit)
+//! keyword  = ":" symbol-char+   symbol = symbol-char+ (not a number, not nil/true/false)
+//! symbol-char = letter | digit | one of * + ! - _ ' ? < > = / . & % $
+//!             | "#" (not first: `x#`, syntax quote's fresh names)
 //! ```
+//!
+//! A token (atom) runs to the next whitespace, comma, bracket, `"`, `;`,
+//! `` ` `` or `~`; a `'` inside a token is part of it (`x'`), only a
+//! leading one is `quote`. A token that starts with a digit, or with `+` or
+//! `-` and a digit, is a number: with `.`, `e` or `E` (and no `0x`) a
+//! float, otherwise an integer (`i64` if it fits, else a big integer of at
+//! most [`MAX_INT_BITS`] bits; leading zeros do not count).
 //!
 //! Whitespace and commas separate forms; `;` starts a comment to the end of
 //! the line. Collections are read with an explicit stack (no recursion on
 //! the Rust stack), nested at most [`MAX_DEPTH`] deep. Every error names
 //! file:line:column and what was expected; [`ReadError::incomplete`] says
 //! whether more input could complete the form (the REPL asks for another
-//! line then).
+//! line then): it is set for an unclosed collection, an unterminated string
+//! and a prefix with no form after it, all at the end of the input. A token
+//! is complete at the end of the input (the REPL continues with a newline,
+//! which would end it), so a bad token is never incomplete.
 
 use std::sync::Arc;
 
@@ -31,19 +43,22 @@ use crate::form::{Form, FormKind, Pos, Source};
 /// Deepest nesting of collections and prefixes.
 pub const MAX_DEPTH: usize = 4096;
 
-/// Largest integer literal, in bits.
+/// Largest integer literal, in bits (its magnitude: `-2^4096 + 1` to
+/// `2^4096 - 1`).
 pub const MAX_INT_BITS: u64 = 4096;
 
-/// A reader error.
+/// A reader error. Displayed as `file:line:col: message`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReadError {
-    /// The file.
+    /// The source's name.
     pub file: Arc<str>,
-    /// Where.
+    /// Where: the offending character or token, or the end of the input
+    /// when `incomplete`.
     pub pos: Pos,
-    /// What was expected or found.
+    /// What was expected, or what was found.
     pub message: String,
-    /// Whether more input could complete the form.
+    /// Whether more input could complete the form: an unclosed
+    /// collection, string or prefix at the end of the input.
     pub incomplete: bool,
 }
 
@@ -85,9 +100,10 @@ impl Open {
 
 enum Frame {
     Coll(Open, Pos, Vec<Form>),
-    /// A prefix waiting for its form: the symbol it wraps in, or None for
-    /// `#_` (discard).
-    Prefix(Option<&'static str>, Pos),
+    /// A prefix waiting for its form: the symbol it wraps in (None for
+    /// `#_`, discard), what it is called in messages, and where it
+    /// is.
+    Prefix(Option<&'static str>, &'static str, Pos),
 }
 
 /// Reads the forms of one source, one at a time.
@@ -135,7 +151,10 @@ impl<'s> Reader<'s> {
     }
 
     fn peek(&self) -> Option<char> {
-        self.text[self.i..].chars().next()
+        match *self.text.as_bytes().get(self.i)? {
+            b if b.is_ascii() => Some(char::from(b)),
+            _ => self.text[self.i..].chars().next(),
+        }
     }
 
     fn peek2(&self) -> Option<char> {
@@ -148,12 +167,55 @@ impl<'s> Reader<'s> {
         let c = self.peek()?;
         self.i += c.len_utf8();
         if c == '\n' {
-            self.line += 1;
+            self.line = self.line.saturating_add(1);
             self.col = 1;
         } else {
-            self.col += 1;
+            self.col = self.col.saturating_add(1);
         }
         Some(c)
+    }
+
+    /// Moves over the characters before the first one for which `stop`
+    /// holds (or the end), and returns them.
+    fn take_until(&mut self, stop: impl Fn(char) -> bool) -> &'s str {
+        let text: &'s str = self.text;
+        let rest = &text[self.i..];
+        // ASCII byte by byte; from the first other character on, by chars.
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii() || stop(char::from(b)))
+            .unwrap_or(rest.len());
+        let end = match rest.as_bytes().get(ascii) {
+            Some(b) if !b.is_ascii() => rest[ascii..].find(stop).map_or(rest.len(), |n| ascii + n),
+            _ => ascii,
+        };
+        let taken = &rest[..end];
+        self.i += end;
+        let mut lines = 0usize;
+        let mut line_start = 0;
+        for (i, b) in taken.bytes().enumerate() {
+            if b == b'\n' {
+                lines += 1;
+                line_start = i + 1;
+            }
+        }
+        let last_line = &taken[line_start..];
+        // Columns count characters: bytes, if all were ASCII.
+        let chars = if end == ascii {
+            last_line.len()
+        } else {
+            last_line.chars().count()
+        };
+        let chars = u32::try_from(chars).unwrap_or(u32::MAX);
+        if lines == 0 {
+            self.col = self.col.saturating_add(chars);
+        } else {
+            self.line = self
+                .line
+                .saturating_add(u32::try_from(lines).unwrap_or(u32::MAX));
+            self.col = 1u32.saturating_add(chars);
+        }
+        taken
     }
 
     fn skip_ws(&mut self) {
@@ -161,19 +223,16 @@ impl<'s> Reader<'s> {
             if c.is_whitespace() || c == ',' {
                 self.bump();
             } else if c == ';' {
-                while let Some(c) = self.peek() {
-                    if c == '\n' {
-                        break;
-                    }
-                    self.bump();
-                }
+                self.take_until(|c| c == '\n');
             } else {
                 break;
             }
         }
     }
 
-    /// The next top-level form; `Ok(None)` at the end of the input.
+    /// The next top-level form; `Ok(None)` at the end of the input. After
+    /// an error the reader is somewhere inside the bad form: read no
+    /// further.
     pub fn next_form(&mut self) -> Result<Option<Form>, ReadError> {
         let mut stack: Vec<Frame> = Vec::new();
         loop {
@@ -192,14 +251,12 @@ impl<'s> Reader<'s> {
                         ),
                         true,
                     )),
-                    Some(Frame::Prefix(_, at)) => Err(self.err(
-                        pos,
-                        format!("expected a form after the prefix at {at}"),
-                        true,
-                    )),
+                    Some(Frame::Prefix(_, text, at)) => {
+                        Err(self.err(pos, format!("expected a form after {text} at {at}"), true))
+                    }
                 };
             };
-            let done: Option<Form>;
+            let mut form: Form;
             match c {
                 '(' | '[' | '{' => {
                     self.check_depth(stack.len(), pos)?;
@@ -235,7 +292,7 @@ impl<'s> Reader<'s> {
                                     FormKind::Map(pairs)
                                 }
                             };
-                            done = Some(Form::new(kind, at));
+                            form = Form::new(kind, at);
                         }
                         Some(Frame::Coll(open, at, _)) => {
                             return Err(self.err(
@@ -249,10 +306,10 @@ impl<'s> Reader<'s> {
                                 false,
                             ))
                         }
-                        Some(Frame::Prefix(_, at)) => {
+                        Some(Frame::Prefix(_, text, at)) => {
                             return Err(self.err(
                                 pos,
-                                format!("expected a form after the prefix at {at}, found '{c}'"),
+                                format!("expected a form after {text} at {at}, found '{c}'"),
                                 false,
                             ))
                         }
@@ -262,33 +319,32 @@ impl<'s> Reader<'s> {
                 '\'' | '`' | '~' => {
                     self.check_depth(stack.len(), pos)?;
                     self.bump();
-                    let head = match c {
-                        '\'' => "quote",
-                        '`' => "syntax-quote",
+                    let (head, text) = match c {
+                        '\'' => ("quote", "quote (')"),
+                        '`' => ("syntax-quote", "syntax-quote (`)"),
                         _ => {
                             if self.peek() == Some('@') {
                                 self.bump();
-                                "unquote-splicing"
+                                ("unquote-splicing", "unquote-splicing (~@)")
                             } else {
-                                "unquote"
+                                ("unquote", "unquote (~)")
                             }
                         }
                     };
-                    stack.push(Frame::Prefix(Some(head), pos));
+                    stack.push(Frame::Prefix(Some(head), text, pos));
                     continue;
                 }
                 '#' if self.peek2() == Some('_') => {
                     self.check_depth(stack.len(), pos)?;
                     self.bump();
                     self.bump();
-                    stack.push(Frame::Prefix(None, pos));
+                    stack.push(Frame::Prefix(None, "discard (#_)", pos));
                     continue;
                 }
-                '"' => done = Some(self.string()?),
-                _ => done = Some(self.atom()?),
+                '"' => form = self.string()?,
+                _ => form = self.atom()?,
             }
             // A finished form: give it to the innermost open frame.
-            let mut form = done.expect("a form");
             loop {
                 match stack.last_mut() {
                     None => return Ok(Some(form)),
@@ -296,23 +352,19 @@ impl<'s> Reader<'s> {
                         items.push(form);
                         break;
                     }
-                    Some(Frame::Prefix(..)) => {
-                        let Some(Frame::Prefix(head, at)) = stack.pop() else {
-                            unreachable!()
-                        };
-                        match head {
-                            Some(h) => {
-                                form = Form::new(
-                                    FormKind::List(vec![
-                                        Form::new(FormKind::Symbol(h.to_string()), at),
-                                        form,
-                                    ]),
-                                    at,
-                                );
-                            }
+                    Some(&mut Frame::Prefix(head, _, at)) => {
+                        stack.pop();
+                        let Some(head) = head else {
                             // `#_`: the form is dropped.
-                            None => break,
-                        }
+                            break;
+                        };
+                        form = Form::new(
+                            FormKind::List(vec![
+                                Form::new(FormKind::Symbol(head.to_string()), at),
+                                form,
+                            ]),
+                            at,
+                        );
                     }
                 }
             }
@@ -324,6 +376,7 @@ impl<'s> Reader<'s> {
         self.bump();
         let mut s = String::new();
         loop {
+            s.push_str(self.take_until(|c| c == '"' || c == '\\'));
             let here = self.pos();
             let Some(c) = self.bump() else {
                 return Err(self.err(
@@ -337,7 +390,7 @@ impl<'s> Reader<'s> {
                 '\\' => {
                     let Some(e) = self.bump() else {
                         return Err(self.err(
-                            here,
+                            self.pos(),
                             format!("expected '\"' to close the string opened at {start}"),
                             true,
                         ));
@@ -386,11 +439,13 @@ impl<'s> Reader<'s> {
                             }
                         }
                         other => {
-                            return Err(self.err(
-                                here,
-                                format!("unknown escape \\{other} in a string"),
-                                false,
-                            ))
+                            let message = if other.is_control() || other.is_whitespace() {
+                                let code = u32::from(other);
+                                format!("unknown escape: \\ followed by U+{code:04X} in a string")
+                            } else {
+                                format!("unknown escape \\{other} in a string")
+                            };
+                            return Err(self.err(here, message, false));
                         }
                     }
                 }
@@ -401,24 +456,7 @@ impl<'s> Reader<'s> {
 
     fn atom(&mut self) -> Result<Form, ReadError> {
         let start = self.pos();
-        let from = self.i;
-        while let Some(c) = self.peek() {
-            if c.is_whitespace()
-                || matches!(
-                    c,
-                    '(' | ')' | '[' | ']' | '{' | '}' | '"' | ';' | ',' | '\'' | '`' | '~'
-                )
-            {
-                break;
-            }
-            self.bump();
-        }
-        let tok = &self.text[from..self.i];
-        if tok.is_empty() {
-            let c = self.peek().unwrap_or(' ');
-            self.bump();
-            return Err(self.err(start, format!("unexpected '{c}'"), false));
-        }
+        let tok = self.take_until(ends_token);
         let kind = match tok {
             "nil" => FormKind::Nil,
             "true" => FormKind::Bool(true),
@@ -427,23 +465,44 @@ impl<'s> Reader<'s> {
             "##-Inf" => FormKind::Float(f64::NEG_INFINITY),
             "##NaN" => FormKind::Float(f64::NAN),
             _ => {
-                let first = tok.chars().next().unwrap_or(' ');
-                let second = tok.chars().nth(1);
+                let mut chars = tok.chars();
+                let first = chars.next().unwrap_or(' ');
+                let second = chars.next();
                 if first.is_ascii_digit()
                     || ((first == '-' || first == '+')
                         && second.is_some_and(|c| c.is_ascii_digit()))
                 {
                     self.number(tok, start)?
-                } else if let Some(k) = tok.strip_prefix(':') {
-                    if k.is_empty() || k.starts_with(':') || !k.chars().all(symbol_char) {
-                        return Err(self.err(start, format!("bad keyword {tok}"), false));
+                } else if let Some(name) = tok.strip_prefix(':') {
+                    if name.is_empty() {
+                        return Err(self.err(start, "expected a keyword name after ':'", false));
                     }
-                    FormKind::Keyword(k.to_string())
-                } else if tok.chars().all(|c| symbol_char(c) || c == '#') && first != '#' {
-                    FormKind::Symbol(tok.to_string())
+                    let bad = name
+                        .chars()
+                        .enumerate()
+                        .find(|&(i, c)| !(symbol_char(c) || (c == '#' && i > 0)));
+                    if let Some((_, bad)) = bad {
+                        return Err(self.err(
+                            start,
+                            format!("unexpected '{bad}' in keyword {}", shown(tok)),
+                            false,
+                        ));
+                    }
+                    FormKind::Keyword(name.to_string())
+                } else if first == '#' {
+                    return Err(self.err(
+                        start,
+                        format!("expected #_, ##Inf, ##-Inf or ##NaN, found {}", shown(tok)),
+                        false,
+                    ));
+                } else if let Some(bad) = tok.chars().find(|c| !symbol_char(*c) && *c != '#') {
+                    return Err(self.err(
+                        start,
+                        format!("unexpected '{bad}' in symbol {}", shown(tok)),
+                        false,
+                    ));
                 } else {
-                    let bad = tok.chars().find(|c| !symbol_char(*c)).unwrap_or(first);
-                    return Err(self.err(start, format!("unexpected '{bad}' in {tok}"), false));
+                    FormKind::Symbol(tok.to_string())
                 }
             }
         };
@@ -451,49 +510,76 @@ impl<'s> Reader<'s> {
     }
 
     fn number(&self, tok: &str, start: Pos) -> Result<FormKind, ReadError> {
-        let (neg, body) = match tok.as_bytes()[0] {
-            b'-' => (true, &tok[1..]),
-            b'+' => (false, &tok[1..]),
+        let (neg, body) = match tok.as_bytes().first() {
+            Some(b'-') => (true, &tok[1..]),
+            Some(b'+') => (false, &tok[1..]),
             _ => (false, tok),
         };
-        let (radix, digits) = match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-            Some(h) => (16, h),
-            None => (10, body),
-        };
-        if radix == 10 && digits.contains(['.', 'e', 'E']) {
+        let (radix, digits, what) =
+            match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+                Some(h) => (16, h, "a hex digit"),
+                None => (10, body, "a decimal digit"),
+            };
+        if radix == 10 && digits.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
             return match tok.parse::<f64>() {
                 Ok(x) if x.is_finite() => Ok(FormKind::Float(x)),
-                Ok(_) => Err(self.err(start, format!("float literal out of range: {tok}"), false)),
-                Err(_) => Err(self.err(start, format!("bad number {tok}"), false)),
+                Ok(_) => Err(self.err(
+                    start,
+                    format!("float literal out of range: {}", shown(tok)),
+                    false,
+                )),
+                Err(_) => Err(self.err(
+                    start,
+                    format!(
+                        "expected a float like 1.5, -2.0 or 1e-3, found {}",
+                        shown(tok)
+                    ),
+                    false,
+                )),
             };
         }
-        if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-            return Err(self.err(start, format!("bad number {tok}"), false));
+        // Check the digits, and take the value while it fits a u64 (most
+        // literals: no big integer for them).
+        let mut small = Some(0u64);
+        for c in digits.chars() {
+            let Some(d) = c.to_digit(radix) else {
+                return Err(self.err(
+                    start,
+                    format!("expected {what}, found '{c}' in {}", shown(tok)),
+                    false,
+                ));
+            };
+            small = small
+                .and_then(|v| v.checked_mul(u64::from(radix)))
+                .and_then(|v| v.checked_add(u64::from(d)));
         }
-        // A quick bound before parsing (decimal digits carry log2(10) < 10/3 bits).
+        if digits.is_empty() {
+            return Err(self.err(start, format!("expected {what} after {tok}"), false));
+        }
+        if let Some(v) = small {
+            let v = if neg { -i128::from(v) } else { i128::from(v) };
+            return Ok(match i64::try_from(v) {
+                Ok(i) => FormKind::Int(i),
+                Err(_) => FormKind::BigInt(BigInt::from(v)),
+            });
+        }
+        // Leading zeros carry no bits; a quick bound before parsing keeps a
+        // megabyte of digits from being parsed at all (a decimal digit
+        // carries log2(10) < 10/3 bits; the exact check is after parsing).
+        let significant = digits.trim_start_matches('0');
         let bits_estimate = if radix == 16 {
-            digits.len() as u64 * 4
+            significant.len() as u64 * 4
         } else {
-            digits.len() as u64 * 10 / 3
+            significant.len() as u64 * 10 / 3
         };
-        // Loose (leading zeros, the decimal estimate): the exact check is
-        // after parsing; this only keeps a megabyte of digits from being
-        // parsed at all.
-        if bits_estimate > 2 * MAX_INT_BITS + 64 {
-            return Err(self.err(
-                start,
-                format!("integer literal too large (over {MAX_INT_BITS} bits)"),
-                false,
-            ));
+        let too_large = || self.err(start, "integer literal too large", false);
+        if bits_estimate > MAX_INT_BITS + 64 {
+            return Err(too_large());
         }
-        let mut v = BigInt::from_str_radix(digits, radix)
-            .map_err(|_| self.err(start, format!("bad number {tok}"), false))?;
+        let mut v = BigInt::from_str_radix(significant, radix)
+            .map_err(|_| self.err(start, format!("expected {what} in {}", shown(tok)), false))?;
         if v.bits() > MAX_INT_BITS {
-            return Err(self.err(
-                start,
-                format!("integer literal too large (over {MAX_INT_BITS} bits)"),
-                false,
-            ));
+            return Err(too_large());
         }
         if neg {
             v = -v;
@@ -505,8 +591,37 @@ impl<'s> Reader<'s> {
     }
 }
 
-/// Characters a symbol or keyword may contain (a symbol may also end in
-/// `#`, syntax quote's fresh names, but not start with it).
+/// Whether `c` ends a token: whitespace, a comma, a bracket, `"`, `;`,
+/// `` ` `` or `~`.
+fn ends_token(c: char) -> bool {
+    /// The ASCII characters that end a token (`char::is_whitespace` and
+    /// the delimiters), as a table: the reader's innermost loop.
+    const ENDS: [bool; 128] = {
+        let mut t = [false; 128];
+        let ends = b"\t\n\x0b\x0c\r ()[]{}\";,`~";
+        let mut i = 0;
+        while i < ends.len() {
+            t[ends[i] as usize] = true;
+            i += 1;
+        }
+        t
+    };
+    match ENDS.get(c as usize) {
+        Some(&end) => end,
+        None => c.is_whitespace(),
+    }
+}
+
+/// A token as shown in a message: at most 40 characters.
+fn shown(tok: &str) -> String {
+    match tok.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &tok[..i]),
+        None => tok.to_string(),
+    }
+}
+
+/// Characters a symbol or keyword may contain. Either may also contain
+/// `#` (syntax quote's fresh names end in it), but not start with it.
 fn symbol_char(c: char) -> bool {
     c.is_alphanumeric() || "*+!-_'?<>=/.&%$".contains(c)
 }
