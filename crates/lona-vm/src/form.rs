@@ -90,6 +90,24 @@ impl Form {
         Form { kind, pos }
     }
 
+    /// Whether two forms are the same apart from positions (NaN equals
+    /// NaN): what a printed form must read back as.
+    pub fn same_as(&self, other: &Form) -> bool {
+        match (&self.kind, &other.kind) {
+            (FormKind::List(x), FormKind::List(y)) | (FormKind::Vector(x), FormKind::Vector(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.same_as(q))
+            }
+            (FormKind::Map(x), FormKind::Map(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(y)
+                        .all(|((k, v), (k2, v2))| k.same_as(k2) && v.same_as(v2))
+            }
+            (FormKind::Float(x), FormKind::Float(y)) => x == y || (x.is_nan() && y.is_nan()),
+            (p, q) => p == q,
+        }
+    }
+
     /// The symbol's name, if this is a symbol.
     pub fn as_symbol(&self) -> Option<&str> {
         match &self.kind {
