@@ -608,6 +608,18 @@ impl Vm {
                 }
             }};
         }
+        // The function in var `V[var]`, stored into the callee slot `a`;
+        // `[:undef sym]` if the var is unbound.
+        macro_rules! callee_var {
+            ($var:expr, $a:expr) => {{
+                let v = proto.vars[$var as usize];
+                let Some(fw) = v.get() else {
+                    raise!(self.undef(v));
+                };
+                set!($a, fw.0);
+                fw
+            }};
+        }
         // After a tail call moved callee and arguments to the callee slot
         // (state synced): enter it, or return a built-in's result.
         macro_rules! tail_enter {
@@ -849,11 +861,7 @@ impl Vm {
                 }
                 Instr::CallVar { a, argc, var } => {
                     safepoint!();
-                    let v = proto.vars[var as usize];
-                    let Some(fw) = v.get() else {
-                        raise!(self.undef(v));
-                    };
-                    set!(a, fw.0);
+                    let fw = callee_var!(var, a);
                     call_fast!(a, argc, fw.0);
                     sync!();
                     match self.enter(base!() + a as usize, argc as usize, false, &mut reds) {
@@ -883,11 +891,7 @@ impl Vm {
                     // Skip the CallVar this instruction stands for.
                     // SAFETY: the fused CallVar follows in the code.
                     ip = unsafe { ip.add(1) };
-                    let v = proto.vars[var as usize];
-                    let Some(fw) = v.get() else {
-                        raise!(self.undef(v));
-                    };
-                    set!(a, fw.0);
+                    let fw = callee_var!(var, a);
                     call_fast!(a, 1u8, fw.0);
                     sync!();
                     match self.enter(base!() + a as usize, 1, false, &mut reds) {
@@ -925,11 +929,7 @@ impl Vm {
                 }
                 Instr::TailCallVar { a, argc, var } => {
                     safepoint!();
-                    let v = proto.vars[var as usize];
-                    let Some(fw) = v.get() else {
-                        raise!(self.undef(v));
-                    };
-                    set!(a, fw.0);
+                    let fw = callee_var!(var, a);
                     // A self tail call (the var still holds the running
                     // closure): a jump to the entry, with no decoding.
                     // SAFETY: base >= 1: the callee slot is below the window.
