@@ -13,6 +13,7 @@
 //! it is zero (the native layer does this at every call).
 
 use crate::envelope::{Envelope, Header};
+use crate::mailbox::Mailbox;
 use crate::info::{info_of, ProcessInfo, Status};
 use crate::process::{Private, Process, ACTIVE};
 use crate::registry::RegisterError;
@@ -22,6 +23,8 @@ use crate::table::Slot;
 use crate::timer::{Target, TimerRef};
 use crate::worker::WorkerCore;
 use crate::{Pid, Reason, Ref};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::time::Duration;
 
 /// Reductions between two [`Cx::tick`]s (a power of two).
@@ -46,6 +49,20 @@ pub enum Scan {
     /// The slice's reductions ran out mid-scan: yield; the same receive
     /// (same id) resumes after the messages it already rejected.
     OutOfBudget,
+}
+
+/// A message in the mailbox, seen by [`Cx::peek_message`] (a borrowed
+/// view: it stays in the mailbox).
+pub struct Peeked<'a> {
+    e: std::mem::ManuallyDrop<Envelope>,
+    _borrow: PhantomData<&'a mut Mailbox>,
+}
+
+impl std::ops::Deref for Peeked<'_> {
+    type Target = Envelope;
+    fn deref(&self) -> &Envelope {
+        &self.e
+    }
 }
 
 /// What a process sees of the runtime during `init`/`step`.
@@ -192,6 +209,13 @@ impl Cx<'_> {
         self.p.pending_exit.is_some()
     }
 
+    /// This process reports its own end (e.g. a program's main process,
+    /// whose runner prints the reason): if it ends abnormally now, the
+    /// runtime prints no crash report for it (`links`, rule 10).
+    pub fn suppress_crash_report(&mut self) {
+        self.p.exit_by_signal = true;
+    }
+
     /// End the process with `reason` after this step (Erlang's `exit/1`).
     pub fn exit(&mut self, reason: Reason) {
         if self.p.pending_exit.is_none() {
@@ -223,6 +247,46 @@ impl Cx<'_> {
             None if rejected >= limit => Scan::OutOfBudget,
             None => Scan::NotFound,
         }
+    }
+
+    /// The message receive `id` looks at next, without removing it: the
+    /// one after those it already rejected ([`Cx::skip_message`]), or the
+    /// oldest for a new receive. When it has seen every message, the inbox
+    /// is drained first; `None` means there is nothing more to look at (or
+    /// a signal just ended the process: check [`Cx::exiting`]).
+    ///
+    /// This is selective receive one step at a time, for an interpreter
+    /// whose patterns are code (BEAM's `loop_rec` / `remove_message`):
+    /// look, then [`Cx::skip_message`] or [`Cx::take_peeked`]. The view
+    /// borrows the runtime; the message itself stays where it is (its
+    /// address does not change) until it is taken or the process ends.
+    pub fn peek_message(&mut self, id: u64) -> Option<Peeked<'_>> {
+        let mut h = self.p.mailbox.peek(id as u32);
+        if h.is_null() {
+            self.drain();
+            if self.exiting() {
+                return None;
+            }
+            h = self.p.mailbox.peek(id as u32);
+        }
+        // SAFETY: a live node the mailbox owns; `Peeked` never drops it.
+        NonNull::new(h).map(|_| Peeked {
+            e: std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) }),
+            _borrow: PhantomData,
+        })
+    }
+
+    /// Receive `id` rejects the message [`Cx::peek_message`] showed it
+    /// (a reduction, as in [`Cx::take_message`]).
+    pub fn skip_message(&mut self, id: u64) {
+        self.charge_saturating(1);
+        self.p.mailbox.skip(id as u32);
+    }
+
+    /// Receive `id` takes the message [`Cx::peek_message`] showed it: it
+    /// leaves the mailbox, the others keep their order.
+    pub fn take_peeked(&mut self, id: u64) -> Option<Envelope> {
+        self.p.mailbox.remove_peeked(id as u32)
     }
 
     /// Arm a receive timeout of `after`; returns its token and timer, or

@@ -52,7 +52,7 @@ mod worker;
 // Native `async` processes, a layer over the core.
 mod native;
 
-pub use cx::{Cx, Scan, SpawnOpts};
+pub use cx::{Cx, Peeked, Scan, SpawnOpts};
 pub use envelope::Envelope;
 pub use info::{ProcessInfo, Status};
 pub use native::{Charge, Ctx, ExitNow, Receive, ReceiveTimeout, YieldNow};

@@ -121,6 +121,60 @@ impl Mailbox {
         (None, rejected)
     }
 
+    /// The message receive `owner` looks at next: the one after its cursor
+    /// (after the messages it already rejected), or the oldest for a new
+    /// receive. Null when it has seen them all. (The step-by-step form of
+    /// [`Mailbox::take_first`], for an interpreter whose patterns are code:
+    /// BEAM's `loop_rec`.)
+    pub(crate) fn peek(&mut self, owner: u32) -> *mut Header {
+        debug_assert_ne!(owner, 0);
+        if self.cursor_owner != owner {
+            self.cursor_owner = owner;
+            self.cursor = ptr::null_mut();
+        }
+        if self.cursor.is_null() {
+            self.head
+        } else {
+            // SAFETY: the cursor is a live node of ours (rule 3).
+            unsafe { (*self.cursor).next }
+        }
+    }
+
+    /// Receive `owner` rejects the message [`Mailbox::peek`] showed it: the
+    /// cursor moves past it. Returns false if there was none.
+    pub(crate) fn skip(&mut self, owner: u32) -> bool {
+        let cur = self.peek(owner);
+        if cur.is_null() {
+            return false;
+        }
+        self.cursor = cur;
+        true
+    }
+
+    /// Receive `owner` takes the message [`Mailbox::peek`] showed it.
+    pub(crate) fn remove_peeked(&mut self, owner: u32) -> Option<Envelope> {
+        let cur = self.peek(owner);
+        if cur.is_null() {
+            return None;
+        }
+        let prev = self.cursor;
+        // SAFETY: `cur` and `prev` (when not null) are live nodes of ours.
+        let next = unsafe { (*cur).next };
+        if prev.is_null() {
+            self.head = next;
+        } else {
+            // SAFETY: as above.
+            unsafe { (*prev).next = next };
+        }
+        if self.tail == cur {
+            self.tail = prev;
+        }
+        self.len -= 1;
+        self.cursor_owner = 0;
+        // SAFETY: unlinked, so now exclusively owned by the result.
+        Some(unsafe { Envelope::from_raw(cur) })
+    }
+
     /// Remove the first message `accept` takes, from the oldest, ignoring
     /// any cursor (for flushes such as `demonitor(.., flush)`).
     pub(crate) fn remove_first(
@@ -257,6 +311,36 @@ mod tests {
         assert_eq!(rejected, 1);
         assert_eq!(got.unwrap().downcast::<i64>().unwrap(), 7);
         assert_eq!(seen, vec![0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+
+    /// Peek, skip and remove step by step as `take_first` does in one go:
+    /// a new receive starts at the oldest, one that skipped resumes after.
+    #[test]
+    fn peek_skip_remove() {
+        let mut m = Mailbox::default();
+        for i in 0..4i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        assert_eq!(int(m.peek(1)), Some(0));
+        assert!(m.skip(1));
+        assert!(m.skip(1));
+        assert_eq!(int(m.peek(1)), Some(2));
+        let e = m.remove_peeked(1).unwrap();
+        assert_eq!(e.downcast::<i64>().unwrap(), 2);
+        // A removal clears the cursor: the next receive starts over.
+        assert_eq!(int(m.peek(2)), Some(0));
+        assert!(m.skip(2) && m.skip(2) && m.skip(2));
+        assert!(m.peek(2).is_null() && !m.skip(2));
+        m.push(Envelope::new(9i64, 0, false));
+        assert_eq!(int(m.peek(2)), Some(9), "resumes after the rejected ones");
+        assert_eq!(m.remove_peeked(2).unwrap().downcast::<i64>().unwrap(), 9);
+        // The tail was removed: pushing still appends correctly.
+        m.push(Envelope::new(10i64, 0, false));
+        let rest: Vec<i64> = std::iter::from_fn(|| m.remove_peeked(3))
+            .map(|e| e.downcast::<i64>().unwrap())
+            .collect();
+        assert_eq!(rest, vec![0, 1, 3, 10]);
+        assert_eq!(m.len(), 0);
     }
 
     proptest! {

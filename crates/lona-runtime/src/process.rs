@@ -98,7 +98,8 @@ pub(crate) struct Private {
     /// Its last step ended waiting (for `process_info`'s status).
     pub(crate) waiting: bool,
     /// `pending_exit` came from another process's exit signal (such an end
-    /// is not reported as a crash: its cause already was, or was handled).
+    /// is not reported as a crash: its cause already was, or was handled),
+    /// or the process reports its own end (`Cx::suppress_crash_report`).
     pub(crate) exit_by_signal: bool,
     pub(crate) trap_exit: bool,
     /// Set when a signal (or the process itself) ended it; acted on by the

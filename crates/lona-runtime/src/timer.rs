@@ -68,6 +68,23 @@ pub struct TimerRef {
     gen: u32,
 }
 
+impl TimerRef {
+    /// The reference as one word (generation high, index low), for a term
+    /// heap to store.
+    pub const fn to_bits(self) -> u64 {
+        ((self.gen as u64) << 32) | self.index as u64
+    }
+
+    /// The inverse of [`TimerRef::to_bits`]. Any word is accepted: one that
+    /// names no pending timer cancels nothing.
+    pub const fn from_bits(bits: u64) -> TimerRef {
+        TimerRef {
+            index: bits as u32,
+            gen: (bits >> 32) as u32,
+        }
+    }
+}
+
 struct Entry {
     when: u64,
     prev: u32,

@@ -39,12 +39,15 @@ use crate::var::Var;
 /// A register number, relative to the frame's base.
 pub type Reg = u8;
 
+/// `RecvWait`'s register operand when the receive has no timeout.
+pub const NO_TIMEOUT: Reg = Reg::MAX;
+
 /// The signature of a built-in function written in Rust.
 ///
 /// Built-ins are leaf functions: they never call back into Lonala. They get
 /// their arguments as raw words of the process heap and may allocate on it
 /// (allocation never moves the heap; see [`crate::vm`]).
-pub type NativeFn = fn(&mut crate::native::NativeCx<'_>, &[RawTerm]) -> crate::native::NResult;
+pub type NativeFn = fn(&mut crate::native::NativeCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
 
 /// One instruction. Each variant documents its effect; `R[x]` is register
 /// `x` of the current frame, `K[k]` constant `k`, `pc` the next instruction.
@@ -190,6 +193,31 @@ pub enum Instr {
     /// `R[dst] = (get R[r] R[dst])`: the key is loaded into `dst` first;
     /// jumps to `fail` (leaving `dst` as it was) if the key is missing.
     MapGet { dst: Reg, r: Reg, fail: u32 },
+
+    // ---- receive (BEAM's loop_rec / remove_message / wait) -----------------
+    // A `receive` compiles to:
+    //   RecvStart; top: RecvPeek s, wait; <clause tests on s, each failing
+    //   to the next>; RecvAccept; <body> ... RecvNext top;
+    //   wait: RecvWait t, top; <timeout body>
+    /// Begins a receive: a new receive id (the mailbox keeps its cursor
+    /// under it). Raises `:receive-in-guard` inside another receive's scan.
+    RecvStart,
+    /// `R[dst] = ` the next message the receive has not rejected yet
+    /// (draining the inbox when it has seen them all), left in the
+    /// mailbox; if there is none, `pc = empty`.
+    RecvPeek { dst: Reg, empty: u32 },
+    /// The message `RecvPeek` showed is rejected (the cursor moves past it;
+    /// a reduction and a yield point), then `pc = to`.
+    RecvNext { to: u32 },
+    /// The message `RecvPeek` showed matched: it leaves the mailbox (its
+    /// fragment joins the heap), the timeout is cancelled, the receive ends.
+    RecvAccept,
+    /// Nothing (more) matched. If the timeout armed from `R[t]` (ms, a
+    /// non-negative integer; `t` = [`NO_TIMEOUT`]: none) has fired, or is
+    /// 0, the receive ends and execution falls through to the timeout
+    /// body; otherwise the timer is armed (once) and the process waits,
+    /// then resumes at `to` (the `RecvPeek`).
+    RecvWait { t: Reg, to: u32 },
 
     // ---- errors -----------------------------------------------------------
     /// Raises `[:badmatch R[r]]` (class `:error`).

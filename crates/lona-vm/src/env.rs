@@ -22,6 +22,9 @@ pub struct Env {
     pub load_path: Mutex<Vec<std::path::PathBuf>>,
     /// Namespaces already loaded from files.
     pub loaded: Mutex<std::collections::HashSet<String>>,
+    /// How the program ended: set by its main process, or by `(halt n)`
+    /// in any process; `lona run` waits on it.
+    pub ending: Arc<crate::process::EndSignal>,
 }
 
 impl Env {
@@ -37,6 +40,7 @@ impl Env {
             out: Mutex::new(out),
             load_path: Mutex::new(Vec::new()),
             loaded: Mutex::new(Default::default()),
+            ending: Arc::default(),
         });
         crate::builtins::install(&env);
         crate::eval::load_prelude(&env);

@@ -49,6 +49,9 @@ pub enum EvalError {
         exit_reason: String,
         /// Lonala stack trace, one `  at ns/f (file:line)` per line.
         trace: String,
+        /// The exit reason as the runtime carries it (to links, monitors
+        /// and the crash report).
+        exit: lona_runtime::Reason,
     },
 }
 
@@ -88,6 +91,10 @@ pub enum Progress {
     Failed(EvalError),
     /// `(halt n)`.
     Halt(i32),
+    /// Waiting in a `receive`: step again when a message arrives.
+    Wait,
+    /// The heap outgrew its maximum: the process must be killed.
+    HeapLimit(lona_term::HeapError),
 }
 
 struct Unit {
@@ -174,14 +181,22 @@ impl Evaluator {
         self.vm.heap.root(self.last)
     }
 
-    /// Runs for at most `budget` reductions.
+    /// Runs for at most `budget` reductions, outside any process.
     pub fn step(&mut self, budget: i32) -> Progress {
+        self.step_in(budget, None)
+    }
+
+    /// Runs for at most `budget` reductions as the process `rt` is the
+    /// runtime of.
+    pub fn step_in(&mut self, budget: i32, mut rt: Option<&mut lona_runtime::Cx<'_>>) -> Progress {
         let mut budget = budget;
         loop {
             if self.running {
                 let before = self.vm.reductions;
-                match self.vm.run(budget) {
+                match self.vm.run_in(budget, rt.as_deref_mut()) {
                     Outcome::Yield => return Progress::Yield,
+                    Outcome::Wait => return Progress::Wait,
+                    Outcome::HeapLimit(e) => return Progress::HeapLimit(e),
                     Outcome::Done(v) => {
                         self.running = false;
                         // SAFETY: the VM just returned this word of its heap.
@@ -405,18 +420,19 @@ impl Evaluator {
         let reason = unsafe { self.vm.heap.term(r.reason) };
         let mut text = String::new();
         crate::builtins::readable(&mut text, reason);
-        let exit_reason = match r.class {
-            Class::Error => format!("[:error {text}]"),
-            Class::Throw => format!("[:error [:nocatch {text}]]"),
-            Class::Exit | Class::Halt(_) => text.clone(),
-        };
+        let t = crate::process::exit_term(&self.vm.heap, r.class, reason);
+        let mut exit_reason = String::new();
+        crate::builtins::readable(&mut exit_reason, t);
+        let trace = self.vm.trace_text();
+        let exit = crate::msg::term_reason(t, Some(&trace));
         self.units.clear();
         self.main = None;
         EvalError::Uncaught {
             class: r.class,
             reason: text,
             exit_reason,
-            trace: self.vm.trace_text(),
+            trace,
+            exit,
         }
     }
 }
@@ -436,6 +452,7 @@ pub fn load_prelude(env: &Arc<Env>) {
             Progress::Done => break,
             Progress::Failed(e) => panic!("the prelude failed: {e}"),
             Progress::Halt(_) => panic!("the prelude halted"),
+            Progress::Wait | Progress::HeapLimit(_) => panic!("the prelude cannot wait"),
         }
     }
 }
@@ -455,6 +472,10 @@ pub fn eval_str(env: &Arc<Env>, name: &str, text: &str) -> Result<String, EvalEr
             }
             Progress::Failed(e) => return Err(e),
             Progress::Halt(n) => return Ok(format!("<halt {n}>")),
+            // Outside a process `receive` raises, so neither can happen.
+            Progress::Wait | Progress::HeapLimit(_) => {
+                return Err(EvalError::Load("cannot wait outside a process".into()))
+            }
         }
     }
 }

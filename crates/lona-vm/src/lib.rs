@@ -4,7 +4,8 @@
 //! a `bytecode::Proto`; `vm` runs prototypes on one process heap, in
 //! slices of reductions; `builtins` and `prelude.lona` are the core
 //! library; `eval` drives files, namespaces and programs; `var` holds the
-//! global names.
+//! global names; `msg` and `process` make a Lonala program a process of
+//! `lona-runtime` (messages and exit reasons as terms).
 
 pub mod builtins;
 pub mod bytecode;
@@ -12,7 +13,9 @@ pub mod compiler;
 pub mod env;
 pub mod eval;
 pub mod form;
+pub mod msg;
 pub mod native;
+pub mod node;
 pub mod num;
 pub mod process;
 pub mod reader;

@@ -3,6 +3,10 @@
 
 use lona_term::{Heap, RawTerm, Term};
 
+use std::sync::Arc;
+
+use lona_runtime::Cx;
+
 use crate::env::Env;
 
 /// The three classes of exception (Erlang's), plus the node-wide `halt`.
@@ -76,23 +80,36 @@ impl Raise {
 pub type NResult = Result<RawTerm, Raise>;
 
 /// A built-in's view of its process.
-pub struct NativeCx<'a> {
+pub struct NativeCx<'a, 'r> {
     /// The process heap: allocate results here. Allocation never moves
     /// anything, so the argument words stay valid for the whole call.
     pub heap: &'a Heap,
     /// The node.
-    pub env: &'a Env,
+    pub env: &'a Arc<Env>,
+    /// The runtime, when the VM runs as a process (`None` for a scratch
+    /// VM, e.g. macro expansion): process built-ins raise without it.
+    pub rt: Option<&'a mut Cx<'r>>,
+    /// Something the VM does after the built-in returns.
+    pub request: Option<Request>,
     /// Reductions left in this slice; a built-in doing work proportional
     /// to its input charges it with [`NativeCx::charge`].
     pub reds: &'a mut i32,
 }
 
-impl<'a> NativeCx<'a> {
+impl<'a, 'r> NativeCx<'a, 'r> {
     /// Charges `n` reductions (for work proportional to an input's size).
     #[inline]
     pub fn charge(&mut self, n: usize) {
         let n = i32::try_from(n).unwrap_or(i32::MAX);
         *self.reds = self.reds.saturating_sub(n);
+    }
+
+    /// The runtime, or `:no-process` when the VM does not run as a
+    /// process.
+    pub fn rt(&mut self) -> Result<&mut Cx<'r>, Raise> {
+        self.rt
+            .as_deref_mut()
+            .ok_or_else(|| Raise::error(Term::keyword("no-process")))
     }
 
     /// An argument word as a term of this heap.
@@ -102,4 +119,14 @@ impl<'a> NativeCx<'a> {
         // since the last collection, and none happens during a built-in.
         unsafe { self.heap.term(r) }
     }
+}
+
+/// What a built-in asks the VM to do once it has returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Collect the heap at the next safepoint (`(gc)`, `(gc :full)`).
+    Gc {
+        /// A major collection.
+        full: bool,
+    },
 }

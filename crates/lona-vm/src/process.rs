@@ -1,26 +1,51 @@
-//! A Lonala program as a process of the runtime: the [`Evaluator`] run in
-//! slices of the process's reduction budget.
+//! Lonala processes: the interpreter as a [`Process`] of `lona-runtime`.
 //!
-//! This is the main process of `lona run` and `lona eval`. Lonala's own
-//! process functions (spawn, send, receive) come with the process issue;
-//! the shape is already the one they need: the interpreter returns to the
-//! scheduler after any slice and resumes where it stopped.
+//! Each Lonala process owns a [`Vm`]: its heap (young/old, 712 bytes to
+//! start; `:min-heap-size` and `:max-heap-size` from `spawn-opt`), its
+//! register stack and its frames. The runtime knows nothing of terms or
+//! bytecode: it calls [`Process::step`] with the slice's reductions, and
+//! the VM uses the runtime only through [`Cx`], the API every kind of
+//! process uses.
+//!
+//! # A step
+//! 1. On its first step a spawned process attaches the fragment it was
+//!    spawned with (`[f & args]`, copied by the parent) to its heap and
+//!    starts the call.
+//! 2. The VM runs until the budget is spent (`Step::Yield`), a `receive`
+//!    finds nothing to take (`Step::Wait`; stepped again when anything
+//!    arrives or the timeout fires), or the call ends.
+//! 3. Ending: a normal return is reason `:normal`. An uncaught exception
+//!    ends the process with `[:error e]`, `[:error [:nocatch v]]` or the
+//!    `exit` reason (lonala.md, "Errors"); the reason carries the Lonala
+//!    stack trace to the runtime's crash report. A heap past its maximum
+//!    kills the process (`:killed`, with a report); `(halt n)` stops the
+//!    node.
+//!
+//! The main process of `lona run` is the same with an [`Evaluator`] (a
+//! program's forms, then `-main`) instead of a single call.
 
 use std::sync::{Arc, Condvar, Mutex};
 
 use lona_runtime::{Cx, Process, Reason, Step};
+use lona_term::{Fragment, Heap, HeapConfig, HeapError, Term, View};
 
+use crate::env::Env;
 use crate::eval::{EvalError, Evaluator, Progress};
+use crate::native::Class;
+use crate::vm::{Outcome, Vm};
 
 /// How a program ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ending {
     /// Every form (and `-main`) ran: exit status 0.
     Normal,
-    /// `(halt n)`.
+    /// `(halt n)`, in any process.
     Halt(i32),
     /// An error ended it: exit status 1.
     Failed(EvalError),
+    /// The main process was ended from outside (an exit signal, a heap
+    /// limit): exit status 1.
+    Killed(String),
 }
 
 impl Ending {
@@ -29,13 +54,13 @@ impl Ending {
         match self {
             Ending::Normal => 0,
             Ending::Halt(n) => *n,
-            Ending::Failed(_) => 1,
+            Ending::Failed(_) | Ending::Killed(_) => 1,
         }
     }
 }
 
-/// Where the main process reports its ending (and the thread that
-/// started it waits).
+/// Where the program's ending is reported (and the thread that started it
+/// waits). The first ending set wins.
 #[derive(Default)]
 pub struct EndSignal {
     ending: Mutex<Option<Ending>>,
@@ -64,55 +89,143 @@ impl EndSignal {
     }
 }
 
-/// The main process of a program.
-pub struct MainProcess {
-    ev: Evaluator,
-    end: Arc<EndSignal>,
-}
-
-impl MainProcess {
-    /// A process that runs `ev` and reports to `end`.
-    pub fn new(ev: Evaluator, end: Arc<EndSignal>) -> MainProcess {
-        MainProcess { ev, end }
+/// The exit reason for an uncaught exception (lonala.md, "Errors").
+pub fn exit_term<'h>(heap: &'h Heap, class: Class, reason: Term<'h>) -> Term<'h> {
+    match class {
+        Class::Error => heap.vector(&[Term::keyword("error"), reason]),
+        Class::Throw => heap.vector(&[
+            Term::keyword("error"),
+            heap.vector(&[Term::keyword("nocatch"), reason]),
+        ]),
+        Class::Exit | Class::Halt(_) => reason,
     }
 }
 
-impl Process for MainProcess {
+/// A Lonala process.
+pub struct LonaProcess {
+    body: Body,
+}
+
+enum Body {
+    /// A spawned function call; `start` until the first step.
+    Call { vm: Vm, start: Option<Fragment> },
+    /// The main process of a program.
+    Main {
+        ev: Box<Evaluator>,
+        end: Arc<EndSignal>,
+    },
+}
+
+impl LonaProcess {
+    /// A process that calls `start`'s `[f & args]` (a fragment the spawner
+    /// made) on a heap configured by `heap`.
+    pub fn spawned(env: Arc<Env>, start: Fragment, heap: HeapConfig) -> LonaProcess {
+        LonaProcess {
+            body: Body::Call {
+                vm: Vm::with_heap(env, Heap::with_config(heap)),
+                start: Some(start),
+            },
+        }
+    }
+
+    /// The main process of a program: runs `ev` and reports to `end`.
+    pub fn main(ev: Evaluator, end: Arc<EndSignal>) -> LonaProcess {
+        LonaProcess {
+            body: Body::Main {
+                ev: Box::new(ev),
+                end,
+            },
+        }
+    }
+}
+
+/// Charges what the VM spent to the runtime's budget.
+fn charge(cx: &mut Cx<'_>, before: u64, after: u64) {
+    let spent = (after - before).min(u32::MAX as u64) as u32;
+    cx.charge(spent.min(cx.budget()));
+}
+
+fn heap_limit(cx: &Cx<'_>, e: HeapError) -> Step {
+    // Erlang kills such a process with reason `killed` and logs it; so do
+    // we (the runtime adds its crash report if nobody watches it).
+    eprintln!("=ERROR REPORT= process {} killed: {e}", cx.pid());
+    Step::Exit(Reason::Killed)
+}
+
+impl Process for LonaProcess {
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {
-        let budget = cx.budget().max(1);
-        let before = self.ev.vm.reductions;
-        let p = self.ev.step(i32::try_from(budget).unwrap_or(i32::MAX));
-        let spent = (self.ev.vm.reductions - before).min(u32::MAX as u64) as u32;
-        cx.charge(spent.min(cx.budget()));
-        match p {
-            Progress::Yield => Step::Yield,
-            Progress::Done => {
-                self.end.set(Ending::Normal);
-                Step::Exit(Reason::Normal)
+        let budget = i32::try_from(cx.budget().max(1)).unwrap_or(i32::MAX);
+        match &mut self.body {
+            Body::Call { vm, start } => {
+                if let Some(frag) = start.take() {
+                    let t = vm.heap.attach(frag);
+                    let View::Vector(items) = t.view() else {
+                        return Step::Exit(Reason::from("bad spawn fragment"));
+                    };
+                    let raw: Vec<_> = items.iter().map(|x| x.raw()).collect();
+                    vm.start(raw[0], &raw[1..]);
+                }
+                let before = vm.reductions;
+                let out = vm.run_in(budget, Some(cx));
+                charge(cx, before, vm.reductions);
+                match out {
+                    Outcome::Yield => Step::Yield,
+                    Outcome::Wait => Step::Wait,
+                    Outcome::Done(_) => Step::Exit(Reason::Normal),
+                    Outcome::Raised(r) => {
+                        // SAFETY: the reason is a word of the VM's heap
+                        // (no collection since it was raised).
+                        let reason = unsafe { vm.heap.term(r.reason) };
+                        let t = exit_term(&vm.heap, r.class, reason);
+                        Step::Exit(crate::msg::term_reason(t, Some(&vm.trace_text())))
+                    }
+                    Outcome::Halt(n) => {
+                        vm.env().flush_out();
+                        vm.env().ending.set(Ending::Halt(n));
+                        Step::Exit(Reason::Shutdown)
+                    }
+                    Outcome::HeapLimit(e) => heap_limit(cx, e),
+                }
             }
-            Progress::Halt(n) => {
-                self.end.set(Ending::Halt(n));
-                Step::Exit(Reason::Normal)
-            }
-            Progress::Failed(e) => {
-                let reason = match &e {
-                    EvalError::Uncaught { exit_reason, .. } => exit_reason.clone(),
-                    other => other.to_string(),
-                };
-                self.end.set(Ending::Failed(e));
-                // The program's runner prints the reason with the Lonala
-                // stack trace; `Shutdown` keeps the runtime from printing
-                // a second, poorer crash report of the same ending.
-                let _ = reason;
-                Step::Exit(Reason::Shutdown)
+            Body::Main { ev, end } => {
+                let before = ev.vm.reductions;
+                let p = ev.step_in(budget, Some(cx));
+                charge(cx, before, ev.vm.reductions);
+                match p {
+                    Progress::Yield => Step::Yield,
+                    Progress::Wait => Step::Wait,
+                    Progress::Done => {
+                        end.set(Ending::Normal);
+                        Step::Exit(Reason::Normal)
+                    }
+                    Progress::Halt(n) => {
+                        end.set(Ending::Halt(n));
+                        Step::Exit(Reason::Shutdown)
+                    }
+                    Progress::HeapLimit(e) => {
+                        end.set(Ending::Killed(format!("killed: {e}")));
+                        heap_limit(cx, e)
+                    }
+                    Progress::Failed(e) => {
+                        let reason = match &e {
+                            EvalError::Uncaught { exit, .. } => exit.clone(),
+                            other => Reason::from(other.to_string()),
+                        };
+                        end.set(Ending::Failed(e));
+                        // `lona run` prints the reason with the trace; the
+                        // runtime must not print it a second time.
+                        cx.suppress_crash_report();
+                        Step::Exit(reason)
+                    }
+                }
             }
         }
     }
 
     fn close(&mut self, reason: &Reason) {
-        // Killed from outside (or panicked): still report an ending.
-        self.end.set(Ending::Failed(EvalError::Load(format!(
-            "main process ended: {reason:?}"
-        ))));
+        if let Body::Main { end, .. } = &self.body {
+            // Ended from outside (an exit signal): still an ending.
+            end.set(Ending::Killed(format!("{reason:?}")));
+        }
     }
 }

@@ -35,11 +35,14 @@
 
 use std::sync::Arc;
 
-use lona_term::{GcKind, Heap, RawTerm, Term, View};
+use std::time::Duration;
 
-use crate::bytecode::{Entry, Instr, Proto};
+use lona_runtime::{Cx, TimerRef};
+use lona_term::{Fragment, GcKind, Heap, HeapError, RawTerm, Term, View};
+
+use crate::bytecode::{Entry, Instr, Proto, NO_TIMEOUT};
 use crate::env::Env;
-use crate::native::{Class, NativeCx, Raise};
+use crate::native::{Class, NativeCx, Raise, Request};
 use crate::num;
 use crate::tag::{self, NIL};
 
@@ -54,6 +57,12 @@ pub enum Outcome {
     Raised(Raise),
     /// `(halt n)`.
     Halt(i32),
+    /// Waiting in a `receive` (or a signal ended the process): call `run`
+    /// again when a message or timeout arrives.
+    Wait,
+    /// A collection found the heap larger than its `max_heap_size`: the
+    /// process must be killed (Erlang's `max_heap_size`).
+    HeapLimit(HeapError),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -100,6 +109,16 @@ pub struct Vm {
     pub reductions: u64,
     /// Most words the register stack may grow to.
     max_stack: usize,
+    /// The receive whose scan is in progress (its mailbox cursor id), 0
+    /// when none: set by `RecvStart`, cleared when it takes a message or
+    /// times out.
+    recv_id: u64,
+    /// That receive's timeout: its token and timer, once armed.
+    recv_timer: Option<(u64, TimerRef)>,
+    /// A collection a built-in asked for (`(gc)`): `Some(full)`.
+    gc_request: Option<bool>,
+    /// Set when a collection found the heap over its maximum.
+    heap_error: Option<HeapError>,
 }
 
 fn idle_proto() -> &'static Proto {
@@ -133,6 +152,10 @@ impl Vm {
             fault_native: None,
             reductions: 0,
             max_stack: MAX_STACK_WORDS,
+            recv_id: 0,
+            recv_timer: None,
+            gc_request: None,
+            heap_error: None,
         }
     }
 
@@ -167,6 +190,8 @@ impl Vm {
     pub fn start(&mut self, f: RawTerm, args: &[RawTerm]) {
         self.frames.clear();
         self.handlers.clear();
+        self.recv_id = 0;
+        self.recv_timer = None;
         self.stack.iter_mut().for_each(|w| *w = NIL);
         self.ensure(3 + args.len());
         self.stack[1] = f.0;
@@ -213,9 +238,11 @@ impl Vm {
                 std::slice::from_raw_parts_mut(self.stack.as_mut_ptr() as *mut RawTerm, top + 1);
             self.heap.collect_with_roots(kind, 0, roots)
         };
-        // Max heap size is enforced by the process (next issue); the heap
-        // is consistent either way.
-        let _ = r;
+        // Over max_heap_size: the heap is consistent; the process kills
+        // itself at the safepoint (`Outcome::HeapLimit`).
+        if let Err(e) = r {
+            self.heap_error = Some(e);
+        }
         self.exn_reason = self.stack[top];
         self.shrink_stack();
         for w in &mut self.stack[top..] {
@@ -345,6 +372,7 @@ impl Vm {
         argc: usize,
         tail: bool,
         reds: &mut i32,
+        rt: &mut Option<&mut Cx<'_>>,
     ) -> Result<bool, Raise> {
         let f = self.stack[slot];
         if let Some(code) = tag::closure_code(f) {
@@ -365,8 +393,14 @@ impl Vm {
                     heap: &self.heap,
                     env: &self.env,
                     reds,
+                    rt: rt.as_deref_mut(),
+                    request: None,
                 };
-                let v = nf(&mut cx, args).inspect_err(|_| self.fault_native = Some(p))?;
+                let r = nf(&mut cx, args);
+                if let Some(q) = cx.request {
+                    self.request(q, reds);
+                }
+                let v = r.inspect_err(|_| self.fault_native = Some(p))?;
                 self.stack[slot] = v.0;
                 return Ok(false);
             }
@@ -421,6 +455,17 @@ impl Vm {
         };
         self.stack[slot] = v.0;
         Ok(false)
+    }
+
+    /// Acts on what a built-in asked for (`NativeCx::request`).
+    fn request(&mut self, q: Request, reds: &mut i32) {
+        match q {
+            Request::Gc { full } => {
+                // At the next safepoint, which ends the slice.
+                self.gc_request = Some(full || self.gc_request == Some(true));
+                *reds = (*reds).min(1);
+            }
+        }
     }
 
     fn badarity(&self, f: u64, argc: usize) -> Raise {
@@ -501,19 +546,26 @@ impl Vm {
         Ok(items.len())
     }
 
-    /// Runs the current call for at most `budget` reductions.
+    /// Runs the current call for at most `budget` reductions, outside any
+    /// process: process built-ins and `receive` raise `:no-process`.
     pub fn run(&mut self, budget: i32) -> Outcome {
+        self.run_in(budget, None)
+    }
+
+    /// Runs the current call for at most `budget` reductions as the
+    /// process `rt` is the runtime of.
+    pub fn run_in(&mut self, budget: i32, rt: Option<&mut Cx<'_>>) -> Outcome {
         if !self.active {
             return Outcome::Done(Term::NIL.raw());
         }
         let mut reds = budget.max(1);
-        let out = self.interpret(&mut reds);
+        let out = self.interpret(&mut reds, rt);
         self.reductions += (budget.max(1) - reds.max(0)) as u64;
         out
     }
 
     #[allow(clippy::too_many_lines)]
-    fn interpret(&mut self, reds_out: &mut i32) -> Outcome {
+    fn interpret(&mut self, reds_out: &mut i32, mut rt: Option<&mut Cx<'_>>) -> Outcome {
         let mut reds = *reds_out;
         let mut proto: &'static Proto;
         let mut code: *const Instr;
@@ -598,12 +650,18 @@ impl Vm {
                     // SAFETY: ip was advanced past this instruction.
                     ip = unsafe { ip.sub(1) };
                     sync!();
-                    if self.heap.needs_gc() {
+                    if let Some(full) = self.gc_request.take() {
+                        self.gc(if full { GcKind::Major } else { GcKind::Minor });
+                    } else if self.heap.needs_gc() {
                         self.gc(GcKind::Minor);
                     } else {
                         self.shrink_stack();
                     }
                     *reds_out = 0;
+                    if let Some(e) = self.heap_error.take() {
+                        self.active = false;
+                        return Outcome::HeapLimit(e);
+                    }
                     return Outcome::Yield;
                 }
             }};
@@ -624,7 +682,7 @@ impl Vm {
         // (state synced): enter it, or return a built-in's result.
         macro_rules! tail_enter {
             ($argc:expr) => {{
-                match self.tail_enter($argc, &mut reds) {
+                match self.tail_enter($argc, &mut reds, &mut rt) {
                     Ok(None) => reload!(),
                     Ok(Some(out)) => {
                         *reds_out = reds;
@@ -683,8 +741,14 @@ impl Vm {
                                 heap: &self.heap,
                                 env: &self.env,
                                 reds: &mut reds,
+                                rt: rt.as_deref_mut(),
+                                request: None,
                             };
-                            match nf(&mut cx, args) {
+                            let r = nf(&mut cx, args);
+                            if let Some(q) = cx.request {
+                                self.request(q, &mut reds);
+                            }
+                            match r {
                                 Ok(v) => {
                                     set!($a, v.0);
                                     continue;
@@ -864,7 +928,7 @@ impl Vm {
                     let fw = callee_var!(var, a);
                     call_fast!(a, argc, fw.0);
                     sync!();
-                    match self.enter(base!() + a as usize, argc as usize, false, &mut reds) {
+                    match self.enter(base!() + a as usize, argc as usize, false, &mut reds, &mut rt) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -894,7 +958,7 @@ impl Vm {
                     let fw = callee_var!(var, a);
                     call_fast!(a, 1u8, fw.0);
                     sync!();
-                    match self.enter(base!() + a as usize, 1, false, &mut reds) {
+                    match self.enter(base!() + a as usize, 1, false, &mut reds, &mut rt) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -922,7 +986,7 @@ impl Vm {
                     safepoint!();
                     call_fast!(a, argc, r!(a));
                     sync!();
-                    match self.enter(base!() + a as usize, argc as usize, false, &mut reds) {
+                    match self.enter(base!() + a as usize, argc as usize, false, &mut reds, &mut rt) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -982,7 +1046,7 @@ impl Vm {
                         Ok(k) => k,
                         Err(e) => raise!(e),
                     };
-                    match self.enter(base!() + a as usize, n as usize + extra, false, &mut reds) {
+                    match self.enter(base!() + a as usize, n as usize + extra, false, &mut reds, &mut rt) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -1191,14 +1255,125 @@ impl Vm {
                     let t = self.trace_term();
                     set!(dst, t.0);
                 }
+                Instr::RecvStart => {
+                    let Some(cx) = rt.as_deref_mut() else {
+                        raise!(Raise::error(Term::keyword("no-process")))
+                    };
+                    if self.recv_id != 0 {
+                        // A guard of another receive is receiving: its
+                        // scan would lose its place (the guard fails).
+                        raise!(Raise::error(Term::keyword("receive-in-guard")))
+                    }
+                    self.recv_id = cx.new_receive();
+                    self.recv_timer = None;
+                }
+                Instr::RecvPeek { dst, empty } => {
+                    let Some(cx) = rt.as_deref_mut() else {
+                        raise!(Raise::error(Term::keyword("no-process")))
+                    };
+                    let w = cx
+                        .peek_message(self.recv_id)
+                        .map(|e| crate::msg::message_term(&self.heap, &e));
+                    match w {
+                        Some(w) => set!(dst, w.0),
+                        None if cx.exiting() => {
+                            // A signal ended the process: stop here (the
+                            // worker ends it after this step).
+                            // SAFETY: ip was advanced past this instruction.
+                            ip = unsafe { ip.sub(1) };
+                            sync!();
+                            *reds_out = reds;
+                            return Outcome::Wait;
+                        }
+                        None => jump!(empty),
+                    }
+                }
+                Instr::RecvNext { to } => {
+                    if let Some(cx) = rt.as_deref_mut() {
+                        cx.skip_message(self.recv_id);
+                    }
+                    jump!(to);
+                    reds -= 1;
+                    if reds <= 0 {
+                        // A long scan yields; it resumes after the messages
+                        // it rejected (the mailbox keeps the cursor).
+                        sync!();
+                        *reds_out = 0;
+                        return Outcome::Yield;
+                    }
+                }
+                Instr::RecvAccept => {
+                    if let Some(cx) = rt.as_deref_mut() {
+                        if let Some(e) = cx.take_peeked(self.recv_id) {
+                            if let Ok(f) = e.downcast::<Fragment>() {
+                                // Same words: the registers holding parts of
+                                // the message stay valid.
+                                self.heap.attach(f);
+                            }
+                        }
+                        if let Some((_, t)) = self.recv_timer.take() {
+                            cx.cancel_receive_timer(t);
+                        }
+                    }
+                    self.recv_id = 0;
+                }
+                Instr::RecvWait { t, to } => {
+                    let Some(cx) = rt.as_deref_mut() else {
+                        raise!(Raise::error(Term::keyword("no-process")))
+                    };
+                    match self.recv_timer {
+                        Some((token, _)) => {
+                            if cx.timed_out(token) {
+                                self.recv_timer = None;
+                                self.recv_id = 0;
+                                continue;
+                            }
+                        }
+                        None if t != NO_TIMEOUT => {
+                            let v = term!(r!(t));
+                            let ms = match v.view() {
+                                View::Int(n) if n >= 0 => Some(n as u64),
+                                // Longer than any timer: an infinite wait.
+                                View::BigInt(b) if b.sign() != num_bigint::Sign::Minus => None,
+                                View::Keyword(k) if k.name() == "infinity" => None,
+                                _ => {
+                                    self.recv_id = 0;
+                                    let r = self.heap.vector(&[Term::keyword("timeout-value"), v]);
+                                    raise!(Raise::error(r))
+                                }
+                            };
+                            match ms {
+                                Some(0) => {
+                                    self.recv_id = 0;
+                                    continue;
+                                }
+                                Some(ms) => {
+                                    self.recv_timer =
+                                        cx.start_receive_timer(Duration::from_millis(ms));
+                                }
+                                None => {}
+                            }
+                        }
+                        None => {}
+                    }
+                    jump!(to);
+                    sync!();
+                    *reds_out = reds;
+                    return Outcome::Wait;
+                }
             }
         }
     }
 
     /// After a tail call moved callee and arguments to the callee slot.
-    fn tail_enter(&mut self, argc: usize, reds: &mut i32) -> Result<Option<Outcome>, Raise> {
+    fn tail_enter(
+        &mut self,
+        argc: usize,
+        reds: &mut i32,
+        rt: &mut Option<&mut Cx<'_>>,
+    ) -> Result<Option<Outcome>, Raise> {
         let slot = self.cur.base as usize - 1;
-        if self.enter(slot, argc, true, reds)? {
+        if self.enter(slot, argc, true, reds, rt)? {
             Ok(None)
         } else {
             let v = self.stack[slot];

@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use lona_vm::{Env, EvalError, Evaluator, Progress, SharedBuf, Source};
+use lona_vm::process::Ending;
+use lona_vm::{node, Env, EvalError, Evaluator, SharedBuf, Source};
 
 fn run(path: &Path) -> String {
     let buf = SharedBuf::default();
@@ -18,32 +19,22 @@ fn run(path: &Path) -> String {
     // `require` finds namespaces beside the file and messages are stable.
     let name = format!("tests/lona/{}", path.file_name().unwrap().to_string_lossy());
     let mut ev = Evaluator::new(env.clone());
-    let mut tail = String::new();
-    match ev.push_source(&Source::new(name, text)) {
-        Err(e) => tail = format!("!! {e}\n"),
+    let tail = match ev.push_source(&Source::new(name, text)) {
+        Err(e) => format!("!! {e}\n"),
         Ok(()) => {
             ev.call_main_after(vec!["a1".into(), "a2".into()]);
-            loop {
-                match ev.step(2000) {
-                    Progress::Yield => continue,
-                    Progress::Done => break,
-                    Progress::Halt(n) => {
-                        tail = format!("!! halt {n}\n");
-                        break;
-                    }
-                    Progress::Failed(e) => {
-                        tail = match e {
-                            EvalError::Uncaught { exit_reason, .. } => {
-                                format!("!! exit {exit_reason}\n")
-                            }
-                            other => format!("!! {other}\n"),
-                        };
-                        break;
-                    }
+            // Each program is the main process of a node of its own.
+            match node::run_main(&env, ev, Some(2)).expect("node starts") {
+                Ending::Normal => String::new(),
+                Ending::Halt(n) => format!("!! halt {n}\n"),
+                Ending::Failed(EvalError::Uncaught { exit_reason, .. }) => {
+                    format!("!! exit {exit_reason}\n")
                 }
+                Ending::Failed(other) => format!("!! {other}\n"),
+                Ending::Killed(r) => format!("!! killed {r}\n"),
             }
         }
-    }
+    };
     buf.text() + &tail
 }
 

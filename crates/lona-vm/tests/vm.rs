@@ -25,6 +25,7 @@ fn finish(ev: &mut Evaluator, max_slices: usize) -> (Result<(), EvalError>, usiz
             Progress::Done => return (Ok(()), n),
             Progress::Failed(e) => return (Err(e), n),
             Progress::Halt(_) => panic!("halt"),
+            other => panic!("{other:?} outside a process"),
         }
     }
     panic!("did not finish in {max_slices} slices");

@@ -4,8 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use lona_runtime::Runtime;
-use lona_vm::process::{EndSignal, Ending, MainProcess};
+use lona_vm::process::Ending;
 use lona_vm::{Env, EvalError, Evaluator, Source};
 
 /// Directories in `LONA_PATH` (separated like `PATH`).
@@ -27,28 +26,9 @@ fn report(e: &EvalError) {
     }
 }
 
-/// Runs the evaluator in a main process of a fresh node; returns how it
-/// ended.
+/// Runs the evaluator in a main process of a fresh node.
 fn run_main(env: &Arc<Env>, ev: Evaluator, workers: Option<usize>) -> Result<Ending, String> {
-    let mut b = Runtime::builder();
-    if let Some(w) = workers {
-        b = b.workers(w);
-    }
-    let rt = b
-        .build()
-        .map_err(|e| format!("cannot start the node: {e}"))?;
-    let end = Arc::new(EndSignal::default());
-    rt.handle()
-        .spawn_process(MainProcess::new(ev, end.clone()))
-        .map_err(|e| format!("cannot spawn the main process: {e}"))?;
-    let ending = end.wait();
-    env.flush_out();
-    if let Ending::Halt(_) = ending {
-        // `(halt n)` stops the node at once.
-        return Ok(ending);
-    }
-    rt.shutdown();
-    Ok(ending)
+    lona_vm::node::run_main(env, ev, workers)
 }
 
 fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
@@ -60,6 +40,10 @@ fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
         }
         Ok(Ending::Halt(n)) => std::process::exit(n),
         Ok(Ending::Normal) => ExitCode::SUCCESS,
+        Ok(Ending::Killed(reason)) => {
+            eprintln!("** main process exited: {reason}");
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("lona: {e}");
             ExitCode::from(1)

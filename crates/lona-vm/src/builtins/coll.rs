@@ -6,7 +6,7 @@ use super::{def, get, ANY};
 use crate::native::{NResult, NativeCx, Raise};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
@@ -32,21 +32,21 @@ pub(crate) fn items<'h>(heap: &'h Heap, x: Term<'h>) -> Result<Vec<Term<'h>>, Ra
     }
 }
 
-fn seq_items<'a>(cx: &mut NativeCx<'a>, r: RawTerm) -> Result<Vec<Term<'a>>, Raise> {
+fn seq_items<'a>(cx: &mut NativeCx<'a, '_>, r: RawTerm) -> Result<Vec<Term<'a>>, Raise> {
     let v = items(cx.heap, t(cx, r))?;
     cx.charge(v.len() / 8);
     Ok(v)
 }
 
-fn list(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn list(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v: Vec<Term<'_>> = a.iter().map(|r| t(cx, *r)).collect();
     Ok(cx.heap.list(&v).raw())
 }
-fn vector(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn vector(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v: Vec<Term<'_>> = a.iter().map(|r| t(cx, *r)).collect();
     Ok(cx.heap.vector(&v).raw())
 }
-fn hash_map(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn hash_map(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if !a.len().is_multiple_of(2) {
         return Err(Raise::badarg());
     }
@@ -54,11 +54,11 @@ fn hash_map(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         a.chunks(2).map(|p| (t(cx, p[0]), t(cx, p[1]))).collect();
     Ok(cx.heap.map(&pairs).raw())
 }
-fn vec(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn vec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v = seq_items(cx, a[0])?;
     Ok(cx.heap.vector(&v).raw())
 }
-fn seq(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     match x.view() {
         View::Cons(..) => Ok(x.raw()),
@@ -73,7 +73,7 @@ fn seq(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     }
 }
 
-fn count(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn count(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let n = match x.view() {
         View::Nil | View::EmptyList => 0,
@@ -94,7 +94,7 @@ fn count(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.int(n as i64).raw())
 }
 
-fn is_empty(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let e = match t(cx, a[0]).view() {
         View::Nil | View::EmptyList => true,
         View::Cons(..) => false,
@@ -106,7 +106,7 @@ fn is_empty(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(e).raw())
 }
 
-fn first(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     Ok(match x.view() {
         View::Cons(h, _) => h.raw(),
@@ -117,10 +117,10 @@ fn first(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
             .map_or(Term::NIL.raw(), |x| x.raw()),
     })
 }
-fn second(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn second(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     nth_or_nil(cx, a[0], 1)
 }
-fn nth_or_nil(cx: &mut NativeCx<'_>, r: RawTerm, i: usize) -> NResult {
+fn nth_or_nil(cx: &mut NativeCx<'_, '_>, r: RawTerm, i: usize) -> NResult {
     let x = t(cx, r);
     Ok(match x.view() {
         View::Vector(v) => v.get(i).map_or(Term::NIL.raw(), |x| x.raw()),
@@ -130,7 +130,7 @@ fn nth_or_nil(cx: &mut NativeCx<'_>, r: RawTerm, i: usize) -> NResult {
             .map_or(Term::NIL.raw(), |x| x.raw()),
     })
 }
-fn rest(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     Ok(match x.view() {
         View::Cons(_, tl) => tl.raw(),
@@ -141,7 +141,7 @@ fn rest(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         }
     })
 }
-fn next(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn next(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let r = rest(cx, a)?;
     Ok(if r == Term::EMPTY_LIST.raw() {
         Term::NIL.raw()
@@ -149,11 +149,11 @@ fn next(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         r
     })
 }
-fn last(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn last(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v = seq_items(cx, a[0])?;
     Ok(v.last().map_or(Term::NIL.raw(), |x| x.raw()))
 }
-fn nth(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn nth(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(i) = t(cx, a[1]).as_i64().filter(|i| *i >= 0) else {
         return Err(Raise::badarg());
     };
@@ -172,11 +172,11 @@ fn nth(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         (None, None) => Err(Raise::badarg()),
     }
 }
-fn get_fn(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn get_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let d = a.get(2).copied().unwrap_or(Term::NIL.raw());
     Ok(get(t(cx, a[0]), t(cx, a[1])).map_or(d, |v| v.raw()))
 }
-fn contains(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn contains(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let c = t(cx, a[0]);
     let found = match c.view() {
         View::Map(_) | View::Vector(_) => get(c, t(cx, a[1])).is_some(),
@@ -185,7 +185,7 @@ fn contains(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     };
     Ok(Term::bool(found).raw())
 }
-fn keys(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn keys(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Map(m) => {
             let v: Vec<Term<'_>> = m.iter().map(|(k, _)| k).collect();
@@ -196,7 +196,7 @@ fn keys(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         _ => Err(Raise::badarg()),
     }
 }
-fn vals(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn vals(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Map(m) => {
             let v: Vec<Term<'_>> = m.iter().map(|(_, v)| v).collect();
@@ -209,7 +209,7 @@ fn vals(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(assoc m k v ...)` on maps (and `nil`), `(assoc v i x)` on vectors.
-fn assoc(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn assoc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if a.len().is_multiple_of(2) {
         return Err(Raise::badarg());
     }
@@ -246,7 +246,7 @@ pub(crate) fn assoc1<'h>(
     }
 }
 
-fn dissoc(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn dissoc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut m = t(cx, a[0]);
     match m.view() {
         View::Nil => return Ok(Term::NIL.raw()),
@@ -259,7 +259,7 @@ fn dissoc(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(m.raw())
 }
 
-fn conj(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn conj(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut c = t(cx, a[0]);
     for x in &a[1..] {
         let x = t(cx, *x);
@@ -295,7 +295,7 @@ fn conj(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(c.raw())
 }
 
-fn cons(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn cons(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cons_any(cx.heap, t(cx, a[0]), t(cx, a[1]))?.raw())
 }
 
@@ -311,7 +311,7 @@ pub(crate) fn cons_any<'h>(heap: &'h Heap, x: Term<'h>, c: Term<'h>) -> Result<T
     }
 }
 
-fn concat(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn concat(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut all = Vec::new();
     for x in a {
         all.extend(seq_items(cx, *x)?);
@@ -320,7 +320,7 @@ fn concat(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&all).raw())
 }
 
-fn into(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn into(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut args = vec![a[0]];
     for x in seq_items(cx, a[1])? {
         args.push(x.raw());
@@ -328,7 +328,7 @@ fn into(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     conj(cx, &args)
 }
 
-fn merge(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn merge(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut acc = Term::NIL;
     for m in a {
         let m = t(cx, *m);
@@ -350,7 +350,7 @@ fn merge(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(acc.raw())
 }
 
-fn reverse(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn reverse(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     if let View::Cons(..) = x.view() {
         let mut acc = Term::EMPTY_LIST;
@@ -371,14 +371,14 @@ fn reverse(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&v).raw())
 }
 
-fn int_arg(cx: &NativeCx<'_>, r: RawTerm) -> Result<i64, Raise> {
+fn int_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<i64, Raise> {
     t(cx, r).as_i64().ok_or_else(Raise::badarg)
 }
 
 /// Most elements `range` and `repeat` build at once.
 const MAX_BUILD: i64 = 1 << 27;
 
-fn range(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn range(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (from, to, step) = match a.len() {
         1 => (0, int_arg(cx, a[0])?, 1),
         2 => (int_arg(cx, a[0])?, int_arg(cx, a[1])?, 1),
@@ -409,7 +409,7 @@ fn range(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(acc)
 }
 
-fn take(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn take(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = int_arg(cx, a[0])?.max(0) as usize;
     let x = t(cx, a[1]);
     let v: Vec<Term<'_>> = match x.view() {
@@ -419,7 +419,7 @@ fn take(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     cx.charge(v.len() / 8);
     Ok(cx.heap.list(&v).raw())
 }
-fn drop(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn drop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = int_arg(cx, a[0])?.max(0) as usize;
     let x = t(cx, a[1]);
     match x.view() {
@@ -440,7 +440,7 @@ fn drop(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         }
     }
 }
-fn repeat(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn repeat(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = int_arg(cx, a[0])?;
     if n > MAX_BUILD {
         return Err(Raise::error(Term::keyword("system-limit")));
@@ -451,7 +451,7 @@ fn repeat(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&v).raw())
 }
 
-fn sort(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn sort(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut v = seq_items(cx, a[0])?;
     let n = v.len();
     cx.charge(n * (usize::BITS - n.leading_zeros()) as usize / 16);
@@ -461,7 +461,7 @@ fn sort(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
 
 /// `(sort-pairs coll)`: sorts `[key value]` vectors by key (stable); the
 /// core of `sort-by`.
-fn sort_pairs(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn sort_pairs(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut v = seq_items(cx, a[0])?;
     let n = v.len();
     cx.charge(n * (usize::BITS - n.leading_zeros()) as usize / 16);
@@ -487,7 +487,7 @@ fn sort_pairs(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&out).raw())
 }
 
-fn frequencies(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn frequencies(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v = seq_items(cx, a[0])?;
     let mut m = cx.heap.map(&[]);
     for x in v {
@@ -499,7 +499,7 @@ fn frequencies(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     }
     Ok(m.raw())
 }
-fn zipmap(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn zipmap(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let ks = seq_items(cx, a[0])?;
     let vs = seq_items(cx, a[1])?;
     let pairs: Vec<(Term<'_>, Term<'_>)> = ks.into_iter().zip(vs).collect();

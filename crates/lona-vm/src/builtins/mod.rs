@@ -10,6 +10,7 @@
 
 mod coll;
 mod core;
+mod process;
 mod text;
 
 use lona_term::{Term, View};
@@ -43,6 +44,7 @@ pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: Nativ
 pub fn install(env: &Env) {
     core::install(env.core);
     coll::install(env.core);
+    process::install(env.core);
     text::install(env.core, env.namespaces.get_or_create("string"));
 }
 

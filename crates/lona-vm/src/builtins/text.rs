@@ -8,7 +8,7 @@ use super::{coll::items, def, ANY};
 use crate::native::{NResult, NativeCx, Raise};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
@@ -37,7 +37,7 @@ pub(crate) fn readable_into(out: &mut String, x: Term<'_>) {
     let _ = write!(out, "{x}");
 }
 
-fn str_fn(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn str_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     thread_local! {
         // One buffer per worker thread, reused: `str` is called in loops.
         static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
@@ -57,7 +57,7 @@ fn str_fn(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     })
 }
 
-fn joined(cx: &mut NativeCx<'_>, a: &[RawTerm], readable: bool) -> String {
+fn joined(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], readable: bool) -> String {
     let mut s = String::new();
     for (i, x) in a.iter().enumerate() {
         if i > 0 {
@@ -75,33 +75,33 @@ fn joined(cx: &mut NativeCx<'_>, a: &[RawTerm], readable: bool) -> String {
     s
 }
 
-fn println(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn println(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut s = joined(cx, a, false);
     s.push('\n');
     cx.env.write_out(&s);
     Ok(Term::NIL.raw())
 }
-fn print(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn print(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = joined(cx, a, false);
     cx.env.write_out(&s);
     Ok(Term::NIL.raw())
 }
-fn prn(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn prn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut s = joined(cx, a, true);
     s.push('\n');
     cx.env.write_out(&s);
     Ok(Term::NIL.raw())
 }
-fn pr_str(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn pr_str(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = joined(cx, a, true);
     Ok(cx.heap.string(&s).raw())
 }
 
-fn string_arg<'a>(cx: &NativeCx<'a>, r: RawTerm) -> Result<&'a str, Raise> {
+fn string_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
     t(cx, r).as_str().ok_or_else(Raise::badarg)
 }
 
-fn subs(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn subs(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let n = s.chars().count() as i64;
     let from = t(cx, a[1]).as_i64().ok_or_else(Raise::badarg)?;
@@ -120,7 +120,7 @@ fn subs(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.string(&out).raw())
 }
 
-fn split(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn split(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let sep = string_arg(cx, a[1])?;
     if sep.is_empty() {
@@ -131,7 +131,7 @@ fn split(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.vector(&parts).raw())
 }
 
-fn join(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn join(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (sep, coll) = if a.len() == 1 {
         ("", a[0])
     } else {
@@ -149,19 +149,19 @@ fn join(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.string(&s).raw())
 }
 
-fn upper(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn upper(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.to_uppercase();
     Ok(cx.heap.string(&s).raw())
 }
-fn lower(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn lower(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.to_lowercase();
     Ok(cx.heap.string(&s).raw())
 }
-fn trim(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn trim(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.trim();
     Ok(cx.heap.string(s).raw())
 }
-fn includes(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn includes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let sub = string_arg(cx, a[1])?;
     Ok(Term::bool(s.contains(sub)).raw())
@@ -169,7 +169,7 @@ fn includes(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
 
 /// `(format "x=%s n=%d f=%.2f %%" ...)`: `%s` (as `str`), `%d`, `%f`
 /// with an optional precision, `%x`, `%%`, `%n`.
-fn format(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn format(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let f = string_arg(cx, a[0])?;
     let mut out = String::new();
     let mut args = a[1..].iter();
@@ -230,7 +230,7 @@ fn format(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.string(&out).raw())
 }
 
-fn keyword(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn keyword(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let name = match x.view() {
         View::Str(s) => s.to_string(),
@@ -242,13 +242,13 @@ fn keyword(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         lona_term::Atom::try_new(&name).map_err(|_| Raise::error(Term::keyword("system-limit")))?;
     Ok(Term::keyword_atom(atom).raw())
 }
-fn symbol(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn symbol(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let atom =
         lona_term::Atom::try_new(s).map_err(|_| Raise::error(Term::keyword("system-limit")))?;
     Ok(Term::symbol_atom(atom).raw())
 }
-fn name(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn name(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let s = match x.view() {
         View::Str(_) => return Ok(x.raw()),
@@ -260,7 +260,7 @@ fn name(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
         .map_or(s, |(_, n)| if n.is_empty() { s } else { n });
     Ok(cx.heap.string(s).raw())
 }
-fn parse_int(cx: &mut NativeCx<'_>, a: &[RawTerm]) -> NResult {
+fn parse_int(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.trim();
     match s.parse::<num_bigint::BigInt>() {
         Ok(b) => Ok(cx.heap.bigint(&b).raw()),

@@ -93,6 +93,11 @@ impl Compiler<'_> {
                     ));
                 }
                 Outcome::Halt(_) => return Err(self.err(call.pos, "halt during macro expansion")),
+                // A scratch VM has no process: receive raises before it
+                // could wait, and its heap has no limit.
+                Outcome::Wait | Outcome::HeapLimit(_) => {
+                    return Err(self.err(call.pos, "a macro cannot wait for messages"))
+                }
             }
         }
     }

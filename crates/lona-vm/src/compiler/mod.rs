@@ -22,6 +22,7 @@ mod expand;
 mod function;
 mod macros;
 mod pattern;
+mod receive;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -247,6 +248,7 @@ impl<'e> Compiler<'e> {
             | Instr::TestMap { fail, .. }
             | Instr::MapGet { fail, .. } => *fail = to,
             Instr::TryBegin { handler, .. } => *handler = to,
+            Instr::RecvPeek { empty, .. } => *empty = to,
             other => unreachable!("not a jump: {other:?}"),
         }
     }
@@ -619,11 +621,7 @@ impl<'e> Compiler<'e> {
                         return Ok(());
                     }
                     "ns" => return Err(self.err(f.pos, "ns must be a top-level form")),
-                    "receive" => {
-                        return Err(
-                            self.err(f.pos, "receive: Lonala processes are not available yet")
-                        )
-                    }
+                    "receive" => return self.receive(f, items, dst, tail),
                     "defmacro" => return self.defmacro(f, items, dst, tail),
                     "syntax-quote" => {
                         self.arity(f, 2, "syntax-quote takes one form")?;

@@ -1,0 +1,405 @@
+//! The process functions of `lona.core` (lonala.md, "Processes"), over the
+//! runtime's [`Cx`](lona_runtime::Cx), with Erlang's semantics and error
+//! reasons. `receive` is compiled (`compiler/receive.rs`); `sleep`,
+//! `alive?` and `process-info` of another process wait for an answer, so
+//! they are Lonala code in `prelude.lona` over `request-alive` and
+//! `request-info` here.
+//!
+//! | function | Erlang | errors |
+//! | --- | --- | --- |
+//! | `(spawn f & args)` | `spawn/1,3` | `:badarg` unless `f` is a function; `:system-limit` past the process limit |
+//! | `(spawn-link f & args)`, `(spawn-monitor f & args)` | `spawn_link`, `spawn_monitor` (=> `[pid ref]`) | as `spawn` |
+//! | `(spawn-opt f opts & args)` | `spawn_opt`: `:link`, `:monitor`, `:min-heap-size`, `:max-heap-size` (words) | `:badarg` for an unknown option |
+//! | `(send dest msg)` | `!`: `dest` a pid or a registered name (keyword); returns `msg` | `:badarg` for a name nobody holds |
+//! | `(link pid)`, `(unlink pid)` | `link/1`, `unlink/1` | `:noproc` linking to a dead process (not trapping exits) |
+//! | `(monitor pid-or-name)`, `(demonitor ref [{:flush true :info true}])` | `monitor/2`, `demonitor/1,2` | |
+//! | `(exit reason)`, `(exit pid reason)` | `exit/1,2` | |
+//! | `(process-flag :trap-exit bool)` | `process_flag/2` (=> old value) | `:badarg` for another flag |
+//! | `(register name pid)`, `(unregister name)`, `(whereis name)` | same | `:badarg`: name taken, pid already named or dead, not registered |
+//! | `(processes)`, `(make-ref)`, `(node)` | same | |
+//! | `(send-after ms dest msg)`, `(cancel-timer tref)` | `erlang:send_after/3`, `cancel_timer/1` (=> ms left or `false`) | |
+//! | `(gc)`, `(gc :full)` | `garbage_collect/0` (at the next safepoint) | |
+
+use std::time::Duration;
+
+use lona_runtime::{Dest, Pid, Ref, SpawnError, SpawnOpts, TimerRef};
+use lona_term::{Fragment, HeapConfig, RawTerm, Term, View};
+
+use super::{def, ANY};
+use crate::msg::{info_term, pid_term, ref_term, term_pid, term_reason};
+use crate::native::{NResult, NativeCx, Raise, Request};
+use crate::var::Namespace;
+
+/// Timer references are reference terms with this bit set (process
+/// references never reach it), so the two kinds never compare equal.
+const TIMER_BIT: u64 = 1 << 63;
+
+fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+    cx.term(r)
+}
+
+fn pid_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Pid, Raise> {
+    term_pid(t(cx, r)).ok_or_else(Raise::badarg)
+}
+
+fn name_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
+    match t(cx, r).view() {
+        View::Keyword(a) => Ok(a.name()),
+        _ => Err(Raise::badarg()),
+    }
+}
+
+fn ref_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u64, Raise> {
+    match t(cx, r).view() {
+        View::Ref(id) => Ok(id),
+        _ => Err(Raise::badarg()),
+    }
+}
+
+fn self_(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    let me = cx.rt()?.pid();
+    Ok(pid_term(cx.heap, me).raw())
+}
+
+fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let msg = t(cx, a[1]);
+    let dest = t(cx, a[0]);
+    // One copy, proportional to the message's size.
+    let frag = Fragment::new(msg);
+    cx.charge(frag.words() / 64);
+    match dest.view() {
+        View::Pid(p) => cx.rt()?.send(Pid::from_bits(p.0), frag),
+        View::Keyword(k) => {
+            let name = k.name();
+            if cx.rt()?.send_name(name, frag).is_err() {
+                return Err(Raise::badarg());
+            }
+        }
+        _ => return Err(Raise::badarg()),
+    }
+    Ok(a[1])
+}
+
+/// What a spawned process starts with: `[f & args]`, copied into a
+/// fragment it attaches to its own heap.
+fn start_fragment(cx: &NativeCx<'_, '_>, f: RawTerm, args: &[RawTerm]) -> Result<Fragment, Raise> {
+    let ft = t(cx, f);
+    if !matches!(ft.view(), View::Closure { .. }) {
+        return Err(Raise::badarg());
+    }
+    let mut items = Vec::with_capacity(args.len() + 1);
+    items.push(ft);
+    items.extend(args.iter().map(|a| t(cx, *a)));
+    Ok(Fragment::new(cx.heap.vector(&items)))
+}
+
+fn do_spawn(
+    cx: &mut NativeCx<'_, '_>,
+    f: RawTerm,
+    args: &[RawTerm],
+    opts: SpawnOpts,
+    heap: HeapConfig,
+) -> Result<(Pid, Option<Ref>), Raise> {
+    let start = start_fragment(cx, f, args)?;
+    cx.charge(start.words() / 64);
+    let env = cx.env.clone();
+    let r = cx.rt()?.spawn(opts, move |_| {
+        Box::new(crate::process::LonaProcess::spawned(env, start, heap))
+    });
+    r.map_err(|e| match e {
+        SpawnError::SystemLimit { .. } => Raise::error(Term::keyword("system-limit")),
+        SpawnError::ShuttingDown => Raise::error(Term::keyword("shutting-down")),
+    })
+}
+
+fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let (pid, _) = do_spawn(cx, a[0], &a[1..], SpawnOpts::default(), HeapConfig::default())?;
+    Ok(pid_term(cx.heap, pid).raw())
+}
+
+fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let opts = SpawnOpts {
+        link: true,
+        monitor: false,
+    };
+    let (pid, _) = do_spawn(cx, a[0], &a[1..], opts, HeapConfig::default())?;
+    Ok(pid_term(cx.heap, pid).raw())
+}
+
+fn spawn_monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let opts = SpawnOpts {
+        link: false,
+        monitor: true,
+    };
+    let (pid, mref) = do_spawn(cx, a[0], &a[1..], opts, HeapConfig::default())?;
+    let mref = mref.ok_or_else(Raise::badarg)?;
+    let v = cx
+        .heap
+        .vector(&[pid_term(cx.heap, pid), ref_term(cx.heap, mref)]);
+    Ok(v.raw())
+}
+
+fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let View::Map(m) = t(cx, a[1]).view() else {
+        return Err(Raise::badarg());
+    };
+    let mut opts = SpawnOpts::default();
+    let mut heap = HeapConfig::default();
+    for (k, v) in m.iter() {
+        let words = || match v.as_i64() {
+            Some(n) if n >= 0 => Ok(n as usize),
+            _ => Err(Raise::badarg()),
+        };
+        match k.view() {
+            View::Keyword(k) => match k.name() {
+                "link" => opts.link = crate::tag::truthy(v.bits()),
+                "monitor" => opts.monitor = crate::tag::truthy(v.bits()),
+                "min-heap-size" => heap.min_heap_size = words()?.max(1),
+                "max-heap-size" => heap.max_heap_size = words()?,
+                _ => return Err(Raise::badarg()),
+            },
+            _ => return Err(Raise::badarg()),
+        }
+    }
+    let (pid, mref) = do_spawn(cx, a[0], &a[2..], opts, heap)?;
+    let p = pid_term(cx.heap, pid);
+    Ok(match mref {
+        Some(r) => cx.heap.vector(&[p, ref_term(cx.heap, r)]).raw(),
+        None => p.raw(),
+    })
+}
+
+fn link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let pid = pid_arg(cx, a[0])?;
+    cx.rt()?
+        .link(pid)
+        .map_err(|_| Raise::error(Term::keyword("noproc")))?;
+    Ok(Term::TRUE.raw())
+}
+
+fn unlink(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let pid = pid_arg(cx, a[0])?;
+    cx.rt()?.unlink(pid);
+    Ok(Term::TRUE.raw())
+}
+
+fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let target = t(cx, a[0]);
+    let pid = match target.view() {
+        View::Pid(p) => Pid::from_bits(p.0),
+        View::Keyword(k) => {
+            let name = k.name();
+            let rt = cx.rt()?;
+            match rt.whereis(name) {
+                Some(p) => p,
+                None => {
+                    // As Erlang: a monitor on a name nobody holds fires at
+                    // once with `:noproc` (the `DOWN` names the name).
+                    let mref = Ref::new();
+                    let me = rt.pid();
+                    let down = cx.heap.vector(&[
+                        Term::keyword("DOWN"),
+                        ref_term(cx.heap, mref),
+                        target,
+                        Term::keyword("noproc"),
+                    ]);
+                    let frag = Fragment::new(down);
+                    cx.rt()?.send(me, frag);
+                    return Ok(ref_term(cx.heap, mref).raw());
+                }
+            }
+        }
+        _ => return Err(Raise::badarg()),
+    };
+    let mref = cx.rt()?.monitor(pid);
+    Ok(ref_term(cx.heap, mref).raw())
+}
+
+fn demonitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let id = ref_arg(cx, a[0])?;
+    let (mut flush, mut info) = (false, false);
+    if let Some(o) = a.get(1) {
+        let View::Map(m) = t(cx, *o).view() else {
+            return Err(Raise::badarg());
+        };
+        for (k, v) in m.iter() {
+            match k.view() {
+                View::Keyword(k) if k.name() == "flush" => flush = crate::tag::truthy(v.bits()),
+                View::Keyword(k) if k.name() == "info" => info = crate::tag::truthy(v.bits()),
+                _ => return Err(Raise::badarg()),
+            }
+        }
+    }
+    let was = cx.rt()?.demonitor(Ref::from_bits(id), flush);
+    Ok(Term::bool(was || !info).raw())
+}
+
+fn exit(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let [reason] = a {
+        return Err(Raise {
+            class: crate::native::Class::Exit,
+            reason: *reason,
+        });
+    }
+    let pid = pid_arg(cx, a[0])?;
+    let reason = term_reason(t(cx, a[1]), None);
+    let rt = cx.rt()?;
+    rt.send_exit(pid, reason);
+    if rt.exiting() {
+        // It ended this process: stop at the next safepoint.
+        *cx.reds = 0;
+    }
+    Ok(Term::TRUE.raw())
+}
+
+fn process_flag(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if name_arg(cx, a[0])? != "trap-exit" {
+        return Err(Raise::badarg());
+    }
+    let on = match t(cx, a[1]).view() {
+        View::Bool(b) => b,
+        _ => return Err(Raise::badarg()),
+    };
+    let old = cx.rt()?.set_trap_exit(on);
+    Ok(Term::bool(old).raw())
+}
+
+fn register(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let name = name_arg(cx, a[0])?;
+    let pid = pid_arg(cx, a[1])?;
+    cx.rt()?
+        .register(name, pid)
+        .map_err(|_| Raise::badarg())?;
+    Ok(Term::TRUE.raw())
+}
+
+fn unregister(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let name = name_arg(cx, a[0])?;
+    if !cx.rt()?.unregister(name) {
+        return Err(Raise::badarg());
+    }
+    Ok(Term::TRUE.raw())
+}
+
+fn whereis(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let name = name_arg(cx, a[0])?;
+    Ok(match cx.rt()?.whereis(name) {
+        Some(p) => pid_term(cx.heap, p).raw(),
+        None => Term::NIL.raw(),
+    })
+}
+
+fn processes(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    let all = cx.rt()?.handle().processes();
+    cx.charge(all.len() / 8);
+    let items: Vec<Term<'_>> = all.iter().map(|p| pid_term(cx.heap, *p)).collect();
+    Ok(cx.heap.list(&items).raw())
+}
+
+/// `(request-alive pid)`: `true`/`false` when known at once, else the tag
+/// of the question; the answer comes as `[:alive-reply tag bool]`.
+fn request_alive(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let pid = pid_arg(cx, a[0])?;
+    Ok(match cx.rt()?.request_alive(pid) {
+        Ok(b) => Term::bool(b).raw(),
+        Err(tag) => ref_term(cx.heap, tag).raw(),
+    })
+}
+
+/// `(request-info pid)`: this process's info map (or `nil`) when known at
+/// once, else the tag of the question; the answer comes as
+/// `[:info-reply tag info-or-nil]`.
+fn request_info(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let pid = pid_arg(cx, a[0])?;
+    let rt = cx.rt()?;
+    if pid == rt.pid() {
+        let info = rt.info();
+        let words = cx.heap.heap_words();
+        return Ok(info_term(cx.heap, &info, Some(words)).raw());
+    }
+    if !rt.is_alive_now(pid) {
+        return Ok(Term::NIL.raw());
+    }
+    let tag = rt.request_info(pid);
+    Ok(ref_term(cx.heap, tag).raw())
+}
+
+fn make_ref(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    Ok(ref_term(cx.heap, Ref::new()).raw())
+}
+
+fn node(_cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    Ok(Term::keyword("nonode@nohost").raw())
+}
+
+fn millis(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Duration, Raise> {
+    match t(cx, r).view() {
+        View::Int(n) if n >= 0 => Ok(Duration::from_millis(n as u64)),
+        View::BigInt(b) if b.sign() != num_bigint::Sign::Minus => Ok(Duration::MAX),
+        _ => Err(Raise::badarg()),
+    }
+}
+
+fn send_after(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let after = millis(cx, a[0])?;
+    let dest = match t(cx, a[1]).view() {
+        View::Pid(p) => Dest::Pid(Pid::from_bits(p.0)),
+        View::Keyword(k) => Dest::Name(k.name().to_string()),
+        _ => return Err(Raise::badarg()),
+    };
+    let frag = Fragment::new(t(cx, a[2]));
+    let tref = cx.rt()?.send_after(after, dest, frag);
+    Ok(cx.heap.reference(tref.to_bits() | TIMER_BIT).raw())
+}
+
+fn cancel_timer(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let id = ref_arg(cx, a[0])?;
+    if id & TIMER_BIT == 0 {
+        return Err(Raise::badarg());
+    }
+    let left = cx.rt()?.cancel_timer(TimerRef::from_bits(id & !TIMER_BIT));
+    Ok(match left {
+        Some(d) if d == Duration::MAX => Term::keyword("infinity").raw(),
+        Some(d) => cx
+            .heap
+            .int(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .raw(),
+        None => Term::bool(false).raw(),
+    })
+}
+
+fn gc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let full = match a.first() {
+        None => false,
+        Some(k) if name_arg(cx, *k)? == "full" => true,
+        Some(_) => return Err(Raise::badarg()),
+    };
+    cx.request = Some(Request::Gc { full });
+    Ok(Term::TRUE.raw())
+}
+
+pub(crate) fn install(ns: &'static Namespace) {
+    def(ns, "self", 0, 0, self_);
+    def(ns, "send", 2, 2, send);
+    def(ns, "spawn", 1, ANY, spawn);
+    def(ns, "spawn-link", 1, ANY, spawn_link);
+    def(ns, "spawn-monitor", 1, ANY, spawn_monitor);
+    def(ns, "spawn-opt", 2, ANY, spawn_opt);
+    def(ns, "link", 1, 1, link);
+    def(ns, "unlink", 1, 1, unlink);
+    def(ns, "monitor", 1, 1, monitor);
+    def(ns, "demonitor", 1, 2, demonitor);
+    def(ns, "exit", 1, 2, exit);
+    def(ns, "process-flag", 2, 2, process_flag);
+    def(ns, "register", 2, 2, register);
+    def(ns, "unregister", 1, 1, unregister);
+    def(ns, "whereis", 1, 1, whereis);
+    def(ns, "processes", 0, 0, processes);
+    def(ns, "request-alive", 1, 1, request_alive);
+    def(ns, "request-info", 1, 1, request_info);
+    def(ns, "make-ref", 0, 0, make_ref);
+    def(ns, "node", 0, 0, node);
+    def(ns, "send-after", 3, 3, send_after);
+    def(ns, "cancel-timer", 1, 1, cancel_timer);
+    def(ns, "gc", 0, 1, gc);
+}

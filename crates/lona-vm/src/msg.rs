@@ -1,0 +1,202 @@
+//! Messages and exit reasons: how Lonala terms cross between processes.
+//!
+//! * A message is a [`Fragment`]: `send` deep-copies the term into a block
+//!   of its own (strings and binaries of 64 bytes or more are shared by
+//!   reference count, not copied), and the runtime carries it as an
+//!   ordinary `Send` value. The receiver reads it in place while its
+//!   patterns look at it; the one it takes joins its heap
+//!   ([`lona_term::Heap::attach`]), and the next collection copies what is
+//!   live out of it. So a message costs one copy.
+//! * What the runtime itself delivers becomes a term when a Lonala process
+//!   looks at it ([`message_term`]): `[:EXIT from reason]`, `[:DOWN ref pid
+//!   reason]`, and the answers to `alive?` and `process-info`. A value a
+//!   native Rust process sent that is not a term shows as
+//!   `[:foreign "its Rust type"]`: a Lonala process can receive and drop it,
+//!   never crash on it.
+//! * Reasons: the runtime's standard reasons are keywords (`:normal`,
+//!   `:kill`, `:killed`, `:shutdown`, `:noproc`); any other term travels
+//!   as a [`TermReason`] (its own fragment), which also carries the Lonala
+//!   stack trace of a crash for the runtime's crash report.
+
+use std::fmt;
+use std::sync::Arc;
+
+use lona_runtime::{AliveReply, Down, Envelope, Exit, InfoReply, Pid, ProcessInfo, Reason, Ref};
+use lona_term::{Fragment, Heap, RawTerm, Term, View};
+
+/// An exit reason that is a Lonala term (anything but the runtime's
+/// standard reasons).
+pub struct TermReason {
+    value: Fragment,
+    /// The Lonala stack trace of the crash that produced it, if any (shown
+    /// in crash reports; not part of the value).
+    trace: Option<Arc<str>>,
+}
+
+// SAFETY: a fragment is never written after it is made, and the shared
+// binaries it points to are immutable with atomic counts; reading it from
+// several threads at once is reading immutable memory.
+unsafe impl Sync for TermReason {}
+
+impl TermReason {
+    /// The reason's value.
+    pub fn value(&self) -> Term<'_> {
+        self.value.root()
+    }
+}
+
+impl PartialEq for TermReason {
+    fn eq(&self, other: &TermReason) -> bool {
+        lona_term::equal(self.value(), other.value())
+    }
+}
+
+impl fmt::Debug for TermReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        crate::builtins::readable(&mut s, self.value());
+        f.write_str(&s)?;
+        if let Some(t) = &self.trace {
+            write!(f, "\n{}", t.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// The runtime reason for the term `t` (with the trace of the crash that
+/// made it, for reports).
+pub fn term_reason(t: Term<'_>, trace: Option<&str>) -> Reason {
+    if let View::Keyword(a) = t.view() {
+        match a.name() {
+            "normal" => return Reason::Normal,
+            "kill" => return Reason::Kill,
+            "killed" => return Reason::Killed,
+            "shutdown" => return Reason::Shutdown,
+            "noproc" => return Reason::NoProc,
+            _ => {}
+        }
+    }
+    Reason::custom(TermReason {
+        value: Fragment::new(t),
+        trace: trace.filter(|s| !s.is_empty()).map(Arc::from),
+    })
+}
+
+/// The term for a runtime reason, built on `heap`.
+pub fn reason_term<'h>(heap: &'h Heap, r: &Reason) -> Term<'h> {
+    match r {
+        Reason::Normal => Term::keyword("normal"),
+        Reason::Kill => Term::keyword("kill"),
+        Reason::Killed => Term::keyword("killed"),
+        Reason::Shutdown => Term::keyword("shutdown"),
+        Reason::NoProc => Term::keyword("noproc"),
+        Reason::Panic(p) => heap.vector(&[Term::keyword("panic"), heap.string(&p.message)]),
+        Reason::Custom(_) => {
+            if let Some(tr) = r.downcast_ref::<TermReason>() {
+                heap.copy_from(tr.value())
+            } else if let Some(s) = r.downcast_ref::<String>() {
+                heap.string(s)
+            } else if let Some(s) = r.downcast_ref::<&'static str>() {
+                heap.string(s)
+            } else {
+                heap.vector(&[Term::keyword("rust"), heap.string(&format!("{r:?}"))])
+            }
+        }
+    }
+}
+
+/// A pid as a term.
+pub fn pid_term(heap: &Heap, p: Pid) -> Term<'_> {
+    heap.pid(lona_term::Pid(p.to_bits()))
+}
+
+/// The runtime pid a term names, if it is a pid.
+pub fn term_pid(t: Term<'_>) -> Option<Pid> {
+    match t.view() {
+        View::Pid(p) => Some(Pid::from_bits(p.0)),
+        _ => None,
+    }
+}
+
+/// A reference as a term.
+pub fn ref_term(heap: &Heap, r: Ref) -> Term<'_> {
+    heap.reference(r.to_bits())
+}
+
+/// The message in `e` as a term a Lonala process can match (see the
+/// module documentation). A fragment is read in place: the word points
+/// into the message, which stays valid while the message is in the
+/// mailbox and after it joined the heap.
+pub fn message_term(heap: &Heap, e: &Envelope) -> RawTerm {
+    if let Some(f) = e.downcast_ref::<Fragment>() {
+        return f.root().raw();
+    }
+    let t = if let Some(x) = e.downcast_ref::<Exit>() {
+        heap.vector(&[
+            Term::keyword("EXIT"),
+            pid_term(heap, x.from),
+            reason_term(heap, &x.reason),
+        ])
+    } else if let Some(d) = e.downcast_ref::<Down>() {
+        heap.vector(&[
+            Term::keyword("DOWN"),
+            ref_term(heap, d.mref),
+            pid_term(heap, d.pid),
+            reason_term(heap, &d.reason),
+        ])
+    } else if let Some(a) = e.downcast_ref::<AliveReply>() {
+        heap.vector(&[
+            Term::keyword("alive-reply"),
+            ref_term(heap, a.tag),
+            Term::bool(a.alive),
+        ])
+    } else if let Some(i) = e.downcast_ref::<InfoReply>() {
+        let info = match &i.info {
+            Some(info) => info_term(heap, info, None),
+            None => Term::NIL,
+        };
+        heap.vector(&[Term::keyword("info-reply"), ref_term(heap, i.tag), info])
+    } else {
+        heap.vector(&[Term::keyword("foreign"), heap.string(e.type_name())])
+    };
+    t.raw()
+}
+
+/// `process-info`'s map. `heap_words`: the process's own heap and stack,
+/// when it describes itself.
+pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo, heap_words: Option<usize>) -> Term<'h> {
+    let pids = |v: &[Pid]| {
+        let items: Vec<Term<'h>> = v.iter().map(|p| pid_term(heap, *p)).collect();
+        heap.list(&items)
+    };
+    let status = match i.status {
+        lona_runtime::Status::Running => "running",
+        lona_runtime::Status::Waiting => "waiting",
+    };
+    let int = |n: u64| heap.int(i64::try_from(n).unwrap_or(i64::MAX));
+    let mut pairs = vec![
+        (Term::keyword("status"), Term::keyword(status)),
+        (
+            Term::keyword("message-queue-len"),
+            int(i.message_queue_len as u64),
+        ),
+        (Term::keyword("reductions"), int(i.reductions)),
+        (Term::keyword("links"), pids(&i.links)),
+        (Term::keyword("monitors"), pids(&i.monitors)),
+        (Term::keyword("monitored-by"), pids(&i.monitored_by)),
+        (
+            Term::keyword("registered-name"),
+            i.registered_name
+                .as_deref()
+                .map_or(Term::NIL, Term::keyword),
+        ),
+        (Term::keyword("trap-exit"), Term::bool(i.trap_exit)),
+    ];
+    let mut memory = i.memory as u64;
+    if let Some(w) = heap_words {
+        memory += (w * 8) as u64;
+        pairs.push((Term::keyword("heap-size"), int(w as u64)));
+    }
+    pairs.push((Term::keyword("memory"), int(memory)));
+    heap.map(&pairs)
+}

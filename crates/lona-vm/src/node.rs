@@ -1,0 +1,36 @@
+//! A node: a runtime with a Lonala program's main process in it.
+
+use std::sync::Arc;
+
+use lona_runtime::Runtime;
+
+use crate::env::Env;
+use crate::eval::Evaluator;
+use crate::process::{Ending, LonaProcess};
+
+/// Runs `ev` as the main process of a fresh node with `workers` worker
+/// threads (default: one per core) and returns how the program ended.
+/// The node stops with the main process: processes still running are shut
+/// down (after `(halt n)`, at once).
+pub fn run_main(env: &Arc<Env>, ev: Evaluator, workers: Option<usize>) -> Result<Ending, String> {
+    let mut b = Runtime::builder();
+    if let Some(w) = workers {
+        b = b.workers(w);
+    }
+    let rt = b
+        .build()
+        .map_err(|e| format!("cannot start the node: {e}"))?;
+    rt.handle()
+        .spawn_process(LonaProcess::main(ev, env.ending.clone()))
+        .map_err(|e| format!("cannot spawn the main process: {e}"))?;
+    let ending = env.ending.wait();
+    env.flush_out();
+    if let Ending::Halt(_) = ending {
+        // `(halt n)` stops the node at once: the caller exits.
+        std::mem::forget(rt);
+        return Ok(ending);
+    }
+    rt.shutdown();
+    env.flush_out();
+    Ok(ending)
+}
