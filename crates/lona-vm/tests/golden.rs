@@ -51,7 +51,15 @@ fn golden() {
     let bless = std::env::var_os("LONA_BLESS").is_some();
     let mut failed = Vec::new();
     for f in &files {
-        let got = run(f);
+        // A program that hangs fails the suite instead of stalling it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = f.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(run(&path));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("{} did not end within 120 s", f.display()));
         let out = f.with_extension("out");
         if bless {
             std::fs::write(&out, &got).expect("write .out");

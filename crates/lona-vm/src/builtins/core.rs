@@ -265,6 +265,18 @@ fn monotonic_ms(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(cx.heap.float(ms).raw())
 }
 
+/// `(memory)`: the node's resident memory in bytes (Linux: from
+/// `/proc/self/statm`; 0 where unknown), for benchmarks and the shell.
+fn memory(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: i64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    Ok(cx.heap.int(pages.saturating_mul(4096)).raw())
+}
+
 thread_local! {
     static RNG: std::cell::Cell<u64> = std::cell::Cell::new({
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
@@ -355,6 +367,7 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "halt", 0, 1, halt);
     def(ns, "now-ms", 0, 0, now_ms);
     def(ns, "monotonic-ms", 0, 0, monotonic_ms);
+    def(ns, "memory", 0, 0, memory);
     def(ns, "rand", 0, 1, rand);
     def(ns, "rand-int", 1, 1, rand_int);
     def(ns, "identity", 1, 1, identity);
