@@ -158,7 +158,10 @@ impl Process for LonaProcess {
         match &mut self.body {
             Body::Call { vm, start } => {
                 if let Some(frag) = start.take() {
-                    let t = vm.heap.attach(frag);
+                    // Copied rather than attached: a few words, and the
+                    // heap keeps no fragment list for an idle process.
+                    let t = vm.heap.copy_from(frag.root());
+                    drop(frag);
                     let View::Vector(items) = t.view() else {
                         return Step::Exit(Reason::from("bad spawn fragment"));
                     };
@@ -229,3 +232,4 @@ impl Process for LonaProcess {
         }
     }
 }
+

@@ -136,7 +136,9 @@ impl Vm {
     pub fn with_heap(env: Arc<Env>, heap: Heap) -> Vm {
         Vm {
             heap,
-            stack: vec![NIL; 64],
+            // Small: an idle process is mostly this and its heap; calls
+            // grow it (`ensure`).
+            stack: vec![NIL; 8],
             frames: Vec::new(),
             cur: Frame {
                 proto: idle_proto(),
@@ -189,6 +191,9 @@ impl Vm {
     /// [`Vm::run`] carries it out.
     pub fn start(&mut self, f: RawTerm, args: &[RawTerm]) {
         self.frames.clear();
+        // One frame (the trampoline's) is all a process waiting in its
+        // first function needs: no room for four.
+        self.frames.reserve_exact(1);
         self.handlers.clear();
         self.recv_id = 0;
         self.recv_timer = None;
