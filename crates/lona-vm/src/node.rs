@@ -20,6 +20,13 @@ pub fn run_main(env: &Arc<Env>, ev: Evaluator, workers: Option<usize>) -> Result
     let rt = b
         .build()
         .map_err(|e| format!("cannot start the node: {e}"))?;
+    run_main_on(rt, env, ev)
+}
+
+/// Runs `ev` as the main process on a runtime the caller built (its
+/// process limit, workers; Rust processes it already runs) and returns how
+/// the program ended; the runtime is shut down afterwards.
+pub fn run_main_on(rt: Runtime, env: &Arc<Env>, ev: Evaluator) -> Result<Ending, String> {
     rt.handle()
         .spawn_process(LonaProcess::main(ev, env.ending.clone()))
         .map_err(|e| format!("cannot spawn the main process: {e}"))?;

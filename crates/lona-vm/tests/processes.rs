@@ -1,0 +1,137 @@
+//! Lonala processes seen from Rust: limits, values a Lonala process cannot
+//! read, big messages, crash reports. (The rules themselves are golden
+//! tests: `tests/lona/proc_*.lona`.)
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lona_runtime::{Handle, Runtime};
+use lona_vm::process::Ending;
+use lona_vm::{node, Env, Evaluator, SharedBuf, Source};
+
+/// Runs `src` as the main process of `rt`; `with` gets the runtime's
+/// handle while the program runs. Returns the output and the ending.
+fn run_on(rt: Runtime, src: &str, with: impl FnOnce(Handle) + Send + 'static) -> (String, Ending) {
+    let buf = SharedBuf::default();
+    let env = Env::new(Box::new(buf.clone()));
+    let mut ev = Evaluator::new(env.clone());
+    ev.push_source(&Source::new("t.lona", src)).expect("reads");
+    let h = rt.handle();
+    let helper = std::thread::spawn(move || with(h));
+    let ending = node::run_main_on(rt, &env, ev).expect("node runs");
+    helper.join().expect("helper thread");
+    (buf.text(), ending)
+}
+
+fn rt(limit: usize) -> Runtime {
+    Runtime::builder()
+        .workers(2)
+        .process_limit(limit)
+        .build()
+        .expect("runtime")
+}
+
+/// Waits until `name` is registered (the program registers it).
+fn whereis(h: &Handle, name: &str) -> lona_runtime::Pid {
+    let t = Instant::now();
+    loop {
+        if let Some(p) = h.whereis(name) {
+            return p;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "{name} never registered");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn spawning_past_the_process_limit_raises_system_limit_and_the_node_lives() {
+    let src = r#"
+        (defn waiter [] (receive :stop :ok))
+        (defn spawn-until [acc]
+          (let [r (try (spawn waiter) (catch :error e e))]
+            (if (pid? r) (spawn-until (cons r acc)) [r acc])))
+        (let [[err ps] (spawn-until ())]
+          (println err (> (count ps) 10))
+          (let [ms (map monitor ps)]
+            (map (fn [p] (send p :stop)) ps)
+            (map (fn [m] (receive [:DOWN r _ _] :when (= r m) :ok)) ms))
+          (let [[err2 ps2] (spawn-until ())]
+            (println :again err2 (= (count ps) (count ps2)))))
+    "#;
+    let (out, ending) = run_on(rt(64), src, |_| {});
+    assert_eq!(ending, Ending::Normal);
+    assert_eq!(out, ":system-limit true\n:again :system-limit true\n");
+}
+
+#[test]
+fn a_rust_value_that_is_not_a_term_arrives_as_foreign_and_harms_nothing() {
+    let src = r#"
+        (register :sink (self))
+        (println (receive m m))
+        (println (receive [:ok n] (+ n 1)))
+    "#;
+    let (out, ending) = run_on(rt(1000), src, |h| {
+        let p = whereis(&h, "sink");
+        h.send(p, String::from("not a term"));
+        let heap = lona_term::Heap::new();
+        let ok = heap.vector(&[lona_term::Term::keyword("ok"), heap.int(41)]);
+        h.send(p, lona_term::Fragment::new(ok));
+    });
+    assert_eq!(ending, Ending::Normal);
+    assert_eq!(out, "[:foreign \"alloc::string::String\"]\n42\n");
+}
+
+#[test]
+fn a_ten_megabyte_message_arrives_whole() {
+    let src = r#"
+        (def big (vec (range 1250000)))
+        (def echo (spawn (fn [] (receive [from v] (send from [:back v])))))
+        (send echo [(self) big])
+        (println (receive [:back v] [(count v) (= v big) (nth v 1249999)]))
+    "#;
+    let (out, ending) = run_on(rt(1000), src, |_| {});
+    assert_eq!(ending, Ending::Normal);
+    assert_eq!(out, "[1250000 true 1249999]\n");
+}
+
+#[test]
+fn a_crash_in_the_main_process_ends_the_program_with_its_reason() {
+    let src = r#"
+        (spawn-link (fn [] (receive :never nil)))
+        (defn f [x] (+ x :a))
+        (f 1)
+    "#;
+    let (_, ending) = run_on(rt(1000), src, |_| {});
+    let Ending::Failed(lona_vm::EvalError::Uncaught {
+        exit_reason, trace, ..
+    }) = ending
+    else {
+        panic!("{ending:?}")
+    };
+    assert_eq!(exit_reason, "[:error :badarith]");
+    assert!(trace.contains("user/f (t.lona:3)"), "{trace}");
+}
+
+#[test]
+fn a_linked_process_dies_with_the_main_process() {
+    // The child reports itself to a Rust thread through a name; when the
+    // main process fails, the link takes the child down with it.
+    let src = r#"
+        (def child (spawn-link (fn [] (register :child (self)) (receive :never nil))))
+        (receive :timeout 50 nil)
+        (error :main-fails)
+    "#;
+    let watched = Arc::new(std::sync::Mutex::new(None));
+    let w = watched.clone();
+    let (_, ending) = run_on(rt(1000), src, move |h| {
+        let p = whereis(&h, "child");
+        let t = Instant::now();
+        while h.is_alive(p) {
+            assert!(t.elapsed() < Duration::from_secs(30), "the child lives on");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        *w.lock().unwrap() = Some(true);
+    });
+    assert!(matches!(ending, Ending::Failed(_)));
+    assert_eq!(*watched.lock().unwrap(), Some(true));
+}
