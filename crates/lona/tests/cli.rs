@@ -130,3 +130,48 @@ fn lona_path_finds_required_namespaces() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_crash_of_an_unwatched_process_is_reported_with_pid_reason_and_trace() {
+    let f = write(
+        "crash.lona",
+        "(defn inner [x]\n  (+ x :a))\n(defn outer [x] (inc (inner x)))\n\
+         (spawn (fn [] (outer 1)))\n(sleep 100)\n(println :main-lives)",
+    );
+    let out = lona().arg("run").arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the main process is unharmed");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ":main-lives\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("process <0.") && err.contains("crashed with reason [:error :badarith]"),
+        "{err}"
+    );
+    assert!(err.contains("at user/inner (") && err.contains("crash.lona:2)"), "{err}");
+    assert!(err.contains("at user/outer ("), "{err}");
+}
+
+#[test]
+fn the_main_process_killed_by_a_signal_exits_one() {
+    let f = write(
+        "killed.lona",
+        "(def me (self))\n(spawn (fn [] (exit me :kill)))\n(receive :never nil)",
+    );
+    let out = lona().arg("run").arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("main process exited: killed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn halt_in_any_process_stops_the_node_with_its_status() {
+    let f = write(
+        "halt2.lona",
+        "(spawn (fn [] (println :child) (halt 3)))\n(receive :never nil)",
+    );
+    let out = lona().arg("run").arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ":child\n");
+}
