@@ -47,6 +47,25 @@ impl Env {
         env
     }
 
+    /// Defines `ns/name` as a built-in written in Rust taking `min` to
+    /// `max` arguments (`u16::MAX`: any number), for a Rust program that
+    /// embeds Lonala. The namespace is made if needed; code compiled
+    /// afterwards calls it like any function, and defining it again
+    /// changes what every process calls next. `f` gets the caller's heap
+    /// and arguments as [`NativeCx`](crate::native::NativeCx) words;
+    /// [`crate::bridge`] converts them to and from Rust values.
+    pub fn define_native(
+        &self,
+        ns: &str,
+        name: &str,
+        min: u16,
+        max: u16,
+        f: crate::bytecode::NativeFn,
+    ) {
+        let ns = self.namespaces.get_or_create(ns);
+        crate::builtins::def(ns, name, min, max, f);
+    }
+
     /// A node writing to standard output.
     pub fn stdout() -> Arc<Env> {
         Env::new(Box::new(std::io::stdout()))

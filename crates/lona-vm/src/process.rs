@@ -101,6 +101,17 @@ pub fn exit_term<'h>(heap: &'h Heap, class: Class, reason: Term<'h>) -> Term<'h>
     }
 }
 
+/// A spawned process's heap: as small as the growth sequence allows (34
+/// words, 272 bytes; it grows at its first collections), so a million idle
+/// processes cost little (`docs/design.md`, D19). `spawn-opt`'s
+/// `:min-heap-size` asks for more.
+pub fn spawned_heap() -> HeapConfig {
+    HeapConfig {
+        min_heap_size: lona_term::SMALLEST_HEAP_WORDS,
+        ..HeapConfig::default()
+    }
+}
+
 /// A Lonala process.
 pub struct LonaProcess {
     body: Body,
@@ -126,6 +137,33 @@ impl LonaProcess {
                 start: Some(start),
             },
         }
+    }
+
+    /// A process that calls the function `qualified` (`"ns/name"`) with
+    /// the elements of `args`, a vector or list in a message fragment
+    /// (e.g. [`crate::bridge::to_message`] of a tuple): how a Rust program
+    /// starts a Lonala process. An error if no such function is defined or
+    /// `args` is not a sequence.
+    pub fn call(env: Arc<Env>, qualified: &str, args: &Fragment) -> Result<LonaProcess, String> {
+        let (ns, name) = qualified
+            .rsplit_once('/')
+            .ok_or_else(|| format!("{qualified}: expected ns/name"))?;
+        let f = env
+            .namespaces
+            .get(ns)
+            .and_then(|n| n.lookup(name))
+            .and_then(|v| v.term())
+            .ok_or_else(|| format!("{qualified} is not defined"))?;
+        let heap = Heap::new();
+        let mut items = vec![f];
+        match args.root().view() {
+            View::Vector(v) => items.extend_from_slice(v),
+            View::Nil | View::EmptyList => {}
+            View::Cons(..) => items.extend(args.root().list_iter()),
+            _ => return Err(format!("{qualified}: the arguments must be a vector or list")),
+        }
+        let start = Fragment::new(heap.vector(&items));
+        Ok(LonaProcess::spawned(env, start, spawned_heap()))
     }
 
     /// The main process of a program: runs `ev` and reports to `end`.

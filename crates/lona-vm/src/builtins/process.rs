@@ -23,7 +23,7 @@
 use std::time::Duration;
 
 use lona_runtime::{Dest, Pid, Ref, SpawnError, SpawnOpts, TimerRef};
-use lona_term::{Fragment, HeapConfig, RawTerm, Term, View, SMALLEST_HEAP_WORDS};
+use lona_term::{Fragment, HeapConfig, RawTerm, Term, View};
 
 use super::{def, ANY};
 use crate::msg::{info_term, pid_term, ref_term, term_pid, term_reason};
@@ -112,18 +112,8 @@ fn do_spawn(
     })
 }
 
-/// A spawned process's heap: as small as the sequence allows (272 bytes;
-/// it grows at its first collections), so a million idle processes cost
-/// little. `spawn-opt`'s `:min-heap-size` asks for more.
-fn process_heap() -> HeapConfig {
-    HeapConfig {
-        min_heap_size: SMALLEST_HEAP_WORDS,
-        ..HeapConfig::default()
-    }
-}
-
 fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    let (pid, _) = do_spawn(cx, a[0], &a[1..], SpawnOpts::default(), process_heap())?;
+    let (pid, _) = do_spawn(cx, a[0], &a[1..], SpawnOpts::default(), crate::process::spawned_heap())?;
     Ok(pid_term(cx.heap, pid).raw())
 }
 
@@ -132,7 +122,7 @@ fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         link: true,
         monitor: false,
     };
-    let (pid, _) = do_spawn(cx, a[0], &a[1..], opts, process_heap())?;
+    let (pid, _) = do_spawn(cx, a[0], &a[1..], opts, crate::process::spawned_heap())?;
     Ok(pid_term(cx.heap, pid).raw())
 }
 
@@ -141,7 +131,7 @@ fn spawn_monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         link: false,
         monitor: true,
     };
-    let (pid, mref) = do_spawn(cx, a[0], &a[1..], opts, process_heap())?;
+    let (pid, mref) = do_spawn(cx, a[0], &a[1..], opts, crate::process::spawned_heap())?;
     let mref = mref.ok_or_else(Raise::badarg)?;
     let v = cx
         .heap
@@ -154,7 +144,7 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         return Err(Raise::badarg());
     };
     let mut opts = SpawnOpts::default();
-    let mut heap = process_heap();
+    let mut heap = crate::process::spawned_heap();
     for (k, v) in m.iter() {
         let words = || match v.as_i64() {
             Some(n) if n >= 0 => Ok(n as usize),
