@@ -152,7 +152,13 @@ impl Mailbox {
     }
 
     /// Receive `owner` takes the message [`Mailbox::peek`] showed it.
+    /// `None` if there is none, or if a removal since that peek (a flush)
+    /// took the cursor: the message seen may be gone, and no other is
+    /// taken in its place.
     pub(crate) fn remove_peeked(&mut self, owner: u32) -> Option<Envelope> {
+        if self.cursor_owner != owner {
+            return None;
+        }
         let cur = self.peek(owner);
         if cur.is_null() {
             return None;
@@ -336,11 +342,23 @@ mod tests {
         assert_eq!(m.remove_peeked(2).unwrap().downcast::<i64>().unwrap(), 9);
         // The tail was removed: pushing still appends correctly.
         m.push(Envelope::new(10i64, 0, false));
-        let rest: Vec<i64> = std::iter::from_fn(|| m.remove_peeked(3))
-            .map(|e| e.downcast::<i64>().unwrap())
-            .collect();
+        assert!(m.remove_peeked(3).is_none(), "take without a look");
+        let rest: Vec<i64> = std::iter::from_fn(|| {
+            m.peek(3);
+            m.remove_peeked(3)
+        })
+        .map(|e| e.downcast::<i64>().unwrap())
+        .collect();
         assert_eq!(rest, vec![0, 1, 3, 10]);
         assert_eq!(m.len(), 0);
+        // A flush between the look and the take: nothing else is taken.
+        for i in 0..3i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        assert_eq!(int(m.peek(4)), Some(0));
+        assert!(m.remove_first(|h| int(h) == Some(2)).is_some());
+        assert!(m.remove_peeked(4).is_none());
+        assert_eq!(m.len(), 2);
     }
 
     proptest! {
