@@ -13,8 +13,8 @@
 //! it is zero (the native layer does this at every call).
 
 use crate::envelope::{Envelope, Header};
-use crate::mailbox::Mailbox;
 use crate::info::{info_of, ProcessInfo, Status};
+use crate::mailbox::Mailbox;
 use crate::process::{Private, Process, ACTIVE};
 use crate::registry::RegisterError;
 use crate::runtime::{Dest, SendError, Shared, SpawnError};

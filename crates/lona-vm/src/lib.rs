@@ -19,6 +19,7 @@ pub mod node;
 pub mod num;
 pub mod process;
 pub mod reader;
+pub mod shell;
 mod tag;
 pub mod var;
 pub mod vm;

@@ -63,6 +63,18 @@ impl fmt::Debug for TermReason {
     }
 }
 
+/// A reason as Lonala prints it, without a crash's trace.
+pub fn reason_text(r: &Reason) -> String {
+    match r.downcast_ref::<TermReason>() {
+        Some(t) => {
+            let mut s = String::new();
+            crate::builtins::readable(&mut s, t.value());
+            s
+        }
+        None => format!("{r:?}"),
+    }
+}
+
 /// The runtime reason for the term `t` (with the trace of the crash that
 /// made it, for reports).
 pub fn term_reason(t: Term<'_>, trace: Option<&str>) -> Reason {

@@ -77,6 +77,14 @@ impl EndSignal {
         self.cond.notify_all();
     }
 
+    /// The ending, if there is one yet.
+    pub fn try_get(&self) -> Option<Ending> {
+        self.ending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Waits for the ending.
     pub fn wait(&self) -> Ending {
         let mut g = self.ending.lock().unwrap_or_else(|e| e.into_inner());
@@ -117,6 +125,10 @@ pub struct LonaProcess {
     body: Body,
 }
 
+// The spawned kind is the one there are millions of: kept inline (a box
+// would cost every process another allocation); the one main process
+// holds a box.
+#[allow(clippy::large_enum_variant)]
 enum Body {
     /// A spawned function call; `start` until the first step.
     Call { vm: Vm, start: Option<Fragment> },
@@ -160,7 +172,11 @@ impl LonaProcess {
             View::Vector(v) => items.extend_from_slice(v),
             View::Nil | View::EmptyList => {}
             View::Cons(..) => items.extend(args.root().list_iter()),
-            _ => return Err(format!("{qualified}: the arguments must be a vector or list")),
+            _ => {
+                return Err(format!(
+                    "{qualified}: the arguments must be a vector or list"
+                ))
+            }
         }
         let start = Fragment::new(heap.vector(&items));
         Ok(LonaProcess::spawned(env, start, spawned_heap()))
@@ -270,4 +286,3 @@ impl Process for LonaProcess {
         }
     }
 }
-

@@ -933,7 +933,13 @@ impl Vm {
                     let fw = callee_var!(var, a);
                     call_fast!(a, argc, fw.0);
                     sync!();
-                    match self.enter(base!() + a as usize, argc as usize, false, &mut reds, &mut rt) {
+                    match self.enter(
+                        base!() + a as usize,
+                        argc as usize,
+                        false,
+                        &mut reds,
+                        &mut rt,
+                    ) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -991,7 +997,13 @@ impl Vm {
                     safepoint!();
                     call_fast!(a, argc, r!(a));
                     sync!();
-                    match self.enter(base!() + a as usize, argc as usize, false, &mut reds, &mut rt) {
+                    match self.enter(
+                        base!() + a as usize,
+                        argc as usize,
+                        false,
+                        &mut reds,
+                        &mut rt,
+                    ) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -1051,7 +1063,13 @@ impl Vm {
                         Ok(k) => k,
                         Err(e) => raise!(e),
                     };
-                    match self.enter(base!() + a as usize, n as usize + extra, false, &mut reds, &mut rt) {
+                    match self.enter(
+                        base!() + a as usize,
+                        n as usize + extra,
+                        false,
+                        &mut reds,
+                        &mut rt,
+                    ) {
                         Ok(_) => reload!(),
                         Err(e) => raise!(e),
                     }
@@ -1327,13 +1345,12 @@ impl Vm {
                         raise!(Raise::error(Term::keyword("no-process")))
                     };
                     match self.recv_timer {
-                        Some((token, _)) => {
-                            if cx.timed_out(token) {
-                                self.recv_timer = None;
-                                self.recv_id = 0;
-                                continue;
-                            }
+                        Some((token, _)) if cx.timed_out(token) => {
+                            self.recv_timer = None;
+                            self.recv_id = 0;
+                            continue;
                         }
+                        Some(_) => {}
                         None if t != NO_TIMEOUT => {
                             let v = term!(r!(t));
                             let ms = match v.view() {

@@ -38,7 +38,10 @@ fn whereis(h: &Handle, name: &str) -> lona_runtime::Pid {
         if let Some(p) = h.whereis(name) {
             return p;
         }
-        assert!(t.elapsed() < Duration::from_secs(30), "{name} never registered");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{name} never registered"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod program;
+mod repl;
 
 /// mimalloc: fast cross-thread frees (a message is allocated by its sender
 /// and freed by its receiver) and less fragmentation with millions of small
@@ -42,6 +43,12 @@ enum Command {
         /// The source text.
         expr: String,
     },
+    /// An interactive shell: each form is evaluated in a shell process.
+    Repl {
+        /// Worker threads (default: available cores).
+        #[arg(long)]
+        workers: Option<usize>,
+    },
     /// Run a benchmark workload and print its one-line result.
     Bench {
         /// Workload name, or `all`.
@@ -62,6 +69,7 @@ fn main() -> ExitCode {
             workers,
         } => program::run(&file, args, workers),
         Command::Eval { expr } => program::eval(&expr),
+        Command::Repl { workers } => repl::repl(workers),
         Command::Bench { workload, workers } => match bench::run(&workload, workers) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -146,7 +146,10 @@ fn a_crash_of_an_unwatched_process_is_reported_with_pid_reason_and_trace() {
         err.contains("process <0.") && err.contains("crashed with reason [:error :badarith]"),
         "{err}"
     );
-    assert!(err.contains("at user/inner (") && err.contains("crash.lona:2)"), "{err}");
+    assert!(
+        err.contains("at user/inner (") && err.contains("crash.lona:2)"),
+        "{err}"
+    );
     assert!(err.contains("at user/outer ("), "{err}");
 }
 

@@ -113,7 +113,13 @@ fn do_spawn(
 }
 
 fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    let (pid, _) = do_spawn(cx, a[0], &a[1..], SpawnOpts::default(), crate::process::spawned_heap())?;
+    let (pid, _) = do_spawn(
+        cx,
+        a[0],
+        &a[1..],
+        SpawnOpts::default(),
+        crate::process::spawned_heap(),
+    )?;
     Ok(pid_term(cx.heap, pid).raw())
 }
 
@@ -267,9 +273,7 @@ fn process_flag(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn register(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = name_arg(cx, a[0])?;
     let pid = pid_arg(cx, a[1])?;
-    cx.rt()?
-        .register(name, pid)
-        .map_err(|_| Raise::badarg())?;
+    cx.rt()?.register(name, pid).map_err(|_| Raise::badarg())?;
     Ok(Term::TRUE.raw())
 }
 

@@ -1,0 +1,280 @@
+//! `lona repl`: a line editor (rustyline) in front of a shell process.
+//!
+//! 1. Lines are read with history (`~/.lona_history`, or `LONA_HISTORY`)
+//!    and tab completion of namespace and var names. A form that is not
+//!    complete yet (the reader says so) continues on the next line under a
+//!    `...` prompt; a reader error is printed with its column.
+//! 2. Complete input goes to the shell process
+//!    ([`lona_vm::shell::Shell`]) as a message; the REPL waits for it to be
+//!    evaluated. Ctrl-C while it runs kills the shell process; a new one
+//!    replaces any shell that ended (by Ctrl-C, a crash, an exit signal),
+//!    keeping the session's definitions.
+//! 3. Ctrl-C at the prompt drops the current input; Ctrl-D (or the end of
+//!    piped input) leaves with status 0.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lona_runtime::{Handle, Pid, Reason, Runtime};
+use lona_vm::process::Ending;
+use lona_vm::shell::{Console, Shell, ShellEvent, ShellInput};
+use lona_vm::{read_all, Env, ReadError, Source};
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+
+/// Set by the Ctrl-C handler while an evaluation runs.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Completes namespace and var names (`ns/name` too).
+struct Names {
+    env: Arc<Env>,
+    console: Arc<Console>,
+}
+
+/// Characters that end a symbol (where completion starts).
+fn is_delim(c: char) -> bool {
+    c.is_whitespace() || "()[]{}'`~@\",;^".contains(c)
+}
+
+impl Completer for Names {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let start = line[..pos]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| is_delim(*c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let word = &line[start..pos];
+        let mut out: Vec<String> = Vec::new();
+        let namespaces = &self.env.namespaces;
+        if let Some((ns, prefix)) = word.split_once('/') {
+            if let Some(n) = namespaces.get(ns) {
+                for v in n.vars() {
+                    let q = v.qualified();
+                    if let Some(name) = q.rsplit_once('/').map(|x| x.1) {
+                        if name.starts_with(prefix) && !v.is_private() {
+                            out.push(format!("{ns}/{name}"));
+                        }
+                    }
+                }
+            }
+        } else {
+            let current = self.console.ns();
+            for ns in [current.as_str(), "lona.core"] {
+                if let Some(n) = namespaces.get(ns) {
+                    for v in n.vars() {
+                        let q = v.qualified();
+                        if let Some(name) = q.rsplit_once('/').map(|x| x.1) {
+                            if name.starts_with(word) {
+                                out.push(name.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+            for ns in namespaces.names() {
+                if ns.starts_with(word) {
+                    out.push(format!("{ns}/"));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok((
+            start,
+            out.into_iter()
+                .map(|s| Pair {
+                    display: s.clone(),
+                    replacement: s,
+                })
+                .collect(),
+        ))
+    }
+}
+
+impl Hinter for Names {
+    type Hint = String;
+}
+impl Highlighter for Names {}
+impl Validator for Names {}
+impl Helper for Names {}
+
+/// Where the history is kept.
+fn history_file() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("LONA_HISTORY") {
+        return Some(PathBuf::from(p));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".lona_history"))
+}
+
+/// A shell process on `h`, reporting to `console`.
+fn start_shell(h: &Handle, env: &Arc<Env>, console: &Arc<Console>) -> Result<Pid, String> {
+    h.spawn_process(Shell::new(env.clone(), console.clone()))
+        .map_err(|e| format!("cannot start the shell process: {e}"))
+}
+
+/// Whether `text` holds only complete forms (`Ok(false)`: wait for more).
+fn complete(text: &str) -> Result<bool, ReadError> {
+    match read_all(&Source::new("<repl>", text)) {
+        Ok(_) => Ok(true),
+        Err(e) if e.incomplete => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Sends `text` to the shell and waits for it to be evaluated; Ctrl-C
+/// kills the shell. Returns whether the shell still runs.
+fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: String) -> bool {
+    INTERRUPTED.store(false, Ordering::SeqCst);
+    h.send(shell, ShellInput(text));
+    loop {
+        if let Some(ev) = console.wait(Duration::from_millis(50)) {
+            env.flush_out();
+            return match ev {
+                ShellEvent::Done => true,
+                ShellEvent::Ended(reason) => {
+                    eprintln!("** shell process {shell} exited: {reason}");
+                    false
+                }
+            };
+        }
+        if INTERRUPTED.swap(false, Ordering::SeqCst) {
+            h.send_exit(shell, Reason::Kill);
+        }
+        if !h.is_alive(shell) {
+            // Ended without a word (it reports in `close`, so this is a
+            // race with that report): take it as ended.
+            if let Some(ShellEvent::Ended(r)) = console.wait(Duration::from_millis(200)) {
+                eprintln!("** shell process {shell} exited: {r}");
+            }
+            env.flush_out();
+            return false;
+        }
+    }
+}
+
+/// `lona repl`
+pub fn repl(workers: Option<usize>) -> ExitCode {
+    let env = Env::stdout();
+    let mut b = Runtime::builder();
+    if let Some(w) = workers {
+        b = b.workers(w);
+    }
+    let rt = match b.build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("lona: cannot start the node: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let h = rt.handle();
+    let console = Arc::new(Console::default());
+    let mut shell = match start_shell(&h, &env, &console) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lona: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    // Ctrl-C while evaluating (at the prompt the line editor reads it).
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    let mut rl: Editor<Names, DefaultHistory> = match Editor::new() {
+        Ok(rl) => rl,
+        Err(e) => {
+            eprintln!("lona: cannot read input: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    rl.set_helper(Some(Names {
+        env: env.clone(),
+        console: console.clone(),
+    }));
+    let history = history_file();
+    if let Some(p) = &history {
+        let _ = rl.load_history(p);
+    }
+    let mut buf = String::new();
+    let status = loop {
+        if let Some(Ending::Halt(n)) = env.ending.try_get() {
+            break n;
+        }
+        let prompt = if buf.is_empty() {
+            format!("{}=> ", console.ns())
+        } else {
+            "... ".to_string()
+        };
+        match rl.readline(&prompt) {
+            Ok(line) => {
+                if !buf.is_empty() {
+                    buf.push('\n');
+                }
+                buf.push_str(&line);
+                if buf.trim().is_empty() {
+                    buf.clear();
+                    continue;
+                }
+                match complete(&buf) {
+                    Ok(false) => continue,
+                    Err(e) => {
+                        let _ = rl.add_history_entry(buf.as_str());
+                        eprintln!("{e}");
+                        buf.clear();
+                        continue;
+                    }
+                    Ok(true) => {}
+                }
+                let text = std::mem::take(&mut buf);
+                let _ = rl.add_history_entry(text.as_str());
+                if !h.is_alive(shell) || !evaluate(&h, &env, &console, shell, text) {
+                    match start_shell(&h, &env, &console) {
+                        Ok(p) => shell = p,
+                        Err(e) => {
+                            eprintln!("lona: {e}");
+                            break 1;
+                        }
+                    }
+                }
+            }
+            Err(ReadlineError::Interrupted) => {
+                buf.clear();
+                eprintln!("^C");
+            }
+            Err(ReadlineError::Eof) => {
+                if !buf.trim().is_empty() {
+                    // Piped input that ends inside a form: say so.
+                    if let Err(e) = read_all(&Source::new("<repl>", buf.as_str())) {
+                        eprintln!("{e}");
+                    }
+                }
+                break 0;
+            }
+            Err(e) => {
+                eprintln!("lona: {e}");
+                break 1;
+            }
+        }
+    };
+    if let Some(p) = &history {
+        let _ = rl.save_history(p);
+    }
+    env.flush_out();
+    if let Some(Ending::Halt(n)) = env.ending.try_get() {
+        std::process::exit(n);
+    }
+    rt.shutdown();
+    ExitCode::from(status.clamp(0, 255) as u8)
+}
