@@ -7,6 +7,7 @@
 //! global names; `msg` and `process` make a Lonala program a process of
 //! `lona-runtime` (messages and exit reasons as terms).
 
+pub mod bridge;
 pub mod builtins;
 pub mod bytecode;
 pub mod compiler;

@@ -138,3 +138,85 @@ fn a_linked_process_dies_with_the_main_process() {
     assert!(matches!(ending, Ending::Failed(_)));
     assert_eq!(*watched.lock().unwrap(), Some(true));
 }
+
+/// A native Rust process and a Lonala process in one node, with serde
+/// values both ways, and a Rust built-in called from Lonala.
+#[test]
+fn rust_and_lonala_processes_exchange_typed_messages() {
+    use lona_term::Fragment;
+    use lona_vm::bridge::{from_message, to_message, PidTerm};
+    use lona_vm::process::LonaProcess;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    enum Req {
+        Scale {
+            by: i64,
+            items: Vec<i64>,
+            reply_to: PidTerm,
+        },
+        Stop,
+    }
+    #[derive(Deserialize, Debug, PartialEq)]
+    enum Reply {
+        Scaled(Vec<i64>),
+        Error(String),
+    }
+
+    let env = Env::new(Box::new(SharedBuf::default()));
+    env.define_native("calc", "twice", 1, 1, |cx, a| {
+        let n: i64 = lona_vm::bridge::from_term(cx.term(a[0]))
+            .map_err(|_| lona_vm::native::Raise::badarg())?;
+        Ok(cx.heap.int(2 * n).raw())
+    });
+    lona_vm::eval_str(
+        &env,
+        "calc.lona",
+        r#"(ns calc)
+           (defn serve []
+             (receive
+               [:scale {:by k :items xs :reply-to from}]
+                 (do (send from (if (< k 0) [:error "negative"] [:scaled (map (fn [x] (twice (* k x))) xs)]))
+                     (serve))
+               :stop :stopped))"#,
+    )
+    .expect("compiles");
+    let rt = Runtime::builder().workers(2).build().unwrap();
+    let server = rt
+        .handle()
+        .spawn_process(
+            LonaProcess::call(env.clone(), "calc/serve", &to_message(&()).unwrap()).unwrap(),
+        )
+        .unwrap();
+    assert!(LonaProcess::call(env.clone(), "calc/nope", &to_message(&()).unwrap()).is_err());
+    let got = rt
+        .block_on(move |ctx| async move {
+            let me = PidTerm(ctx.pid());
+            let mut out = Vec::new();
+            for by in [3, -1] {
+                let req = Req::Scale {
+                    by,
+                    items: vec![1, 2, 3],
+                    reply_to: me,
+                };
+                ctx.send(server, to_message(&req).unwrap()).await;
+                let m: Fragment = ctx.receive().await;
+                out.push(from_message::<Reply>(&m).unwrap());
+            }
+            let mref = ctx.monitor(server).await;
+            ctx.send(server, to_message(&Req::Stop).unwrap()).await;
+            let down: lona_runtime::Down = ctx.receive().await;
+            assert_eq!(down.mref, mref);
+            (out, down.reason)
+        })
+        .unwrap();
+    assert_eq!(
+        got.0,
+        vec![
+            Reply::Scaled(vec![6, 12, 18]),
+            Reply::Error("negative".into())
+        ]
+    );
+    assert_eq!(got.1, lona_runtime::Reason::Normal);
+    rt.shutdown();
+}

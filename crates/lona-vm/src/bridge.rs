@@ -1,0 +1,1001 @@
+//! Rust values ↔ Lonala terms, with serde: how native Rust processes and
+//! Lonala processes talk. [`to_message`] serializes a value into a message
+//! (a [`Fragment`], what `Ctx::send` carries to a Lonala process);
+//! [`from_message`] / [`from_term`] deserialize what a Lonala process sent.
+//!
+//! | Rust | Lonala |
+//! | --- | --- |
+//! | `bool` | `true` / `false` |
+//! | `()`, `None`, unit struct | `nil` |
+//! | `Some(x)` | `x` |
+//! | integers | integers (big ones past `i64`) |
+//! | `f32`, `f64` | floats |
+//! | `char`, `&str`, `String` | strings |
+//! | bytes (`serde_bytes`) | binary |
+//! | `Vec`, slices, sets | lists (a vector is accepted back) |
+//! | tuples, tuple structs | vectors (a list is accepted back) |
+//! | maps | maps |
+//! | structs | maps with keyword keys: `max_len` → `:max-len` |
+//! | unit variant `Ping` | `:ping` (`GetValue` → `:get-value`) |
+//! | newtype variant `Add(5)` | `[:add 5]` |
+//! | tuple variant `Add(1, 2)` | `[:add 1 2]` |
+//! | struct variant `Move { x: 1 }` | `[:move {:x 1}]` |
+//! | [`PidTerm`], [`RefTerm`] | pid, reference |
+//!
+//! Keywords deserialize as strings (their names), so `[:ok 1]` reads as
+//! `(String, i64)` as well as into an enum with an `Ok(i64)` variant.
+//! Errors (a wrong kind, an integer out of range, a missing field, an
+//! unknown variant) are [`BridgeError`]s, never panics.
+
+use std::fmt;
+
+use lona_term::{Fragment, Heap, Term, View};
+use num_bigint::BigInt;
+use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
+use serde::ser::{self, Serialize};
+
+const PID_NAME: &str = "$lona::Pid";
+const REF_NAME: &str = "$lona::Ref";
+
+/// Why a value did not convert.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BridgeError(String);
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BridgeError {}
+
+impl ser::Error for BridgeError {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        BridgeError(msg.to_string())
+    }
+}
+
+impl de::Error for BridgeError {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        BridgeError(msg.to_string())
+    }
+}
+
+/// A pid inside a serialized value (a Lonala pid term).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PidTerm(pub lona_runtime::Pid);
+
+/// A reference inside a serialized value (a Lonala reference term).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RefTerm(pub lona_runtime::Ref);
+
+impl Serialize for PidTerm {
+    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_newtype_struct(PID_NAME, &self.0.to_bits())
+    }
+}
+
+impl Serialize for RefTerm {
+    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_newtype_struct(REF_NAME, &self.0.to_bits())
+    }
+}
+
+impl<'de> de::Deserialize<'de> for PidTerm {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let bits = d.deserialize_newtype_struct(PID_NAME, BitsVisitor)?;
+        Ok(PidTerm(lona_runtime::Pid::from_bits(bits)))
+    }
+}
+
+impl<'de> de::Deserialize<'de> for RefTerm {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let bits = d.deserialize_newtype_struct(REF_NAME, BitsVisitor)?;
+        Ok(RefTerm(lona_runtime::Ref::from_bits(bits)))
+    }
+}
+
+struct BitsVisitor;
+
+impl<'de> Visitor<'de> for BitsVisitor {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a pid or reference")
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+        Ok(v)
+    }
+    fn visit_newtype_struct<D: de::Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+        <u64 as de::Deserialize>::deserialize(d)
+    }
+}
+
+/// `snake_case` and `CamelCase` names as Lonala keywords: `max_len` →
+/// `max-len`, `GetValue` → `get-value`.
+fn kebab(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c == '_' {
+            out.push('-');
+        } else if c.is_uppercase() {
+            if i > 0 && !out.ends_with('-') {
+                out.push('-');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The name in `names` whose keyword form is `k` (or `k` itself).
+fn unkebab(k: &str, names: &'static [&'static str]) -> Option<&'static str> {
+    names.iter().copied().find(|n| *n == k || kebab(n) == k)
+}
+
+// ---- serializing -------------------------------------------------------
+
+/// Serializes `v` into a new message fragment.
+pub fn to_message<T: Serialize + ?Sized>(v: &T) -> Result<Fragment, BridgeError> {
+    let heap = Heap::new();
+    let t = to_term(&heap, v)?;
+    Ok(Fragment::new(t))
+}
+
+/// Builds the term for `v` on `heap`.
+pub fn to_term<'h, T: Serialize + ?Sized>(heap: &'h Heap, v: &T) -> Result<Term<'h>, BridgeError> {
+    v.serialize(Ser { heap })
+}
+
+#[derive(Clone, Copy)]
+struct Ser<'h> {
+    heap: &'h Heap,
+}
+
+/// A compound value being serialized: its elements, and what it becomes.
+struct Seq<'h> {
+    heap: &'h Heap,
+    items: Vec<Term<'h>>,
+    kind: SeqKind,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum SeqKind {
+    List,
+    Vector,
+    /// A map or struct: items alternate key, value.
+    Map,
+    /// `[:variant {..}]`: items alternate key, value; `items[0]` is the tag.
+    TaggedMap,
+}
+
+impl<'h> Seq<'h> {
+    fn new(heap: &'h Heap, kind: SeqKind, tag: Option<&str>, cap: usize) -> Seq<'h> {
+        let mut items = Vec::with_capacity(cap + 1);
+        if let Some(t) = tag {
+            items.push(Term::keyword(&kebab(t)));
+        }
+        Seq { heap, items, kind }
+    }
+
+    fn push<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
+        let t = v.serialize(Ser { heap: self.heap })?;
+        self.items.push(t);
+        Ok(())
+    }
+
+    fn finish(self) -> Term<'h> {
+        match self.kind {
+            SeqKind::List => self.heap.list(&self.items),
+            SeqKind::Vector => self.heap.vector(&self.items),
+            SeqKind::Map => {
+                let pairs: Vec<_> = self.items.chunks(2).map(|p| (p[0], p[1])).collect();
+                self.heap.map(&pairs)
+            }
+            SeqKind::TaggedMap => {
+                let pairs: Vec<_> = self.items[1..].chunks(2).map(|p| (p[0], p[1])).collect();
+                let m = self.heap.map(&pairs);
+                self.heap.vector(&[self.items[0], m])
+            }
+        }
+    }
+}
+
+impl<'h> ser::Serializer for Ser<'h> {
+    type Ok = Term<'h>;
+    type Error = BridgeError;
+    type SerializeSeq = Seq<'h>;
+    type SerializeTuple = Seq<'h>;
+    type SerializeTupleStruct = Seq<'h>;
+    type SerializeTupleVariant = Seq<'h>;
+    type SerializeMap = Seq<'h>;
+    type SerializeStruct = Seq<'h>;
+    type SerializeStructVariant = Seq<'h>;
+
+    fn serialize_bool(self, v: bool) -> Result<Term<'h>, BridgeError> {
+        Ok(Term::bool(v))
+    }
+    fn serialize_i8(self, v: i8) -> Result<Term<'h>, BridgeError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i16(self, v: i16) -> Result<Term<'h>, BridgeError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i32(self, v: i32) -> Result<Term<'h>, BridgeError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i64(self, v: i64) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.int(v))
+    }
+    fn serialize_i128(self, v: i128) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.bigint(&BigInt::from(v)))
+    }
+    fn serialize_u8(self, v: u8) -> Result<Term<'h>, BridgeError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_u16(self, v: u16) -> Result<Term<'h>, BridgeError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_u32(self, v: u32) -> Result<Term<'h>, BridgeError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_u64(self, v: u64) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.bigint(&BigInt::from(v)))
+    }
+    fn serialize_u128(self, v: u128) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.bigint(&BigInt::from(v)))
+    }
+    fn serialize_f32(self, v: f32) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.float(v.into()))
+    }
+    fn serialize_f64(self, v: f64) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.float(v))
+    }
+    fn serialize_char(self, v: char) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.string(v.encode_utf8(&mut [0; 4])))
+    }
+    fn serialize_str(self, v: &str) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.string(v))
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<Term<'h>, BridgeError> {
+        Ok(self.heap.binary(v))
+    }
+    fn serialize_none(self) -> Result<Term<'h>, BridgeError> {
+        Ok(Term::NIL)
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Term<'h>, BridgeError> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<Term<'h>, BridgeError> {
+        Ok(Term::NIL)
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<Term<'h>, BridgeError> {
+        Ok(Term::NIL)
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _i: u32,
+        variant: &'static str,
+    ) -> Result<Term<'h>, BridgeError> {
+        Ok(Term::keyword(&kebab(variant)))
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        v: &T,
+    ) -> Result<Term<'h>, BridgeError> {
+        let t = v.serialize(self)?;
+        let bits = || match t.view() {
+            View::Int(n) => Ok(n as u64),
+            View::BigInt(b) => u64::try_from(&b).map_err(|_| BridgeError("bad id".into())),
+            _ => Err(BridgeError("bad id".into())),
+        };
+        match name {
+            PID_NAME => Ok(self.heap.pid(lona_term::Pid(bits()?))),
+            REF_NAME => Ok(self.heap.reference(bits()?)),
+            _ => Ok(t),
+        }
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _i: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<Term<'h>, BridgeError> {
+        let t = v.serialize(self)?;
+        Ok(self.heap.vector(&[Term::keyword(&kebab(variant)), t]))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'h>, BridgeError> {
+        Ok(Seq::new(self.heap, SeqKind::List, None, len.unwrap_or(0)))
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Seq<'h>, BridgeError> {
+        Ok(Seq::new(self.heap, SeqKind::Vector, None, len))
+    }
+    fn serialize_tuple_struct(self, _n: &'static str, len: usize) -> Result<Seq<'h>, BridgeError> {
+        Ok(Seq::new(self.heap, SeqKind::Vector, None, len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _i: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Seq<'h>, BridgeError> {
+        Ok(Seq::new(self.heap, SeqKind::Vector, Some(variant), len))
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Seq<'h>, BridgeError> {
+        Ok(Seq::new(
+            self.heap,
+            SeqKind::Map,
+            None,
+            2 * len.unwrap_or(0),
+        ))
+    }
+    fn serialize_struct(self, _n: &'static str, len: usize) -> Result<Seq<'h>, BridgeError> {
+        Ok(Seq::new(self.heap, SeqKind::Map, None, 2 * len))
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _i: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Seq<'h>, BridgeError> {
+        Ok(Seq::new(
+            self.heap,
+            SeqKind::TaggedMap,
+            Some(variant),
+            2 * len,
+        ))
+    }
+}
+
+impl<'h> ser::SerializeSeq for Seq<'h> {
+    type Ok = Term<'h>;
+    type Error = BridgeError;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Term<'h>, BridgeError> {
+        Ok(self.finish())
+    }
+}
+
+impl<'h> ser::SerializeTuple for Seq<'h> {
+    type Ok = Term<'h>;
+    type Error = BridgeError;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Term<'h>, BridgeError> {
+        Ok(self.finish())
+    }
+}
+
+impl<'h> ser::SerializeTupleStruct for Seq<'h> {
+    type Ok = Term<'h>;
+    type Error = BridgeError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Term<'h>, BridgeError> {
+        Ok(self.finish())
+    }
+}
+
+impl<'h> ser::SerializeTupleVariant for Seq<'h> {
+    type Ok = Term<'h>;
+    type Error = BridgeError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Term<'h>, BridgeError> {
+        Ok(self.finish())
+    }
+}
+
+impl<'h> ser::SerializeMap for Seq<'h> {
+    type Ok = Term<'h>;
+    type Error = BridgeError;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, k: &T) -> Result<(), BridgeError> {
+        self.push(k)
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Term<'h>, BridgeError> {
+        Ok(self.finish())
+    }
+}
+
+impl<'h> ser::SerializeStruct for Seq<'h> {
+    type Ok = Term<'h>;
+    type Error = BridgeError;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), BridgeError> {
+        self.items.push(Term::keyword(&kebab(key)));
+        self.push(v)
+    }
+    fn end(self) -> Result<Term<'h>, BridgeError> {
+        Ok(self.finish())
+    }
+}
+
+impl<'h> ser::SerializeStructVariant for Seq<'h> {
+    type Ok = Term<'h>;
+    type Error = BridgeError;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), BridgeError> {
+        self.items.push(Term::keyword(&kebab(key)));
+        self.push(v)
+    }
+    fn end(self) -> Result<Term<'h>, BridgeError> {
+        Ok(self.finish())
+    }
+}
+
+// ---- deserializing -------------------------------------------------------
+
+/// Deserializes a term.
+pub fn from_term<'de, T: de::Deserialize<'de>>(t: Term<'de>) -> Result<T, BridgeError> {
+    T::deserialize(De(t))
+}
+
+/// Deserializes a message fragment.
+pub fn from_message<T: de::DeserializeOwned>(m: &Fragment) -> Result<T, BridgeError> {
+    from_term(m.root())
+}
+
+/// A term being deserialized.
+struct De<'de>(Term<'de>);
+
+fn kind(t: Term<'_>) -> &'static str {
+    match t.view() {
+        View::Nil => "nil",
+        View::Bool(_) => "a boolean",
+        View::EmptyList | View::Cons(..) => "a list",
+        View::Int(_) | View::BigInt(_) => "an integer",
+        View::Float(_) => "a float",
+        View::Keyword(_) => "a keyword",
+        View::Symbol(_) => "a symbol",
+        View::Pid(_) => "a pid",
+        View::Ref(_) => "a reference",
+        View::Str(_) => "a string",
+        View::Binary(_) => "a binary",
+        View::Vector(_) => "a vector",
+        View::Map(_) => "a map",
+        View::Closure { .. } => "a function",
+    }
+}
+
+impl<'de> De<'de> {
+    fn wrong(&self, want: &str) -> BridgeError {
+        let mut s = String::new();
+        crate::builtins::readable(&mut s, self.0);
+        if s.len() > 60 {
+            s.truncate(57);
+            s.push_str("...");
+        }
+        BridgeError(format!("expected {want}, found {} {s}", kind(self.0)))
+    }
+
+    /// The elements of a list or vector.
+    fn items(&self) -> Option<Vec<Term<'de>>> {
+        match self.0.view() {
+            View::Vector(v) => Some(v.to_vec()),
+            View::EmptyList | View::Nil => Some(Vec::new()),
+            View::Cons(..) => Some(self.0.list_iter().collect()),
+            _ => None,
+        }
+    }
+}
+
+struct Items<'de> {
+    it: std::vec::IntoIter<Term<'de>>,
+}
+
+impl<'de> de::SeqAccess<'de> for Items<'de> {
+    type Error = BridgeError;
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, BridgeError> {
+        match self.it.next() {
+            Some(t) => seed.deserialize(De(t)).map(Some),
+            None => Ok(None),
+        }
+    }
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.it.len())
+    }
+}
+
+struct Pairs<'de> {
+    it: std::vec::IntoIter<(Term<'de>, Term<'de>)>,
+    value: Option<Term<'de>>,
+    /// Struct fields: keyword keys are mapped back to these names.
+    fields: Option<&'static [&'static str]>,
+}
+
+impl<'de> de::MapAccess<'de> for Pairs<'de> {
+    type Error = BridgeError;
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, BridgeError> {
+        let Some((k, v)) = self.it.next() else {
+            return Ok(None);
+        };
+        self.value = Some(v);
+        if let Some(fields) = self.fields {
+            let name = match k.view() {
+                View::Keyword(a) => Some(a.name()),
+                View::Str(s) => Some(s),
+                _ => None,
+            };
+            if let Some(name) = name {
+                // Unknown names pass through as they are (serde ignores
+                // them, or reports them with deny_unknown_fields).
+                let field = unkebab(name, fields).unwrap_or(name);
+                return seed
+                    .deserialize(field.to_string().into_deserializer())
+                    .map(Some);
+            }
+        }
+        seed.deserialize(De(k)).map(Some)
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, BridgeError> {
+        let v = self
+            .value
+            .take()
+            .ok_or_else(|| BridgeError("a map value without its key".into()))?;
+        seed.deserialize(De(v))
+    }
+}
+
+/// An enum: its variant's name and the rest of `[:variant ...]`.
+struct Variant<'de> {
+    name: &'static str,
+    rest: Vec<Term<'de>>,
+}
+
+impl<'de> de::EnumAccess<'de> for Variant<'de> {
+    type Error = BridgeError;
+    type Variant = Self;
+    fn variant_seed<V: DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, Self), BridgeError> {
+        let v = seed.deserialize(self.name.into_deserializer())?;
+        Ok((v, self))
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for Variant<'de> {
+    type Error = BridgeError;
+    fn unit_variant(self) -> Result<(), BridgeError> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(BridgeError(format!(":{} takes no value", kebab(self.name))))
+        }
+    }
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(
+        self,
+        seed: T,
+    ) -> Result<T::Value, BridgeError> {
+        match self.rest.as_slice() {
+            [v] => seed.deserialize(De(*v)),
+            _ => Err(BridgeError(format!(
+                "expected [:{} value], found {} values",
+                kebab(self.name),
+                self.rest.len()
+            ))),
+        }
+    }
+    fn tuple_variant<V: Visitor<'de>>(
+        self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, BridgeError> {
+        if self.rest.len() != len {
+            return Err(BridgeError(format!(
+                "expected {len} values after :{}, found {}",
+                kebab(self.name),
+                self.rest.len()
+            )));
+        }
+        visitor.visit_seq(Items {
+            it: self.rest.into_iter(),
+        })
+    }
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, BridgeError> {
+        match self.rest.as_slice() {
+            [m] => de::Deserializer::deserialize_struct(De(*m), "", fields, visitor),
+            _ => Err(BridgeError(format!(
+                "expected [:{} {{...}}]",
+                kebab(self.name)
+            ))),
+        }
+    }
+}
+
+macro_rules! int_method {
+    ($name:ident, $t:ty, $visit:ident) => {
+        fn $name<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+            let n: Option<$t> = match self.0.view() {
+                View::Int(n) => <$t>::try_from(n).ok(),
+                View::BigInt(b) => <$t>::try_from(&b).ok(),
+                _ => return Err(self.wrong(stringify!($t))),
+            };
+            match n {
+                Some(n) => v.$visit(n),
+                None => Err(self.wrong(concat!("an integer that fits ", stringify!($t)))),
+            }
+        }
+    };
+}
+
+impl<'de> de::Deserializer<'de> for De<'de> {
+    type Error = BridgeError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Nil => v.visit_unit(),
+            View::Bool(b) => v.visit_bool(b),
+            View::Int(n) => v.visit_i64(n),
+            View::BigInt(b) => match (i128::try_from(&b), u128::try_from(&b)) {
+                (Ok(n), _) => v.visit_i128(n),
+                (_, Ok(n)) => v.visit_u128(n),
+                _ => v.visit_string(b.to_string()),
+            },
+            View::Float(f) => v.visit_f64(f),
+            View::Keyword(a) | View::Symbol(a) => v.visit_str(a.name()),
+            View::Str(s) => v.visit_borrowed_str(s),
+            View::Binary(b) => v.visit_borrowed_bytes(b),
+            View::Pid(p) => v.visit_u64(p.0),
+            View::Ref(r) => v.visit_u64(r),
+            View::EmptyList | View::Cons(..) | View::Vector(_) => {
+                let items = self.items().unwrap_or_default();
+                v.visit_seq(Items {
+                    it: items.into_iter(),
+                })
+            }
+            View::Map(m) => v.visit_map(Pairs {
+                it: m.iter().collect::<Vec<_>>().into_iter(),
+                value: None,
+                fields: None,
+            }),
+            View::Closure { .. } => Err(self.wrong("a value (functions do not convert)")),
+        }
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Bool(b) => v.visit_bool(b),
+            _ => Err(self.wrong("a boolean")),
+        }
+    }
+
+    int_method!(deserialize_i8, i8, visit_i8);
+    int_method!(deserialize_i16, i16, visit_i16);
+    int_method!(deserialize_i32, i32, visit_i32);
+    int_method!(deserialize_i64, i64, visit_i64);
+    int_method!(deserialize_i128, i128, visit_i128);
+    int_method!(deserialize_u8, u8, visit_u8);
+    int_method!(deserialize_u16, u16, visit_u16);
+    int_method!(deserialize_u32, u32, visit_u32);
+    int_method!(deserialize_u64, u64, visit_u64);
+    int_method!(deserialize_u128, u128, visit_u128);
+
+    fn deserialize_f32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        self.deserialize_f64(v)
+    }
+    fn deserialize_f64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Float(f) => v.visit_f64(f),
+            View::Int(n) => v.visit_f64(n as f64),
+            _ => Err(self.wrong("a number")),
+        }
+    }
+    fn deserialize_char<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Str(s) if s.chars().count() == 1 => {
+                v.visit_char(s.chars().next().unwrap_or('\0'))
+            }
+            _ => Err(self.wrong("a one-character string")),
+        }
+    }
+    fn deserialize_str<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Str(s) => v.visit_borrowed_str(s),
+            View::Keyword(a) | View::Symbol(a) => v.visit_str(a.name()),
+            _ => Err(self.wrong("a string")),
+        }
+    }
+    fn deserialize_string<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        self.deserialize_str(v)
+    }
+    fn deserialize_bytes<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Binary(b) => v.visit_borrowed_bytes(b),
+            View::Str(s) => v.visit_borrowed_bytes(s.as_bytes()),
+            _ => Err(self.wrong("a binary")),
+        }
+    }
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        self.deserialize_bytes(v)
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Nil => v.visit_none(),
+            _ => v.visit_some(self),
+        }
+    }
+    fn deserialize_unit<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Nil => v.visit_unit(),
+            _ => Err(self.wrong("nil")),
+        }
+    }
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        v: V,
+    ) -> Result<V::Value, BridgeError> {
+        self.deserialize_unit(v)
+    }
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        v: V,
+    ) -> Result<V::Value, BridgeError> {
+        match (name, self.0.view()) {
+            (PID_NAME, View::Pid(p)) => v.visit_u64(p.0),
+            (PID_NAME, _) => Err(self.wrong("a pid")),
+            (REF_NAME, View::Ref(r)) => v.visit_u64(r),
+            (REF_NAME, _) => Err(self.wrong("a reference")),
+            _ => v.visit_newtype_struct(self),
+        }
+    }
+    fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.items() {
+            Some(items) => v.visit_seq(Items {
+                it: items.into_iter(),
+            }),
+            None => Err(self.wrong("a list or vector")),
+        }
+    }
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, BridgeError> {
+        match self.items() {
+            Some(items) if items.len() == len => v.visit_seq(Items {
+                it: items.into_iter(),
+            }),
+            Some(items) => Err(BridgeError(format!(
+                "expected {len} elements, found {}",
+                items.len()
+            ))),
+            None => Err(self.wrong("a vector")),
+        }
+    }
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        len: usize,
+        v: V,
+    ) -> Result<V::Value, BridgeError> {
+        self.deserialize_tuple(len, v)
+    }
+    fn deserialize_map<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Map(m) => v.visit_map(Pairs {
+                it: m.iter().collect::<Vec<_>>().into_iter(),
+                value: None,
+                fields: None,
+            }),
+            _ => Err(self.wrong("a map")),
+        }
+    }
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, BridgeError> {
+        match self.0.view() {
+            View::Map(m) => v.visit_map(Pairs {
+                it: m.iter().collect::<Vec<_>>().into_iter(),
+                value: None,
+                fields: Some(fields),
+            }),
+            _ => Err(self.wrong("a map")),
+        }
+    }
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        variants: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, BridgeError> {
+        let (tag, rest) = match self.0.view() {
+            View::Keyword(a) => (a, Vec::new()),
+            View::Vector(items) => match items.first().map(|t| t.view()) {
+                Some(View::Keyword(a)) => (a, items[1..].to_vec()),
+                _ => return Err(self.wrong("[:variant ...]")),
+            },
+            _ => return Err(self.wrong("a keyword or [:variant ...]")),
+        };
+        let Some(name) = unkebab(tag.name(), variants) else {
+            return Err(BridgeError(format!(
+                "unknown variant :{}, expected one of {}",
+                tag.name(),
+                variants
+                    .iter()
+                    .map(|n| format!(":{}", kebab(n)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        v.visit_enum(Variant { name, rest })
+    }
+    fn deserialize_identifier<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        self.deserialize_str(v)
+    }
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
+        v.visit_unit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::{Deserialize, Serialize};
+    use std::collections::BTreeMap;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    enum Msg {
+        Ping,
+        GetValue,
+        Add(i64),
+        Pair(i64, String),
+        Move { x: i32, max_len: u8 },
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    struct Config {
+        name: String,
+        max_len: Option<u32>,
+        tags: Vec<String>,
+        point: (i64, f64),
+        big: u64,
+        huge: i128,
+        msgs: Vec<Msg>,
+        table: BTreeMap<String, i64>,
+        owner: PidTerm,
+        tag: RefTerm,
+    }
+
+    fn printed<T: Serialize>(v: &T) -> String {
+        let h = Heap::new();
+        let t = to_term(&h, v).unwrap();
+        let mut s = String::new();
+        crate::builtins::readable(&mut s, t);
+        s
+    }
+
+    fn sample() -> Config {
+        Config {
+            name: "n".into(),
+            max_len: Some(3),
+            tags: vec!["a".into(), "b".into()],
+            point: (-1, 2.5),
+            big: u64::MAX,
+            huge: i128::MIN,
+            msgs: vec![
+                Msg::Ping,
+                Msg::GetValue,
+                Msg::Add(5),
+                Msg::Pair(1, "x".into()),
+                Msg::Move { x: -2, max_len: 7 },
+            ],
+            table: [("k".to_string(), 1)].into_iter().collect(),
+            owner: PidTerm(lona_runtime::Pid::from_bits(7 << 32 | 3)),
+            tag: RefTerm(lona_runtime::Ref::from_bits(99)),
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        let c = sample();
+        let m = to_message(&c).unwrap();
+        let back: Config = from_message(&m).unwrap();
+        assert_eq!(back, c);
+        let v: Vec<Option<bool>> = vec![Some(true), None, Some(false)];
+        assert_eq!(
+            from_message::<Vec<Option<bool>>>(&to_message(&v).unwrap()).unwrap(),
+            v
+        );
+        assert_eq!(
+            from_message::<char>(&to_message(&'λ').unwrap()).unwrap(),
+            'λ'
+        );
+    }
+
+    #[test]
+    fn the_terms_lonala_sees() {
+        assert_eq!(printed(&Msg::Ping), ":ping");
+        assert_eq!(printed(&Msg::GetValue), ":get-value");
+        assert_eq!(printed(&Msg::Add(5)), "[:add 5]");
+        assert_eq!(printed(&Msg::Pair(1, "x".into())), "[:pair 1 \"x\"]");
+        assert_eq!(
+            printed(&Msg::Move { x: 1, max_len: 2 }),
+            "[:move {:max-len 2, :x 1}]"
+        );
+        assert_eq!(printed(&vec![1, 2]), "(1 2)");
+        assert_eq!(printed(&(1, "a")), "[1 \"a\"]");
+        assert_eq!(printed(&None::<i32>), "nil");
+        assert_eq!(printed(&u64::MAX), "18446744073709551615");
+    }
+
+    #[test]
+    fn lonala_shapes_read_back() {
+        let h = Heap::new();
+        let ok = h.vector(&[Term::keyword("ok"), h.int(41)]);
+        let (tag, n): (String, i64) = from_term(ok).unwrap();
+        assert_eq!((tag.as_str(), n), ("ok", 41));
+        // a vector where a Vec is expected, and a list where a tuple is
+        let v = h.vector(&[h.int(1), h.int(2)]);
+        assert_eq!(from_term::<Vec<u8>>(v).unwrap(), vec![1, 2]);
+        let l = h.list(&[h.int(1), h.string("s")]);
+        assert_eq!(from_term::<(i32, String)>(l).unwrap(), (1, "s".to_string()));
+    }
+
+    #[test]
+    fn errors_say_what_was_wrong() {
+        let h = Heap::new();
+        let e = from_term::<i64>(Term::keyword("foo")).unwrap_err();
+        assert_eq!(e.to_string(), "expected i64, found a keyword :foo");
+        let e = from_term::<u8>(h.int(300)).unwrap_err();
+        assert!(e.to_string().contains("fits u8"), "{e}");
+        let e = from_term::<Msg>(Term::keyword("pong")).unwrap_err();
+        assert!(e.to_string().starts_with("unknown variant :pong"), "{e}");
+        let m = h.map(&[(Term::keyword("name"), h.string("x"))]);
+        let e = from_term::<Config>(m).unwrap_err();
+        assert!(e.to_string().contains("missing field"), "{e}");
+        let e = from_term::<(i32, i32)>(h.vector(&[h.int(1)])).unwrap_err();
+        assert_eq!(e.to_string(), "expected 2 elements, found 1");
+        let e =
+            from_term::<Msg>(h.vector(&[Term::keyword("add"), h.int(1), h.int(2)])).unwrap_err();
+        assert!(e.to_string().contains("[:add value]"), "{e}");
+        let e = from_term::<PidTerm>(h.int(1)).unwrap_err();
+        assert!(e.to_string().contains("expected a pid"), "{e}");
+    }
+
+    #[test]
+    fn kebab_case_both_ways() {
+        assert_eq!(kebab("max_len"), "max-len");
+        assert_eq!(kebab("GetValue"), "get-value");
+        assert_eq!(kebab("Ping"), "ping");
+        assert_eq!(
+            unkebab("get-value", &["Ping", "GetValue"]),
+            Some("GetValue")
+        );
+        assert_eq!(unkebab("max-len", &["max_len"]), Some("max_len"));
+    }
+}
