@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
 # Run each workload RUNS times on Lona and on Erlang/OTP, print the median
 # figures side by side and their ratio (Lona / Erlang). The Erlang side is
-# the repository's bench/erlang/anchors.erl.
-#   scripts/bench-compare.sh [RUNS] [WORKLOAD...]
+# the repository's bench/erlang/anchors.erl. With --lonala, the Lona side
+# is the workload written in Lonala (bench/lonala/WORKLOAD.lona, run by
+# `lona run`) instead of the native Rust one (`lona bench WORKLOAD`).
+#   scripts/bench-compare.sh [--lonala] [RUNS] [WORKLOAD...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lonala=0
+if [ "${1:-}" = --lonala ]; then lonala=1; shift; fi
 runs=${1:-5}; shift || true
 workloads=("$@")
-[ ${#workloads[@]} -gt 0 ] || workloads=(spawn skynet ring pingpong fanin fair selective restart gc)
+if [ ${#workloads[@]} -eq 0 ]; then
+  workloads=(spawn skynet ring pingpong fanin fair selective restart gc)
+  [ $lonala = 0 ] || workloads+=(gcpause)
+fi
+# lona_run WORKLOAD: one run of the Lona side.
+lona_run() {
+  if [ $lonala = 1 ]; then ./target/release/lona run "bench/lonala/$1.lona"
+  else ./target/release/lona bench "$1"; fi
+}
 command -v erl >/dev/null && command -v erlc >/dev/null || { echo "needs erl and erlc: apt-get install -y erlang-base" >&2; exit 1; }
 cargo build --release -q
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -21,10 +33,10 @@ printf '%-10s %-20s %14s %14s %8s\n' workload figure lona erlang ratio
 for w in "${workloads[@]}"; do
   : > "$work/lona.$w"; : > "$work/erl.$w"
   for _ in $(seq "$runs"); do
-    ./target/release/lona bench "$w" 2>/dev/null | grep "^$w " >> "$work/lona.$w" || true
+    lona_run "$w" 2>/dev/null | grep "^$w " >> "$work/lona.$w" || true
     (cd "$work" && erl +P 5000000 -noshell -run anchors main "$w") 2>/dev/null | grep "^$w " >> "$work/erl.$w" || true
   done
-  keys=$(head -1 "$work/lona.$w" | tr ' ' '\n' | grep = | cut -d= -f1 | grep -vE '^(n|laps|msgs|round_trips|senders|each|junk|wanted|crashes|hogs|leaves|live_elements)$')
+  keys=$(head -1 "$work/lona.$w" | tr ' ' '\n' | grep = | cut -d= -f1 | grep -vE '^(n|laps|msgs|round_trips|senders|each|junk|wanted|crashes|hogs|leaves|live_elements|live_mb)$')
   for k in $keys; do
     l=$(median "$work/lona.$w" "$k"); e=$(median "$work/erl.$w" "$k")
     r=$(awk -v l="$l" -v e="$e" 'BEGIN { if (e+0 == 0) print "-"; else printf "%.3f", l/e }')
