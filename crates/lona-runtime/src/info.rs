@@ -7,7 +7,7 @@
 
 use crate::process::Private;
 use crate::runtime::Shared;
-use crate::signal::{AliveReply, InfoReply, ReplyTo};
+use crate::signal::{AliveReply, InfoReply, InfoTo, ReplyTo};
 use crate::{Pid, Ref};
 
 /// What a live process looks like (`process_info`).
@@ -31,6 +31,13 @@ pub struct ProcessInfo {
     pub registered_name: Option<String>,
     /// Whether it traps exits.
     pub trap_exit: bool,
+    /// What it runs, as its kind of process names it (a Lonala process:
+    /// the function of its current frame, `ns/name`); see
+    /// [`Process::current_function`](crate::Process::current_function).
+    pub current_function: Option<String>,
+    /// Words of its own term heap, for a process that has one (a Lonala
+    /// process); see [`Process::heap_words`](crate::Process::heap_words).
+    pub heap_words: Option<usize>,
 }
 
 /// A process's scheduling status.
@@ -52,22 +59,39 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
         ),
         None => (vec![], vec![], vec![]),
     };
-    let body = p.process.as_deref().map_or(0, std::mem::size_of_val);
+    // The body is there between steps; inside its own step (a receive
+    // draining signals) it is out, and describes nothing.
+    let body = p.process.as_deref();
+    let heap_words = body.and_then(|b| b.heap_words());
+    let current_function = body.and_then(|b| b.current_function());
+    let body_bytes = body.map_or(0, std::mem::size_of_val) + heap_words.unwrap_or(0) * 8;
     ProcessInfo {
         status,
         message_queue_len: p.mailbox.len(),
         reductions: p.reductions,
-        memory: std::mem::size_of::<crate::table::Slot>() + body + p.mailbox.len() * 32,
+        memory: std::mem::size_of::<crate::table::Slot>() + body_bytes + p.mailbox.len() * 32,
         links,
         monitors,
         monitored_by,
         registered_name: shared.registry.name_of(pid),
         trap_exit: p.trap_exit,
+        current_function,
+        heap_words,
     }
 }
 
-pub(crate) fn reply_info(shared: &Shared, reply_to: Pid, tag: Ref, info: Option<ProcessInfo>) {
-    shared.send_pid(reply_to, InfoReply { tag, info });
+/// Answer an info request about `about`.
+pub(crate) fn reply_info(
+    shared: &Shared,
+    reply_to: InfoTo,
+    about: Pid,
+    tag: Ref,
+    info: Option<ProcessInfo>,
+) {
+    match reply_to {
+        InfoTo::Process(pid) => shared.send_pid(pid, InfoReply { tag, info }),
+        InfoTo::Walk(sink) => sink.put(about, info),
+    }
 }
 
 pub(crate) fn reply_alive(shared: &Shared, reply_to: ReplyTo, tag: Ref, alive: bool) {

@@ -44,6 +44,7 @@ mod report;
 mod runtime;
 mod signal;
 mod state;
+mod stats;
 mod sync;
 mod table;
 mod timer;
@@ -65,6 +66,7 @@ pub use runtime::{
     DEFAULT_STACK_SIZE, RUNTIME_PID,
 };
 pub use signal::{AliveReply, Down, Exit, InfoReply, Timeout};
+pub use stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
 pub use table::MAX_PROCESS_LIMIT;
 pub use timer::{TimerRef, MAX_DELAY};
 

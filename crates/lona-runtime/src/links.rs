@@ -80,7 +80,7 @@ use crate::envelope::{header_is, Envelope};
 use crate::info::{info_of, reply_alive, reply_info};
 use crate::process::{Extra, Private, ACTIVE};
 use crate::runtime::Shared;
-use crate::signal::{Down, Exit, ReplyTo, Signal};
+use crate::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
 use crate::{Pid, Reason, Ref, Status};
 
 /// Act on one node taken from the inbox of a running process that is not
@@ -151,7 +151,7 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
                 Status::Running
             };
             let info = info_of(cx.shared, cx.pid, cx.p, status);
-            reply_info(cx.shared, reply_to, tag, Some(info));
+            reply_info(cx.shared, reply_to, cx.pid, tag, Some(info));
         }
         Signal::IsAlive { reply_to, tag } => reply_alive(cx.shared, reply_to, tag, true),
     }
@@ -253,7 +253,7 @@ pub(crate) fn answer_dead(shared: &Shared, dead: Pid, e: Envelope) {
                 reason: Reason::NoProc,
             },
         ),
-        Ok(Signal::Info { reply_to, tag }) => reply_info(shared, reply_to, tag, None),
+        Ok(Signal::Info { reply_to, tag }) => reply_info(shared, reply_to, dead, tag, None),
         Ok(Signal::IsAlive { reply_to, tag }) => reply_alive(shared, reply_to, tag, false),
         _ => {}
     }
@@ -412,7 +412,7 @@ impl Cx<'_> {
         self.shared.signal(
             pid,
             Signal::Info {
-                reply_to: self.pid,
+                reply_to: InfoTo::Process(self.pid),
                 tag,
             },
         );

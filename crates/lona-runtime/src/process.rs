@@ -59,6 +59,20 @@ pub trait Process: Send + 'static {
     /// Called once when the process ends, whatever the reason (also when it
     /// is killed while waiting, or panicked in `step`).
     fn close(&mut self, _reason: &Reason) {}
+
+    /// What the process runs, for `process_info` and the node's process
+    /// list (a Lonala process names the function of its current frame).
+    /// Asked between steps, on the worker that owns the process, never
+    /// while `step` runs; it must be cheap and must not panic.
+    fn current_function(&self) -> Option<String> {
+        None
+    }
+
+    /// Words of the process's own term heap, if it has one (a Lonala
+    /// process), for `process_info`. Asked as `current_function` is.
+    fn heap_words(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// How a step ended.

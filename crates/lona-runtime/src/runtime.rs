@@ -23,8 +23,9 @@ use crate::envelope::{Envelope, Header};
 use crate::idle::Idle;
 use crate::process::{Private, Process};
 use crate::registry::{RegisterError, Registry};
-use crate::signal::{OneShot, ReplyTo, Signal, Timeout};
+use crate::signal::{InfoTo, OneShot, ReplyTo, Signal, Timeout};
 use crate::state::{Notify, State};
+use crate::stats::{self, worker_infos, ProcessEntry, RuntimeInfo, Snapshot, WorkerLoad};
 use crate::table::Table;
 use crate::timer::{Target, TimerRef, Timers};
 use crate::worker::WorkerCore;
@@ -128,6 +129,11 @@ pub(crate) struct Shared {
     exit_lock: Mutex<()>,
     exit_cv: Condvar,
     pub(crate) workers: usize,
+    /// When the node started (the clock of `loads`).
+    pub(crate) epoch: Instant,
+    /// Each worker's idle-time accounting, written by that worker
+    /// (`stats`).
+    pub(crate) loads: Box<[WorkerLoad]>,
 }
 
 impl Shared {
@@ -528,6 +534,8 @@ impl Builder {
             exit_lock: Mutex::new(()),
             exit_cv: Condvar::new(),
             workers: self.workers,
+            epoch: Instant::now(),
+            loads: (0..self.workers).map(|_| WorkerLoad::default()).collect(),
         });
         crate::report::install_hook();
         let mut rt = Runtime {
@@ -681,6 +689,53 @@ impl Handle {
     /// Pids of all live processes (a snapshot).
     pub fn processes(&self) -> Vec<Pid> {
         self.shared.pids()
+    }
+
+    /// The node right now: worker load and run queues, counts
+    /// ([`RuntimeInfo`]). Cheap (atomic loads, no lock): call it as often
+    /// as a live view refreshes.
+    pub fn runtime_info(&self) -> RuntimeInfo {
+        let s = &*self.shared;
+        RuntimeInfo {
+            uptime: s.epoch.elapsed(),
+            workers: worker_infos(s.epoch, &s.loads, |i| {
+                s.stealers.get(i).map_or(0, |st| st.len())
+            }),
+            injector_queue: s.injector.len(),
+            process_count: s.table.live(),
+            process_limit: s.table.limit(),
+            registered: s.registry.len(),
+            timers: s.timers.pending(),
+            table_bytes: s.table.bytes(),
+        }
+    }
+
+    /// Every live process with its [`ProcessInfo`], walked a batch at a
+    /// time without stopping the node (see `stats`, "The process walk").
+    /// A process that does not answer within `patience` of its batch being
+    /// asked (a native loop that never yields) is listed without info.
+    /// From inside a process it cannot wait for answers: there it lists
+    /// every process without info.
+    pub fn snapshot(&self, patience: Duration) -> Snapshot {
+        let shared = &*self.shared;
+        let pids = shared.pids();
+        if WorkerCore::current(shared).is_some() {
+            return Snapshot {
+                processes: pids
+                    .into_iter()
+                    .map(|pid| ProcessEntry { pid, info: None })
+                    .collect(),
+            };
+        }
+        stats::walk(pids, patience, |pid, sink| {
+            shared.signal(
+                pid,
+                Signal::Info {
+                    reply_to: InfoTo::Walk(sink.clone()),
+                    tag: Ref::new(),
+                },
+            );
+        })
     }
 
     /// Registered names right now.

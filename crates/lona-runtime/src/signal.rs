@@ -49,7 +49,7 @@ pub(crate) enum Signal {
     },
     /// `process_info` asked by `reply_to`.
     Info {
-        reply_to: Pid,
+        reply_to: InfoTo,
         tag: Ref,
     },
     /// `is_alive` asked: answered after every signal sent before it.
@@ -64,6 +64,13 @@ pub(crate) enum Signal {
 pub(crate) enum ReplyTo {
     Process(Pid),
     Thread(Arc<OneShot>),
+}
+
+/// Where an info answer goes: a process (as an
+/// [`InfoReply`] message) or a walk over every process (`stats`).
+pub(crate) enum InfoTo {
+    Process(Pid),
+    Walk(Arc<crate::stats::Sink>),
 }
 
 /// A one-value slot a thread outside the runtime waits on.

@@ -119,6 +119,17 @@ impl Table {
         self.limit
     }
 
+    /// Bytes of the chunks allocated so far.
+    pub(crate) fn bytes(&self) -> usize {
+        let chunks = self
+            .chunks
+            .iter()
+            // Relaxed: a statistic; a chunk being published is counted or not.
+            .filter(|c| !c.load(Relaxed).is_null())
+            .count();
+        chunks * CHUNK * std::mem::size_of::<Slot>()
+    }
+
     /// Slots handed out so far (for scans over all processes).
     pub(crate) fn high_water(&self) -> u32 {
         // Relaxed: a scan only needs slots whose chunk exists; `get` checks

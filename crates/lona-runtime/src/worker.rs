@@ -302,6 +302,9 @@ impl WorkerCore {
                 self.run_slice(i);
                 continue;
             }
+            // Idle from here until a task is found (`stats`, steps 1-2).
+            let load = &shared.loads[self.index];
+            load.idle_start(shared.epoch);
             for round in 0..16u32 {
                 if round < 4 {
                     for _ in 0..(1u32 << round) {
@@ -311,6 +314,7 @@ impl WorkerCore {
                     std::thread::yield_now();
                 }
                 if let Some(i) = self.next_task() {
+                    load.idle_end(shared.epoch);
                     self.run_slice(i);
                     continue 'outer;
                 }
@@ -318,15 +322,18 @@ impl WorkerCore {
             shared.idle.register(self.index);
             if let Some(i) = self.next_task() {
                 shared.idle.unregister(self.index);
+                load.idle_end(shared.epoch);
                 self.run_slice(i);
                 continue;
             }
             if shared.stop.load(Acquire) {
                 shared.idle.unregister(self.index);
+                load.idle_end(shared.epoch);
                 break;
             }
             parker.park();
             shared.idle.unregister(self.index);
+            load.idle_end(shared.epoch);
         }
         shared.table.return_cache(&mut self.free.borrow_mut());
         CURRENT.with(|c| c.set(std::ptr::null()));

@@ -16,6 +16,14 @@ use std::sync::atomic::{fence, AtomicUsize, Ordering};
 pub const SHARED_THRESHOLD: usize = 64;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// Bytes held by live off-heap binaries. Relaxed: a statistic.
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes held by every live off-heap (shared) binary in the whole process
+/// (Erlang's `memory(binary)`).
+pub fn shared_binary_bytes() -> usize {
+    LIVE_BYTES.load(Ordering::Relaxed)
+}
 
 /// How many off-heap binaries exist in the whole process (a test hook: it
 /// falls back to its earlier value once every holder is gone).
@@ -32,6 +40,7 @@ impl SharedBytes {
     /// A new block with one reference, as a raw pointer.
     pub(crate) fn create(bytes: &[u8]) -> *const SharedBytes {
         LIVE.fetch_add(1, Ordering::SeqCst);
+        LIVE_BYTES.fetch_add(bytes.len(), Ordering::Relaxed);
         Box::into_raw(Box::new(SharedBytes {
             refc: AtomicUsize::new(1),
             data: bytes.into(),
@@ -57,7 +66,9 @@ impl SharedBytes {
         if unsafe { (*p).refc.fetch_sub(1, Ordering::Release) } == 1 {
             fence(Ordering::Acquire);
             // SAFETY: that was the last reference; nobody else can reach it.
-            drop(unsafe { Box::from_raw(p as *mut SharedBytes) });
+            let b = unsafe { Box::from_raw(p as *mut SharedBytes) };
+            LIVE_BYTES.fetch_sub(b.data.len(), Ordering::Relaxed);
+            drop(b);
             LIVE.fetch_sub(1, Ordering::SeqCst);
         }
     }

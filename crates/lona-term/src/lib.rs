@@ -35,7 +35,7 @@ mod term;
 mod view;
 
 pub use atom::{Atom, AtomTableFull, MAX_ATOMS};
-pub use binary::{live_shared_binaries, SHARED_THRESHOLD};
+pub use binary::{live_shared_binaries, shared_binary_bytes, SHARED_THRESHOLD};
 pub use block::{
     block_cache_bytes, trim_block_cache, CACHE_MAX_BLOCKS, CACHE_MAX_BYTES, CACHE_MIN_WORDS,
 };
@@ -45,7 +45,7 @@ pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
 pub use hamt::MAP_SMALL_MAX;
 pub use heap::{GcCounts, Heap, HeapConfig, HeapError, Root, StackFull};
-pub use permanent::{is_permanent, make_permanent, permanent_term};
+pub use permanent::{is_permanent, make_permanent, permanent_bytes, permanent_term};
 pub use print::set_closure_namer;
 pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS, SMALLEST_HEAP_WORDS};
 pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, SMALL_INT_MAX, SMALL_INT_MIN};

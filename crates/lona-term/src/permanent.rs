@@ -30,6 +30,16 @@ use crate::term::{is_ptr, ptr_of, RawTerm, Term};
 /// none of that heap's own blocks (the slow path).
 static RANGES: RwLock<Vec<(usize, usize)>> = RwLock::new(Vec::new());
 
+/// Bytes made permanent so far (code literals, functions, var values).
+static BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Bytes of permanent memory (Erlang's `memory(code)` and literal areas):
+/// what [`make_permanent`] kept, never freed.
+pub fn permanent_bytes() -> usize {
+    // Relaxed: a statistic.
+    BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Makes every object allocated in `heap` permanent (see the module
 /// documentation). The heap's registers, roots and stack are dropped; its
 /// objects stay where they are, forever.
@@ -43,6 +53,9 @@ pub fn make_permanent(heap: Heap) {
     for f in heap.frags.borrow().iter() {
         ranges.push((f.block.base() as usize, f.block.end() as usize));
     }
+    let bytes: usize = ranges.iter().map(|r| r.1.saturating_sub(r.0)).sum();
+    // Relaxed: a statistic.
+    BYTES.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     {
         let mut all = RANGES.write().unwrap_or_else(|e| e.into_inner());
         for r in ranges {

@@ -5,7 +5,8 @@
 //! slices of reductions; `builtins` and `prelude.lona` are the core
 //! library; `eval` drives files, namespaces and programs; `var` holds the
 //! global names; `msg` and `process` make a Lonala program a process of
-//! `lona-runtime` (messages and exit reasons as terms).
+//! `lona-runtime` (messages and exit reasons as terms); `shell` is the
+//! REPL's process and `introspect` the process table and node figures.
 
 pub mod bridge;
 pub mod builtins;
@@ -14,6 +15,7 @@ pub mod compiler;
 pub mod env;
 pub mod eval;
 pub mod form;
+pub mod introspect;
 pub mod msg;
 pub mod native;
 pub mod node;

@@ -164,7 +164,7 @@ pub fn message_term(heap: &Heap, e: &Envelope) -> RawTerm {
         ])
     } else if let Some(i) = e.downcast_ref::<InfoReply>() {
         let info = match &i.info {
-            Some(info) => info_term(heap, info, None),
+            Some(info) => info_term(heap, info),
             None => Term::NIL,
         };
         heap.vector(&[Term::keyword("info-reply"), ref_term(heap, i.tag), info])
@@ -176,7 +176,7 @@ pub fn message_term(heap: &Heap, e: &Envelope) -> RawTerm {
 
 /// `process-info`'s map. `heap_words`: the process's own heap and stack,
 /// when it describes itself.
-pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo, heap_words: Option<usize>) -> Term<'h> {
+pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo) -> Term<'h> {
     let pids = |v: &[Pid]| {
         let items: Vec<Term<'h>> = v.iter().map(|p| pid_term(heap, *p)).collect();
         heap.list(&items)
@@ -204,11 +204,15 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo, heap_words: Option<usize>)
         ),
         (Term::keyword("trap-exit"), Term::bool(i.trap_exit)),
     ];
-    let mut memory = i.memory as u64;
-    if let Some(w) = heap_words {
-        memory += (w * 8) as u64;
+    if let Some(w) = i.heap_words {
         pairs.push((Term::keyword("heap-size"), int(w as u64)));
     }
-    pairs.push((Term::keyword("memory"), int(memory)));
+    pairs.push((
+        Term::keyword("current-function"),
+        i.current_function
+            .as_deref()
+            .map_or(Term::NIL, Term::symbol),
+    ));
+    pairs.push((Term::keyword("memory"), int(i.memory as u64)));
     heap.map(&pairs)
 }

@@ -206,7 +206,24 @@ fn heap_limit(cx: &Cx<'_>, e: HeapError) -> Step {
     Step::Exit(Reason::Killed)
 }
 
+impl LonaProcess {
+    fn vm(&self) -> &Vm {
+        match &self.body {
+            Body::Call { vm, .. } => vm,
+            Body::Main { ev, .. } => &ev.vm,
+        }
+    }
+}
+
 impl Process for LonaProcess {
+    fn current_function(&self) -> Option<String> {
+        self.vm().current_function()
+    }
+
+    fn heap_words(&self) -> Option<usize> {
+        Some(self.vm().heap.heap_words())
+    }
+
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {
         let budget = i32::try_from(cx.budget().max(1)).unwrap_or(i32::MAX);
         match &mut self.body {

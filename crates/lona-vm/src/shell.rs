@@ -189,6 +189,18 @@ impl Process for Shell {
         }
     }
 
+    fn current_function(&self) -> Option<String> {
+        if self.busy {
+            self.ev.vm.current_function()
+        } else {
+            Some("lona.shell/read-eval".to_string())
+        }
+    }
+
+    fn heap_words(&self) -> Option<usize> {
+        Some(self.ev.vm.heap.heap_words())
+    }
+
     fn close(&mut self, reason: &Reason) {
         self.console
             .post(ShellEvent::Ended(crate::msg::reason_text(reason)));

@@ -300,6 +300,17 @@ impl Vm {
         self.exn_trace.retain(|(p, _)| !p.name.starts_with('%'));
     }
 
+    /// The function the process is in, `ns/name` (the innermost frame of a
+    /// named function: anonymous ones are named after where they are
+    /// defined); `None` before the first call.
+    pub fn current_function(&self) -> Option<String> {
+        std::iter::once(&self.cur)
+            .chain(self.frames.iter().rev())
+            .map(|f| &f.proto.name)
+            .find(|n| !n.starts_with('%') && !n.is_empty())
+            .map(|n| n.to_string())
+    }
+
     /// The current exception's trace: `[[sym "file" line] ...]` as a list.
     pub fn trace_term(&self) -> RawTerm {
         let items: Vec<Term<'_>> = self

@@ -220,3 +220,48 @@ fn rust_and_lonala_processes_exchange_typed_messages() {
     assert_eq!(got.1, lona_runtime::Reason::Normal);
     rt.shutdown();
 }
+
+#[test]
+fn i_lists_processes_with_name_function_and_mailbox_and_runtime_info_counts_them() {
+    let src = r#"
+        (defn waiter-loop [] (receive :stop :ok))
+        (defn spin [n] (spin (inc n)))
+        (let [w (spawn waiter-loop)
+              s (spawn spin 0)]
+          (register :the-waiter w)
+          (send w :junk-1)
+          (send w :junk-2)
+          (sleep 20)
+          (i)
+          (let [info (process-info w)
+                ri (runtime-info)]
+            (println "fn" (:current-function info) "heap" (pos? (:heap-size info)))
+            (println "count" (:process-count ri) "workers" (count (:workers ri))
+                     "code" (pos? (:code (:memory ri)))))
+          (exit s :kill)
+          (send w :stop))
+    "#;
+    let (out, ending) = run_on(rt(1000), src, |_| {});
+    assert_eq!(ending, Ending::Normal, "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.contains("the-waiter"))
+        .unwrap_or_else(|| panic!("no row for the registered waiter:\n{out}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // pid, name, function, reductions, mailbox, heap words, status
+    assert_eq!(cells[1], "the-waiter", "{row}");
+    assert_eq!(cells[2], "user/waiter-loop", "{row}");
+    assert_eq!(cells[4], "2", "two messages waiting: {row}");
+    assert_eq!(cells[6], "waiting", "{row}");
+    let spinner = out
+        .lines()
+        .find(|l| l.contains("user/spin"))
+        .unwrap_or_else(|| panic!("no row for the spinning process:\n{out}"));
+    assert!(spinner.ends_with("running"), "{spinner}");
+    assert!(
+        out.contains("3 processes,"),
+        "totals line counts main, waiter and spinner:\n{out}"
+    );
+    assert!(out.contains("fn user/waiter-loop heap true"), "{out}");
+    assert!(out.contains("count 3 workers 2 code true"), "{out}");
+}

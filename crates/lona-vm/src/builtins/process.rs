@@ -19,6 +19,8 @@
 //! | `(processes)`, `(make-ref)`, `(node)` | same | |
 //! | `(send-after ms dest msg)`, `(cancel-timer tref)` | `erlang:send_after/3`, `cancel_timer/1` (=> ms left or `false`) | |
 //! | `(gc)`, `(gc :full)` | `garbage_collect/0` (at the next safepoint) | |
+//! | `(runtime-info)` | `statistics/1`, `system_info/1`, `memory/0` in one map | |
+//! | `(request-snapshot)` | the walk behind `(i)` (`i/0`), answered as a message | |
 
 use std::time::Duration;
 
@@ -300,6 +302,22 @@ fn processes(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&items).raw())
 }
 
+/// `(request-snapshot)`: starts the walk of `(i)` (see `introspect`); the
+/// table comes as `[:snapshot-reply tag text]` with the returned tag.
+fn request_snapshot(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    let rt = cx.rt()?;
+    let tag = Ref::new();
+    crate::introspect::start_table(rt.handle(), rt.pid(), tag)
+        .map_err(|_| Raise::error(Term::keyword("system-limit")))?;
+    Ok(ref_term(cx.heap, tag).raw())
+}
+
+/// `(runtime-info)`: the node's figures (see `introspect`).
+fn runtime_info(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    let info = cx.rt()?.handle().runtime_info();
+    Ok(crate::introspect::runtime_info_term(cx.heap, &info).raw())
+}
+
 /// `(request-alive pid)`: `true`/`false` when known at once, else the tag
 /// of the question; the answer comes as `[:alive-reply tag bool]`.
 fn request_alive(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
@@ -317,9 +335,10 @@ fn request_info(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let pid = pid_arg(cx, a[0])?;
     let rt = cx.rt()?;
     if pid == rt.pid() {
-        let info = rt.info();
-        let words = cx.heap.heap_words();
-        return Ok(info_term(cx.heap, &info, Some(words)).raw());
+        let mut info = rt.info();
+        info.heap_words = Some(cx.heap.heap_words());
+        info.memory += cx.heap.heap_words() * 8;
+        return Ok(info_term(cx.heap, &info).raw());
     }
     if !rt.is_alive_now(pid) {
         return Ok(Term::NIL.raw());
@@ -401,6 +420,8 @@ pub(crate) fn install(ns: &'static Namespace) {
     def(ns, "processes", 0, 0, processes);
     def(ns, "request-alive", 1, 1, request_alive);
     def(ns, "request-info", 1, 1, request_info);
+    def(ns, "request-snapshot", 0, 0, request_snapshot);
+    def(ns, "runtime-info", 0, 0, runtime_info);
     def(ns, "make-ref", 0, 0, make_ref);
     def(ns, "node", 0, 0, node);
     def(ns, "send-after", 3, 3, send_after);
