@@ -8,14 +8,15 @@
 //! (attached messages and overflow chunks). Live objects below the
 //! high-water mark (they already survived one collection) are promoted to
 //! the old block; live objects above it and in fragments are copied to a new
-//! young block of the same size, or `next_heap_size(young data + stack +
-//! need)` if that is larger (the young block shrinks only in a major
-//! collection). The old
-//! block is not scanned: objects are immutable and only ever point to older
-//! objects, so nothing old points at young data. Afterwards the high-water
-//! mark is the new `htop`. If the old block cannot take everything below the
-//! mark, or `fullsweep_after` minors have run, a major collection runs
-//! instead.
+//! young block sized for the worst case, `next_heap_size(young data +
+//! fragments + stack + need)`, and that block is then shrunk in place to
+//! what the survivors need, but never below its previous size: the young
+//! block keeps its size, as BEAM's does, and dead attached messages do not
+//! make it grow. The old block is not scanned: objects are immutable and
+//! only ever point to older objects, so nothing old points at young data.
+//! Afterwards the high-water mark is the new `htop`. If the old block
+//! cannot take everything below the mark, or `fullsweep_after` minors have
+//! run, a major collection runs instead.
 //!
 //! **Major collection.** Everything (young, old, fragments) is copied into
 //! one new young block sized for the worst case, the old block is freed, and
@@ -277,6 +278,7 @@ impl Heap {
             }
         }
         let stack_len = self.stack_len();
+        let young_before = self.config.min_heap_size.max(self.young.words());
         let young_bound = words_between(self.hwm, self.htop.get()) + self.frag_used();
         // The young block keeps its size (it only grows here; a major
         // collection is where it shrinks), as BEAM's minor collection does.
@@ -320,6 +322,16 @@ impl Heap {
             self.install(to, c.young_top, new_stop);
         }
         self.old_top = c.old_top;
+        // The new block was sized for the worst case (every fragment word
+        // alive). Attached messages are mostly dead by now: give back what
+        // the survivors do not need, down to the block's previous size, so
+        // a process that lives by receiving does not grow its young block
+        // at every collection.
+        let live = self.young_used();
+        let target = next_heap_size(young_before.max(live + stack_len + need));
+        if target < size {
+            self.shrink_young(target, extra);
+        }
         true
     }
 
@@ -498,8 +510,12 @@ impl Heap {
         self.regs.get_mut().iter_mut().for_each(fix);
         self.roots.get_mut().iter_mut().for_each(fix);
         extra.iter_mut().for_each(fix);
+        // Entries in the old block (after a minor collection) stay.
         for e in self.offheap.get_mut().iter_mut() {
-            *e = (*e as isize).wrapping_add(delta) as *mut u64;
+            let a = *e as usize;
+            if old_lo <= a && a < old_hi {
+                *e = (*e as isize).wrapping_add(delta) as *mut u64;
+            }
         }
     }
 }

@@ -394,3 +394,35 @@ fn building_while_collecting_grows_the_heap_geometrically() {
     h.collect(0).unwrap();
     assert_eq!(h.young_words(), young, "minor keeps the young block size");
 }
+
+#[test]
+fn dead_attached_messages_do_not_grow_the_young_block() {
+    // A process that lives by receiving: messages are attached, read and
+    // dropped. Each minor collection sizes its new block for the worst
+    // case (every attached word alive) but must give back what the
+    // survivors do not need: the block keeps its size instead of growing
+    // at every collection.
+    let mut h = Heap::new();
+    let sender = Heap::new();
+    let young = h.young_words();
+    for round in 0..200 {
+        for i in 0..40 {
+            let msg = sender.vector(&[Term::keyword("token"), sender.int(i)]);
+            h.attach(Fragment::new(msg));
+        }
+        assert!(h.needs_gc(), "attached words outweigh the young block");
+        h.collect(0).unwrap();
+        assert_eq!(
+            h.young_words(),
+            young,
+            "round {round}: the block kept its size"
+        );
+        assert_eq!(h.fragment_words(), 0);
+    }
+    // Live data still makes it grow.
+    let keep = int_list(&h, 500);
+    let r = h.add_root(keep);
+    h.collect(0).unwrap();
+    assert!(h.young_words() > young);
+    assert_eq!(h.root(r).list_iter().count(), 500);
+}

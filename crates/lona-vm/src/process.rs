@@ -221,7 +221,10 @@ impl Process for LonaProcess {
     }
 
     fn heap_words(&self) -> Option<usize> {
-        Some(self.vm().heap.heap_words())
+        // Attached messages included: they are the process's until its
+        // next collection.
+        let h = &self.vm().heap;
+        Some(h.heap_words() + h.fragment_words())
     }
 
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {

@@ -1392,6 +1392,20 @@ impl Vm {
                     jump!(to);
                     sync!();
                     *reds_out = reds;
+                    // A process that lives by receiving may never spend a
+                    // slice's budget, so it would never reach the
+                    // safepoint's collection: the messages it took (now
+                    // heap fragments) would pile up. Collect before
+                    // sleeping when they outweigh the young block. (A
+                    // peeked message still in the mailbox is outside the
+                    // heap; the collector leaves such words alone.)
+                    if self.heap.needs_gc() {
+                        self.gc(GcKind::Minor);
+                        if let Some(e) = self.heap_error.take() {
+                            self.active = false;
+                            return Outcome::HeapLimit(e);
+                        }
+                    }
                     return Outcome::Wait;
                 }
             }

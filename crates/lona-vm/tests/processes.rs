@@ -265,3 +265,28 @@ fn i_lists_processes_with_name_function_and_mailbox_and_runtime_info_counts_them
     assert!(out.contains("fn user/waiter-loop heap true"), "{out}");
     assert!(out.contains("count 3 workers 2 code true"), "{out}");
 }
+
+/// A process that lives by receiving never spends a slice's budget, so it
+/// never reached the safepoint's collection: every message it took stayed
+/// attached to its heap (a ring of 10,000 Lonala processes grew to 900 MB).
+/// And each collection sized the young block for every attached word as
+/// if alive, so the block grew at every collection. Both are bounded now.
+#[test]
+fn a_receive_loop_keeps_a_bounded_heap_over_many_messages() {
+    let src = r#"
+        (defn counter [n]
+          (receive
+            [:n _] (counter (inc n))
+            [:report to] (send to [:counted n (:heap-size (process-info (self)))])))
+        (defn burst [p i] (when (> i 0) (send p [:n i]) (burst p (dec i))))
+        (defn bursts [p k] (when (> k 0) (burst p 10) (sleep 0) (bursts p (dec k))))
+        (let [p (spawn counter 0)]
+          (bursts p 20000)
+          (send p [:report (self)])
+          (receive [:counted n words] (println "counted" n "small-heap" (< words 10000) words)))
+    "#;
+    let (out, ending) = run_on(rt(1000), src, |_| {});
+    assert_eq!(ending, Ending::Normal, "{out}");
+    // Before: 600,037 words (every message still attached).
+    assert!(out.contains("counted 200000 small-heap true"), "{out}");
+}

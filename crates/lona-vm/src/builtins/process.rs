@@ -336,8 +336,10 @@ fn request_info(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let rt = cx.rt()?;
     if pid == rt.pid() {
         let mut info = rt.info();
-        info.heap_words = Some(cx.heap.heap_words());
-        info.memory += cx.heap.heap_words() * 8;
+        // Attached messages included, as for other processes.
+        let words = cx.heap.heap_words() + cx.heap.fragment_words();
+        info.heap_words = Some(words);
+        info.memory += words * 8;
         return Ok(info_term(cx.heap, &info).raw());
     }
     if !rt.is_alive_now(pid) {
