@@ -17,7 +17,9 @@ if [ ${#workloads[@]} -eq 0 ]; then
 fi
 # lona_run WORKLOAD: one run of the Lona side.
 lona_run() {
-  if [ $lonala = 1 ]; then ./target/release/lona run "bench/lonala/$1.lona"
+  # Erlang runs with +P 5000000; so does the Lonala side (skynet has
+  # 1,111,111 processes, most of them alive at once).
+  if [ $lonala = 1 ]; then ./target/release/lona run --process-limit 5000000 "bench/lonala/$1.lona"
   else ./target/release/lona bench "$1"; fi
 }
 command -v erl >/dev/null && command -v erlc >/dev/null || { echo "needs erl and erlc: apt-get install -y erlang-base" >&2; exit 1; }

@@ -3,6 +3,7 @@
 mod bench;
 mod program;
 mod repl;
+mod top;
 
 /// mimalloc: fast cross-thread frees (a message is allocated by its sender
 /// and freed by its receiver) and less fragmentation with millions of small
@@ -12,8 +13,34 @@ mod repl;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
+
+/// How the node is built (`lona run`, `lona repl`).
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct NodeArgs {
+    /// Worker threads (default: available cores).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// The process limit (default 1,048,576; Erlang's `+P`). Spawning past
+    /// it fails with `:system-limit`.
+    #[arg(long)]
+    pub process_limit: Option<usize>,
+}
+
+impl NodeArgs {
+    /// A runtime built as asked.
+    pub fn runtime(self) -> Result<lona_runtime::Runtime, String> {
+        let mut b = lona_runtime::Runtime::builder();
+        if let Some(w) = self.workers {
+            b = b.workers(w);
+        }
+        if let Some(n) = self.process_limit {
+            b = b.process_limit(n);
+        }
+        b.build().map_err(|e| format!("cannot start the node: {e}"))
+    }
+}
 
 #[derive(Parser)]
 #[command(name = "lona", version, about = "Lona: a BEAM-grade process runtime")]
@@ -33,9 +60,13 @@ enum Command {
         /// Arguments for `-main` (strings).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
-        /// Worker threads (default: available cores).
+        #[command(flatten)]
+        node: NodeArgs,
+        /// Show a live view of the node while the program runs (worker
+        /// utilisation, processes by reductions, memory or mailbox); `q`
+        /// leaves it. The program's output is printed when it closes.
         #[arg(long)]
-        workers: Option<usize>,
+        top: bool,
     },
     /// Evaluate Lonala source given on the command line and print the
     /// value of its last form.
@@ -45,9 +76,8 @@ enum Command {
     },
     /// An interactive shell: each form is evaluated in a shell process.
     Repl {
-        /// Worker threads (default: available cores).
-        #[arg(long)]
-        workers: Option<usize>,
+        #[command(flatten)]
+        node: NodeArgs,
     },
     /// Run a benchmark workload and print its one-line result.
     Bench {
@@ -66,10 +96,17 @@ fn main() -> ExitCode {
         Command::Run {
             file,
             args,
-            workers,
-        } => program::run(&file, args, workers),
+            node,
+            top: true,
+        } => top::run(&file, args, node),
+        Command::Run {
+            file,
+            args,
+            node,
+            top: false,
+        } => program::run(&file, args, node),
         Command::Eval { expr } => program::eval(&expr),
-        Command::Repl { workers } => repl::repl(workers),
+        Command::Repl { node } => repl::repl(node),
         Command::Bench { workload, workers } => match bench::run(&workload, workers) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

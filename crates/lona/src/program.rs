@@ -7,6 +7,8 @@ use std::sync::Arc;
 use lona_vm::process::Ending;
 use lona_vm::{Env, EvalError, Evaluator, Source};
 
+use crate::NodeArgs;
+
 /// Directories in `LONA_PATH` (separated like `PATH`).
 fn load_path() -> Vec<std::path::PathBuf> {
     std::env::var_os("LONA_PATH")
@@ -27,8 +29,8 @@ fn report(e: &EvalError) {
 }
 
 /// Runs the evaluator in a main process of a fresh node.
-fn run_main(env: &Arc<Env>, ev: Evaluator, workers: Option<usize>) -> Result<Ending, String> {
-    lona_vm::node::run_main(env, ev, workers)
+fn run_main(env: &Arc<Env>, ev: Evaluator, node: NodeArgs) -> Result<Ending, String> {
+    lona_vm::node::run_main_on(node.runtime()?, env, ev)
 }
 
 fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
@@ -52,7 +54,7 @@ fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
 }
 
 /// A node writing to standard output, with `LONA_PATH`, and an evaluator.
-fn node() -> (Arc<Env>, Evaluator) {
+fn new_node() -> (Arc<Env>, Evaluator) {
     let env = Env::stdout();
     env.load_path
         .lock()
@@ -63,25 +65,29 @@ fn node() -> (Arc<Env>, Evaluator) {
 }
 
 /// `lona run FILE ARGS...`
-pub fn run(file: &Path, args: Vec<String>, workers: Option<usize>) -> ExitCode {
-    let (env, mut ev) = node();
+pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
+    let (env, mut ev) = new_node();
     if let Err(e) = ev.push_file(file) {
         report(&e);
         return ExitCode::from(1);
     }
     ev.call_main_after(args);
-    let r = run_main(&env, ev, workers);
+    let r = run_main(&env, ev, node);
     finish(&env, r)
 }
 
 /// `lona eval EXPR`
 pub fn eval(expr: &str) -> ExitCode {
-    let (env, mut ev) = node();
+    let (env, mut ev) = new_node();
     ev.print_last_value(true);
     if let Err(e) = ev.push_source(&Source::new("<eval>", expr)) {
         report(&e);
         return ExitCode::from(1);
     }
-    let r = run_main(&env, ev, Some(1));
+    let node = NodeArgs {
+        workers: Some(1),
+        ..NodeArgs::default()
+    };
+    let r = run_main(&env, ev, node);
     finish(&env, r)
 }

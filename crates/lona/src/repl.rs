@@ -18,7 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lona_runtime::{Handle, Pid, Reason, Runtime};
+use lona_runtime::{Handle, Pid, Reason};
+
+use crate::NodeArgs;
 use lona_vm::process::Ending;
 use lona_vm::shell::{Console, Shell, ShellEvent, ShellInput};
 use lona_vm::{read_all, Env, ReadError, Source};
@@ -168,16 +170,12 @@ fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: Str
 }
 
 /// `lona repl`
-pub fn repl(workers: Option<usize>) -> ExitCode {
+pub fn repl(node: NodeArgs) -> ExitCode {
     let env = Env::stdout();
-    let mut b = Runtime::builder();
-    if let Some(w) = workers {
-        b = b.workers(w);
-    }
-    let rt = match b.build() {
+    let rt = match node.runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("lona: cannot start the node: {e}");
+            eprintln!("lona: {e}");
             return ExitCode::from(1);
         }
     };
