@@ -285,6 +285,28 @@ fn tab_completes_a_var_name() {
     r.expect(PROMPT);
 }
 
+/// The prompt names the namespace the shell is in; `(ns foo)` is worth
+/// `nil` (not the value of the input before it), and a new shell after a
+/// crash stays in that namespace.
+#[test]
+fn the_prompt_follows_ns_and_a_new_shell_stays_there() {
+    let dir = scratch("ns");
+    let mut r = Repl::start(&dir.join("history"));
+    r.eval("(+ 20 3)", "23");
+    r.line("(ns foo)");
+    r.expect_re(&own_line("nil"));
+    r.expect("foo=> ");
+    r.line("(def x 11)");
+    r.expect_re(&own_line("foo/x"));
+    r.expect("foo=> ");
+    r.line("(exit :boom)");
+    r.expect("exited: :boom");
+    r.expect("foo=> ");
+    r.line("x");
+    r.expect_re(&own_line("11"));
+    r.expect("foo=> ");
+}
+
 /// Runs `lona repl` with `input` piped to it; returns (status, stdout,
 /// stderr).
 fn piped(test: &str, input: &str) -> (Option<i32>, String, String) {
