@@ -127,11 +127,11 @@ fn start_shell(h: &Handle, env: &Arc<Env>, console: &Arc<Console>) -> Result<Pid
         .map_err(|e| format!("cannot start the shell process: {e}"))
 }
 
-/// Whether `text` holds only complete forms (`Ok(false)`: wait for more).
-fn complete(text: &str) -> Result<bool, ReadError> {
+/// How many forms `text` holds, all complete (`Ok(None)`: wait for more).
+fn complete(text: &str) -> Result<Option<usize>, ReadError> {
     match read_all(&Source::new("<repl>", text)) {
-        Ok(_) => Ok(true),
-        Err(e) if e.incomplete => Ok(false),
+        Ok(forms) => Ok(Some(forms.len())),
+        Err(e) if e.incomplete => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -228,14 +228,21 @@ pub fn repl(workers: Option<usize>) -> ExitCode {
                     continue;
                 }
                 match complete(&buf) {
-                    Ok(false) => continue,
+                    Ok(None) => continue,
                     Err(e) => {
                         let _ = rl.add_history_entry(buf.as_str());
                         eprintln!("{e}");
                         buf.clear();
                         continue;
                     }
-                    Ok(true) => {}
+                    // Only comments or discarded forms: nothing to
+                    // evaluate (the shell would print its last value).
+                    Ok(Some(0)) => {
+                        let _ = rl.add_history_entry(buf.as_str());
+                        buf.clear();
+                        continue;
+                    }
+                    Ok(Some(_)) => {}
                 }
                 let text = std::mem::take(&mut buf);
                 let _ = rl.add_history_entry(text.as_str());

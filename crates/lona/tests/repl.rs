@@ -307,6 +307,21 @@ fn the_prompt_follows_ns_and_a_new_shell_stays_there() {
     r.expect("foo=> ");
 }
 
+/// Input with no form (a comment, a discarded form) prints no value: not
+/// the value of the input before it.
+#[test]
+fn a_comment_alone_prints_no_value() {
+    let dir = scratch("comment");
+    let mut r = Repl::start(&dir.join("history"));
+    r.eval("(+ 20 3)", "23");
+    for line in ["; just a note", "#_(+ 1 1)"] {
+        r.line(line);
+        let shown = r.expect(PROMPT);
+        assert!(!shown.contains("23"), "{line:?} shows {shown:?}");
+    }
+    r.eval("(+ 1 1)", "2");
+}
+
 /// Runs `lona repl` with `input` piped to it; returns (status, stdout,
 /// stderr).
 fn piped(test: &str, input: &str) -> (Option<i32>, String, String) {
