@@ -147,7 +147,10 @@ fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: Str
             return match ev {
                 ShellEvent::Done => true,
                 ShellEvent::Ended(reason) => {
-                    eprintln!("** shell process {shell} exited: {reason}");
+                    // `(halt n)` ends the shell too: no crash to report.
+                    if !matches!(env.ending.try_get(), Some(Ending::Halt(_))) {
+                        eprintln!("** shell process {shell} exited: {reason}");
+                    }
                     false
                 }
             };
@@ -159,7 +162,9 @@ fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: Str
             // Ended without a word (it reports in `close`, so this is a
             // race with that report): take it as ended.
             if let Some(ShellEvent::Ended(r)) = console.wait(Duration::from_millis(200)) {
-                eprintln!("** shell process {shell} exited: {r}");
+                if !matches!(env.ending.try_get(), Some(Ending::Halt(_))) {
+                    eprintln!("** shell process {shell} exited: {r}");
+                }
             }
             env.flush_out();
             return false;
@@ -247,6 +252,9 @@ pub fn repl(workers: Option<usize>) -> ExitCode {
                 let text = std::mem::take(&mut buf);
                 let _ = rl.add_history_entry(text.as_str());
                 if !h.is_alive(shell) || !evaluate(&h, &env, &console, shell, text) {
+                    if let Some(Ending::Halt(n)) = env.ending.try_get() {
+                        break n;
+                    }
                     match start_shell(&h, &env, &console) {
                         Ok(p) => shell = p,
                         Err(e) => {

@@ -322,6 +322,24 @@ fn a_comment_alone_prints_no_value() {
     r.eval("(+ 1 1)", "2");
 }
 
+/// `(halt n)` leaves the REPL with status n, quietly: the shell process
+/// ending is not reported as a crash.
+#[test]
+fn halt_leaves_with_its_status() {
+    let dir = scratch("halt");
+    let mut r = Repl::start(&dir.join("history"));
+    r.line("(halt 3)");
+    let shown = match r.s.exp_eof() {
+        Ok(s) => s,
+        Err(e) => panic!("waiting for the end after (halt 3): {e}"),
+    };
+    assert!(!shown.contains("exited"), "shown: {shown:?}");
+    match r.s.process().wait().unwrap() {
+        WaitStatus::Exited(_, 3) => {}
+        other => panic!("(halt 3) should exit with status 3, got {other:?}"),
+    }
+}
+
 /// Runs `lona repl` with `input` piped to it; returns (status, stdout,
 /// stderr).
 fn piped(test: &str, input: &str) -> (Option<i32>, String, String) {
