@@ -322,6 +322,45 @@ fn a_comment_alone_prints_no_value() {
     r.eval("(+ 1 1)", "2");
 }
 
+/// A shell process that ends while the REPL waits at the prompt (a linked
+/// process exits) is reported at the next input, which then runs in a new
+/// shell: it is not lost, and the shell after it answers in step.
+#[test]
+fn a_shell_ended_at_the_prompt_is_reported_and_the_next_input_runs() {
+    let dir = scratch("idle-crash");
+    let mut r = Repl::start(&dir.join("history"));
+    r.line("(self)");
+    let (_, me) = r.expect_re(r"#pid<[0-9.]+>");
+    r.expect(PROMPT);
+    // A watcher prints when the shell is down, so the test knows the shell
+    // ended before it types on.
+    r.line("(defn watch [sh]");
+    r.expect(MORE);
+    r.line("  (let [m (monitor sh)]");
+    r.expect(MORE);
+    r.eval(
+        "    (receive [:DOWN r _ why] :when (= r m) (println \"shell-down\" why))))",
+        "user/watch",
+    );
+    r.eval(
+        "(defn doomed [] (receive _ :x :timeout 300 (exit :bad)))",
+        "user/doomed",
+    );
+    r.eval(
+        "(let [sh (self)] (spawn (fn [] (watch sh))) (spawn-link doomed) :armed)",
+        ":armed",
+    );
+    r.expect("shell-down :bad");
+    r.line("(+ 1 2)");
+    let old = me.trim_start_matches("#pid");
+    r.expect(&format!("shell process {old} exited: :bad"));
+    r.expect_re(&own_line("3"));
+    r.expect(PROMPT);
+    let shown = r.eval("(+ 3 4)", "7");
+    assert!(!shown.contains("exited"), "no second report: {shown:?}");
+    r.eval("(+ 5 6)", "11");
+}
+
 /// `(halt n)` leaves the REPL with status n, quietly: the shell process
 /// ending is not reported as a crash.
 #[test]
