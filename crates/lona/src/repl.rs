@@ -8,7 +8,8 @@
 //!    ([`lona_vm::shell::Shell`]) as a message; the REPL waits for it to be
 //!    evaluated. Ctrl-C while it runs kills the shell process; a new one
 //!    replaces any shell that ended (by Ctrl-C, a crash, an exit signal),
-//!    keeping the session's definitions.
+//!    keeping the session's definitions; an end while at the prompt is
+//!    reported at the next input, which runs in the new shell.
 //! 3. Ctrl-C at the prompt drops the current input; Ctrl-D (or the end of
 //!    piped input) leaves with status 0.
 
