@@ -270,6 +270,9 @@ impl Evaluator {
         ns: &'static Namespace,
         file: Arc<str>,
     ) -> Result<(), EvalError> {
+        // `ns` (and an empty `load`) run no code: their value is nil, not
+        // the value of the form before.
+        self.vm.heap.set_root(self.last, Term::NIL);
         if let Some(items) = form.as_list() {
             match items.first().and_then(|h| h.as_symbol()) {
                 Some("ns") => return self.ns_form(&form, items, file),

@@ -8,7 +8,8 @@
 //!    ([`lona_vm::shell::Shell`]) as a message; the REPL waits for it to be
 //!    evaluated. Ctrl-C while it runs kills the shell process; a new one
 //!    replaces any shell that ended (by Ctrl-C, a crash, an exit signal),
-//!    keeping the session's definitions.
+//!    keeping the session's definitions; an end while at the prompt is
+//!    reported at the next input, which runs in the new shell.
 //! 3. Ctrl-C at the prompt drops the current input; Ctrl-D (or the end of
 //!    piped input) leaves with status 0.
 
@@ -129,19 +130,53 @@ fn start_shell(h: &Handle, env: &Arc<Env>, console: &Arc<Console>) -> Result<Pid
         .map_err(|e| format!("cannot start the shell process: {e}"))
 }
 
-/// Whether `text` holds only complete forms (`Ok(false)`: wait for more).
-fn complete(text: &str) -> Result<bool, ReadError> {
+/// How many forms `text` holds, all complete (`Ok(None)`: wait for more).
+fn complete(text: &str) -> Result<Option<usize>, ReadError> {
     match read_all(&Source::new("<repl>", text)) {
-        Ok(_) => Ok(true),
-        Err(e) if e.incomplete => Ok(false),
+        Ok(forms) => Ok(Some(forms.len())),
+        Err(e) if e.incomplete => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// Says that the shell process `shell` ended, unless `(halt n)` ended it.
+fn report_end(env: &Env, shell: Pid, reason: Option<String>) {
+    if matches!(env.ending.try_get(), Some(Ending::Halt(_))) {
+        return;
+    }
+    match reason {
+        Some(r) => eprintln!("** shell process {shell} exited: {r}"),
+        None => eprintln!("** shell process {shell} exited"),
+    }
+}
+
+/// The reason a shell found ended gives in `close` (which runs just after
+/// it is marked ended: wait a little for it).
+fn end_reason(console: &Console) -> Option<String> {
+    match console.wait(Duration::from_secs(1)) {
+        Some(ShellEvent::Ended(r)) => Some(r),
+        _ => None,
+    }
+}
+
+/// A shell to replace one that ended, or (`Err`) the exit status to leave
+/// with: `(halt n)` ended it, or no shell can be started.
+fn next_shell(h: &Handle, env: &Arc<Env>, console: &Arc<Console>) -> Result<Pid, i32> {
+    if let Some(Ending::Halt(n)) = env.ending.try_get() {
+        return Err(n);
+    }
+    start_shell(h, env, console).map_err(|e| {
+        eprintln!("lona: {e}");
+        1
+    })
 }
 
 /// Sends `text` to the shell and waits for it to be evaluated; Ctrl-C
 /// kills the shell. Returns whether the shell still runs.
 fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: String) -> bool {
     INTERRUPTED.store(false, Ordering::SeqCst);
+    // A late word of a shell before this one is not about this input.
+    while console.wait(Duration::ZERO).is_some() {}
     h.send(shell, ShellInput(text));
     loop {
         if let Some(ev) = console.wait(Duration::from_millis(50)) {
@@ -149,7 +184,7 @@ fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: Str
             return match ev {
                 ShellEvent::Done => true,
                 ShellEvent::Ended(reason) => {
-                    eprintln!("** shell process {shell} exited: {reason}");
+                    report_end(env, shell, Some(reason));
                     false
                 }
             };
@@ -158,12 +193,10 @@ fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: Str
             h.send_exit(shell, Reason::Kill);
         }
         if !h.is_alive(shell) {
-            // Ended without a word (it reports in `close`, so this is a
-            // race with that report): take it as ended.
-            if let Some(ShellEvent::Ended(r)) = console.wait(Duration::from_millis(200)) {
-                eprintln!("** shell process {shell} exited: {r}");
-            }
+            // Ended, its report not seen yet: take it as ended.
+            let reason = end_reason(console);
             env.flush_out();
+            report_end(env, shell, reason);
             return false;
         }
     }
@@ -226,24 +259,38 @@ pub fn repl(node: NodeArgs) -> ExitCode {
                     continue;
                 }
                 match complete(&buf) {
-                    Ok(false) => continue,
+                    Ok(None) => continue,
                     Err(e) => {
                         let _ = rl.add_history_entry(buf.as_str());
                         eprintln!("{e}");
                         buf.clear();
                         continue;
                     }
-                    Ok(true) => {}
+                    // Only comments or discarded forms: nothing to
+                    // evaluate (the shell would print its last value).
+                    Ok(Some(0)) => {
+                        let _ = rl.add_history_entry(buf.as_str());
+                        buf.clear();
+                        continue;
+                    }
+                    Ok(Some(_)) => {}
                 }
                 let text = std::mem::take(&mut buf);
                 let _ = rl.add_history_entry(text.as_str());
-                if !h.is_alive(shell) || !evaluate(&h, &env, &console, shell, text) {
-                    match start_shell(&h, &env, &console) {
+                if !h.is_alive(shell) {
+                    // It ended at the prompt (an exit signal from a
+                    // linked process): say so; the input runs in a new
+                    // shell.
+                    report_end(&env, shell, end_reason(&console));
+                    match next_shell(&h, &env, &console) {
                         Ok(p) => shell = p,
-                        Err(e) => {
-                            eprintln!("lona: {e}");
-                            break 1;
-                        }
+                        Err(n) => break n,
+                    }
+                }
+                if !evaluate(&h, &env, &console, shell, text) {
+                    match next_shell(&h, &env, &console) {
+                        Ok(p) => shell = p,
+                        Err(n) => break n,
                     }
                 }
             }
