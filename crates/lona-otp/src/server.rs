@@ -45,7 +45,9 @@
 //!    or [`ServerRef::stop`], runs [`Server::terminate`] and ends the
 //!    process with the reason. When the server traps exits, an exit signal
 //!    from its *parent* (the caller of `start_link`) does the same with the
-//!    parent's reason (how a supervisor's shutdown reaches it); without
+//!    parent's reason (how a supervisor's shutdown reaches it), and so
+//!    does one from the runtime itself ([`RUNTIME_PID`]: the runtime's
+//!    shutdown, everyone's ancestor); without
 //!    trapping, exit signals end it at once, without `terminate`. A handler
 //!    that panics ends the server with the panic as reason (without
 //!    `terminate`); pending callers get [`CallError::Exit`].
@@ -53,7 +55,9 @@
 //!    [`CallError::NoProc`] if it was not there, or [`CallError::Exit`] if it
 //!    ended with another reason.
 
-use lona_runtime::{Ctx, Down, Envelope, Exit, Pid, Reason, Ref, SpawnError, SpawnOpts};
+use lona_runtime::{
+    Ctx, Down, Envelope, Exit, Pid, Reason, Ref, SpawnError, SpawnOpts, RUNTIME_PID,
+};
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -651,7 +655,7 @@ async fn serve<S: Server>(ctx: Ctx, mut server: S, parent: Option<Pid>) {
 /// Anything that is not a request (rules 2 and 6).
 async fn info<S: Server>(ctx: &Ctx, server: &mut S, parent: Option<Pid>, e: Envelope) -> Flow {
     let e = match e.downcast::<Exit>() {
-        Ok(x) if Some(x.from) == parent => return Flow::Stop(x.reason),
+        Ok(x) if Some(x.from) == parent || x.from == RUNTIME_PID => return Flow::Stop(x.reason),
         Ok(x) => return server.handle_info(ctx, Info::Exit(x)).await,
         Err(e) => e,
     };

@@ -242,7 +242,12 @@ fn down_of_a_monitor_reaches_handle_info() {
         type Reply = usize;
         type Cast = ();
         type Info = ();
-        async fn handle_call(&mut self, ctx: &Ctx, p: Option<Pid>, _: ReplyTo<usize>) -> Answer<usize> {
+        async fn handle_call(
+            &mut self,
+            ctx: &Ctx,
+            p: Option<Pid>,
+            _: ReplyTo<usize>,
+        ) -> Answer<usize> {
             if let Some(p) = p {
                 ctx.monitor(p).await;
             }
@@ -366,7 +371,9 @@ fn late_reply_after_timeout_never_reaches_mailbox() {
         );
         pause(&ctx, 20).await;
         let len = ctx.process_info(ctx.pid()).await.unwrap().message_queue_len;
-        let leftover = ctx.receive_timeout::<lona_runtime::Envelope>(Duration::ZERO).await;
+        let leftover = ctx
+            .receive_timeout::<lona_runtime::Envelope>(Duration::ZERO)
+            .await;
         (r, len, leftover.map(|e| e.type_name()))
     });
     assert_eq!(r, Err(CallError::Timeout));
@@ -461,7 +468,9 @@ fn answer_stop_replies_after_terminate_and_ends_with_the_reason() {
 #[test]
 fn cast_to_a_missing_server_never_fails() {
     run(|ctx| async move {
-        ServerRef::<Echo>::named("ghost").cast(&ctx, "x".into()).await;
+        ServerRef::<Echo>::named("ghost")
+            .cast(&ctx, "x".into())
+            .await;
         let s = echo(&ctx).await;
         s.stop(&ctx, Reason::Normal).await.unwrap();
         s.cast(&ctx, "y".into()).await;

@@ -30,24 +30,39 @@ impl Log {
     }
 }
 
-/// A worker that logs `start ID`, traps exits, and on an exit signal
-/// `shutdown` logs `stop ID` and ends `shutdown`; any other exit signal
-/// (`send_exit(pid, reason)`) ends it with that reason.
+/// A worker whose start logs `start ID` (in the supervisor, as it starts
+/// it); it traps exits, and on an exit signal `shutdown` logs `stop ID`
+/// and ends `shutdown`; any other exit signal (`send_exit(pid, reason)`)
+/// ends it with that reason.
 pub fn worker(id: &str, log: &Log) -> ChildSpec {
     let (id2, log) = (id.to_string(), log.clone());
-    ChildSpec::worker(id, move |ctx| {
+    ChildSpec::new(id, move |ctx| {
         let (id, log) = (id2.clone(), log.clone());
-        async move {
-            ctx.trap_exit(true).await;
-            log.push(format!("start {id}"));
-            let x = ctx.receive::<Exit>().await;
-            if x.reason == Reason::Shutdown {
-                log.push(format!("stop {id}"));
-            }
-            match ctx.exit(x.reason).await {}
-        }
+        log.push(format!("start {id}"));
+        let sup = ctx.pid();
+        Box::pin(async move {
+            let pid = ctx
+                .spawn_link(move |ctx| async move {
+                    ctx.trap_exit(true).await;
+                    // Started (trapping) before the start returns, as
+                    // proc_lib's init_ack.
+                    ctx.send(sup, Ready(ctx.pid())).await;
+                    let x = ctx.receive::<Exit>().await;
+                    if x.reason == Reason::Shutdown {
+                        log.push(format!("stop {id}"));
+                    }
+                    match ctx.exit(x.reason).await {}
+                })
+                .await
+                .map_err(Reason::custom)?;
+            ctx.receive_where(move |r: &Ready| r.0 == pid).await;
+            Ok(pid)
+        })
     })
 }
+
+/// A child's "I have started".
+pub struct Ready(pub Pid);
 
 /// The pid of child `id` now.
 pub async fn pid_of(ctx: &Ctx, sup: &SupervisorRef, id: &str) -> Option<Pid> {
