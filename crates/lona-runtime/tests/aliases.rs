@@ -66,7 +66,8 @@ fn message_already_in_the_inbox_is_dropped_after_unalias() {
         // To oneself: delivered into the inbox at once, not drained yet.
         ctx.send_alias(ctx.pid(), r, Reply(3)).await;
         ctx.unalias(r).await;
-        ctx.receive_timeout::<Reply>(Duration::from_millis(20)).await
+        ctx.receive_timeout::<Reply>(Duration::from_millis(20))
+            .await
     });
     assert_eq!(got, None);
 }
@@ -75,7 +76,8 @@ fn message_already_in_the_inbox_is_dropped_after_unalias() {
 fn an_unknown_ref_is_no_alias() {
     let got = run(|ctx| async move {
         ctx.send_alias(ctx.pid(), Ref::new(), Reply(9)).await;
-        ctx.receive_timeout::<Reply>(Duration::from_millis(20)).await
+        ctx.receive_timeout::<Reply>(Duration::from_millis(20))
+            .await
     });
     assert_eq!(got, None);
 }
@@ -128,7 +130,8 @@ fn several_aliases_are_independent() {
         ctx.unalias(a).await;
         ctx.send_alias(ctx.pid(), a, Reply(1)).await;
         ctx.send_alias(ctx.pid(), b, Reply(2)).await;
-        ctx.receive_timeout::<Reply>(Duration::from_millis(20)).await
+        ctx.receive_timeout::<Reply>(Duration::from_millis(20))
+            .await
     });
     assert_eq!(got, Some(Reply(2)));
 }

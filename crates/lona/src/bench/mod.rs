@@ -15,8 +15,8 @@ mod ring;
 mod selective;
 mod skynet;
 mod spawn;
-mod supstart;
 mod suprestart;
+mod supstart;
 
 use lona_runtime::{Builder, Runtime};
 

@@ -20,9 +20,7 @@ pub fn run(rt: &Runtime) -> Result<(), String> {
                 let crash = crash.clone();
                 Box::pin(async move {
                     let pid = ctx
-                        .spawn_link(move |c| async move {
-                            match c.exit(crash).await {}
-                        })
+                        .spawn_link(move |c| async move { match c.exit(crash).await {} })
                         .await
                         .map_err(Reason::custom)?;
                     ctx.send(me, Started).await;
