@@ -4,34 +4,41 @@
 //! OTP); the stop order is the reverse. Duplicate ids, unknown
 //! dependencies and cycles are errors.
 
-use super::spec::ChildSpec;
 use super::SupervisorError;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-/// The start order of `specs` (indices into it): Kahn's algorithm, taking
-/// the lowest spec index among the children ready to start.
-pub(crate) fn start_order(specs: &[ChildSpec]) -> Result<Vec<usize>, SupervisorError> {
+/// A child as the graph sees it: its id and the ids it depends on.
+pub(crate) type Node<'a> = (&'a str, &'a [String]);
+
+/// For each child, the children that depend on it directly.
+fn dependents(specs: &[Node<'_>]) -> Result<Vec<Vec<usize>>, SupervisorError> {
     let mut index: HashMap<&str, usize> = HashMap::with_capacity(specs.len());
-    for (i, s) in specs.iter().enumerate() {
-        if index.insert(s.id.as_str(), i).is_some() {
-            return Err(SupervisorError::DuplicateId(s.id.clone()));
+    for (i, (id, _)) in specs.iter().enumerate() {
+        if index.insert(id, i).is_some() {
+            return Err(SupervisorError::DuplicateId(id.to_string()));
         }
     }
-    let mut waiting_on = vec![0usize; specs.len()];
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); specs.len()];
-    for (i, s) in specs.iter().enumerate() {
-        for d in &s.depends_on {
+    for (i, (id, deps)) in specs.iter().enumerate() {
+        for d in deps.iter() {
             let Some(&j) = index.get(d.as_str()) else {
                 return Err(SupervisorError::UnknownDependency {
-                    child: s.id.clone(),
+                    child: id.to_string(),
                     missing: d.clone(),
                 });
             };
-            waiting_on[i] += 1;
             dependents[j].push(i);
         }
     }
+    Ok(dependents)
+}
+
+/// The start order of `specs` (indices into it): Kahn's algorithm, taking
+/// the lowest spec index among the children ready to start.
+pub(crate) fn start_order(specs: &[Node<'_>]) -> Result<Vec<usize>, SupervisorError> {
+    let dependents = dependents(specs)?;
+    let mut waiting_on: Vec<usize> = specs.iter().map(|(_, d)| d.len()).collect();
     let mut ready: BinaryHeap<Reverse<usize>> = (0..specs.len())
         .filter(|&i| waiting_on[i] == 0)
         .map(Reverse)
@@ -49,25 +56,27 @@ pub(crate) fn start_order(specs: &[ChildSpec]) -> Result<Vec<usize>, SupervisorE
     if order.len() < specs.len() {
         let cycle = (0..specs.len())
             .filter(|&i| waiting_on[i] > 0)
-            .map(|i| specs[i].id.clone())
+            .map(|i| specs[i].0.to_string())
             .collect();
         return Err(SupervisorError::Cycle(cycle));
     }
     Ok(order)
 }
 
-/// Whether child `i` depends on `j`, directly or through others
-/// (`specs` is known acyclic).
-pub(crate) fn dependents_of(specs: &[ChildSpec], roots: &[usize]) -> Vec<bool> {
+/// The `roots` and every child that depends on one of them, directly or
+/// through others, as a mask (`specs` were checked by [`start_order`]).
+pub(crate) fn dependents_of(specs: &[Node<'_>], roots: &[usize]) -> Vec<bool> {
     let mut marked = vec![false; specs.len()];
+    let Ok(dependents) = dependents(specs) else {
+        unreachable!("specs were checked when added")
+    };
     let mut stack: Vec<usize> = roots.to_vec();
     for &r in roots {
         marked[r] = true;
     }
     while let Some(j) = stack.pop() {
-        let id = specs[j].id.as_str();
-        for (k, s) in specs.iter().enumerate() {
-            if !marked[k] && s.depends_on.iter().any(|d| d == id) {
+        for &k in &dependents[j] {
+            if !marked[k] {
                 marked[k] = true;
                 stack.push(k);
             }
@@ -79,18 +88,27 @@ pub(crate) fn dependents_of(specs: &[ChildSpec], roots: &[usize]) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lona_runtime::Reason;
 
-    fn spec(id: &str, deps: &[&str]) -> ChildSpec {
-        let mut s = ChildSpec::new(id, |_| Box::pin(async { Err(Reason::Normal) }));
-        for d in deps {
-            s = s.depends_on(*d);
-        }
-        s
+    struct Spec(&'static str, Vec<String>);
+
+    fn spec(id: &'static str, deps: &[&str]) -> Spec {
+        Spec(id, deps.iter().map(|d| d.to_string()).collect())
     }
 
-    fn ids(specs: &[ChildSpec], order: &[usize]) -> Vec<String> {
-        order.iter().map(|&i| specs[i].id.clone()).collect()
+    fn nodes(specs: &[Spec]) -> Vec<Node<'_>> {
+        specs.iter().map(|s| (s.0, s.1.as_slice())).collect()
+    }
+
+    fn start_order(specs: &[Spec]) -> Result<Vec<usize>, SupervisorError> {
+        super::start_order(&nodes(specs))
+    }
+
+    fn dependents_of(specs: &[Spec], roots: &[usize]) -> Vec<bool> {
+        super::dependents_of(&nodes(specs), roots)
+    }
+
+    fn ids(specs: &[Spec], order: &[usize]) -> Vec<String> {
+        order.iter().map(|&i| specs[i].0.to_string()).collect()
     }
 
     #[test]

@@ -391,8 +391,12 @@ impl SupServer {
         }
     }
 
-    fn specs(&self) -> Vec<ChildSpec> {
-        self.children.iter().map(|c| c.spec.clone()).collect()
+    /// The children as the dependency graph sees them.
+    fn nodes(&self) -> Vec<graph::Node<'_>> {
+        self.children
+            .iter()
+            .map(|c| (c.spec.id.as_str(), c.spec.depends_on.as_slice()))
+            .collect()
     }
 
     fn find(&self, id: &str) -> Option<usize> {
@@ -401,7 +405,7 @@ impl SupServer {
 
     /// Recompute the start order after specs were added or removed.
     fn reorder(&mut self) {
-        match graph::start_order(&self.specs()) {
+        match graph::start_order(&self.nodes()) {
             Ok(o) => self.order = o,
             Err(e) => unreachable!("specs were checked when added: {e}"),
         }
@@ -465,7 +469,10 @@ impl SupServer {
                 self.order[pos..].to_vec()
             }
         };
-        graph::dependents_of(&self.specs(), &roots)
+        if self.flags.strategy == Strategy::OneForAll {
+            return vec![true; self.children.len()];
+        }
+        graph::dependents_of(&self.nodes(), &roots)
     }
 
     /// Child `i` ended and must be restarted (rules 5, 6).
@@ -591,7 +598,11 @@ impl Server for SupServer {
     async fn init(&mut self, ctx: &Ctx) -> Result<(), Reason> {
         ctx.trap_exit(true).await;
         let specs = std::mem::take(&mut self.initial);
-        let order = graph::start_order(&specs).map_err(Reason::custom)?;
+        let nodes: Vec<graph::Node<'_>> = specs
+            .iter()
+            .map(|s| (s.id.as_str(), s.depends_on.as_slice()))
+            .collect();
+        let order = graph::start_order(&nodes).map_err(Reason::custom)?;
         self.children = specs
             .into_iter()
             .map(|spec| Child { spec, pid: None })
@@ -706,9 +717,9 @@ impl SupServer {
         if self.find(&spec.id).is_some() {
             return Err(SupervisorError::AlreadyPresent(spec.id));
         }
-        let mut specs = self.specs();
-        specs.push(spec.clone());
-        let order = graph::start_order(&specs)?;
+        let mut nodes = self.nodes();
+        nodes.push((spec.id.as_str(), spec.depends_on.as_slice()));
+        let order = graph::start_order(&nodes)?;
         let id = spec.id.clone();
         self.children.push(Child { spec, pid: None });
         self.order = order;
