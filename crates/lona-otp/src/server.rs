@@ -47,10 +47,11 @@
 //!    from its *parent* (the caller of `start_link`) does the same with the
 //!    parent's reason (how a supervisor's shutdown reaches it), and so
 //!    does one from the runtime itself ([`RUNTIME_PID`]: the runtime's
-//!    shutdown, everyone's ancestor); without
-//!    trapping, exit signals end it at once, without `terminate`. A handler
-//!    that panics ends the server with the panic as reason (without
-//!    `terminate`); pending callers get [`CallError::Exit`].
+//!    shutdown, everyone's ancestor); without trapping, exit signals end
+//!    it at once, without `terminate`. A handler that panics runs
+//!    `terminate` with the panic as reason (and the state as the handler
+//!    left it), then ends the server with that reason; its callers get
+//!    [`CallError::Exit`].
 //!    [`ServerRef::stop`] waits for the server to end and fails with
 //!    [`CallError::NoProc`] if it was not there, or [`CallError::Exit`] if it
 //!    ended with another reason.
@@ -610,32 +611,13 @@ enum Next<R> {
 async fn serve<S: Server>(ctx: Ctx, mut server: S, parent: Option<Pid>) {
     loop {
         let e = ctx.receive_any().await;
-        let next = match e.downcast::<Request<S>>() {
-            Ok(Request::Call { from, tag, req }) => {
-                let to = ReplyTo {
-                    pid: from,
-                    tag,
-                    _r: PhantomData,
-                };
-                match server.handle_call(&ctx, req, to).await {
-                    Answer::Reply(r) => {
-                        to.reply(&ctx, r).await;
-                        Next::Flow(Flow::Continue)
-                    }
-                    Answer::NoReply => Next::Flow(Flow::Continue),
-                    Answer::Stop {
-                        reason,
-                        reply: Some(r),
-                    } => Next::StopReply(reason, to, r),
-                    Answer::Stop {
-                        reason,
-                        reply: None,
-                    } => Next::Flow(Flow::Stop(reason)),
-                }
+        let next = match catch_panic(handle(&ctx, &mut server, parent, e)).await {
+            Ok(next) => next,
+            Err(reason) => {
+                // Rule 6: a handler panicked; its state is what it left.
+                server.terminate(&ctx, &reason).await;
+                match ctx.exit(reason).await {}
             }
-            Ok(Request::Cast(msg)) => Next::Flow(server.handle_cast(&ctx, msg).await),
-            Ok(Request::Stop(reason)) => Next::Flow(Flow::Stop(reason)),
-            Err(e) => Next::Flow(info(&ctx, &mut server, parent, e).await),
         };
         match next {
             Next::Flow(Flow::Continue) => {}
@@ -650,6 +632,55 @@ async fn serve<S: Server>(ctx: Ctx, mut server: S, parent: Option<Pid>) {
             }
         }
     }
+}
+
+/// Handle one message (rules 2 and 4).
+async fn handle<S: Server>(
+    ctx: &Ctx,
+    server: &mut S,
+    parent: Option<Pid>,
+    e: Envelope,
+) -> Next<S::Reply> {
+    match e.downcast::<Request<S>>() {
+        Ok(Request::Call { from, tag, req }) => {
+            let to = ReplyTo {
+                pid: from,
+                tag,
+                _r: PhantomData,
+            };
+            match server.handle_call(ctx, req, to).await {
+                Answer::Reply(r) => {
+                    to.reply(ctx, r).await;
+                    Next::Flow(Flow::Continue)
+                }
+                Answer::NoReply => Next::Flow(Flow::Continue),
+                Answer::Stop {
+                    reason,
+                    reply: Some(r),
+                } => Next::StopReply(reason, to, r),
+                Answer::Stop {
+                    reason,
+                    reply: None,
+                } => Next::Flow(Flow::Stop(reason)),
+            }
+        }
+        Ok(Request::Cast(msg)) => Next::Flow(server.handle_cast(ctx, msg).await),
+        Ok(Request::Stop(reason)) => Next::Flow(Flow::Stop(reason)),
+        Err(e) => Next::Flow(info(ctx, server, parent, e).await),
+    }
+}
+
+/// Await `fut`, turning a panic in it into `Err` with the panic's reason.
+async fn catch_panic<F: Future>(fut: F) -> Result<F::Output, Reason> {
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(move |cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(p) => std::task::Poll::Ready(Err(lona_runtime::panic_reason(p))),
+        }
+    })
+    .await
 }
 
 /// Anything that is not a request (rules 2 and 6).

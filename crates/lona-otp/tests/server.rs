@@ -342,6 +342,39 @@ fn handler_panic_ends_the_server_and_the_caller_gets_the_panic() {
 }
 
 #[test]
+fn handler_panic_runs_terminate_with_the_panic_as_reason() {
+    let ev = run(|ctx| async move {
+        let ev = Arc::new(Mutex::new(vec![]));
+        let s = start(
+            &ctx,
+            Echo {
+                events: ev.clone(),
+                ..Echo::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+        let r = s.call(&ctx, Req::Panic).await;
+        let v = ev.lock().unwrap().clone();
+        (r, v)
+    });
+    let (r, ev) = ev;
+    let Err(CallError::Exit(Reason::Panic(p))) = r else {
+        panic!("expected the panic, got {r:?}")
+    };
+    assert!(
+        p.location.as_deref().unwrap_or("").contains("server.rs"),
+        "{p:?}"
+    );
+    assert_eq!(ev.len(), 1);
+    assert!(
+        ev[0].starts_with("terminate panic \"handler panicked\""),
+        "{ev:?}"
+    );
+}
+
+#[test]
 fn call_times_out_with_a_timeout_error_and_the_server_lives_on() {
     let (r, after) = run(|ctx| async move {
         let s = echo(&ctx).await;

@@ -556,20 +556,8 @@ where
     let fut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(ctx)));
     match fut {
         Ok(fut) => CatchUnwind(fut).await,
-        Err(p) => Err(panic_reason(p)),
+        Err(p) => Err(lona_runtime::panic_reason(p)),
     }
-}
-
-fn panic_reason(p: Box<dyn std::any::Any + Send>) -> Reason {
-    let message = p
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "explicit panic".into());
-    Reason::Panic(Arc::new(lona_runtime::PanicInfo {
-        message,
-        location: None,
-    }))
 }
 
 /// Polls a start future, turning a panic into an error.
@@ -584,7 +572,7 @@ impl std::future::Future for CatchUnwind<'_> {
         let f = &mut self.0;
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.as_mut().poll(cx))) {
             Ok(p) => p,
-            Err(p) => std::task::Poll::Ready(Err(panic_reason(p))),
+            Err(p) => std::task::Poll::Ready(Err(lona_runtime::panic_reason(p))),
         }
     }
 }
