@@ -41,7 +41,7 @@
 //!    with `shutdown`.
 //! 7. **Calls**: [`SupervisorRef::which_children`],
 //!    [`SupervisorRef::count_children`], [`SupervisorRef::terminate_child`]
-//!    (stops it, keeps its spec unless temporary),
+//!    (stops that child only, keeps its spec unless temporary),
 //!    [`SupervisorRef::restart_child`] (starts a stopped child's spec),
 //!    [`SupervisorRef::delete_child`] (removes a stopped child's spec),
 //!    [`SupervisorRef::start_child`] (adds a spec and starts it). Each
