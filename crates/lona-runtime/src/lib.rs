@@ -61,6 +61,7 @@ pub use pid::{Pid, Ref};
 pub use process::{Process, Step, SLICE_REDUCTIONS};
 pub use reason::{CustomReason, PanicInfo, Reason};
 pub use registry::RegisterError;
+pub use report::panic_reason;
 pub use runtime::{
     Builder, Dest, Handle, Runtime, SendError, ShutdownReport, SpawnError, DEFAULT_PROCESS_LIMIT,
     DEFAULT_STACK_SIZE, RUNTIME_PID,

@@ -74,6 +74,18 @@
 //!     links or monitors is reported (crash report, see `report`), when the
 //!     end came from the process itself (a panic, its own `exit`); an end
 //!     caused by another process's exit signal is not reported again.
+//!
+//! # Aliases (Erlang's process aliases, OTP 24)
+//! 11. `alias(r)` makes the reference `r` (often a monitor's) an *active
+//!     alias* of the calling process; `unalias(r)` deactivates it at once.
+//!     `send_alias(pid, r, msg)` sends `msg` to `pid` through the alias `r`:
+//!     it travels as a signal, in order with everything else the sender
+//!     sends `pid`, and when `pid` drains it, it joins the mailbox as an
+//!     ordinary message if `r` is then an active alias of `pid`, and is
+//!     dropped unseen otherwise (also if `pid` is gone). So a request's
+//!     reply addressed to an alias the requester deactivated after giving
+//!     up (a call that timed out) never reaches its mailbox. Aliases end
+//!     with their process.
 
 use crate::cx::Cx;
 use crate::envelope::{header_is, Envelope};
@@ -154,6 +166,17 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
             reply_info(cx.shared, reply_to, cx.pid, tag, Some(info));
         }
         Signal::IsAlive { reply_to, tag } => reply_alive(cx.shared, reply_to, tag, true),
+        Signal::Alias { alias, msg } => {
+            // Rule 11: only through an active alias.
+            if cx
+                .p
+                .extra
+                .as_ref()
+                .is_some_and(|x| x.aliases.contains_key(&alias))
+            {
+                cx.p.mailbox.push(msg);
+            }
+        }
     }
 }
 
@@ -401,6 +424,34 @@ impl Cx<'_> {
         if pid == from {
             self.drain();
         }
+    }
+
+    /// Make `r` an active alias of this process (rule 11). Any reference
+    /// can be one, e.g. a monitor's, so one value tags a request, its
+    /// monitor and the address of its reply.
+    pub fn alias(&mut self, r: Ref) {
+        self.charge_op();
+        self.p.extra().aliases.insert(r, ());
+    }
+
+    /// Deactivate the alias `r` (rule 11); returns whether it was active.
+    /// From now on a message sent to it is dropped when it arrives, even
+    /// one already in the inbox (not yet in the mailbox).
+    pub fn unalias(&mut self, r: Ref) -> bool {
+        self.charge_op();
+        self.p
+            .extra
+            .as_mut()
+            .is_some_and(|x| x.aliases.remove(&r).is_some())
+    }
+
+    /// Send `msg` to `pid` through its alias `r` (rule 11): it reaches
+    /// `pid`'s mailbox only if `r` is an active alias of `pid` when it
+    /// arrives.
+    pub fn send_alias<M: Send + 'static>(&mut self, pid: Pid, r: Ref, msg: M) {
+        self.charge_op();
+        let msg = Envelope::new(msg, pid.generation(), false);
+        self.shared.signal(pid, Signal::Alias { alias: r, msg });
     }
 
     /// Ask `pid` for its [`ProcessInfo`](crate::ProcessInfo): the answer

@@ -97,6 +97,8 @@ pub(crate) struct Extra {
     pub(crate) monitors: IdMap<Ref, Pid>,
     /// Monitors on this process: ref -> watcher.
     pub(crate) monitored_by: IdMap<Ref, Pid>,
+    /// Active aliases of this process (links rule 11); the value is unused.
+    pub(crate) aliases: IdMap<Ref, ()>,
 }
 
 /// The owner-private part of a process (see `table::Slot` for who may

@@ -84,8 +84,11 @@ pub(crate) fn leave_process() {
     IN_PROCESS.with(|c| c.set(false));
 }
 
-/// The exit reason for a caught panic.
-pub(crate) fn panic_reason(payload: Box<dyn Any + Send>) -> Reason {
+/// The exit reason for a panic caught inside a process (by the worker, or
+/// by code that runs user code and survives its panics, as a supervisor
+/// running a start function): its message and, when the panic happened
+/// while a process stepped on this thread, its location.
+pub fn panic_reason(payload: Box<dyn Any + Send>) -> Reason {
     let message = if let Some(s) = payload.downcast_ref::<&'static str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -57,6 +57,13 @@ pub(crate) enum Signal {
         reply_to: ReplyTo,
         tag: Ref,
     },
+    /// A message sent to an alias of the receiver (links rule 11): it joins
+    /// the mailbox if the alias is active when the receiver drains it, and
+    /// is dropped otherwise.
+    Alias {
+        alias: Ref,
+        msg: crate::envelope::Envelope,
+    },
 }
 
 /// Where an answer goes: a process (as a message) or a thread outside the

@@ -237,6 +237,30 @@ impl Ctx {
         self.op(move |cx| cx.demonitor(mref, true))
     }
 
+    /// Make `r` an active alias of this process: messages sent to it with
+    /// [`Ctx::send_alias`] reach the mailbox while it is active (Erlang's
+    /// `alias/0`; rule 11 of `links`).
+    pub fn alias(&self, r: Ref) -> impl Future<Output = ()> + Send {
+        self.op(move |cx| cx.alias(r))
+    }
+
+    /// Deactivate the alias `r`; returns whether it was active. A message
+    /// sent to it that has not reached the mailbox yet is dropped.
+    pub fn unalias(&self, r: Ref) -> impl Future<Output = bool> + Send {
+        self.op(move |cx| cx.unalias(r))
+    }
+
+    /// Send `msg` to `pid` through its alias `r`: dropped on arrival unless
+    /// `r` is then an active alias of `pid`.
+    pub fn send_alias<M: Send + 'static>(
+        &self,
+        pid: Pid,
+        r: Ref,
+        msg: M,
+    ) -> impl Future<Output = ()> + Send {
+        self.op(move |cx| cx.send_alias(pid, r, msg))
+    }
+
     /// Set whether exit signals arrive as [`Exit`](crate::Exit) messages;
     /// returns the old setting (Erlang's `process_flag(trap_exit, On)`).
     pub fn trap_exit(&self, on: bool) -> impl Future<Output = bool> + Send {

@@ -1,8 +1,11 @@
 //! The benchmark workloads of `bench/README.md`, written against
 //! the native Rust API. Each prints exactly one line
 //! `<workload> key=value ...`, with the same parameters as the Erlang
-//! versions in `bench/erlang/anchors.erl`.
+//! versions in `bench/erlang/anchors.erl` (`bench/erlang/otp.erl`, with
+//! real `gen_server` and `supervisor`, for `call`, `supstart` and
+//! `suprestart`).
 
+mod call;
 mod fair;
 mod fanin;
 mod gc;
@@ -12,6 +15,8 @@ mod ring;
 mod selective;
 mod skynet;
 mod spawn;
+mod suprestart;
+mod supstart;
 
 use lona_runtime::{Builder, Runtime};
 
@@ -26,6 +31,9 @@ pub const NAMES: &[&str] = &[
     "selective",
     "restart",
     "gc",
+    "call",
+    "supstart",
+    "suprestart",
 ];
 
 pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
@@ -52,6 +60,9 @@ pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
         "fair" => fair::run(&make()?),
         "selective" => selective::run(&make()?),
         "restart" => restart::run(&make()?),
+        "call" => call::run(&make()?),
+        "supstart" => supstart::run(&make()?),
+        "suprestart" => suprestart::run(&make()?),
         "gc" => {
             gc::run();
             Ok(())
