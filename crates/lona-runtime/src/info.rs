@@ -5,6 +5,7 @@
 //! [`InfoReply`](crate::InfoReply) message, after every signal the asker
 //! sent it before. A process that is gone, or ending, answers `None`.
 
+use crate::priority::Priority;
 use crate::process::Private;
 use crate::runtime::Shared;
 use crate::signal::{AliveReply, InfoReply, ReplyTo};
@@ -31,6 +32,8 @@ pub struct ProcessInfo {
     pub registered_name: Option<String>,
     /// Whether it traps exits.
     pub trap_exit: bool,
+    /// Its scheduling priority.
+    pub priority: Priority,
 }
 
 /// A process's scheduling status.
@@ -63,6 +66,10 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
         monitored_by,
         registered_name: shared.registry.name_of(pid),
         trap_exit: p.trap_exit,
+        priority: shared
+            .table
+            .get(pid.index())
+            .map_or(Priority::Normal, |s| s.priority()),
     }
 }
 

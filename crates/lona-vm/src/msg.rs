@@ -203,6 +203,10 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo, heap_words: Option<usize>)
                 .map_or(Term::NIL, Term::keyword),
         ),
         (Term::keyword("trap-exit"), Term::bool(i.trap_exit)),
+        (
+            Term::keyword("priority"),
+            Term::keyword(i.priority.as_str()),
+        ),
     ];
     let mut memory = i.memory as u64;
     if let Some(w) = heap_words {

@@ -1,0 +1,215 @@
+//! Process priorities (Erlang's `process_flag(priority, P)`;
+//! `docs/design.md`, D20) and the run queues of the urgent levels.
+//!
+//! # Levels
+//! [`Priority::Max`] before [`Priority::High`] before [`Priority::Normal`]
+//! and [`Priority::Low`]: a runnable process of a higher level runs before
+//! any of a lower one. Low and normal share time: a low process is passed
+//! over ("bumped") [`LOW_BUMPS`] times while other work is queued before it
+//! runs, as Erlang's `RESCHEDULE_LOW`, so it is never starved.
+//!
+//! # Where a runnable process waits
+//! 1. *Normal* and *low* processes use the scheduler as before priorities
+//!    existed: the worker's LIFO slot, its FIFO local queue, the global
+//!    injector, and stealing (`worker`). Nothing on that path looks at
+//!    priorities except one byte compare when a process is about to run
+//!    (step 4).
+//! 2. *Max* and *high* processes wait in two global FIFO queues
+//!    ([`Urgent`]), one per level, shared by every worker. Every push first
+//!    increments [`Urgent::queued`], every successful pop decrements it
+//!    afterwards, so the count is never below the number of processes in
+//!    the two queues. A push wakes an idle worker (`idle`, step 3): the
+//!    increment and the push come before the pusher's fence, and the
+//!    sleeper reads the count after its own, so one of the two sees the
+//!    other.
+//! 3. Every time a worker looks for work it first reads the count (one
+//!    load of a cache line that normal-only workloads never write); only
+//!    when it is non-zero does it look in the max queue, then the high
+//!    queue. So an urgent process never waits behind normal work on any
+//!    worker: there is nothing to steal, every worker sees it, and it
+//!    waits at most for the slices the workers are in the middle of. A
+//!    preempted urgent process goes to the back of its level's queue
+//!    (FIFO within the level, as for normal processes).
+//! 4. A *low* process popped from the LIFO slot or the local queue while
+//!    other work is queued on this worker is pushed to the back of the
+//!    local queue instead of running, up to [`LOW_BUMPS`] times in a row;
+//!    then it runs and its count starts again. Its count lives in its
+//!    private part, which the worker that popped it owns (it is *queued*,
+//!    in no queue).
+//! 5. The priority itself is one byte in the process's table slot, written
+//!    by the spawner before the process is first queued and then only by
+//!    the process itself (`Cx::set_priority`), read by whoever queues it.
+//!    A change takes effect the next time the process is queued.
+
+use crossbeam_deque::{Injector, Steal};
+use crossbeam_utils::CachePadded;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering::*};
+
+/// How many times a low-priority process is passed over for other queued
+/// work before it runs (Erlang's `RESCHEDULE_LOW`).
+pub(crate) const LOW_BUMPS: u8 = 8;
+
+/// A process's scheduling priority (Erlang's `process_flag(priority, P)`).
+///
+/// The default is `Normal`. `Max` is meant for the runtime's own processes;
+/// users may set it, as in Erlang, but a max process that does not wait
+/// holds back every other process on its worker: use it with care.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Priority {
+    /// Runs when nothing of a higher level is runnable, and shares time
+    /// with normal processes one slice to eight (see [`LOW_BUMPS`]).
+    Low = 0,
+    /// The default.
+    #[default]
+    Normal = 1,
+    /// Runs before every normal and low process.
+    High = 2,
+    /// Runs before everything else. Dangerous for user processes.
+    Max = 3,
+}
+
+impl Priority {
+    /// Its name as in Erlang (`low`, `normal`, `high`, `max`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Normal => "normal",
+            Priority::High => "high",
+            Priority::Max => "max",
+        }
+    }
+
+    /// The priority named `name` (as [`Priority::as_str`] spells it).
+    pub fn from_name(name: &str) -> Option<Priority> {
+        Some(match name {
+            "low" => Priority::Low,
+            "normal" => Priority::Normal,
+            "high" => Priority::High,
+            "max" => Priority::Max,
+            _ => return None,
+        })
+    }
+
+    #[inline]
+    pub(crate) fn from_u8(v: u8) -> Priority {
+        match v {
+            0 => Priority::Low,
+            2 => Priority::High,
+            3 => Priority::Max,
+            _ => Priority::Normal,
+        }
+    }
+
+    /// Whether processes of this level wait in the global [`Urgent`]
+    /// queues (module doc, step 2).
+    #[inline]
+    pub(crate) fn is_urgent(self) -> bool {
+        self >= Priority::High
+    }
+}
+
+impl fmt::Display for Priority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The global run queues of max and high processes (module doc, steps 2
+/// and 3).
+pub(crate) struct Urgent {
+    /// At least the number of processes in `max` and `high` (module doc,
+    /// step 2). On its own cache line: normal workloads only read it.
+    queued: CachePadded<AtomicUsize>,
+    max: Injector<u32>,
+    high: Injector<u32>,
+}
+
+impl Urgent {
+    pub(crate) fn new() -> Urgent {
+        Urgent {
+            queued: CachePadded::new(AtomicUsize::new(0)),
+            max: Injector::new(),
+            high: Injector::new(),
+        }
+    }
+
+    /// Queue the process in slot `index` at level `prio` (max or high).
+    /// The caller then wakes an idle worker.
+    pub(crate) fn push(&self, index: u32, prio: Priority) {
+        debug_assert!(prio.is_urgent());
+        // Relaxed: ordered before the caller's SeqCst fence (`idle`), which
+        // is what a sleeping worker's look pairs with (module doc, step 2).
+        self.queued.fetch_add(1, Relaxed);
+        if prio == Priority::Max {
+            self.max.push(index);
+        } else {
+            self.high.push(index);
+        }
+    }
+
+    /// Whether an urgent process may be queued (module doc, step 3).
+    #[inline(always)]
+    pub(crate) fn any(&self) -> bool {
+        // Relaxed: a hint; a worker about to sleep reads it after its SeqCst
+        // fence (`idle`), which orders it against the pusher's.
+        self.queued.load(Relaxed) != 0
+    }
+
+    /// The oldest max process, else the oldest high one.
+    pub(crate) fn pop(&self) -> Option<u32> {
+        let i = Self::steal(&self.max).or_else(|| Self::steal(&self.high))?;
+        // Relaxed: the count only gates looking (step 2); decremented after
+        // the pop, so it never drops below what is queued.
+        self.queued.fetch_sub(1, Relaxed);
+        Some(i)
+    }
+
+    fn steal(q: &Injector<u32>) -> Option<u32> {
+        loop {
+            match q.steal() {
+                Steal::Success(i) => return Some(i),
+                Steal::Empty => return None,
+                Steal::Retry => continue,
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_order() {
+        for p in [
+            Priority::Low,
+            Priority::Normal,
+            Priority::High,
+            Priority::Max,
+        ] {
+            assert_eq!(Priority::from_name(p.as_str()), Some(p));
+            assert_eq!(Priority::from_u8(p as u8), p);
+        }
+        assert_eq!(Priority::from_name("urgent"), None);
+        assert!(Priority::Max > Priority::High && Priority::High > Priority::Normal);
+        assert!(Priority::Normal > Priority::Low);
+        assert_eq!(Priority::default(), Priority::Normal);
+    }
+
+    #[test]
+    fn urgent_max_before_high_fifo_within() {
+        let u = Urgent::new();
+        assert!(!u.any());
+        u.push(1, Priority::High);
+        u.push(2, Priority::High);
+        u.push(3, Priority::Max);
+        assert!(u.any());
+        assert_eq!(u.pop(), Some(3));
+        assert_eq!(u.pop(), Some(1));
+        assert_eq!(u.pop(), Some(2));
+        assert_eq!(u.pop(), None);
+        assert!(!u.any());
+    }
+}
