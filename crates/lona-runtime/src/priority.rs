@@ -41,10 +41,10 @@
 //!    the process itself (`Cx::set_priority`), read by whoever queues it.
 //!    A change takes effect the next time the process is queued.
 
+use crate::sync::atomic::{AtomicUsize, Ordering::*};
 use crossbeam_deque::{Injector, Steal};
 use crossbeam_utils::CachePadded;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering::*};
 
 /// How many times a low-priority process is passed over for other queued
 /// work before it runs (Erlang's `RESCHEDULE_LOW`).
@@ -211,5 +211,116 @@ mod tests {
         assert_eq!(u.pop(), Some(2));
         assert_eq!(u.pop(), None);
         assert!(!u.any());
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::atomic::{fence, AtomicBool};
+    use loom::sync::{Arc, Mutex};
+
+    /// `idle`'s protocol, transcribed with loom's primitives (the real one
+    /// uses std's mutex and crossbeam's parker): a sleeper counts itself
+    /// under the lock, then issues a SeqCst fence and looks for work once
+    /// more; a pusher issues a SeqCst fence after its push, then reads the
+    /// count and wakes a sleeper if there is one.
+    struct IdleModel {
+        sleeping: AtomicUsize,
+        lock: Mutex<()>,
+        woken: AtomicBool,
+    }
+
+    impl IdleModel {
+        fn new() -> IdleModel {
+            IdleModel {
+                sleeping: AtomicUsize::new(0),
+                lock: Mutex::new(()),
+                woken: AtomicBool::new(false),
+            }
+        }
+
+        fn register(&self) {
+            let g = self.lock.lock().unwrap();
+            self.sleeping.fetch_add(1, Relaxed);
+            drop(g);
+            fence(SeqCst);
+        }
+
+        fn notify_one(&self) {
+            fence(SeqCst);
+            if self.sleeping.load(Relaxed) == 0 {
+                return;
+            }
+            let _g = self.lock.lock().unwrap();
+            if self.sleeping.load(Relaxed) > 0 {
+                self.sleeping.fetch_sub(1, Relaxed);
+                self.woken.store(true, Relaxed);
+            }
+        }
+    }
+
+    /// A high process made runnable from one thread while a worker is
+    /// about to sleep (module doc, steps 2-3): either the worker's last
+    /// look (the count, then the queues) finds it, or the pusher sees the
+    /// sleeper and wakes it, and the woken worker finds it. Never lost,
+    /// never taken twice, and the count ends at zero.
+    #[test]
+    fn loom_urgent_push_vs_sleeping_worker_never_lost() {
+        loom::model(|| {
+            let u = Arc::new(Urgent::new());
+            let idle = Arc::new(IdleModel::new());
+            let (u2, i2) = (u.clone(), idle.clone());
+            let pusher = loom::thread::spawn(move || {
+                u2.push(7, Priority::High);
+                i2.notify_one();
+            });
+            // The worker: register, then look once more.
+            idle.register();
+            let found = if u.any() { u.pop() } else { None };
+            pusher.join().unwrap();
+            if found.is_none() {
+                assert!(idle.woken.load(Relaxed), "lost wake-up");
+                // Woken, it looks again.
+                assert!(u.any());
+                assert_eq!(u.pop(), Some(7));
+            } else {
+                assert_eq!(found, Some(7));
+            }
+            assert!(!u.any(), "the count must end at zero");
+            assert_eq!(u.pop(), None);
+        });
+    }
+
+    /// Two pushers (max and high) racing a worker that looks twice: every
+    /// process is taken exactly once and the count never drops below what
+    /// is queued (it ends at zero, never wraps).
+    #[test]
+    fn loom_urgent_count_tracks_two_pushers() {
+        loom::model(|| {
+            let u = Arc::new(Urgent::new());
+            let pushers: Vec<_> = [(1, Priority::High), (2, Priority::Max)]
+                .into_iter()
+                .map(|(i, p)| {
+                    let u = u.clone();
+                    loom::thread::spawn(move || u.push(i, p))
+                })
+                .collect();
+            let mut got = vec![];
+            for _ in 0..2 {
+                if u.any() {
+                    got.extend(u.pop());
+                }
+            }
+            for h in pushers {
+                h.join().unwrap();
+            }
+            while u.any() {
+                got.push(u.pop().expect("counted, so queued"));
+            }
+            got.sort();
+            assert_eq!(got, [1, 2]);
+            assert_eq!(u.pop(), None);
+        });
     }
 }
