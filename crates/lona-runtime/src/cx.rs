@@ -191,7 +191,7 @@ impl Cx<'_> {
     /// process that never waits holds back everything else.
     pub fn set_priority(&mut self, prio: Priority) -> Priority {
         self.charge_op();
-        self.slot.set_priority(prio)
+        self.slot.state.set_priority(prio)
     }
 
     /// A new receive id (non-zero) for [`Cx::take_message`].

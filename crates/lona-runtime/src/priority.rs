@@ -33,13 +33,14 @@
 //! 4. A *low* process popped from the LIFO slot or the local queue while
 //!    other work is queued on this worker is pushed to the back of the
 //!    local queue instead of running, up to [`LOW_BUMPS`] times in a row;
-//!    then it runs and its count starts again. Its count lives in its
-//!    private part, which the worker that popped it owns (it is *queued*,
-//!    in no queue).
-//! 5. The priority itself is one byte in the process's table slot, written
-//!    by the spawner before the process is first queued and then only by
-//!    the process itself (`Cx::set_priority`), read by whoever queues it.
-//!    A change takes effect the next time the process is queued.
+//!    then it runs and its count starts again. The count is four bits of
+//!    the process's state word, changed only by the worker holding the
+//!    popped process (it is *queued*, in no queue).
+//! 5. The priority itself is two bits of the state word (`state`): set by
+//!    the spawner with the generation, then changed only by the process
+//!    itself (`Cx::set_priority`, an RMW), read by whoever queues it (who
+//!    has just touched that word anyway). A change takes effect the next
+//!    time the process is queued. A slot stays 104 bytes.
 
 use crate::sync::atomic::{AtomicUsize, Ordering::*};
 use crossbeam_deque::{Injector, Steal};
@@ -92,13 +93,25 @@ impl Priority {
         })
     }
 
-    #[inline]
-    pub(crate) fn from_u8(v: u8) -> Priority {
-        match v {
-            0 => Priority::Low,
+    /// Its two bits in the state word (`state`): normal is 0, so a fresh
+    /// word is normal.
+    #[inline(always)]
+    pub(crate) fn to_bits(self) -> u8 {
+        match self {
+            Priority::Normal => 0,
+            Priority::Low => 1,
+            Priority::High => 2,
+            Priority::Max => 3,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn from_bits(v: u8) -> Priority {
+        match v & 3 {
+            0 => Priority::Normal,
+            1 => Priority::Low,
             2 => Priority::High,
-            3 => Priority::Max,
-            _ => Priority::Normal,
+            _ => Priority::Max,
         }
     }
 
@@ -190,7 +203,7 @@ mod tests {
             Priority::Max,
         ] {
             assert_eq!(Priority::from_name(p.as_str()), Some(p));
-            assert_eq!(Priority::from_u8(p as u8), p);
+            assert_eq!(Priority::from_bits(p.to_bits()), p);
         }
         assert_eq!(Priority::from_name("urgent"), None);
         assert!(Priority::Max > Priority::High && Priority::High > Priority::Normal);

@@ -102,9 +102,6 @@ pub(crate) struct Private {
     /// or the process reports its own end (`Cx::suppress_crash_report`).
     pub(crate) exit_by_signal: bool,
     pub(crate) trap_exit: bool,
-    /// Times in a row a low-priority process was passed over while queued
-    /// (`priority`, step 4). Touched by the worker that popped it.
-    pub(crate) low_bumps: u8,
     /// Set when a signal (or the process itself) ended it; acted on by the
     /// worker after the current step.
     /// (Boxed: rare, and a `Reason` inline would cost every slot 16 bytes.)

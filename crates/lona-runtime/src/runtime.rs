@@ -315,10 +315,8 @@ impl Shared {
         p.process = Some(make(pid));
         setup(p, pid);
         std::mem::forget(guard);
-        p.low_bumps = 0;
-        slot.set_priority(prio);
         slot.inbox.reopen();
-        slot.state.reset(gen);
+        slot.state.reset(gen, prio);
         if prio.is_urgent() {
             self.schedule_urgent(index, prio);
             return Ok(pid);

@@ -16,7 +16,7 @@ use crate::process::Private;
 use crate::state::State;
 use std::cell::UnsafeCell;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering::*};
 use std::sync::Mutex;
 
 const CHUNK_BITS: u32 = 12;
@@ -39,10 +39,6 @@ pub(crate) struct Slot {
     /// spawner before the process is first queued, or by the table's pool
     /// while the slot is free. Nobody else reads it.
     pub(crate) private: UnsafeCell<Private>,
-    /// The process's [`Priority`] (see `priority`, step 5): written by the
-    /// spawner before the process is first queued, then only by the process
-    /// itself; read by whoever queues it.
-    priority: AtomicU8,
 }
 
 // SAFETY: `private` is only accessed under the exclusive-ownership rule above,
@@ -55,23 +51,13 @@ impl Slot {
             state: State::new(),
             inbox: Inbox::new_closed(),
             private: UnsafeCell::new(Private::default()),
-            priority: AtomicU8::new(Priority::Normal as u8),
         }
     }
 
-    /// The process's priority.
+    /// The process's priority (kept in its state word, see `priority`).
     #[inline(always)]
     pub(crate) fn priority(&self) -> Priority {
-        // Relaxed: a scheduling hint. Whoever queues the process after a
-        // change synchronises with the change through the state word (the
-        // owner writes it while running, before its next transition).
-        Priority::from_u8(self.priority.load(Relaxed))
-    }
-
-    /// Set the priority (the spawner, or the process itself while running).
-    pub(crate) fn set_priority(&self, p: Priority) -> Priority {
-        // Relaxed: see `priority`.
-        Priority::from_u8(self.priority.swap(p as u8, Relaxed))
+        self.state.priority()
     }
 }
 

@@ -36,7 +36,7 @@
 
 use crate::cx::Cx;
 use crate::envelope::Envelope;
-use crate::priority::{Priority, LOW_BUMPS};
+use crate::priority::Priority;
 use crate::process::{Private, Step, SLICE_REDUCTIONS};
 use crate::runtime::Shared;
 use crate::state::Park;
@@ -249,18 +249,11 @@ impl WorkerCore {
     /// passed over this time (then it is back in the local queue).
     #[cold]
     fn bump_low(&self, index: u32, slot: &Slot) -> bool {
-        // SAFETY: the process is *queued* and this worker popped it: no one
-        // else can reach its private part (`priority`, step 4). The push
-        // that queued it and our pop synchronise its previous owner's
-        // writes.
-        let p = unsafe { &mut *slot.private.get() };
         let others = !self.local.is_empty() || self.lifo.get().is_some();
-        if others && p.low_bumps < LOW_BUMPS {
-            p.low_bumps += 1;
+        if slot.state.bump_low(others) {
             self.local.push(index);
             return true;
         }
-        p.low_bumps = 0;
         false
     }
 
@@ -516,7 +509,6 @@ pub(crate) fn finish(
     p.started = false;
     p.waiting = false;
     p.trap_exit = false;
-    p.low_bumps = 0;
     p.pending_exit = None;
     p.reductions = 0;
     p.fired_timeout = 0;
