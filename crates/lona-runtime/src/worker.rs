@@ -5,7 +5,7 @@
 //!    when their count is non-zero (one relaxed load; see `priority`), so
 //!    a runnable max or high process runs before any normal or low one, on
 //!    whichever worker looks first. Normal and low processes use steps
-//!    1-5 alone; nothing below knows about priorities except step 2 of a
+//!    1-5 alone; nothing below knows about priorities except step 1 of a
 //!    slice.
 //! 1. Every 61st look, the global injection queue first, so work injected
 //!    from outside is never starved by a busy local queue.
