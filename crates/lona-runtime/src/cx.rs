@@ -15,6 +15,7 @@
 use crate::envelope::{Envelope, Header};
 use crate::info::{info_of, ProcessInfo, Status};
 use crate::mailbox::Mailbox;
+use crate::priority::Priority;
 use crate::process::{Private, Process, ACTIVE};
 use crate::registry::RegisterError;
 use crate::runtime::{Dest, SendError, Shared, SpawnError};
@@ -37,6 +38,9 @@ pub struct SpawnOpts {
     pub link: bool,
     /// Monitor the new process, atomically.
     pub monitor: bool,
+    /// The new process's priority (Erlang's `{priority, P}`; default
+    /// `Normal`).
+    pub priority: Priority,
 }
 
 /// How a selective receive's scan ended ([`Cx::take_message`]).
@@ -173,6 +177,21 @@ impl Cx<'_> {
     pub fn set_trap_exit(&mut self, on: bool) -> bool {
         self.charge_op();
         std::mem::replace(&mut self.p.trap_exit, on)
+    }
+
+    /// This process's priority.
+    pub fn priority(&self) -> Priority {
+        self.slot.priority()
+    }
+
+    /// Set this process's priority; returns the old one (Erlang's
+    /// `process_flag(priority, P)`). It takes effect the next time the
+    /// process is queued (when this slice ends, or when it next wakes).
+    /// [`Priority::Max`] is meant for the runtime's own processes: a max
+    /// process that never waits holds back everything else.
+    pub fn set_priority(&mut self, prio: Priority) -> Priority {
+        self.charge_op();
+        self.slot.state.set_priority(prio)
     }
 
     /// A new receive id (non-zero) for [`Cx::take_message`].
@@ -334,7 +353,7 @@ impl Cx<'_> {
         self.charge_op();
         let me = self.pid;
         let mref = opts.monitor.then(Ref::new);
-        let child = self.shared.spawn(make, |p, _| {
+        let child = self.shared.spawn(opts.priority, make, |p, _| {
             if opts.link {
                 p.extra().links.insert(me, ACTIVE);
             }

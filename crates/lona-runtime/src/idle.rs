@@ -6,8 +6,9 @@
 //! 2. Then it registers as sleeping (`sleepers` list and `num_sleeping`,
 //!    both under the lock), issues a SeqCst fence, and looks for work one
 //!    last time; if there is some it unregisters and runs it, else it parks.
-//! 3. Whoever makes work available to other workers (a push to a local queue
-//!    or to the injector) issues a SeqCst fence after the push and then
+//! 3. Whoever makes work available to other workers (a push to a local queue,
+//!    to the injector, or to an urgent queue of max and high processes,
+//!    see `priority`) issues a SeqCst fence after the push and then
 //!    reads `num_sleeping`; if non-zero it unparks one sleeper.
 //!
 //! The two fences order "register, then look" against "push, then read

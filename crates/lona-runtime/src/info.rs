@@ -5,6 +5,7 @@
 //! [`InfoReply`](crate::InfoReply) message, after every signal the asker
 //! sent it before. A process that is gone, or ending, answers `None`.
 
+use crate::priority::Priority;
 use crate::process::Private;
 use crate::runtime::Shared;
 use crate::signal::{AliveReply, InfoReply, InfoTo, ReplyTo};
@@ -38,6 +39,8 @@ pub struct ProcessInfo {
     /// Words of its own term heap, for a process that has one (a Lonala
     /// process); see [`Process::heap_words`](crate::Process::heap_words).
     pub heap_words: Option<usize>,
+    /// Its scheduling priority.
+    pub priority: Priority,
 }
 
 /// A process's scheduling status.
@@ -77,6 +80,10 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
         trap_exit: p.trap_exit,
         current_function,
         heap_words,
+        priority: shared
+            .table
+            .get(pid.index())
+            .map_or(Priority::Normal, |s| s.priority()),
     }
 }
 

@@ -21,6 +21,7 @@
 
 use crate::envelope::{Envelope, Header};
 use crate::idle::Idle;
+use crate::priority::{Priority, Urgent};
 use crate::process::{Private, Process};
 use crate::registry::{RegisterError, Registry};
 use crate::signal::{InfoTo, OneShot, ReplyTo, Signal, Timeout};
@@ -118,6 +119,8 @@ pub const DEFAULT_STACK_SIZE: usize = 16 << 20;
 pub(crate) struct Shared {
     pub(crate) table: Table,
     pub(crate) injector: Injector<u32>,
+    /// The run queues of max and high processes (`priority`).
+    pub(crate) urgent: Urgent,
     pub(crate) stealers: Vec<Stealer<u32>>,
     pub(crate) idle: Idle,
     pub(crate) timers: Timers,
@@ -197,7 +200,7 @@ impl Shared {
             return;
         };
         match slot.state.notify(to.generation()) {
-            Notify::Schedule => self.schedule(to.index()),
+            Notify::Schedule => self.schedule(to.index(), slot.priority()),
             Notify::Busy => {}
             Notify::Dead => {
                 // The node may have landed in a newer process's inbox (the
@@ -205,7 +208,7 @@ impl Shared {
                 // its drain answers the stale node promptly (see `inbox`).
                 let g = slot.state.generation();
                 if g != to.generation() && slot.state.notify(g) == Notify::Schedule {
-                    self.schedule(to.index());
+                    self.schedule(to.index(), slot.priority());
                 }
             }
         }
@@ -236,9 +239,16 @@ impl Shared {
         let _ = self.deliver(to, Envelope::new(msg, to.generation(), false));
     }
 
-    /// Make the process in slot `index` runnable (it was just moved to
-    /// *queued* by whoever calls this).
-    pub(crate) fn schedule(&self, index: u32) {
+    /// Make the process in slot `index`, of priority `prio`, runnable (it
+    /// was just moved to *queued* by whoever calls this). Max and high
+    /// processes go to the global urgent queues, the others where they
+    /// went before priorities existed (see `priority`).
+    #[inline]
+    pub(crate) fn schedule(&self, index: u32, prio: Priority) {
+        if prio.is_urgent() {
+            self.schedule_urgent(index, prio);
+            return;
+        }
         match WorkerCore::current(self) {
             Some(w) => w.schedule_woken(index),
             None => {
@@ -248,10 +258,19 @@ impl Shared {
         }
     }
 
-    /// Spawn `make(pid)` as a new process; `setup` may pre-fill its private
-    /// part (links, monitors) before anyone can signal it.
+    /// A max or high process becomes runnable (`priority`, step 2).
+    #[cold]
+    pub(crate) fn schedule_urgent(&self, index: u32, prio: Priority) {
+        self.urgent.push(index, prio);
+        self.idle.notify_one();
+    }
+
+    /// Spawn `make(pid)` as a new process of priority `prio`; `setup` may
+    /// pre-fill its private part (links, monitors) before anyone can signal
+    /// it.
     pub(crate) fn spawn(
         &self,
+        prio: Priority,
         make: impl FnOnce(Pid) -> Box<dyn Process>,
         setup: impl FnOnce(&mut Private, Pid),
     ) -> Result<Pid, SpawnError> {
@@ -303,7 +322,11 @@ impl Shared {
         setup(p, pid);
         std::mem::forget(guard);
         slot.inbox.reopen();
-        slot.state.reset(gen);
+        slot.state.reset(gen, prio);
+        if prio.is_urgent() {
+            self.schedule_urgent(index, prio);
+            return Ok(pid);
+        }
         match worker {
             Some(w) => w.schedule_back(index),
             None => {
@@ -455,7 +478,7 @@ impl Shared {
     pub(crate) fn wake(&self, pid: Pid) {
         if let Some(slot) = self.table.get(pid.index()) {
             if slot.state.notify(pid.generation()) == Notify::Schedule {
-                self.schedule(pid.index());
+                self.schedule(pid.index(), slot.priority());
             }
         }
     }
@@ -525,6 +548,7 @@ impl Builder {
         let shared = Arc::new(Shared {
             table: Table::new(self.process_limit, self.workers),
             injector: Injector::new(),
+            urgent: Urgent::new(),
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             idle,
             timers: Timers::new(),
@@ -598,7 +622,8 @@ pub struct Handle {
 impl Handle {
     /// Spawn any [`Process`] implementation.
     pub fn spawn_process<P: Process>(&self, process: P) -> Result<Pid, SpawnError> {
-        self.shared.spawn(|_| Box::new(process), |_, _| {})
+        self.shared
+            .spawn(Priority::Normal, |_| Box::new(process), |_, _| {})
     }
 
     /// Send `msg` to a pid; silently dropped if it is gone (as in Erlang).

@@ -1,11 +1,20 @@
 //! The one state word of a process (`docs/design.md`, D2).
 //!
 //! ```text
-//!  63            32 31         3   2        1        0
-//! +----------------+-------------+--------+--------+----------+
-//! |   generation   |   unused    | EXITED | RUNNING | NOTIFIED |
-//! +----------------+-------------+--------+--------+----------+
+//!  63            32 31       9 8       5 4    3   2        1        0
+//! +----------------+----------+---------+------+--------+---------+----------+
+//! |   generation   |  unused  |  bumps  | prio | EXITED | RUNNING | NOTIFIED |
+//! +----------------+----------+---------+------+--------+---------+----------+
 //! ```
+//!
+//! `prio` and `bumps` are the process's [`Priority`] and how many times in
+//! a row a low-priority process was passed over (`priority`, steps 4-5).
+//! They ride in this word because it has room and every party that needs
+//! them already touches it (a slot's size is every process's cost). The
+//! protocol below ignores them: every transition but `reset` and `retire`
+//! keeps them as they are, and they change only by read-modify-writes
+//! ([`State::set_priority`], [`State::bump_low`]), so they never hide or
+//! undo a transition.
 //!
 //! | word (low bits)      | meaning                                              |
 //! | -------------------- | ---------------------------------------------------- |
@@ -53,11 +62,17 @@
 //! push and take, for `notify`'s fast path (see there); on x86 these cost
 //! the same as `AcqRel`.
 
+use crate::priority::{Priority, LOW_BUMPS};
 use crate::sync::atomic::{AtomicU64, Ordering::*};
 
 const NOTIFIED: u64 = 0b001;
 const RUNNING: u64 = 0b010;
 const EXITED: u64 = 0b100;
+const PRIO_SHIFT: u32 = 3;
+const PRIO_MASK: u64 = 0b11 << PRIO_SHIFT;
+const BUMPS_SHIFT: u32 = 5;
+const BUMPS_MASK: u64 = 0b1111 << BUMPS_SHIFT;
+const BUMP_ONE: u64 = 1 << BUMPS_SHIFT;
 #[cfg(all(test, not(loom)))]
 const LOW: u64 = 0xffff_ffff;
 
@@ -143,12 +158,57 @@ impl State {
         }
     }
 
-    /// A new process in this slot: generation `gen`, queued (the spawner
-    /// pushes it into a run queue).
-    pub(crate) fn reset(&self, gen: u32) {
+    /// A new process in this slot: generation `gen`, priority `prio`,
+    /// queued (the spawner pushes it into a run queue).
+    pub(crate) fn reset(&self, gen: u32, prio: Priority) {
         // Release: the spawner's writes to the private part happen-before
         // whoever sees the process (a sender, or the worker that pops it).
-        self.0.store(((gen as u64) << 32) | NOTIFIED, Release);
+        let prio = (prio.to_bits() as u64) << PRIO_SHIFT;
+        self.0
+            .store(((gen as u64) << 32) | prio | NOTIFIED, Release);
+    }
+
+    /// The process's priority.
+    #[inline(always)]
+    pub(crate) fn priority(&self) -> Priority {
+        // Relaxed: a scheduling hint. Whoever queues the process after a
+        // change is ordered after it by the transitions the owner makes
+        // after changing it (all RMWs on this word).
+        Priority::from_bits(((self.0.load(Relaxed) & PRIO_MASK) >> PRIO_SHIFT) as u8)
+    }
+
+    /// Set the priority (the process itself, while running); returns the
+    /// old one. An RMW, so a concurrent `notify` is neither lost nor undone.
+    pub(crate) fn set_priority(&self, prio: Priority) -> Priority {
+        let bits = (prio.to_bits() as u64) << PRIO_SHIFT;
+        // Relaxed: publishes nothing but the bits themselves (see `priority`).
+        let prev = self
+            .0
+            .fetch_update(Relaxed, Relaxed, |w| Some((w & !PRIO_MASK) | bits))
+            .unwrap_or_else(|w| w);
+        Priority::from_bits(((prev & PRIO_MASK) >> PRIO_SHIFT) as u8)
+    }
+
+    /// A low-priority process was popped (it is *queued*, and the caller
+    /// holds it): if `others` (other work waits on this worker) and it was
+    /// passed over fewer than [`LOW_BUMPS`] times in a row, count one more
+    /// and return true (the caller queues it again); otherwise clear the
+    /// count and return false (it runs now). `priority`, step 4.
+    pub(crate) fn bump_low(&self, others: bool) -> bool {
+        // Relaxed: only the holder of a queued process changes the count;
+        // an RMW so concurrent notifies (which set NOTIFIED, already set
+        // while queued) keep their effect.
+        let w = self.0.load(Relaxed);
+        let bumps = (w & BUMPS_MASK) >> BUMPS_SHIFT;
+        if others && bumps < LOW_BUMPS as u64 {
+            self.0.fetch_add(BUMP_ONE, Relaxed);
+            true
+        } else {
+            if bumps != 0 {
+                self.0.fetch_and(!BUMPS_MASK, Relaxed);
+            }
+            false
+        }
     }
 
     /// Step 4: queued → running.
@@ -232,7 +292,7 @@ mod tests {
     fn lifecycle() {
         let s = State::new();
         assert_eq!(s.notify(0), Notify::Dead);
-        s.reset(0);
+        s.reset(0, Priority::Normal);
         assert!(queued(&s));
         assert_eq!(
             s.notify(0),
@@ -265,7 +325,7 @@ mod tests {
         use std::sync::atomic::{AtomicBool, AtomicUsize};
         use std::sync::Arc;
         let s = Arc::new(State::new());
-        s.reset(0);
+        s.reset(0, Priority::Normal);
         let stop = Arc::new(AtomicBool::new(false));
         let doubles = Arc::new(AtomicUsize::new(0));
         let (s2, stop2, d2) = (s.clone(), stop.clone(), doubles.clone());
@@ -292,6 +352,44 @@ mod tests {
         );
     }
 
+    /// Priority and bump bits survive every transition and are set and
+    /// cleared only by their own operations.
+    #[test]
+    fn priority_and_bumps_ride_along() {
+        let s = State::new();
+        s.reset(7, Priority::High);
+        assert_eq!(s.priority(), Priority::High);
+        assert!(queued(&s));
+        assert_eq!(s.notify(7), Notify::Busy);
+        s.start();
+        assert_eq!(s.set_priority(Priority::Low), Priority::High);
+        assert_eq!(s.notify(7), Notify::Busy);
+        assert_eq!(s.park(), Park::Notified);
+        assert_eq!(s.park(), Park::Parked);
+        assert_eq!(s.priority(), Priority::Low);
+        assert_eq!(s.notify(7), Notify::Schedule);
+        // Queued and popped: passed over LOW_BUMPS times while others wait.
+        for _ in 0..LOW_BUMPS {
+            assert!(s.bump_low(true));
+            assert!(queued(&s));
+            assert_eq!(s.priority(), Priority::Low);
+        }
+        assert!(!s.bump_low(true), "runs after LOW_BUMPS bumps");
+        assert!(s.bump_low(true), "the count starts again");
+        assert!(!s.bump_low(false), "alone, it runs at once");
+        assert!(s.bump_low(true));
+        s.start();
+        s.requeue();
+        assert!(queued(&s));
+        assert_eq!(s.priority(), Priority::Low);
+        s.start();
+        assert_eq!(s.set_priority(Priority::Max), Priority::Low);
+        assert!(s.exit());
+        s.retire();
+        assert_eq!(s.generation(), 8);
+        assert_eq!(s.priority(), Priority::Normal, "a free slot is normal");
+    }
+
     fn queued(s: &State) -> bool {
         let low = s.0.load(Acquire) & LOW;
         low & (RUNNING | EXITED) == 0 && low & NOTIFIED != 0
@@ -312,7 +410,7 @@ mod loom_tests {
     fn loom_notify_vs_park_never_lost_never_twice() {
         loom::model(|| {
             let state = Arc::new(State::new());
-            state.reset(0);
+            state.reset(0, Priority::Normal);
             state.start();
             let inbox = Arc::new(AtomicUsize::new(0));
             let queued = Arc::new(AtomicUsize::new(0));
@@ -350,7 +448,7 @@ mod loom_tests {
     fn loom_requeue_vs_notify_queued_once() {
         loom::model(|| {
             let state = Arc::new(State::new());
-            state.reset(0);
+            state.reset(0, Priority::Normal);
             state.start();
             let inbox = Arc::new(AtomicUsize::new(0));
             let (s2, i2) = (state.clone(), inbox.clone());
@@ -371,12 +469,50 @@ mod loom_tests {
         });
     }
 
+    /// The process changes its priority while running as a sender
+    /// notifies it; then, queued, it is passed over (`bump_low`) while
+    /// another sender notifies: every notification keeps its effect (never
+    /// lost, never a second queueing) and the priority bits theirs.
+    #[test]
+    fn loom_priority_and_bump_vs_notify() {
+        loom::model(|| {
+            let state = Arc::new(State::new());
+            state.reset(0, Priority::Normal);
+            state.start();
+            let s2 = state.clone();
+            let sender = loom::thread::spawn(move || s2.notify(0));
+            assert_eq!(state.set_priority(Priority::Low), Priority::Normal);
+            let parked = state.park();
+            let first = sender.join().unwrap();
+            // Whichever came first: a notify on a running process is Busy
+            // and makes park report it; on a waiting one it schedules.
+            match parked {
+                Park::Notified => {
+                    assert_eq!(first, Notify::Busy);
+                    state.requeue();
+                }
+                Park::Parked => assert_eq!(first, Notify::Schedule),
+            }
+            // Queued now, exactly once. A worker pops it and bumps it while
+            // another sender notifies.
+            let s3 = state.clone();
+            let sender = loom::thread::spawn(move || s3.notify(0));
+            assert!(state.bump_low(true));
+            assert_eq!(sender.join().unwrap(), Notify::Busy, "queued twice");
+            assert!(!state.bump_low(false));
+            assert_eq!(state.priority(), Priority::Low);
+            state.start();
+            assert_eq!(state.park(), Park::Parked);
+            assert_eq!(state.priority(), Priority::Low);
+        });
+    }
+
     /// Two senders race to wake a waiting process: exactly one schedules it.
     #[test]
     fn loom_two_notifiers_schedule_once() {
         loom::model(|| {
             let state = Arc::new(State::new());
-            state.reset(0);
+            state.reset(0, Priority::Normal);
             state.start();
             assert_eq!(state.park(), Park::Parked);
             let queued = Arc::new(AtomicUsize::new(0));
@@ -409,7 +545,7 @@ mod loom_tests {
             let state = Arc::new(State::new());
             let inbox = Arc::new(Inbox::new_closed());
             inbox.reopen();
-            state.reset(0);
+            state.reset(0, Priority::Normal);
             let queued = Arc::new(AtomicUsize::new(0));
             let senders: Vec<_> = (0..2u32)
                 .map(|i| {

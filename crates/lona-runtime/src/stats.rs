@@ -318,6 +318,7 @@ mod tests {
             trap_exit: false,
             current_function: None,
             heap_words: None,
+            priority: crate::Priority::Normal,
         }
     }
 }

@@ -11,6 +11,7 @@
 //! limit on every spawn (past it, spawn fails with `system_limit`).
 
 use crate::inbox::Inbox;
+use crate::priority::Priority;
 use crate::process::Private;
 use crate::state::State;
 use std::cell::UnsafeCell;
@@ -51,6 +52,12 @@ impl Slot {
             inbox: Inbox::new_closed(),
             private: UnsafeCell::new(Private::default()),
         }
+    }
+
+    /// The process's priority (kept in its state word, see `priority`).
+    #[inline(always)]
+    pub(crate) fn priority(&self) -> Priority {
+        self.state.priority()
     }
 }
 

@@ -1,6 +1,12 @@
 //! A worker thread: finds runnable processes and steps them.
 //!
-//! # Finding work (`docs/design.md`, D1 and "Scheduler")
+//! # Finding work (`docs/design.md`, D1, D20 and "Scheduler")
+//! 0. Max, then high processes: the global urgent queues, looked at only
+//!    when their count is non-zero (one relaxed load; see `priority`), so
+//!    a runnable max or high process runs before any normal or low one, on
+//!    whichever worker looks first. Normal and low processes use steps
+//!    1-5 alone; nothing below knows about priorities except step 1 of a
+//!    slice.
 //! 1. Every 61st look, the global injection queue first, so work injected
 //!    from outside is never starved by a busy local queue.
 //! 2. The LIFO slot: the process this worker just woke (a message's
@@ -18,15 +24,19 @@
 //! 6. Nothing: spin, then park (see `idle`).
 //!
 //! # Running one process (a slice)
-//! 1. *queued* → *running* (`State::start`), budget = 2,000 reductions.
-//! 2. Drain the inbox (signals act now; an exit signal can end it here).
-//! 3. `step`; a panic is caught and becomes the exit reason.
-//! 4. `Wait` → `State::park`; if something arrived meanwhile, step again
-//!    while budget remains. `Yield` → back of the local queue. `Exit` →
-//!    [`finish`].
+//! 1. A low-priority process, while other work is queued on this worker,
+//!    goes to the back of the local queue instead, up to 8 times in a row
+//!    (`priority`, step 4: one low slice per eight of the others).
+//! 2. *queued* → *running* (`State::start`), budget = 2,000 reductions.
+//! 3. Drain the inbox (signals act now; an exit signal can end it here).
+//! 4. `step`; a panic is caught and becomes the exit reason.
+//! 5. `Wait` → `State::park`; if something arrived meanwhile, step again
+//!    while budget remains. `Yield` → back of the local queue (max and
+//!    high: back of their urgent queue). `Exit` → [`finish`].
 
 use crate::cx::Cx;
 use crate::envelope::Envelope;
+use crate::priority::Priority;
 use crate::process::{Private, Step, SLICE_REDUCTIONS};
 use crate::runtime::Shared;
 use crate::state::Park;
@@ -212,12 +222,39 @@ impl WorkerCore {
     /// is woken only if something else is runnable here; otherwise this
     /// worker runs it again at once, and waking another would only make it
     /// steal the process (a migration, and a futex wake, per slice).
-    fn requeue_back(&self, index: u32) {
+    fn requeue_back(&self, index: u32, prio: Priority) {
         let alone = self.local.is_empty() && self.lifo.get().is_none();
+        if prio.is_urgent() {
+            self.requeue_urgent(index, prio, alone);
+            return;
+        }
         self.local.push(index);
         if !alone {
             self.shared.idle.notify_one();
         }
+    }
+
+    /// A max or high process that yielded: the back of its urgent queue
+    /// (same rule for waking a helper as `requeue_back`).
+    #[cold]
+    fn requeue_urgent(&self, index: u32, prio: Priority, alone: bool) {
+        let alone = alone && !self.shared.urgent.any();
+        self.shared.urgent.push(index, prio);
+        if !alone {
+            self.shared.idle.notify_one();
+        }
+    }
+
+    /// Step 1 of a slice: whether the low-priority process in `slot` is
+    /// passed over this time (then it is back in the local queue).
+    #[cold]
+    fn bump_low(&self, index: u32, slot: &Slot) -> bool {
+        let others = !self.local.is_empty() || self.lifo.get().is_some();
+        if slot.state.bump_low(others) {
+            self.local.push(index);
+            return true;
+        }
+        false
     }
 
     fn next_random(&self) -> u64 {
@@ -231,6 +268,11 @@ impl WorkerCore {
     }
 
     fn next_task(&self) -> Option<u32> {
+        if self.shared.urgent.any() {
+            if let Some(i) = self.shared.urgent.pop() {
+                return Some(i);
+            }
+        }
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick.is_multiple_of(INJECTOR_EVERY) {
@@ -343,6 +385,9 @@ impl WorkerCore {
     fn run_slice(&self, index: u32) {
         let shared = &*self.shared;
         let slot = shared.table.get(index).expect("queued slot exists");
+        if slot.priority() == Priority::Low && self.bump_low(index, slot) {
+            return;
+        }
         slot.state.start();
         // SAFETY: *running* gives this worker exclusive use of the private
         // part until it parks, requeues or retires the process.
@@ -378,12 +423,12 @@ impl WorkerCore {
                         continue;
                     }
                     slot.state.requeue();
-                    self.requeue_back(index);
+                    self.requeue_back(index, slot.priority());
                     return;
                 }
                 Step::Yield => {
                     slot.state.requeue();
-                    self.requeue_back(index);
+                    self.requeue_back(index, slot.priority());
                     return;
                 }
                 Step::Exit(reason) => {

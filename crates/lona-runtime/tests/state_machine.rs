@@ -301,7 +301,11 @@ impl Process for Blocker {
 // --- the controller's side -------------------------------------------------
 
 fn opts(link: bool, monitor: bool) -> SpawnOpts {
-    SpawnOpts { link, monitor }
+    SpawnOpts {
+        link,
+        monitor,
+        ..SpawnOpts::default()
+    }
 }
 
 fn run<Fut: Future<Output = ()> + Send + 'static>(f: impl FnOnce(Ctx) -> Fut) {

@@ -267,6 +267,7 @@ mod tests {
             trap_exit: false,
             current_function: Some("app/loop".into()),
             heap_words: Some(34),
+            priority: lona_runtime::Priority::Normal,
         }
     }
 

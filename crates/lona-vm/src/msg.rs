@@ -203,6 +203,10 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo) -> Term<'h> {
                 .map_or(Term::NIL, Term::keyword),
         ),
         (Term::keyword("trap-exit"), Term::bool(i.trap_exit)),
+        (
+            Term::keyword("priority"),
+            Term::keyword(i.priority.as_str()),
+        ),
     ];
     if let Some(w) = i.heap_words {
         pairs.push((Term::keyword("heap-size"), int(w as u64)));

@@ -8,7 +8,7 @@ use crate::envelope::Envelope;
 use crate::runtime::{Dest, SendError, SpawnError};
 use crate::signal::{AliveReply, InfoReply};
 use crate::timer::TimerRef;
-use crate::{Handle, Pid, ProcessInfo, Reason, Ref, RegisterError};
+use crate::{Handle, Pid, Priority, ProcessInfo, Reason, Ref, RegisterError};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -148,7 +148,7 @@ impl Ctx {
     {
         let opts = SpawnOpts {
             link: true,
-            monitor: false,
+            ..SpawnOpts::default()
         };
         self.spawn_pid(opts, f)
     }
@@ -177,8 +177,8 @@ impl Ctx {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let opts = SpawnOpts {
-            link: false,
             monitor: true,
+            ..SpawnOpts::default()
         };
         let spawned = self.spawn_opt(opts, f);
         async move {
@@ -188,8 +188,8 @@ impl Ctx {
         }
     }
 
-    /// Spawn with options; returns the pid and, with `monitor`, the
-    /// monitor's reference.
+    /// Spawn with options (link, monitor, priority); returns the pid and,
+    /// with `monitor`, the monitor's reference.
     pub fn spawn_opt<F, Fut>(
         &self,
         opts: SpawnOpts,
@@ -265,6 +265,17 @@ impl Ctx {
     /// returns the old setting (Erlang's `process_flag(trap_exit, On)`).
     pub fn trap_exit(&self, on: bool) -> impl Future<Output = bool> + Send {
         self.op(move |cx| cx.set_trap_exit(on))
+    }
+
+    /// This process's priority.
+    pub fn priority(&self) -> Priority {
+        with_cx(self.pid, |cx| cx.priority())
+    }
+
+    /// Set this process's priority; returns the old one (Erlang's
+    /// `process_flag(priority, P)`; see [`Cx::set_priority`]).
+    pub fn set_priority(&self, prio: Priority) -> impl Future<Output = Priority> + Send {
+        self.op(move |cx| cx.set_priority(prio))
     }
 
     /// End this process with `reason` (Erlang's `exit/1`). Never completes.

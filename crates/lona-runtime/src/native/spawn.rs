@@ -5,6 +5,7 @@ use super::{pending_step, poll_process, Ctx, Native};
 use crate::cx::Cx;
 use crate::process::{Process, Step};
 use crate::runtime::SpawnError;
+use crate::Priority;
 use crate::{Handle, Pid, Reason, Runtime};
 use std::future::Future;
 use std::pin::Pin;
@@ -21,8 +22,11 @@ impl Handle {
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        self.shared
-            .spawn(|pid| Box::new(Native::new(f(Ctx::new(pid)))), |_, _| {})
+        self.shared.spawn(
+            Priority::Normal,
+            |pid| Box::new(Native::new(f(Ctx::new(pid)))),
+            |_, _| {},
+        )
     }
 }
 
@@ -47,10 +51,11 @@ impl Runtime {
             );
         }
         let (main, result) = Main::new();
-        let spawned = self
-            .handle
-            .shared
-            .spawn(|pid| Box::new(main.with(f(Ctx::new(pid)))), |_, _| {});
+        let spawned = self.handle.shared.spawn(
+            Priority::Normal,
+            |pid| Box::new(main.with(f(Ctx::new(pid)))),
+            |_, _| {},
+        );
         if let Err(e) = spawned {
             return Err(Reason::custom(e));
         }

@@ -9,12 +9,12 @@
 //! | --- | --- | --- |
 //! | `(spawn f & args)` | `spawn/1,3` | `:badarg` unless `f` is a function; `:system-limit` past the process limit |
 //! | `(spawn-link f & args)`, `(spawn-monitor f & args)` | `spawn_link`, `spawn_monitor` (=> `[pid ref]`) | as `spawn` |
-//! | `(spawn-opt f opts & args)` | `spawn_opt`: `:link`, `:monitor`, `:min-heap-size`, `:max-heap-size` (words) | `:badarg` for an unknown option |
+//! | `(spawn-opt f opts & args)` | `spawn_opt`: `:link`, `:monitor`, `:priority` (`:low`, `:normal`, `:high`, `:max`), `:min-heap-size`, `:max-heap-size` (words) | `:badarg` for an unknown option or priority |
 //! | `(send dest msg)` | `!`: `dest` a pid or a registered name (keyword); returns `msg` | `:badarg` for a name nobody holds |
 //! | `(link pid)`, `(unlink pid)` | `link/1`, `unlink/1` | `:noproc` linking to a dead process (not trapping exits) |
 //! | `(monitor pid-or-name)`, `(demonitor ref [{:flush true :info true}])` | `monitor/2`, `demonitor/1,2` | |
 //! | `(exit reason)`, `(exit pid reason)` | `exit/1,2` | |
-//! | `(process-flag :trap-exit bool)` | `process_flag/2` (=> old value) | `:badarg` for another flag |
+//! | `(process-flag :trap-exit bool)`, `(process-flag :priority p)` | `process_flag/2` (=> old value; a priority as a keyword) | `:badarg` for another flag or a bad value |
 //! | `(register name pid)`, `(unregister name)`, `(whereis name)` | same | `:badarg`: name taken, pid already named or dead, not registered |
 //! | `(processes)`, `(make-ref)`, `(node)` | same | |
 //! | `(send-after ms dest msg)`, `(cancel-timer tref)` | `erlang:send_after/3`, `cancel_timer/1` (=> ms left or `false`) | |
@@ -24,7 +24,7 @@
 
 use std::time::Duration;
 
-use lona_runtime::{Dest, Pid, Ref, SpawnError, SpawnOpts, TimerRef};
+use lona_runtime::{Dest, Pid, Priority, Ref, SpawnError, SpawnOpts, TimerRef};
 use lona_term::{Fragment, HeapConfig, RawTerm, Term, View};
 
 use super::{def, ANY};
@@ -128,7 +128,7 @@ fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let opts = SpawnOpts {
         link: true,
-        monitor: false,
+        ..SpawnOpts::default()
     };
     let (pid, _) = do_spawn(cx, a[0], &a[1..], opts, crate::process::spawned_heap())?;
     Ok(pid_term(cx.heap, pid).raw())
@@ -136,8 +136,8 @@ fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 fn spawn_monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let opts = SpawnOpts {
-        link: false,
         monitor: true,
+        ..SpawnOpts::default()
     };
     let (pid, mref) = do_spawn(cx, a[0], &a[1..], opts, crate::process::spawned_heap())?;
     let mref = mref.ok_or_else(Raise::badarg)?;
@@ -162,6 +162,7 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             View::Keyword(k) => match k.name() {
                 "link" => opts.link = crate::tag::truthy(v.bits()),
                 "monitor" => opts.monitor = crate::tag::truthy(v.bits()),
+                "priority" => opts.priority = priority_arg(v)?,
                 "min-heap-size" => heap.min_heap_size = words()?.max(1),
                 "max-heap-size" => heap.max_heap_size = words()?,
                 _ => return Err(Raise::badarg()),
@@ -260,9 +261,23 @@ fn exit(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::TRUE.raw())
 }
 
+/// `:low`, `:normal`, `:high` or `:max`.
+fn priority_arg(v: Term<'_>) -> Result<Priority, Raise> {
+    match v.view() {
+        View::Keyword(k) => Priority::from_name(k.name()).ok_or_else(Raise::badarg),
+        _ => Err(Raise::badarg()),
+    }
+}
+
 fn process_flag(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    if name_arg(cx, a[0])? != "trap-exit" {
-        return Err(Raise::badarg());
+    match name_arg(cx, a[0])? {
+        "trap-exit" => {}
+        "priority" => {
+            let prio = priority_arg(t(cx, a[1]))?;
+            let old = cx.rt()?.set_priority(prio);
+            return Ok(Term::keyword(old.as_str()).raw());
+        }
+        _ => return Err(Raise::badarg()),
     }
     let on = match t(cx, a[1]).view() {
         View::Bool(b) => b,
