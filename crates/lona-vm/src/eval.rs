@@ -7,8 +7,10 @@
 //!    being evaluated); a finished unit is popped.
 //! 2. `(ns name (:require [a.b :as c]))` switches the unit's namespace,
 //!    records the aliases and, for a namespace not loaded yet, pushes a
-//!    unit for `a/b.lona` (found beside the running file, then in
-//!    `LONA_PATH`); `(load "file.lona")` pushes a unit for that file.
+//!    unit for it: one that comes with Lonala (`lona.server`,
+//!    `lona.supervisor`, in `src/lib/`), else `a/b.lona` found beside the
+//!    running file, then in `LONA_PATH`; `(load "file.lona")` pushes a
+//!    unit for that file.
 //! 3. Any other form is compiled into a thunk, and the VM runs it, in
 //!    slices of reductions: [`Evaluator::step`] returns
 //!    [`Progress::Yield`] when a slice is spent and continues next time.
@@ -376,6 +378,19 @@ impl Evaluator {
             if already {
                 continue;
             }
+            if let Some(text) = library(&target) {
+                let src = Source::new(format!("<{target}>"), text);
+                let forms = read_all(&src).map_err(EvalError::Read)?;
+                let user = self.env.namespaces.get_or_create("user");
+                self.units.push(Unit {
+                    file: src.name.clone(),
+                    dir: None,
+                    ns: user,
+                    forms: forms.into(),
+                    provides: Some(target),
+                });
+                continue;
+            }
             let path = self.find(&target).ok_or_else(|| {
                 err(
                     pos,
@@ -442,6 +457,18 @@ impl Evaluator {
 
 /// The core library written in Lonala.
 const PRELUDE: &str = include_str!("prelude.lona");
+
+/// The namespaces that come with Lonala, written in Lonala and loaded on
+/// `(:require ...)` like any other (`src/lib/`).
+const LIBRARY: &[(&str, &str)] = &[
+    ("lona.server", include_str!("lib/server.lona")),
+    ("lona.supervisor", include_str!("lib/supervisor.lona")),
+];
+
+/// The source of a namespace that comes with Lonala.
+fn library(ns: &str) -> Option<&'static str> {
+    LIBRARY.iter().find(|(n, _)| *n == ns).map(|(_, s)| *s)
+}
 
 /// Compiles and runs the prelude into `lona.core` (at node start).
 pub fn load_prelude(env: &Arc<Env>) {

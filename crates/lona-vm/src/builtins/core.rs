@@ -265,6 +265,41 @@ fn monotonic_ms(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(cx.heap.float(ms).raw())
 }
 
+/// `(var-get 'ns/name)` or `(var-get 'ns 'name)`: the value of a global
+/// var now (a function, for calling a behaviour's callbacks by namespace,
+/// as Erlang's `apply(Module, Function, Args)`: through the var, so a
+/// redefinition is seen at the next call). `[:undef sym]` if unbound.
+fn var_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let name_of = |r: RawTerm| match cx.term(r).view() {
+        View::Symbol(s) | View::Keyword(s) => Ok(s.name().to_string()),
+        _ => Err(Raise::badarg()),
+    };
+    let qualified = match a {
+        [q] => name_of(*q)?,
+        [ns, n] => format!("{}/{}", name_of(*ns)?, name_of(*n)?),
+        _ => return Err(Raise::badarg()),
+    };
+    let undef = |cx: &NativeCx<'_, '_>| {
+        Raise::error(
+            cx.heap
+                .vector(&[Term::keyword("undef"), Term::symbol(&qualified)]),
+        )
+    };
+    let Some((ns, name)) = qualified.rsplit_once('/') else {
+        return Err(undef(cx));
+    };
+    match cx
+        .env
+        .namespaces
+        .get(ns)
+        .and_then(|n| n.lookup(name))
+        .and_then(|v| v.get())
+    {
+        Some(v) => Ok(v),
+        None => Err(undef(cx)),
+    }
+}
+
 /// `(memory)`: the node's resident memory in bytes (Linux: from
 /// `/proc/self/statm`; 0 where unknown), for benchmarks and the shell.
 fn memory(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
@@ -368,6 +403,7 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "now-ms", 0, 0, now_ms);
     def(ns, "monotonic-ms", 0, 0, monotonic_ms);
     def(ns, "memory", 0, 0, memory);
+    def(ns, "var-get", 1, 2, var_get);
     def(ns, "rand", 0, 1, rand);
     def(ns, "rand-int", 1, 1, rand_int);
     def(ns, "identity", 1, 1, identity);

@@ -19,6 +19,7 @@
 //! | `(processes)`, `(make-ref)`, `(node)` | same | |
 //! | `(send-after ms dest msg)`, `(cancel-timer tref)` | `erlang:send_after/3`, `cancel_timer/1` (=> ms left or `false`) | |
 //! | `(gc)`, `(gc :full)` | `garbage_collect/0` (at the next safepoint) | |
+//! | `(alias ref)`, `(unalias ref)`, `(send-alias pid ref msg)` | `alias/0`, `unalias/1`, `Alias ! Msg` (a reply dropped once the asker gave up) | `:badarg` |
 //! | `(runtime-info)` | `statistics/1`, `system_info/1`, `memory/0` in one map | |
 //! | `(request-snapshot)` | the walk behind `(i)` (`i/0`), answered as a message | |
 
@@ -317,6 +318,37 @@ fn processes(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&items).raw())
 }
 
+/// `(alias ref)`: makes `ref` (e.g. a monitor's) an active alias of this
+/// process and returns it: a message sent to it with `send-alias` arrives
+/// only while it is active (Erlang's `alias/0`, used for replies that
+/// must not arrive after a timeout).
+fn alias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let id = ref_arg(cx, a[0])?;
+    if id & TIMER_BIT != 0 {
+        return Err(Raise::badarg());
+    }
+    cx.rt()?.alias(Ref::from_bits(id));
+    Ok(a[0])
+}
+
+/// `(unalias ref)`: deactivates the alias; `true` if it was active. A
+/// message sent to it afterwards is dropped, even one already on its way.
+fn unalias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let id = ref_arg(cx, a[0])?;
+    Ok(Term::bool(cx.rt()?.unalias(Ref::from_bits(id))).raw())
+}
+
+/// `(send-alias pid ref msg)`: sends `msg` to `pid` through its alias
+/// `ref`; dropped on arrival unless the alias is active. Returns `msg`.
+fn send_alias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let pid = pid_arg(cx, a[0])?;
+    let id = ref_arg(cx, a[1])?;
+    let frag = Fragment::new(t(cx, a[2]));
+    cx.charge(frag.words() / 64);
+    cx.rt()?.send_alias(pid, Ref::from_bits(id), frag);
+    Ok(a[2])
+}
+
 /// `(request-snapshot)`: starts the walk of `(i)` (see `introspect`); the
 /// table comes as `[:snapshot-reply tag text]` with the returned tag.
 fn request_snapshot(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
@@ -438,6 +470,9 @@ pub(crate) fn install(ns: &'static Namespace) {
     def(ns, "request-alive", 1, 1, request_alive);
     def(ns, "request-info", 1, 1, request_info);
     def(ns, "request-snapshot", 0, 0, request_snapshot);
+    def(ns, "alias", 1, 1, alias);
+    def(ns, "unalias", 1, 1, unalias);
+    def(ns, "send-alias", 3, 3, send_alias);
     def(ns, "runtime-info", 0, 0, runtime_info);
     def(ns, "make-ref", 0, 0, make_ref);
     def(ns, "node", 0, 0, node);
