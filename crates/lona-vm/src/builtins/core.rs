@@ -303,13 +303,8 @@ fn var_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(memory)`: the node's resident memory in bytes (Linux: from
 /// `/proc/self/statm`; 0 where unknown), for benchmarks and the shell.
 fn memory(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: i64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    Ok(cx.heap.int(pages.saturating_mul(4096)).raw())
+    let bytes = crate::introspect::resident_bytes();
+    Ok(cx.heap.int(i64::try_from(bytes).unwrap_or(i64::MAX)).raw())
 }
 
 thread_local! {

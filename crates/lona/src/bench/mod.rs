@@ -75,13 +75,7 @@ pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
 
 /// Resident set size of this program in bytes.
 pub fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
+    lona_vm::introspect::resident_bytes() as u64
 }
 
 /// Milliseconds with one decimal, as the Erlang anchors print them.
