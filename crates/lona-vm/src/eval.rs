@@ -8,7 +8,7 @@
 //! 2. `(ns name (:require [a.b :as c]))` switches the unit's namespace,
 //!    records the aliases and, for a namespace not loaded yet, pushes a
 //!    unit for it: one that comes with Lonala (`lona.server`,
-//!    `lona.supervisor`, in `src/lib/`), else `a/b.lona` found beside the
+//!    `lona.supervisor`, `lona.dynamic-supervisor`, in `src/lib/`), else `a/b.lona` found beside the
 //!    running file, then in `LONA_PATH`; `(load "file.lona")` pushes a
 //!    unit for that file.
 //! 3. Any other form is compiled into a thunk, and the VM runs it, in
@@ -463,6 +463,10 @@ const PRELUDE: &str = include_str!("prelude.lona");
 const LIBRARY: &[(&str, &str)] = &[
     ("lona.server", include_str!("lib/server.lona")),
     ("lona.supervisor", include_str!("lib/supervisor.lona")),
+    (
+        "lona.dynamic-supervisor",
+        include_str!("lib/dynamic_supervisor.lona"),
+    ),
 ];
 
 /// The source of a namespace that comes with Lonala.

@@ -84,6 +84,19 @@ fn abs(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(num::abs(cx.heap, t(cx, a[0]))?.raw())
 }
 
+/// `(int x)`: an integer as is; a float truncated toward zero (Erlang's
+/// `trunc/1`); `:badarg` for a float that is not finite or beyond 64
+/// bits, or anything else.
+fn int(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    match t(cx, a[0]).view() {
+        View::Int(_) | View::BigInt(_) => Ok(a[0]),
+        View::Float(f) if f.is_finite() && f.abs() < 9.2e18 => {
+            Ok(cx.heap.int(f.trunc() as i64).raw())
+        }
+        _ => Err(Raise::badarg()),
+    }
+}
+
 fn extreme(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], want: Ordering) -> NResult {
     let mut best = t(cx, a[0]);
     if num::num_of(best).is_none() {
@@ -399,6 +412,7 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "monotonic-ms", 0, 0, monotonic_ms);
     def(ns, "memory", 0, 0, memory);
     def(ns, "var-get", 1, 2, var_get);
+    def(ns, "int", 1, 1, int);
     def(ns, "rand", 0, 1, rand);
     def(ns, "rand-int", 1, 1, rand_int);
     def(ns, "identity", 1, 1, identity);
