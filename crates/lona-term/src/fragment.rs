@@ -50,6 +50,7 @@ impl Fragment {
     }
 
     /// The message.
+    #[inline]
     pub fn root(&self) -> Term<'_> {
         // SAFETY: the root is an immediate or points into our block, which
         // lives (unmoved) as long as the borrow of self.

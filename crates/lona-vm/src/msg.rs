@@ -139,10 +139,19 @@ pub fn ref_term(heap: &Heap, r: Ref) -> Term<'_> {
 /// module documentation). A fragment is read in place: the word points
 /// into the message, which stays valid while the message is in the
 /// mailbox and after it joined the heap.
+#[inline]
 pub fn message_term(heap: &Heap, e: &Envelope) -> RawTerm {
+    // Inline, the common case: a receive's scan calls this for every
+    // message it passes over.
     if let Some(f) = e.downcast_ref::<Fragment>() {
         return f.root().raw();
     }
+    runtime_message_term(heap, e)
+}
+
+/// [`message_term`] of what is not a fragment.
+#[inline(never)]
+fn runtime_message_term(heap: &Heap, e: &Envelope) -> RawTerm {
     let t = if let Some(x) = e.downcast_ref::<Exit>() {
         heap.vector(&[
             Term::keyword("EXIT"),

@@ -1311,6 +1311,40 @@ impl Vm {
                         None => jump!(empty),
                     }
                 }
+                Instr::RecvScan { dst, f, empty } => {
+                    let Some(cx) = rt.as_deref_mut() else {
+                        raise!(Raise::error(Term::keyword("no-process")))
+                    };
+                    let filter = &proto.recv_filters[f as usize];
+                    let heap = &self.heap;
+                    let mut w = RawTerm(0);
+                    let limit = reds.max(1) as u32;
+                    let (seen, rejected) = cx.peek_matching(self.recv_id, limit, |e| {
+                        w = crate::msg::message_term(heap, e);
+                        filter.admits(w.0)
+                    });
+                    let seen = seen.is_some();
+                    reds -= rejected as i32;
+                    if seen {
+                        set!(dst, w.0);
+                    } else if rejected >= limit {
+                        // A long scan yields, and resumes here after the
+                        // messages it rejected (as `RecvNext` does).
+                        // SAFETY: ip was advanced past this instruction.
+                        ip = unsafe { ip.sub(1) };
+                        sync!();
+                        *reds_out = 0;
+                        return Outcome::Yield;
+                    } else if cx.exiting() {
+                        // SAFETY: as above.
+                        ip = unsafe { ip.sub(1) };
+                        sync!();
+                        *reds_out = reds;
+                        return Outcome::Wait;
+                    } else {
+                        jump!(empty);
+                    }
+                }
                 Instr::RecvNext { to } => {
                     if let Some(cx) = rt.as_deref_mut() {
                         cx.skip_message(self.recv_id);
