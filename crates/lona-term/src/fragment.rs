@@ -12,7 +12,7 @@ use std::mem::ManuallyDrop;
 
 use crate::block::Block;
 use crate::heap::{Frag, Heap};
-use crate::term::Term;
+use crate::term::{header, Kind, Term, TAG_BOXED};
 
 /// A deep copy of one term in a block of its own (plus counts on the large
 /// binaries it references).
@@ -45,6 +45,46 @@ impl Fragment {
         Fragment {
             block,
             root,
+            offheap,
+        }
+    }
+
+    /// A fragment holding a new vector of deep copies of `items`: what
+    /// `Fragment::new(heap.vector(items))` makes, without building the
+    /// vector on a heap first (e.g. a spawn's `[f & args]`).
+    pub fn vector(items: &[Term<'_>]) -> Fragment {
+        let n = items.len();
+        let size = 1
+            + n
+            + items
+                .iter()
+                .map(|t| crate::copy::tree_size(*t))
+                .sum::<usize>();
+        let block = Block::new(size);
+        let mut offheap = Vec::new();
+        let base = block.base();
+        // SAFETY: the block has exactly `size` fresh words: the header, the
+        // `n` elements, then each element's tree in turn (`tree_size`
+        // words each, which is what `copy_tree` writes).
+        unsafe {
+            base.write(header(Kind::Vector, n));
+            let mut at = base.add(1 + n);
+            for (i, t) in items.iter().enumerate() {
+                let w = if t.is_immediate() {
+                    t.bits()
+                } else {
+                    let s = crate::copy::tree_size(*t);
+                    let w = crate::copy::copy_tree(*t, at, s, &mut offheap);
+                    at = at.add(s);
+                    w
+                };
+                base.add(1 + i).write(w);
+            }
+            debug_assert!(at == base.add(size));
+        }
+        Fragment {
+            block,
+            root: base as usize as u64 | TAG_BOXED,
             offheap,
         }
     }

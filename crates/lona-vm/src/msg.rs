@@ -30,7 +30,15 @@ pub struct TermReason {
     value: Fragment,
     /// The Lonala stack trace of the crash that produced it, if any (shown
     /// in crash reports; not part of the value).
-    trace: Option<Arc<str>>,
+    trace: Trace,
+}
+
+/// A crash's Lonala stack trace, as text or still as frames (formatted
+/// only when a report shows it: most exits are never reported).
+enum Trace {
+    None,
+    Text(Arc<str>),
+    Frames(Vec<(&'static crate::bytecode::Proto, u32)>),
 }
 
 // SAFETY: a fragment is never written after it is made, and the shared
@@ -56,8 +64,10 @@ impl fmt::Debug for TermReason {
         let mut s = String::new();
         crate::builtins::readable(&mut s, self.value());
         f.write_str(&s)?;
-        if let Some(t) = &self.trace {
-            write!(f, "\n{}", t.trim_end())?;
+        match &self.trace {
+            Trace::None => {}
+            Trace::Text(t) => write!(f, "\n{}", t.trim_end())?,
+            Trace::Frames(t) => write!(f, "\n{}", crate::vm::trace_text(t).trim_end())?,
         }
         Ok(())
     }
@@ -78,6 +88,28 @@ pub fn reason_text(r: &Reason) -> String {
 /// The runtime reason for the term `t` (with the trace of the crash that
 /// made it, for reports).
 pub fn term_reason(t: Term<'_>, trace: Option<&str>) -> Reason {
+    let trace = match trace.filter(|s| !s.is_empty()) {
+        Some(s) => Trace::Text(Arc::from(s)),
+        None => Trace::None,
+    };
+    reason_of(t, trace)
+}
+
+/// [`term_reason`] with the trace as the VM's frames (formatted only if a
+/// crash report shows it).
+pub(crate) fn term_reason_frames(
+    t: Term<'_>,
+    frames: Vec<(&'static crate::bytecode::Proto, u32)>,
+) -> Reason {
+    let trace = if frames.is_empty() {
+        Trace::None
+    } else {
+        Trace::Frames(frames)
+    };
+    reason_of(t, trace)
+}
+
+fn reason_of(t: Term<'_>, trace: Trace) -> Reason {
     if let View::Keyword(a) = t.view() {
         match a.name() {
             "normal" => return Reason::Normal,
@@ -90,7 +122,7 @@ pub fn term_reason(t: Term<'_>, trace: Option<&str>) -> Reason {
     }
     Reason::custom(TermReason {
         value: Fragment::new(t),
-        trace: trace.filter(|s| !s.is_empty()).map(Arc::from),
+        trace,
     })
 }
 
@@ -149,18 +181,26 @@ pub fn message_term(heap: &Heap, e: &Envelope) -> RawTerm {
     runtime_message_term(heap, e)
 }
 
+/// The keyword `:name`, interned once (not looked up at every message).
+macro_rules! cached_keyword {
+    ($name:literal) => {{
+        static ATOM: std::sync::OnceLock<lona_term::Atom> = std::sync::OnceLock::new();
+        Term::keyword_atom(*ATOM.get_or_init(|| lona_term::Atom::new($name)))
+    }};
+}
+
 /// [`message_term`] of what is not a fragment.
 #[inline(never)]
 fn runtime_message_term(heap: &Heap, e: &Envelope) -> RawTerm {
     let t = if let Some(x) = e.downcast_ref::<Exit>() {
         heap.vector(&[
-            Term::keyword("EXIT"),
+            cached_keyword!("EXIT"),
             pid_term(heap, x.from),
             reason_term(heap, &x.reason),
         ])
     } else if let Some(d) = e.downcast_ref::<Down>() {
         heap.vector(&[
-            Term::keyword("DOWN"),
+            cached_keyword!("DOWN"),
             ref_term(heap, d.mref),
             pid_term(heap, d.pid),
             reason_term(heap, &d.reason),

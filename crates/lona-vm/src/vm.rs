@@ -121,6 +121,20 @@ pub struct Vm {
     heap_error: Option<HeapError>,
 }
 
+/// A trace (innermost first) as text lines `  at ns/f (file:line)`.
+pub(crate) fn trace_text(trace: &[(&'static Proto, u32)]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for (p, pc) in trace {
+        let _ = if p.native.is_some() {
+            writeln!(s, "  at {} (built-in)", p.name)
+        } else {
+            writeln!(s, "  at {} ({}:{})", p.name, p.file, p.line_at(*pc))
+        };
+    }
+    s
+}
+
 fn idle_proto() -> &'static Proto {
     static IDLE: std::sync::OnceLock<&'static Proto> = std::sync::OnceLock::new();
     IDLE.get_or_init(|| Proto::bare("idle", Vec::new(), None).leak())
@@ -318,20 +332,13 @@ impl Vm {
 
     /// The trace as text lines `  at ns/f (file:line)`.
     pub fn trace_text(&self) -> String {
-        let mut s = String::new();
-        for (p, pc) in &self.exn_trace {
-            if p.native.is_some() {
-                s.push_str(&format!("  at {} (built-in)\n", p.name));
-            } else {
-                s.push_str(&format!(
-                    "  at {} ({}:{})\n",
-                    p.name,
-                    p.file,
-                    p.line_at(*pc)
-                ));
-            }
-        }
-        s
+        trace_text(&self.exn_trace)
+    }
+
+    /// The current exception's trace, taken (for a process that ends with
+    /// it: formatted only if someone prints it).
+    pub(crate) fn take_trace(&mut self) -> Vec<(&'static Proto, u32)> {
+        std::mem::take(&mut self.exn_trace)
     }
 
     /// Raises from a synced state: finds the handler or ends the call.
