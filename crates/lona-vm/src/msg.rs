@@ -24,6 +24,14 @@ use std::sync::Arc;
 use lona_runtime::{AliveReply, Down, Envelope, Exit, InfoReply, Pid, ProcessInfo, Reason, Ref};
 use lona_term::{Fragment, Heap, RawTerm, Term, View};
 
+/// The keyword `:name`, interned once (not looked up at every message).
+macro_rules! cached_keyword {
+    ($name:literal) => {{
+        static ATOM: std::sync::OnceLock<lona_term::Atom> = std::sync::OnceLock::new();
+        Term::keyword_atom(*ATOM.get_or_init(|| lona_term::Atom::new($name)))
+    }};
+}
+
 /// An exit reason that is a Lonala term (anything but the runtime's
 /// standard reasons).
 pub struct TermReason {
@@ -111,12 +119,17 @@ pub(crate) fn term_reason_frames(
 
 fn reason_of(t: Term<'_>, trace: Trace) -> Reason {
     if let View::Keyword(a) = t.view() {
-        match a.name() {
-            "normal" => return Reason::Normal,
-            "kill" => return Reason::Kill,
-            "killed" => return Reason::Killed,
-            "shutdown" => return Reason::Shutdown,
-            "noproc" => return Reason::NoProc,
+        // Compared as atoms, interned once: no name lookup per exit.
+        static STD: std::sync::OnceLock<[lona_term::Atom; 5]> = std::sync::OnceLock::new();
+        let std = STD.get_or_init(|| {
+            ["normal", "kill", "killed", "shutdown", "noproc"].map(lona_term::Atom::new)
+        });
+        match std.iter().position(|x| *x == a) {
+            Some(0) => return Reason::Normal,
+            Some(1) => return Reason::Kill,
+            Some(2) => return Reason::Killed,
+            Some(3) => return Reason::Shutdown,
+            Some(4) => return Reason::NoProc,
             _ => {}
         }
     }
@@ -129,11 +142,11 @@ fn reason_of(t: Term<'_>, trace: Trace) -> Reason {
 /// The term for a runtime reason, built on `heap`.
 pub fn reason_term<'h>(heap: &'h Heap, r: &Reason) -> Term<'h> {
     match r {
-        Reason::Normal => Term::keyword("normal"),
-        Reason::Kill => Term::keyword("kill"),
-        Reason::Killed => Term::keyword("killed"),
-        Reason::Shutdown => Term::keyword("shutdown"),
-        Reason::NoProc => Term::keyword("noproc"),
+        Reason::Normal => cached_keyword!("normal"),
+        Reason::Kill => cached_keyword!("kill"),
+        Reason::Killed => cached_keyword!("killed"),
+        Reason::Shutdown => cached_keyword!("shutdown"),
+        Reason::NoProc => cached_keyword!("noproc"),
         Reason::Panic(p) => heap.vector(&[Term::keyword("panic"), heap.string(&p.message)]),
         Reason::Custom(_) => {
             if let Some(tr) = r.downcast_ref::<TermReason>() {
@@ -179,14 +192,6 @@ pub fn message_term(heap: &Heap, e: &Envelope) -> RawTerm {
         return f.root().raw();
     }
     runtime_message_term(heap, e)
-}
-
-/// The keyword `:name`, interned once (not looked up at every message).
-macro_rules! cached_keyword {
-    ($name:literal) => {{
-        static ATOM: std::sync::OnceLock<lona_term::Atom> = std::sync::OnceLock::new();
-        Term::keyword_atom(*ATOM.get_or_init(|| lona_term::Atom::new($name)))
-    }};
 }
 
 /// [`message_term`] of what is not a fragment.
