@@ -412,6 +412,36 @@ mod tests {
         assert_eq!(m.len(), 2);
     }
 
+    /// `skip_while` is `peek` + `skip` in a loop: it stops at the first
+    /// accepted message (left in place, what `peek` shows), at the end, or
+    /// after `limit` rejections, and a later scan resumes after them.
+    #[test]
+    fn skip_while_is_peek_and_skip() {
+        let mut m = Mailbox::default();
+        for i in 0..10i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        let (h, n) = m.skip_while(1, u32::MAX, |h| int(h) == Some(3));
+        assert_eq!((int(h), n), (Some(3), 3));
+        assert_eq!(int(m.peek(1)), Some(3), "the accepted one stays");
+        assert!(m.skip(1));
+        let (h, n) = m.skip_while(1, 2, |_| false);
+        assert!(h.is_null());
+        assert_eq!(n, 2, "stopped by the limit");
+        assert_eq!(int(m.peek(1)), Some(6));
+        let (h, n) = m.skip_while(1, u32::MAX, |_| false);
+        assert!(h.is_null() && m.peek(1).is_null());
+        assert_eq!(n, 4, "stopped at the end");
+        m.push(Envelope::new(10i64, 0, false));
+        let (h, n) = m.skip_while(1, u32::MAX, |_| true);
+        assert_eq!((int(h), n), (Some(10), 0), "resumes after the rejected");
+        assert_eq!(m.remove_peeked(1).unwrap().downcast::<i64>().unwrap(), 10);
+        // A new receive starts from the oldest.
+        let (h, _) = m.skip_while(2, u32::MAX, |_| true);
+        assert_eq!(int(h), Some(0));
+        assert_eq!(m.len(), 10);
+    }
+
     proptest! {
         /// Against a Vec model: any sequence of pushes and selective takes
         /// (with and without cursor reuse) removes exactly the first match.
