@@ -54,12 +54,16 @@ impl Fragment {
     /// vector on a heap first (e.g. a spawn's `[f & args]`).
     pub fn vector(items: &[Term<'_>]) -> Fragment {
         let n = items.len();
-        let size = 1
-            + n
-            + items
-                .iter()
-                .map(|t| crate::copy::tree_size(*t))
-                .sum::<usize>();
+        // Each element's size, measured once (the first few kept here).
+        let mut sizes = [0usize; 8];
+        let mut size = 1 + n;
+        for (i, t) in items.iter().enumerate() {
+            let s = crate::copy::tree_size(*t);
+            if let Some(x) = sizes.get_mut(i) {
+                *x = s;
+            }
+            size += s;
+        }
         let block = Block::new(size);
         let mut offheap = Vec::new();
         let base = block.base();
@@ -73,7 +77,10 @@ impl Fragment {
                 let w = if t.is_immediate() {
                     t.bits()
                 } else {
-                    let s = crate::copy::tree_size(*t);
+                    let s = match sizes.get(i) {
+                        Some(s) => *s,
+                        None => crate::copy::tree_size(*t),
+                    };
                     let w = crate::copy::copy_tree(*t, at, s, &mut offheap);
                     at = at.add(s);
                     w
