@@ -185,6 +185,7 @@ impl Cx<'_> {
     /// Afterwards, [`Cx::exiting`] tells whether a signal ended the process;
     /// what came behind that signal is answered as for a process that is
     /// gone (see `links`, "Delivery").
+    #[inline]
     pub fn drain(&mut self) {
         if self.slot.inbox.is_empty() {
             return;
@@ -227,6 +228,7 @@ impl Cx<'_> {
     /// the messages receive `id` already rejected (selective receive). Each
     /// rejected message costs a reduction; when the slice runs out mid-scan
     /// the answer is [`Scan::OutOfBudget`] and the same `id` continues later.
+    #[inline]
     pub fn take_message(&mut self, id: u64, accept: impl FnMut(&Envelope) -> bool) -> Scan {
         let mut accept = accept;
         let limit = self.budget.max(1);

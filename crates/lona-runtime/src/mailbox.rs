@@ -78,6 +78,7 @@ impl Mailbox {
     /// stopped. Returns the match, if any, and how many messages were
     /// rejected (a scan that rejected `limit` may not have reached the end).
     /// `accept` gets each node's pointer (valid for the call).
+    #[inline]
     pub(crate) fn take_first(
         &mut self,
         owner: u32,
