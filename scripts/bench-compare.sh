@@ -17,7 +17,10 @@ if [ ${#workloads[@]} -eq 0 ]; then
 fi
 # lona_run WORKLOAD: one run of the Lona side.
 lona_run() {
-  if [ $lonala = 1 ]; then ./target/release/lona run "bench/lonala/$1.lona"
+  # The process limit as Erlang's +P below (skynet's tree is 1.11 M
+  # processes, more than the default 2^20 alive at once when spawning
+  # outruns the leaves' exits).
+  if [ $lonala = 1 ]; then ./target/release/lona run --process-limit 5000000 "bench/lonala/$1.lona"
   else ./target/release/lona bench "$1"; fi
 }
 command -v erl >/dev/null && command -v erlc >/dev/null || { echo "needs erl and erlc: apt-get install -y erlang-base" >&2; exit 1; }

@@ -36,6 +36,10 @@ enum Command {
         /// Worker threads (default: available cores).
         #[arg(long)]
         workers: Option<usize>,
+        /// Most processes alive at once (default: the runtime's, 2^20;
+        /// Erlang's `+P`).
+        #[arg(long)]
+        process_limit: Option<usize>,
     },
     /// Evaluate Lonala source given on the command line and print the
     /// value of its last form.
@@ -67,7 +71,8 @@ fn main() -> ExitCode {
             file,
             args,
             workers,
-        } => program::run(&file, args, workers),
+            process_limit,
+        } => program::run(&file, args, workers, process_limit),
         Command::Eval { expr } => program::eval(&expr),
         Command::Repl { workers } => repl::repl(workers),
         Command::Bench { workload, workers } => match bench::run(&workload, workers) {

@@ -63,14 +63,31 @@ fn node() -> (Arc<Env>, Evaluator) {
 }
 
 /// `lona run FILE ARGS...`
-pub fn run(file: &Path, args: Vec<String>, workers: Option<usize>) -> ExitCode {
+pub fn run(
+    file: &Path,
+    args: Vec<String>,
+    workers: Option<usize>,
+    process_limit: Option<usize>,
+) -> ExitCode {
     let (env, mut ev) = node();
     if let Err(e) = ev.push_file(file) {
         report(&e);
         return ExitCode::from(1);
     }
     ev.call_main_after(args);
-    let r = run_main(&env, ev, workers);
+    let r = match process_limit {
+        None => run_main(&env, ev, workers),
+        Some(n) => {
+            let mut b = lona_runtime::Runtime::builder().process_limit(n);
+            if let Some(w) = workers {
+                b = b.workers(w);
+            }
+            match b.build() {
+                Ok(rt) => lona_vm::node::run_main_on(rt, &env, ev),
+                Err(e) => Err(format!("cannot start the node: {e}")),
+            }
+        }
+    };
     finish(&env, r)
 }
 
