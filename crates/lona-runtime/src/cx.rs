@@ -204,6 +204,7 @@ impl Cx<'_> {
     /// Afterwards, [`Cx::exiting`] tells whether a signal ended the process;
     /// what came behind that signal is answered as for a process that is
     /// gone (see `links`, "Delivery").
+    #[inline]
     pub fn drain(&mut self) {
         if self.slot.inbox.is_empty() {
             return;
@@ -246,6 +247,7 @@ impl Cx<'_> {
     /// the messages receive `id` already rejected (selective receive). Each
     /// rejected message costs a reduction; when the slice runs out mid-scan
     /// the answer is [`Scan::OutOfBudget`] and the same `id` continues later.
+    #[inline]
     pub fn take_message(&mut self, id: u64, accept: impl FnMut(&Envelope) -> bool) -> Scan {
         let mut accept = accept;
         let limit = self.budget.max(1);
@@ -279,6 +281,7 @@ impl Cx<'_> {
     /// look, then [`Cx::skip_message`] or [`Cx::take_peeked`]. The view
     /// borrows the runtime; the message itself stays where it is (its
     /// address does not change) until it is taken or the process ends.
+    #[inline]
     pub fn peek_message(&mut self, id: u64) -> Option<Peeked<'_>> {
         let mut h = self.p.mailbox.peek(id as u32);
         if h.is_null() {
@@ -297,13 +300,60 @@ impl Cx<'_> {
 
     /// Receive `id` rejects the message [`Cx::peek_message`] showed it
     /// (a reduction, as in [`Cx::take_message`]).
+    #[inline]
     pub fn skip_message(&mut self, id: u64) {
         self.charge_saturating(1);
         self.p.mailbox.skip(id as u32);
     }
 
+    /// [`Cx::peek_message`] and [`Cx::skip_message`] in one loop: receive
+    /// `id` rejects every message `accept` rejects (a reduction each, at
+    /// most `limit` of them, draining the inbox when it has seen them
+    /// all), and shows the first one `accept` takes, left in the mailbox.
+    /// Returns it (`None`: nothing more to look at, a signal ended the
+    /// process, or `limit` messages were rejected) and how many were
+    /// rejected. For a receive with a cheap test every match passes (not
+    /// necessarily only matches): what it accepts, the caller examines as
+    /// after `peek_message`.
+    #[inline]
+    pub fn peek_matching(
+        &mut self,
+        id: u64,
+        limit: u32,
+        mut accept: impl FnMut(&Envelope) -> bool,
+    ) -> (Option<Peeked<'_>>, u32) {
+        let mut look = |h: *mut Header| {
+            // SAFETY: a borrowed view of a node the mailbox owns (the node
+            // pointer, so it covers the whole node); never dropped here.
+            let e = std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) });
+            accept(&e)
+        };
+        let (mut h, mut rejected) = self.p.mailbox.skip_while(id as u32, limit, &mut look);
+        if h.is_null() && rejected < limit {
+            self.drain();
+            if !self.exiting() {
+                let (h2, r2) = self
+                    .p
+                    .mailbox
+                    .skip_while(id as u32, limit - rejected, &mut look);
+                h = h2;
+                rejected += r2;
+            }
+        }
+        if rejected > 0 {
+            self.charge_saturating(rejected);
+        }
+        // SAFETY: a live node the mailbox owns; `Peeked` never drops it.
+        let peeked = NonNull::new(h).map(|_| Peeked {
+            e: std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) }),
+            _borrow: PhantomData,
+        });
+        (peeked, rejected)
+    }
+
     /// Receive `id` takes the message [`Cx::peek_message`] showed it: it
     /// leaves the mailbox, the others keep their order.
+    #[inline]
     pub fn take_peeked(&mut self, id: u64) -> Option<Envelope> {
         self.p.mailbox.remove_peeked(id as u32)
     }

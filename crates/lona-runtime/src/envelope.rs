@@ -59,7 +59,7 @@ unsafe fn drop_node<T>(h: *mut Header) {
 trait HasVTable {
     const VTABLE: VTable;
 }
-impl<T: Send + 'static> HasVTable for T {
+impl<T: 'static> HasVTable for T {
     const VTABLE: VTable = VTable {
         type_id: TypeId::of::<T>(),
         type_name: std::any::type_name::<T>,
@@ -119,6 +119,7 @@ impl Envelope {
     }
 
     /// Whether the message is a `T`.
+    #[inline]
     pub fn is<T: 'static>(&self) -> bool {
         header_is::<T>(self.header())
     }
@@ -129,6 +130,7 @@ impl Envelope {
     }
 
     /// A reference to the message if it is a `T`.
+    #[inline]
     pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
         if self.is::<T>() {
             // SAFETY: the type check passed, so this is a `Node<T>`.
@@ -151,8 +153,12 @@ impl Envelope {
 }
 
 /// Whether the node behind `h` holds a `T`.
+#[inline]
 pub(crate) fn header_is<T: 'static>(h: &Header) -> bool {
-    h.vtable.type_id == TypeId::of::<T>()
+    // The same vtable is the same type (one pointer compare, the common
+    // case); a `T`'s vtable may also exist at several addresses (one per
+    // codegen unit), so a different address compares the type ids.
+    std::ptr::eq(h.vtable, &<T as HasVTable>::VTABLE) || h.vtable.type_id == TypeId::of::<T>()
 }
 
 /// Borrow the value of a node known to hold a `T`.

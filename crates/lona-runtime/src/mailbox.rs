@@ -78,6 +78,7 @@ impl Mailbox {
     /// stopped. Returns the match, if any, and how many messages were
     /// rejected (a scan that rejected `limit` may not have reached the end).
     /// `accept` gets each node's pointer (valid for the call).
+    #[inline]
     pub(crate) fn take_first(
         &mut self,
         owner: u32,
@@ -126,6 +127,7 @@ impl Mailbox {
     /// receive. Null when it has seen them all. (The step-by-step form of
     /// [`Mailbox::take_first`], for an interpreter whose patterns are code:
     /// BEAM's `loop_rec`.)
+    #[inline]
     pub(crate) fn peek(&mut self, owner: u32) -> *mut Header {
         debug_assert_ne!(owner, 0);
         if self.cursor_owner != owner {
@@ -142,6 +144,7 @@ impl Mailbox {
 
     /// Receive `owner` rejects the message [`Mailbox::peek`] showed it: the
     /// cursor moves past it. Returns false if there was none.
+    #[inline]
     pub(crate) fn skip(&mut self, owner: u32) -> bool {
         let cur = self.peek(owner);
         if cur.is_null() {
@@ -149,6 +152,40 @@ impl Mailbox {
         }
         self.cursor = cur;
         true
+    }
+
+    /// Receive `owner` rejects, from the message [`Mailbox::peek`] shows
+    /// it on, every message `accept` rejects, at most `limit` of them: the
+    /// cursor moves past each. Stops at the first message `accept` takes,
+    /// which stays in the mailbox (what `peek` shows next) and is returned;
+    /// null when the end or the limit came first. Also returns how many
+    /// were rejected. (Many [`Mailbox::skip`]s in one loop, for a receive
+    /// that can tell cheaply that a message cannot match.)
+    #[inline]
+    pub(crate) fn skip_while(
+        &mut self,
+        owner: u32,
+        limit: u32,
+        mut accept: impl FnMut(*mut Header) -> bool,
+    ) -> (*mut Header, u32) {
+        let mut cur = self.peek(owner);
+        let mut prev = self.cursor;
+        let mut rejected = 0u32;
+        let mut found = ptr::null_mut();
+        while !cur.is_null() && rejected < limit {
+            // SAFETY: `cur` is a live node of ours.
+            let next = unsafe { (*cur).next };
+            prefetch(next);
+            if accept(cur) {
+                found = cur;
+                break;
+            }
+            rejected += 1;
+            prev = cur;
+            cur = next;
+        }
+        self.cursor = prev;
+        (found, rejected)
     }
 
     /// Receive `owner` takes the message [`Mailbox::peek`] showed it.
@@ -209,6 +246,21 @@ impl Mailbox {
         // (not assigned over `self`: that would run Drop on the old value).
         unsafe { crate::envelope::drop_chain(head) };
     }
+}
+
+/// A hint to bring the node at `p` (if any) into the cache: a scan looks
+/// at it next, and the list's order is not the memory's.
+#[inline(always)]
+fn prefetch(p: *const Header) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults, whatever the
+    // address (null included), and reads nothing the program sees.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 impl Drop for Mailbox {
@@ -359,6 +411,36 @@ mod tests {
         assert!(m.remove_first(|h| int(h) == Some(2)).is_some());
         assert!(m.remove_peeked(4).is_none());
         assert_eq!(m.len(), 2);
+    }
+
+    /// `skip_while` is `peek` + `skip` in a loop: it stops at the first
+    /// accepted message (left in place, what `peek` shows), at the end, or
+    /// after `limit` rejections, and a later scan resumes after them.
+    #[test]
+    fn skip_while_is_peek_and_skip() {
+        let mut m = Mailbox::default();
+        for i in 0..10i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        let (h, n) = m.skip_while(1, u32::MAX, |h| int(h) == Some(3));
+        assert_eq!((int(h), n), (Some(3), 3));
+        assert_eq!(int(m.peek(1)), Some(3), "the accepted one stays");
+        assert!(m.skip(1));
+        let (h, n) = m.skip_while(1, 2, |_| false);
+        assert!(h.is_null());
+        assert_eq!(n, 2, "stopped by the limit");
+        assert_eq!(int(m.peek(1)), Some(6));
+        let (h, n) = m.skip_while(1, u32::MAX, |_| false);
+        assert!(h.is_null() && m.peek(1).is_null());
+        assert_eq!(n, 4, "stopped at the end");
+        m.push(Envelope::new(10i64, 0, false));
+        let (h, n) = m.skip_while(1, u32::MAX, |_| true);
+        assert_eq!((int(h), n), (Some(10), 0), "resumes after the rejected");
+        assert_eq!(m.remove_peeked(1).unwrap().downcast::<i64>().unwrap(), 10);
+        // A new receive starts from the oldest.
+        let (h, _) = m.skip_while(2, u32::MAX, |_| true);
+        assert_eq!(int(h), Some(0));
+        assert_eq!(m.len(), 10);
     }
 
     proptest! {

@@ -17,7 +17,8 @@ use crate::term::{
 /// Words needed for a flattened copy of `t`.
 pub(crate) fn tree_size(t: Term<'_>) -> usize {
     let mut total = 0usize;
-    let mut todo = vec![t.bits()];
+    let mut todo = Todo::default();
+    todo.push(t.bits());
     while let Some(mut w) = todo.pop() {
         // Follow cdr chains in a loop so long lists use no stack.
         while is_ptr(w) {
@@ -43,6 +44,41 @@ pub(crate) fn tree_size(t: Term<'_>) -> usize {
         }
     }
     total
+}
+
+/// `tree_size`'s stack of words still to measure: the first few on the
+/// Rust stack, so a small message (nearly all of them) costs no
+/// allocation.
+#[derive(Default)]
+struct Todo {
+    inline: [u64; 32],
+    n: usize,
+    /// Used only while `inline` is full.
+    more: Vec<u64>,
+}
+
+impl Todo {
+    #[inline]
+    fn push(&mut self, w: u64) {
+        if self.n < self.inline.len() {
+            self.inline[self.n] = w;
+            self.n += 1;
+        } else {
+            self.more.push(w);
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<u64> {
+        if let Some(w) = self.more.pop() {
+            return Some(w);
+        }
+        if self.n == 0 {
+            return None;
+        }
+        self.n -= 1;
+        Some(self.inline[self.n])
+    }
 }
 
 /// Copies `t` into `size` words at `dst` (`size` must be `tree_size(t)`),

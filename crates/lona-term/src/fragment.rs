@@ -12,7 +12,7 @@ use std::mem::ManuallyDrop;
 
 use crate::block::Block;
 use crate::heap::{Frag, Heap};
-use crate::term::Term;
+use crate::term::{header, Kind, Term, TAG_BOXED};
 
 /// A deep copy of one term in a block of its own (plus counts on the large
 /// binaries it references).
@@ -49,7 +49,55 @@ impl Fragment {
         }
     }
 
+    /// A fragment holding a new vector of deep copies of `items`: what
+    /// `Fragment::new(heap.vector(items))` makes, without building the
+    /// vector on a heap first (e.g. a spawn's `[f & args]`).
+    pub fn vector(items: &[Term<'_>]) -> Fragment {
+        let n = items.len();
+        // Each element's size, measured once (the first few kept here).
+        let mut sizes = [0usize; 8];
+        let mut size = 1 + n;
+        for (i, t) in items.iter().enumerate() {
+            let s = crate::copy::tree_size(*t);
+            if let Some(x) = sizes.get_mut(i) {
+                *x = s;
+            }
+            size += s;
+        }
+        let block = Block::new(size);
+        let mut offheap = Vec::new();
+        let base = block.base();
+        // SAFETY: the block has exactly `size` fresh words: the header, the
+        // `n` elements, then each element's tree in turn (`tree_size`
+        // words each, which is what `copy_tree` writes).
+        unsafe {
+            base.write(header(Kind::Vector, n));
+            let mut at = base.add(1 + n);
+            for (i, t) in items.iter().enumerate() {
+                let w = if t.is_immediate() {
+                    t.bits()
+                } else {
+                    let s = match sizes.get(i) {
+                        Some(s) => *s,
+                        None => crate::copy::tree_size(*t),
+                    };
+                    let w = crate::copy::copy_tree(*t, at, s, &mut offheap);
+                    at = at.add(s);
+                    w
+                };
+                base.add(1 + i).write(w);
+            }
+            debug_assert!(at == base.add(size));
+        }
+        Fragment {
+            block,
+            root: base as usize as u64 | TAG_BOXED,
+            offheap,
+        }
+    }
+
     /// The message.
+    #[inline]
     pub fn root(&self) -> Term<'_> {
         // SAFETY: the root is an immediate or points into our block, which
         // lives (unmoved) as long as the borrow of self.

@@ -29,6 +29,24 @@ proptest! {
         }
     }
 
+    /// `Fragment::vector(items)` is `Fragment::new(heap.vector(items))`,
+    /// built without the heap's copy (a spawn's `[f & args]`).
+    #[test]
+    fn fragment_vector_equals_copied_vector(ops in ops(40)) {
+        let h1 = Heap::new();
+        let nodes = build_all(&h1, &ops);
+        for items in nodes.chunks(3).chain([&nodes[..0], &nodes[..]]) {
+            let f = Fragment::vector(items);
+            let v = h1.vector(items);
+            prop_assert_eq!(f.root(), v);
+            prop_assert_eq!(model(f.root()), model(v));
+            prop_assert_eq!(f.words(), Fragment::new(v).words());
+            let h2 = Heap::new();
+            let a = h2.attach(f);
+            prop_assert_eq!(model(a), model(v));
+        }
+    }
+
     #[test]
     fn codec_roundtrip(ops in ops(40)) {
         let h1 = Heap::new();

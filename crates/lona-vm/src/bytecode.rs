@@ -206,6 +206,11 @@ pub enum Instr {
     /// (draining the inbox when it has seen them all), left in the
     /// mailbox; if there is none, `pc = empty`.
     RecvPeek { dst: Reg, empty: u32 },
+    /// `RecvPeek`, passing over (as `RecvNext` would) every message that
+    /// fails the cheap test `F[f]` ([`RecvFilter`]: a message any clause
+    /// can match passes it), in one loop; a reduction per message passed
+    /// over, and a yield point (resuming here) when they run out.
+    RecvScan { dst: Reg, f: u16, empty: u32 },
     /// The message `RecvPeek` showed is rejected (the cursor moves past it;
     /// a reduction and a yield point), then `pc = to`.
     RecvNext { to: u32 },
@@ -277,6 +282,8 @@ pub struct Proto {
     pub code: Box<[Instr]>,
     /// Constants: immediates or permanent terms.
     pub consts: Box<[RawTerm]>,
+    /// The receive filters of `RecvScan`.
+    pub recv_filters: Box<[RecvFilter]>,
     /// Vars this code refers to.
     pub vars: Box<[&'static Var]>,
     /// Prototypes of the functions created inside this one.
@@ -289,6 +296,78 @@ pub struct Proto {
     pub native_arity: (u16, u16),
     /// Number of captured values a closure of this prototype carries.
     pub ncaptures: u8,
+}
+
+/// What one receive clause's pattern needs of a message, checked on the
+/// raw word without allocating: a necessary condition, never a
+/// sufficient one (the clause's own tests still run on what passes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    /// The message is this immediate word (or is not an immediate: a boxed
+    /// term may still be equal to it).
+    Imm(u64),
+    /// A vector of `n` elements (`min`: at least `n`), whose element `i`
+    /// is the immediate word `k` (or is not an immediate), when `elem` is
+    /// `Some((i, k))`.
+    Vector {
+        n: u16,
+        min: bool,
+        elem: Option<(u16, u64)>,
+    },
+}
+
+impl Shape {
+    /// Whether the message word `w` may match.
+    #[inline(always)]
+    pub fn admits(self, w: u64) -> bool {
+        use crate::tag;
+        match self {
+            Shape::Imm(k) => w == k || !tag::both_immediate(w, k),
+            Shape::Vector { n, min, elem } => {
+                let Some(h) = tag::boxed_header(w) else {
+                    return false;
+                };
+                let ok = if min {
+                    tag::is_vector_header_min(h, n as usize)
+                } else {
+                    h == tag::vector_header(n as usize)
+                };
+                ok && match elem {
+                    None => true,
+                    Some((i, k)) => {
+                        // SAFETY: a vector of at least n > i elements.
+                        let x = unsafe { tag::vector_elem(w, i as usize) };
+                        x == k || !tag::both_immediate(x, k)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A receive's cheap test ([`Instr::RecvScan`]): a message passes if any
+/// clause's [`Shape`] admits it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecvFilter {
+    first: Shape,
+    rest: Box<[Shape]>,
+}
+
+impl RecvFilter {
+    /// The filter of a receive whose clauses have these shapes (at least
+    /// one).
+    pub fn new(shapes: &[Shape]) -> RecvFilter {
+        RecvFilter {
+            first: shapes[0],
+            rest: shapes[1..].into(),
+        }
+    }
+
+    /// Whether any clause may match the message word `w`.
+    #[inline(always)]
+    pub fn admits(&self, w: u64) -> bool {
+        self.first.admits(w) || self.rest.iter().any(|s| s.admits(w))
+    }
 }
 
 /// The peephole pass: turns common instruction pairs into one
@@ -331,6 +410,7 @@ impl Proto {
             variadic: None,
             code: code.into(),
             consts: Box::new([]),
+            recv_filters: Box::new([]),
             vars: Box::new([]),
             protos: Box::new([]),
             lines: Box::new([]),

@@ -24,13 +24,29 @@ use std::sync::Arc;
 use lona_runtime::{AliveReply, Down, Envelope, Exit, InfoReply, Pid, ProcessInfo, Reason, Ref};
 use lona_term::{Fragment, Heap, RawTerm, Term, View};
 
+/// The keyword `:name`, interned once (not looked up at every message).
+macro_rules! cached_keyword {
+    ($name:literal) => {{
+        static ATOM: std::sync::OnceLock<lona_term::Atom> = std::sync::OnceLock::new();
+        Term::keyword_atom(*ATOM.get_or_init(|| lona_term::Atom::new($name)))
+    }};
+}
+
 /// An exit reason that is a Lonala term (anything but the runtime's
 /// standard reasons).
 pub struct TermReason {
     value: Fragment,
     /// The Lonala stack trace of the crash that produced it, if any (shown
     /// in crash reports; not part of the value).
-    trace: Option<Arc<str>>,
+    trace: Trace,
+}
+
+/// A crash's Lonala stack trace, as text or still as frames (formatted
+/// only when a report shows it: most exits are never reported).
+enum Trace {
+    None,
+    Text(Arc<str>),
+    Frames(Vec<(&'static crate::bytecode::Proto, u32)>),
 }
 
 // SAFETY: a fragment is never written after it is made, and the shared
@@ -56,8 +72,10 @@ impl fmt::Debug for TermReason {
         let mut s = String::new();
         crate::builtins::readable(&mut s, self.value());
         f.write_str(&s)?;
-        if let Some(t) = &self.trace {
-            write!(f, "\n{}", t.trim_end())?;
+        match &self.trace {
+            Trace::None => {}
+            Trace::Text(t) => write!(f, "\n{}", t.trim_end())?,
+            Trace::Frames(t) => write!(f, "\n{}", crate::vm::trace_text(t).trim_end())?,
         }
         Ok(())
     }
@@ -78,30 +96,57 @@ pub fn reason_text(r: &Reason) -> String {
 /// The runtime reason for the term `t` (with the trace of the crash that
 /// made it, for reports).
 pub fn term_reason(t: Term<'_>, trace: Option<&str>) -> Reason {
+    let trace = match trace.filter(|s| !s.is_empty()) {
+        Some(s) => Trace::Text(Arc::from(s)),
+        None => Trace::None,
+    };
+    reason_of(t, trace)
+}
+
+/// [`term_reason`] with the trace as the VM's frames (formatted only if a
+/// crash report shows it).
+pub(crate) fn term_reason_frames(
+    t: Term<'_>,
+    frames: Vec<(&'static crate::bytecode::Proto, u32)>,
+) -> Reason {
+    let trace = if frames.is_empty() {
+        Trace::None
+    } else {
+        Trace::Frames(frames)
+    };
+    reason_of(t, trace)
+}
+
+fn reason_of(t: Term<'_>, trace: Trace) -> Reason {
     if let View::Keyword(a) = t.view() {
-        match a.name() {
-            "normal" => return Reason::Normal,
-            "kill" => return Reason::Kill,
-            "killed" => return Reason::Killed,
-            "shutdown" => return Reason::Shutdown,
-            "noproc" => return Reason::NoProc,
+        // Compared as atoms, interned once: no name lookup per exit.
+        static STD: std::sync::OnceLock<[lona_term::Atom; 5]> = std::sync::OnceLock::new();
+        let std = STD.get_or_init(|| {
+            ["normal", "kill", "killed", "shutdown", "noproc"].map(lona_term::Atom::new)
+        });
+        match std.iter().position(|x| *x == a) {
+            Some(0) => return Reason::Normal,
+            Some(1) => return Reason::Kill,
+            Some(2) => return Reason::Killed,
+            Some(3) => return Reason::Shutdown,
+            Some(4) => return Reason::NoProc,
             _ => {}
         }
     }
     Reason::custom(TermReason {
         value: Fragment::new(t),
-        trace: trace.filter(|s| !s.is_empty()).map(Arc::from),
+        trace,
     })
 }
 
 /// The term for a runtime reason, built on `heap`.
 pub fn reason_term<'h>(heap: &'h Heap, r: &Reason) -> Term<'h> {
     match r {
-        Reason::Normal => Term::keyword("normal"),
-        Reason::Kill => Term::keyword("kill"),
-        Reason::Killed => Term::keyword("killed"),
-        Reason::Shutdown => Term::keyword("shutdown"),
-        Reason::NoProc => Term::keyword("noproc"),
+        Reason::Normal => cached_keyword!("normal"),
+        Reason::Kill => cached_keyword!("kill"),
+        Reason::Killed => cached_keyword!("killed"),
+        Reason::Shutdown => cached_keyword!("shutdown"),
+        Reason::NoProc => cached_keyword!("noproc"),
         Reason::Panic(p) => heap.vector(&[Term::keyword("panic"), heap.string(&p.message)]),
         Reason::Custom(_) => {
             if let Some(tr) = r.downcast_ref::<TermReason>() {
@@ -139,19 +184,28 @@ pub fn ref_term(heap: &Heap, r: Ref) -> Term<'_> {
 /// module documentation). A fragment is read in place: the word points
 /// into the message, which stays valid while the message is in the
 /// mailbox and after it joined the heap.
+#[inline]
 pub fn message_term(heap: &Heap, e: &Envelope) -> RawTerm {
+    // Inline, the common case: a receive's scan calls this for every
+    // message it passes over.
     if let Some(f) = e.downcast_ref::<Fragment>() {
         return f.root().raw();
     }
+    runtime_message_term(heap, e)
+}
+
+/// [`message_term`] of what is not a fragment.
+#[inline(never)]
+fn runtime_message_term(heap: &Heap, e: &Envelope) -> RawTerm {
     let t = if let Some(x) = e.downcast_ref::<Exit>() {
         heap.vector(&[
-            Term::keyword("EXIT"),
+            cached_keyword!("EXIT"),
             pid_term(heap, x.from),
             reason_term(heap, &x.reason),
         ])
     } else if let Some(d) = e.downcast_ref::<Down>() {
         heap.vector(&[
-            Term::keyword("DOWN"),
+            cached_keyword!("DOWN"),
             ref_term(heap, d.mref),
             pid_term(heap, d.pid),
             reason_term(heap, &d.reason),

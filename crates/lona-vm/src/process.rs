@@ -27,7 +27,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 
 use lona_runtime::{Cx, Process, Reason, Step};
-use lona_term::{Fragment, Heap, HeapConfig, HeapError, Term, View};
+use lona_term::{Fragment, Heap, HeapConfig, HeapError, RawTerm, Term, View};
 
 use crate::env::Env;
 use crate::eval::{EvalError, Evaluator, Progress};
@@ -239,7 +239,20 @@ impl Process for LonaProcess {
                     let View::Vector(items) = t.view() else {
                         return Step::Exit(Reason::from("bad spawn fragment"));
                     };
-                    let raw: Vec<_> = items.iter().map(|x| x.raw()).collect();
+                    if items.is_empty() {
+                        return Step::Exit(Reason::from("bad spawn fragment"));
+                    }
+                    let mut buf = [RawTerm(0); 8];
+                    let raw: Vec<RawTerm>;
+                    let raw: &[RawTerm] = if items.len() <= buf.len() {
+                        for (b, x) in buf.iter_mut().zip(items) {
+                            *b = x.raw();
+                        }
+                        &buf[..items.len()]
+                    } else {
+                        raw = items.iter().map(|x| x.raw()).collect();
+                        &raw
+                    };
                     vm.start(raw[0], &raw[1..]);
                 }
                 let before = vm.reductions;
@@ -250,11 +263,12 @@ impl Process for LonaProcess {
                     Outcome::Wait => Step::Wait,
                     Outcome::Done(_) => Step::Exit(Reason::Normal),
                     Outcome::Raised(r) => {
+                        let frames = vm.take_trace();
                         // SAFETY: the reason is a word of the VM's heap
                         // (no collection since it was raised).
                         let reason = unsafe { vm.heap.term(r.reason) };
                         let t = exit_term(&vm.heap, r.class, reason);
-                        Step::Exit(crate::msg::term_reason(t, Some(&vm.trace_text())))
+                        Step::Exit(crate::msg::term_reason_frames(t, frames))
                     }
                     Outcome::Halt(n) => {
                         vm.env().flush_out();

@@ -125,7 +125,7 @@ pub unsafe fn tail(w: u64) -> u64 {
 
 /// The header of a boxed word, if it is boxed.
 #[inline(always)]
-fn boxed_header(w: u64) -> Option<u64> {
+pub fn boxed_header(w: u64) -> Option<u64> {
     if w & 0b111 == 0 && w != 0 {
         // SAFETY: a boxed word of a live heap (or a permanent term) points
         // at its header.
@@ -164,6 +164,18 @@ pub fn vector_len(w: u64) -> Option<usize> {
         Some(h) if h & 0xff == VECTOR_HEADER => Some((h >> 8) as usize),
         _ => None,
     }
+}
+
+/// The header word of a vector of `n` elements.
+#[inline(always)]
+pub const fn vector_header(n: usize) -> u64 {
+    ((n as u64) << 8) | VECTOR_HEADER
+}
+
+/// Whether `h` is the header word of a vector of at least `n` elements.
+#[inline(always)]
+pub fn is_vector_header_min(h: u64, n: usize) -> bool {
+    h & 0xff == VECTOR_HEADER && (h >> 8) as usize >= n
 }
 
 /// Element `i` of a vector word.

@@ -121,6 +121,20 @@ pub struct Vm {
     heap_error: Option<HeapError>,
 }
 
+/// A trace (innermost first) as text lines `  at ns/f (file:line)`.
+pub(crate) fn trace_text(trace: &[(&'static Proto, u32)]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for (p, pc) in trace {
+        let _ = if p.native.is_some() {
+            writeln!(s, "  at {} (built-in)", p.name)
+        } else {
+            writeln!(s, "  at {} ({}:{})", p.name, p.file, p.line_at(*pc))
+        };
+    }
+    s
+}
+
 fn idle_proto() -> &'static Proto {
     static IDLE: std::sync::OnceLock<&'static Proto> = std::sync::OnceLock::new();
     IDLE.get_or_init(|| Proto::bare("idle", Vec::new(), None).leak())
@@ -329,20 +343,13 @@ impl Vm {
 
     /// The trace as text lines `  at ns/f (file:line)`.
     pub fn trace_text(&self) -> String {
-        let mut s = String::new();
-        for (p, pc) in &self.exn_trace {
-            if p.native.is_some() {
-                s.push_str(&format!("  at {} (built-in)\n", p.name));
-            } else {
-                s.push_str(&format!(
-                    "  at {} ({}:{})\n",
-                    p.name,
-                    p.file,
-                    p.line_at(*pc)
-                ));
-            }
-        }
-        s
+        trace_text(&self.exn_trace)
+    }
+
+    /// The current exception's trace, taken (for a process that ends with
+    /// it: formatted only if someone prints it).
+    pub(crate) fn take_trace(&mut self) -> Vec<(&'static Proto, u32)> {
+        std::mem::take(&mut self.exn_trace)
     }
 
     /// Raises from a synced state: finds the handler or ends the call.
@@ -1320,6 +1327,40 @@ impl Vm {
                             return Outcome::Wait;
                         }
                         None => jump!(empty),
+                    }
+                }
+                Instr::RecvScan { dst, f, empty } => {
+                    let Some(cx) = rt.as_deref_mut() else {
+                        raise!(Raise::error(Term::keyword("no-process")))
+                    };
+                    let filter = &proto.recv_filters[f as usize];
+                    let heap = &self.heap;
+                    let mut w = RawTerm(0);
+                    let limit = reds.max(1) as u32;
+                    let (seen, rejected) = cx.peek_matching(self.recv_id, limit, |e| {
+                        w = crate::msg::message_term(heap, e);
+                        filter.admits(w.0)
+                    });
+                    let seen = seen.is_some();
+                    reds -= rejected as i32;
+                    if seen {
+                        set!(dst, w.0);
+                    } else if rejected >= limit {
+                        // A long scan yields, and resumes here after the
+                        // messages it rejected (as `RecvNext` does).
+                        // SAFETY: ip was advanced past this instruction.
+                        ip = unsafe { ip.sub(1) };
+                        sync!();
+                        *reds_out = 0;
+                        return Outcome::Yield;
+                    } else if cx.exiting() {
+                        // SAFETY: as above.
+                        ip = unsafe { ip.sub(1) };
+                        sync!();
+                        *reds_out = reds;
+                        return Outcome::Wait;
+                    } else {
+                        jump!(empty);
                     }
                 }
                 Instr::RecvNext { to } => {

@@ -90,10 +90,20 @@ fn start_fragment(cx: &NativeCx<'_, '_>, f: RawTerm, args: &[RawTerm]) -> Result
     if !matches!(ft.view(), View::Closure { .. }) {
         return Err(Raise::badarg());
     }
-    let mut items = Vec::with_capacity(args.len() + 1);
-    items.push(ft);
-    items.extend(args.iter().map(|a| t(cx, *a)));
-    Ok(Fragment::new(cx.heap.vector(&items)))
+    let mut buf = [ft; 8];
+    let mut more = Vec::new();
+    let items: &[Term<'_>] = if args.len() < buf.len() {
+        for (b, a) in buf[1..].iter_mut().zip(args) {
+            *b = t(cx, *a);
+        }
+        &buf[..args.len() + 1]
+    } else {
+        more.reserve(args.len() + 1);
+        more.push(ft);
+        more.extend(args.iter().map(|a| t(cx, *a)));
+        &more
+    };
+    Ok(Fragment::vector(items))
 }
 
 fn do_spawn(

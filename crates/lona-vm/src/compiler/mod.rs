@@ -82,6 +82,7 @@ struct FnState {
     name: String,
     code: Vec<Instr>,
     consts: Vec<RawTerm>,
+    recv_filters: Vec<crate::bytecode::RecvFilter>,
     const_index: HashMap<u64, u32>,
     vars: Vec<&'static Var>,
     var_index: HashMap<usize, u32>,
@@ -189,6 +190,7 @@ impl<'e> Compiler<'e> {
             variadic,
             code: st.code.into(),
             consts: st.consts.into(),
+            recv_filters: st.recv_filters.into(),
             vars: st.vars.into(),
             protos: st.protos.into(),
             lines: st.lines.into(),
@@ -248,7 +250,7 @@ impl<'e> Compiler<'e> {
             | Instr::TestMap { fail, .. }
             | Instr::MapGet { fail, .. } => *fail = to,
             Instr::TryBegin { handler, .. } => *handler = to,
-            Instr::RecvPeek { empty, .. } => *empty = to,
+            Instr::RecvPeek { empty, .. } | Instr::RecvScan { empty, .. } => *empty = to,
             other => unreachable!("not a jump: {other:?}"),
         }
     }

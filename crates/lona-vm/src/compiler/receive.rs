@@ -26,10 +26,10 @@
 //! order, and a later scan of the same receive resumes after the messages
 //! it already rejected.
 
-use crate::bytecode::{Instr, Reg, NO_TIMEOUT};
-use crate::form::Form;
+use crate::bytecode::{Instr, RecvFilter, Reg, Shape, NO_TIMEOUT};
+use crate::form::{Form, FormKind};
 
-use super::{Compiler, R};
+use super::{form_to_term, Compiler, R};
 
 impl Compiler<'_> {
     pub(super) fn receive(&mut self, f: &Form, items: &[Form], dst: Reg, tail: bool) -> R<()> {
@@ -54,9 +54,17 @@ impl Compiler<'_> {
         self.line(f.pos);
         self.emit(Instr::RecvStart);
         let top = self.pc();
-        let peek = self.emit(Instr::RecvPeek {
-            dst: subj,
-            empty: u32::MAX,
+        let filter = self.recv_filter(&clauses);
+        let peek = self.emit(match filter {
+            Some(f) => Instr::RecvScan {
+                dst: subj,
+                f,
+                empty: u32::MAX,
+            },
+            None => Instr::RecvPeek {
+                dst: subj,
+                empty: u32::MAX,
+            },
         });
         let mut ends = Vec::new();
         for (pat, guard, body) in clauses {
@@ -91,5 +99,56 @@ impl Compiler<'_> {
         self.bind(ends);
         self.release(m);
         Ok(())
+    }
+
+    /// The receive's [`RecvFilter`] (its index), when every clause's
+    /// pattern has a [`Shape`]: a literal, or a vector pattern.
+    fn recv_filter(&mut self, clauses: &[(&Form, Option<&Form>, &Form)]) -> Option<u16> {
+        let shapes = clauses
+            .iter()
+            .map(|(pat, _, _)| self.shape(pat))
+            .collect::<Option<Vec<Shape>>>()?;
+        if shapes.is_empty() {
+            return None;
+        }
+        let st = self.st();
+        let i = u16::try_from(st.recv_filters.len()).ok()?;
+        st.recv_filters.push(RecvFilter::new(&shapes));
+        Some(i)
+    }
+
+    fn shape(&self, p: &Form) -> Option<Shape> {
+        match &p.kind {
+            FormKind::Vector(items) => {
+                let rest = items.iter().position(|x| x.as_symbol() == Some("&"));
+                let fixed = &items[..rest.unwrap_or(items.len())];
+                let n = u16::try_from(fixed.len()).ok()?;
+                let elem = fixed
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, x)| Some((i as u16, self.immediate(x)?)));
+                Some(Shape::Vector {
+                    n,
+                    min: rest.is_some(),
+                    elem,
+                })
+            }
+            _ => self.immediate(p).map(Shape::Imm),
+        }
+    }
+
+    /// The word of a literal pattern that is an immediate.
+    fn immediate(&self, p: &Form) -> Option<u64> {
+        match &p.kind {
+            FormKind::Nil
+            | FormKind::Bool(_)
+            | FormKind::Int(_)
+            | FormKind::Float(_)
+            | FormKind::Keyword(_) => {
+                let w = form_to_term(&self.lits, p).ok()?.raw().0;
+                crate::tag::both_immediate(w, w).then_some(w)
+            }
+            _ => None,
+        }
     }
 }
