@@ -283,34 +283,31 @@ fn monotonic_ms(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 /// as Erlang's `apply(Module, Function, Args)`: through the var, so a
 /// redefinition is seen at the next call). `[:undef sym]` if unbound.
 fn var_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    let name_of = |r: RawTerm| match cx.term(r).view() {
-        View::Symbol(s) | View::Keyword(s) => Ok(s.name().to_string()),
-        _ => Err(Raise::badarg()),
-    };
-    let qualified = match a {
-        [q] => name_of(*q)?,
-        [ns, n] => format!("{}/{}", name_of(*ns)?, name_of(*n)?),
+    // No allocation on the way: behaviours call this for every message.
+    fn name_of<'h>(cx: &NativeCx<'h, '_>, r: RawTerm) -> Result<&'h str, Raise> {
+        match cx.term(r).view() {
+            View::Symbol(s) | View::Keyword(s) => Ok(s.name()),
+            _ => Err(Raise::badarg()),
+        }
+    }
+    let (ns, name) = match a {
+        [q] => {
+            let q = name_of(cx, *q)?;
+            q.rsplit_once('/').unwrap_or(("", q))
+        }
+        [ns, n] => (name_of(cx, *ns)?, name_of(cx, *n)?),
         _ => return Err(Raise::badarg()),
     };
-    let undef = |cx: &NativeCx<'_, '_>| {
-        Raise::error(
-            cx.heap
-                .vector(&[Term::keyword("undef"), Term::symbol(&qualified)]),
-        )
-    };
-    let Some((ns, name)) = qualified.rsplit_once('/') else {
-        return Err(undef(cx));
-    };
-    match cx
+    let found = cx
         .env
         .namespaces
         .get(ns)
         .and_then(|n| n.lookup(name))
-        .and_then(|v| v.get())
-    {
-        Some(v) => Ok(v),
-        None => Err(undef(cx)),
-    }
+        .and_then(|v| v.get());
+    found.ok_or_else(|| {
+        let sym = Term::symbol(&format!("{ns}/{name}"));
+        Raise::error(cx.heap.vector(&[Term::keyword("undef"), sym]))
+    })
 }
 
 /// `(memory)`: the node's resident memory in bytes (Linux: from
