@@ -608,6 +608,11 @@ fn child_that_ignores_shutdown_is_killed_after_the_timeout() {
             .await
             .unwrap();
         let p = pid_of(&ctx, &s, "deaf").await.unwrap();
+        // Its start returns once it is spawned; wait until it traps exits
+        // (else the shutdown ends it before it can ignore it).
+        while !ctx.process_info(p).await.is_some_and(|i| i.trap_exit) {
+            ctx.yield_now().await;
+        }
         let m = ctx.monitor(p).await;
         let r = s.terminate_child(&ctx, "deaf").await;
         (

@@ -10,9 +10,12 @@
 //! 1. Every 61st look, the global injection queue first, so work injected
 //!    from outside is never starved by a busy local queue.
 //! 2. The LIFO slot: the process this worker just woke (a message's
-//!    receiver), run next while its data is hot. Starvation guards: at most
-//!    3 LIFO runs in a row, then the slot's occupant goes to the back of the
-//!    local queue; and no other worker can steal from the slot, so when the
+//!    receiver), run next while its data is hot. Starvation guards: LIFO
+//!    runs in a row may spend one slice's reductions between them (each
+//!    counted as at least `LIFO_MIN_CHARGE`), then the slot's occupant goes
+//!    to the back of the local queue, so the processes queued behind wait
+//!    at most one slice for a chain of woken receivers, as they would for
+//!    one process; and no other worker can steal from the slot, so when the
 //!    running process goes on for more than `LIFO_SPILL` reductions after
 //!    filling it, the occupant moves to the local queue (stealable) and an
 //!    idle worker is woken for it.
@@ -49,7 +52,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 
-const LIFO_STREAK_MAX: u32 = 3;
+/// Reductions LIFO runs in a row may spend before the local queue gets its
+/// turn (module doc, step 2): one slice's worth. Counting reductions, not
+/// runs, lets a ping-pong pair (a few reductions a run) exchange many
+/// messages while its data is hot, and still bounds what the queue waits.
+const LIFO_STREAK_REDS: u32 = SLICE_REDUCTIONS;
+/// A LIFO run counts as at least this many reductions (a run that spends
+/// none still costs a switch), so a streak holds at most 250 runs.
+const LIFO_MIN_CHARGE: u32 = 8;
 /// Reduction ticks (of 64, see `Cx::tick`) the running process may spend
 /// after filling the LIFO slot before its occupant is made stealable
 /// (module doc): 3 to 4 ticks, about 200 reductions.
@@ -68,7 +78,12 @@ pub(crate) struct WorkerCore {
     pub(crate) shared: Arc<Shared>,
     local: Deque<u32>,
     lifo: Cell<Option<u32>>,
+    /// Reductions spent by the LIFO runs in a row so far (step 2).
     lifo_streak: Cell<u32>,
+    /// The slice that just ran came from the LIFO slot.
+    lifo_run: Cell<bool>,
+    /// Budget left when the last slice ended (set by `run_slice`).
+    budget_left: Cell<u32>,
     /// Reduction ticks since the LIFO slot was filled.
     lifo_age: Cell<u32>,
     tick: Cell<u32>,
@@ -114,6 +129,8 @@ impl WorkerCore {
             local,
             lifo: Cell::new(None),
             lifo_streak: Cell::new(0),
+            lifo_run: Cell::new(false),
+            budget_left: Cell::new(SLICE_REDUCTIONS),
             lifo_age: Cell::new(0),
             tick: Cell::new(0),
             rng: Cell::new(
@@ -268,6 +285,11 @@ impl WorkerCore {
     }
 
     fn next_task(&self) -> Option<u32> {
+        if self.lifo_run.replace(false) {
+            let used = SLICE_REDUCTIONS.saturating_sub(self.budget_left.get());
+            let streak = self.lifo_streak.get() + used.max(LIFO_MIN_CHARGE);
+            self.lifo_streak.set(streak);
+        }
         if self.shared.urgent.any() {
             if let Some(i) = self.shared.urgent.pop() {
                 return Some(i);
@@ -281,9 +303,8 @@ impl WorkerCore {
             }
         }
         if let Some(i) = self.lifo.take() {
-            let streak = self.lifo_streak.get();
-            if streak < LIFO_STREAK_MAX {
-                self.lifo_streak.set(streak + 1);
+            if self.lifo_streak.get() < LIFO_STREAK_REDS {
+                self.lifo_run.set(true);
                 return Some(i);
             }
             self.local.push(i);
@@ -386,6 +407,7 @@ impl WorkerCore {
         let shared = &*self.shared;
         let slot = shared.table.get(index).expect("queued slot exists");
         if slot.priority() == Priority::Low && self.bump_low(index, slot) {
+            self.budget_left.set(SLICE_REDUCTIONS);
             return;
         }
         slot.state.start();
@@ -406,6 +428,7 @@ impl WorkerCore {
             };
             let step = step_once(&mut cx);
             budget = cx.budget;
+            self.budget_left.set(budget);
             // End of a step: what it sent goes out before it waits, yields
             // or ends (and so before its exit signals).
             self.flush();

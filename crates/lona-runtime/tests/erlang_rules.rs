@@ -432,6 +432,66 @@ fn a_woken_process_runs_elsewhere_while_its_waker_runs_on() {
     );
 }
 
+/// A ping-pong pair wakes each other through the LIFO slot. The LIFO runs
+/// in a row may spend one slice's reductions (each run counted as at least
+/// 8), then the queue gets its turn: on one worker, a hog queued behind the
+/// pair gets a slice at least every 250 LIFO runs (125 round trips), and
+/// the pair is not cut off after a few runs either (it used to be cut
+/// after 3, putting a hog's whole slice into most round trips).
+#[test]
+fn lifo_streak_is_bounded_by_reductions_not_runs() {
+    use std::sync::atomic::AtomicU64;
+    let (most_between, rounds) = run(1, |ctx| async move {
+        let hog_slices = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (hs, st) = (hog_slices.clone(), stop.clone());
+        ctx.spawn(move |ctx| async move {
+            while !st.load(Ordering::SeqCst) {
+                hs.fetch_add(1, Ordering::SeqCst);
+                // A whole slice's budget, then back of the queue.
+                ctx.charge(lona_runtime::SLICE_REDUCTIONS).await;
+            }
+        })
+        .await
+        .unwrap();
+        let me = ctx.pid();
+        let pong = ctx
+            .spawn(move |ctx| async move {
+                while let Some(n) = ctx.receive_timeout::<u32>(Duration::from_secs(5)).await {
+                    ctx.send(me, n).await;
+                }
+            })
+            .await
+            .unwrap();
+        let rounds = 5_000u32;
+        let mut most_between = 0u32;
+        let mut since = 0u32;
+        let mut last = hog_slices.load(Ordering::SeqCst);
+        for i in 0..rounds {
+            ctx.send(pong, i).await;
+            let _: u32 = ctx.receive().await;
+            let now = hog_slices.load(Ordering::SeqCst);
+            if now == last {
+                since += 1;
+                most_between = most_between.max(since);
+            } else {
+                since = 0;
+                last = now;
+            }
+        }
+        stop.store(true, Ordering::SeqCst);
+        (most_between, rounds)
+    });
+    assert!(
+        most_between <= 130,
+        "the hog waited {most_between} round trips (bound: 125)"
+    );
+    assert!(
+        most_between >= 20,
+        "the pair was cut off after {most_between} round trips of {rounds}"
+    );
+}
+
 #[test]
 fn exit_messages_carry_who_and_why() {
     // The Exit a trapping process gets for the kill of a linked process.
