@@ -25,6 +25,9 @@ pub struct Env {
     /// How the program ended: set by its main process, or by `(halt n)`
     /// in any process; `lona run` waits on it.
     pub ending: Arc<crate::process::EndSignal>,
+    /// Whether `report` writes (supervisor reports); `(reports! false)`
+    /// silences them, as Erlang's `logger:set_primary_config(level, none)`.
+    pub reports: std::sync::atomic::AtomicBool,
 }
 
 impl Env {
@@ -41,6 +44,7 @@ impl Env {
             load_path: Mutex::new(Vec::new()),
             loaded: Mutex::new(Default::default()),
             ending: Arc::default(),
+            reports: std::sync::atomic::AtomicBool::new(true),
         });
         crate::builtins::install(&env);
         crate::eval::load_prelude(&env);

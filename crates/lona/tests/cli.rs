@@ -178,3 +178,52 @@ fn halt_in_any_process_stops_the_node_with_its_status() {
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(String::from_utf8_lossy(&out.stdout), ":child\n");
 }
+
+#[test]
+fn supervisors_report_crashes_and_giving_up_on_stderr_unless_silenced() {
+    let program = |silence: bool| {
+        format!(
+            r#"(ns app.sup (:require [lona.supervisor :as sup]))
+(defn crasher [] [:ok (spawn-link (fn [] (receive :crash (exit :boom))))])
+(defn -main []
+  {}
+  (process-flag :trap-exit true)
+  (let [[_ s] (sup/start-link {{:intensity 1 :period 5}} [{{:id :w :start ['app.sup/crasher]}}])]
+    (send (second (first (sup/which-children s))) :crash)
+    (sleep 50)
+    (send (second (first (sup/which-children s))) :crash)
+    (receive [:EXIT p r] :when (= p s) (println "supervisor exit" r))))"#,
+            if silence { "(reports! false)" } else { "" }
+        )
+    };
+    let f = write("sup_reports.lona", &program(false));
+    let out = lona().arg("run").arg(&f).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "supervisor exit :shutdown\n"
+    );
+    assert_eq!(
+        err.matches("=SUPERVISOR REPORT=").count(),
+        3,
+        "two crashes and the intensity reached:\n{err}"
+    );
+    assert!(
+        err.contains("child_terminated child: :w reason: :boom"),
+        "{err}"
+    );
+    assert!(
+        err.contains("reached_max_restart_intensity child: :w"),
+        "{err}"
+    );
+    let f = write("sup_quiet.lona", &program(true));
+    let out = lona().arg("run").arg(&f).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "supervisor exit :shutdown\n"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("REPORT"),
+        "silenced"
+    );
+}

@@ -81,6 +81,38 @@ fn println(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     cx.env.write_out(&s);
     Ok(Term::NIL.raw())
 }
+/// `(eprintln & xs)`: as `println`, to standard error (reports, errors).
+fn eprintln(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let mut s = joined(cx, a, false);
+    s.push('\n');
+    cx.env.flush_out();
+    use std::io::Write as _;
+    let _ = std::io::stderr().write_all(s.as_bytes());
+    Ok(Term::NIL.raw())
+}
+/// `(report & xs)`: as `eprintln`, unless reports are silenced
+/// (`reports!`): how the supervisors of `lona.supervisor` report.
+fn report(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    // Relaxed: a switch; no data is published through it.
+    if cx.env.reports.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln(cx, a)?;
+    }
+    Ok(Term::NIL.raw())
+}
+/// `(reports! on)`: turns reports on or off for the node; the old setting.
+fn reports_switch(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let on = match t(cx, a[0]).view() {
+        View::Bool(b) => b,
+        View::Nil => false,
+        _ => return Err(Raise::badarg()),
+    };
+    // Relaxed: as in `report`.
+    let old = cx
+        .env
+        .reports
+        .swap(on, std::sync::atomic::Ordering::Relaxed);
+    Ok(Term::bool(old).raw())
+}
 fn print(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = joined(cx, a, false);
     cx.env.write_out(&s);
@@ -273,6 +305,9 @@ pub(super) fn install(core: &'static Namespace, string: &'static Namespace) {
     def(core, "subs", 2, 3, subs);
     def(core, "println", 0, ANY, println);
     def(core, "print", 0, ANY, print);
+    def(core, "eprintln", 0, ANY, eprintln);
+    def(core, "report", 0, ANY, report);
+    def(core, "reports!", 1, 1, reports_switch);
     def(core, "prn", 0, ANY, prn);
     def(core, "pr-str", 0, ANY, pr_str);
     def(core, "format", 1, ANY, format);
