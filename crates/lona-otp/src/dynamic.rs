@@ -108,10 +108,7 @@ impl<A: Clone + Send + 'static> DynamicSupervisor<A> {
     /// Set the children's type (and so their default shutdown).
     pub fn kind(mut self, k: ChildType) -> Self {
         self.kind = k;
-        self.shutdown = match k {
-            ChildType::Worker => DEFAULT_WORKER_SHUTDOWN,
-            ChildType::Supervisor => Shutdown::Infinity,
-        };
+        self.shutdown = k.default_shutdown();
         self
     }
 

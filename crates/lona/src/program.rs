@@ -33,7 +33,9 @@ fn run_main(env: &Arc<Env>, ev: Evaluator, node: NodeArgs) -> Result<Ending, Str
     lona_vm::node::run_main_on(node.runtime()?, env, ev)
 }
 
-fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
+/// Reports how the program ended and gives `lona run`'s exit status
+/// (`(halt n)` exits at once with `n`).
+pub(crate) fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
     env.flush_out();
     match r {
         Ok(Ending::Failed(e)) => {

@@ -266,8 +266,7 @@ pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
     let env = Env::new(Box::new(buf.clone()));
     let mut ev = Evaluator::new(env.clone());
     if let Err(e) = ev.push_file(file) {
-        eprintln!("{e}");
-        return ExitCode::from(1);
+        return crate::program::finish(&env, Ok(Ending::Failed(e)));
     }
     ev.call_main_after(args);
     let rt = match node.runtime() {
@@ -283,28 +282,17 @@ pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     let shown = watch(&h, &env, &buf);
-    let ending = env.ending.try_get();
-    if let Some(Ending::Halt(n)) = ending {
-        print_output(&env, &buf);
-        std::process::exit(n);
+    // A program still running when the view closes is shut down; one that
+    // halted leaves at once (`program::finish`), as `lona run` does.
+    let ending = env.ending.try_get().unwrap_or(Ending::Normal);
+    if !matches!(ending, Ending::Halt(_)) {
+        rt.shutdown();
     }
-    rt.shutdown();
     print_output(&env, &buf);
     if let Err(e) = shown {
         eprintln!("lona: the live view failed: {e}");
     }
-    match ending {
-        None | Some(Ending::Normal) => ExitCode::SUCCESS,
-        Some(Ending::Failed(e)) => {
-            eprintln!("{e}");
-            ExitCode::from(1)
-        }
-        Some(Ending::Killed(r)) => {
-            eprintln!("** main process exited: {r}");
-            ExitCode::from(1)
-        }
-        Some(Ending::Halt(n)) => ExitCode::from(n.clamp(0, 255) as u8),
-    }
+    crate::program::finish(&env, Ok(ending))
 }
 
 fn print_output(env: &Arc<Env>, buf: &SharedBuf) {

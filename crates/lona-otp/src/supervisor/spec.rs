@@ -53,6 +53,16 @@ pub enum ChildType {
     Supervisor,
 }
 
+impl ChildType {
+    /// OTP's default shutdown for a child of this type.
+    pub fn default_shutdown(self) -> Shutdown {
+        match self {
+            ChildType::Worker => DEFAULT_WORKER_SHUTDOWN,
+            ChildType::Supervisor => Shutdown::Infinity,
+        }
+    }
+}
+
 /// A child specification.
 #[derive(Clone)]
 pub struct ChildSpec {
@@ -168,10 +178,7 @@ impl ChildSpec {
     /// Set the type; the shutdown becomes that type's default.
     pub fn kind(mut self, k: ChildType) -> ChildSpec {
         self.kind = k;
-        self.shutdown = match k {
-            ChildType::Worker => DEFAULT_WORKER_SHUTDOWN,
-            ChildType::Supervisor => Shutdown::Infinity,
-        };
+        self.shutdown = k.default_shutdown();
         self
     }
 

@@ -25,13 +25,18 @@
 //!    back to the instruction, the locals are written back, the collection
 //!    runs (roots: the stack), and the loop either yields or reloads and
 //!    re-executes the instruction.
-//! 4. A raise captures the stack trace, pops the innermost handler, drops
+//! 4. A raise captures the stack trace (`trace.rs`), pops the innermost handler, drops
 //!    the frames above it and continues at its handler; with no handler
 //!    [`Vm::run`] returns [`Outcome::Raised`].
 //!
 //! Small integers are added, subtracted and compared on their tagged
 //! words without untagging (`tag.rs` shows why that is exact); anything
 //! else takes the slow path in [`crate::num`].
+
+mod trace;
+
+pub(crate) use trace::trace_text;
+pub use trace::TRACE_DEPTH;
 
 use std::sync::Arc;
 
@@ -86,9 +91,6 @@ struct Handler {
 /// recursion raises `:system-limit`.
 pub const MAX_STACK_WORDS: usize = 64 << 20;
 
-/// Frames kept in a stack trace.
-pub const TRACE_DEPTH: usize = 24;
-
 /// One process's interpreter. See the module documentation.
 pub struct Vm {
     /// The process heap.
@@ -119,20 +121,6 @@ pub struct Vm {
     gc_request: Option<bool>,
     /// Set when a collection found the heap over its maximum.
     heap_error: Option<HeapError>,
-}
-
-/// A trace (innermost first) as text lines `  at ns/f (file:line)`.
-pub(crate) fn trace_text(trace: &[(&'static Proto, u32)]) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    for (p, pc) in trace {
-        let _ = if p.native.is_some() {
-            writeln!(s, "  at {} (built-in)", p.name)
-        } else {
-            writeln!(s, "  at {} ({}:{})", p.name, p.file, p.line_at(*pc))
-        };
-    }
-    s
 }
 
 fn idle_proto() -> &'static Proto {
@@ -287,69 +275,6 @@ impl Vm {
     /// the VM is idle or from a built-in-free context.
     pub fn collect_major(&mut self) {
         self.gc(GcKind::Major);
-    }
-
-    /// Captures the stack trace at the current (synced) position.
-    fn capture_trace(&mut self) {
-        self.exn_trace.clear();
-        // A built-in that failed has no frame; it heads the trace (not
-        // `throw`/`error`/`exit`, which raise on purpose: as in Erlang, the
-        // trace starts at their caller).
-        if let Some(p) = self.fault_native.take() {
-            if !matches!(
-                &*p.name,
-                "lona.core/throw" | "lona.core/error" | "lona.core/exit"
-            ) {
-                self.exn_trace.push((p, 0));
-            }
-        }
-        let pc = self.cur.pc.saturating_sub(1);
-        self.exn_trace.push((self.cur.proto, pc));
-        for f in self.frames.iter().rev() {
-            if self.exn_trace.len() >= TRACE_DEPTH {
-                break;
-            }
-            self.exn_trace.push((f.proto, f.pc.saturating_sub(1)));
-        }
-        self.exn_trace.retain(|(p, _)| !p.name.starts_with('%'));
-    }
-
-    /// The function the process is in, `ns/name` (the innermost frame of a
-    /// named function: anonymous ones are named after where they are
-    /// defined); `None` before the first call.
-    pub fn current_function(&self) -> Option<String> {
-        std::iter::once(&self.cur)
-            .chain(self.frames.iter().rev())
-            .map(|f| &f.proto.name)
-            .find(|n| !n.starts_with('%') && !n.is_empty())
-            .map(|n| n.to_string())
-    }
-
-    /// The current exception's trace: `[[sym "file" line] ...]` as a list.
-    pub fn trace_term(&self) -> RawTerm {
-        let items: Vec<Term<'_>> = self
-            .exn_trace
-            .iter()
-            .map(|(p, pc)| {
-                self.heap.vector(&[
-                    Term::symbol(&p.name),
-                    self.heap.string(&p.file),
-                    Term::small_int(p.line_at(*pc) as i64).unwrap_or(Term::NIL),
-                ])
-            })
-            .collect();
-        self.heap.list(&items).raw()
-    }
-
-    /// The trace as text lines `  at ns/f (file:line)`.
-    pub fn trace_text(&self) -> String {
-        trace_text(&self.exn_trace)
-    }
-
-    /// The current exception's trace, taken (for a process that ends with
-    /// it: formatted only if someone prints it).
-    pub(crate) fn take_trace(&mut self) -> Vec<(&'static Proto, u32)> {
-        std::mem::take(&mut self.exn_trace)
     }
 
     /// Raises from a synced state: finds the handler or ends the call.

@@ -1,0 +1,90 @@
+//! Stack traces: captured when a raise happens (innermost frame first,
+//! a failed built-in at the head), kept as frames, and formatted only when
+//! someone shows them (a crash report, `trace_term` for a `catch`).
+
+use lona_term::{RawTerm, Term};
+
+use super::Vm;
+use crate::bytecode::Proto;
+
+/// Frames kept in a stack trace.
+pub const TRACE_DEPTH: usize = 24;
+
+/// A trace (innermost first) as text lines `  at ns/f (file:line)`.
+pub(crate) fn trace_text(trace: &[(&'static Proto, u32)]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for (p, pc) in trace {
+        let _ = if p.native.is_some() {
+            writeln!(s, "  at {} (built-in)", p.name)
+        } else {
+            writeln!(s, "  at {} ({}:{})", p.name, p.file, p.line_at(*pc))
+        };
+    }
+    s
+}
+
+impl Vm {
+    /// Captures the stack trace at the current (synced) position.
+    pub(super) fn capture_trace(&mut self) {
+        self.exn_trace.clear();
+        // A built-in that failed has no frame; it heads the trace (not
+        // `throw`/`error`/`exit`, which raise on purpose: as in Erlang, the
+        // trace starts at their caller).
+        if let Some(p) = self.fault_native.take() {
+            if !matches!(
+                &*p.name,
+                "lona.core/throw" | "lona.core/error" | "lona.core/exit"
+            ) {
+                self.exn_trace.push((p, 0));
+            }
+        }
+        let pc = self.cur.pc.saturating_sub(1);
+        self.exn_trace.push((self.cur.proto, pc));
+        for f in self.frames.iter().rev() {
+            if self.exn_trace.len() >= TRACE_DEPTH {
+                break;
+            }
+            self.exn_trace.push((f.proto, f.pc.saturating_sub(1)));
+        }
+        self.exn_trace.retain(|(p, _)| !p.name.starts_with('%'));
+    }
+
+    /// The function the process is in, `ns/name` (the innermost frame of a
+    /// named function: anonymous ones are named after where they are
+    /// defined); `None` before the first call.
+    pub fn current_function(&self) -> Option<String> {
+        std::iter::once(&self.cur)
+            .chain(self.frames.iter().rev())
+            .map(|f| &f.proto.name)
+            .find(|n| !n.starts_with('%') && !n.is_empty())
+            .map(|n| n.to_string())
+    }
+
+    /// The current exception's trace: `[[sym "file" line] ...]` as a list.
+    pub fn trace_term(&self) -> RawTerm {
+        let items: Vec<Term<'_>> = self
+            .exn_trace
+            .iter()
+            .map(|(p, pc)| {
+                self.heap.vector(&[
+                    Term::symbol(&p.name),
+                    self.heap.string(&p.file),
+                    Term::small_int(p.line_at(*pc) as i64).unwrap_or(Term::NIL),
+                ])
+            })
+            .collect();
+        self.heap.list(&items).raw()
+    }
+
+    /// The trace as text lines `  at ns/f (file:line)`.
+    pub fn trace_text(&self) -> String {
+        trace_text(&self.exn_trace)
+    }
+
+    /// The current exception's trace, taken (for a process that ends with
+    /// it: formatted only if someone prints it).
+    pub(crate) fn take_trace(&mut self) -> Vec<(&'static Proto, u32)> {
+        std::mem::take(&mut self.exn_trace)
+    }
+}
