@@ -297,6 +297,17 @@ impl Process for LonaProcess {
                         end.set(Ending::Killed(format!("killed: {e}")));
                         heap_limit(cx, e)
                     }
+                    // `(exit :normal)` in the main process is a normal
+                    // end, as the program returning is (exit status 0),
+                    // as in Erlang, where it is a process's normal end.
+                    Progress::Failed(EvalError::Uncaught {
+                        class: Class::Exit,
+                        exit: Reason::Normal,
+                        ..
+                    }) => {
+                        end.set(Ending::Normal);
+                        Step::Exit(Reason::Normal)
+                    }
                     Progress::Failed(e) => {
                         let reason = match &e {
                             EvalError::Uncaught { exit, .. } => exit.clone(),

@@ -227,3 +227,38 @@ fn supervisors_report_crashes_and_giving_up_on_stderr_unless_silenced() {
         "silenced"
     );
 }
+
+#[test]
+fn exit_normal_in_the_main_process_is_a_normal_end_with_status_zero() {
+    // At top level and from -main: Erlang's normal end, status 0, nothing
+    // on standard error, nothing after it runs.
+    for (name, text) in [
+        (
+            "exit_normal_top.lona",
+            "(println :before)\n(exit :normal)\n(println :after)",
+        ),
+        (
+            "exit_normal_main.lona",
+            "(defn -main [& args] (println :before) (exit :normal) (println :after))",
+        ),
+    ] {
+        let f = write(name, text);
+        let out = lona().arg("run").arg(&f).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{name}: {err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), ":before\n", "{name}");
+        assert_eq!(err, "", "{name}");
+    }
+    // Any other exit reason (`:shutdown` included) is not a normal end:
+    // status 1, the reason on standard error (docs/lonala.md).
+    for reason in [":shutdown", ":boom"] {
+        let f = write("exit_other.lona", &format!("(exit {reason})"));
+        let out = lona().arg("run").arg(&f).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{reason}: {err}");
+        assert!(
+            err.contains(&format!("main process exited: {reason}")),
+            "{reason}: {err}"
+        );
+    }
+}
