@@ -26,6 +26,14 @@
 //! `(String, i64)` as well as into an enum with an `Ok(i64)` variant.
 //! Errors (a wrong kind, an integer out of range, a missing field, an
 //! unknown variant) are [`BridgeError`]s, never panics.
+//!
+//! Nothing is dropped silently: two map keys (or struct fields, `max_len`
+//! and `maxLen`) that become the same Lonala key, or Lonala keys that read
+//! back as the same Rust key (`:a` and `"a"`), are errors. serde walks a
+//! value on the Rust stack, so a value nested more than [`MAX_DEPTH`]
+//! levels (a list in a list in ..., `Some` and newtypes counted) is an
+//! error too, in both directions, however deep the input is: a Lonala
+//! process cannot overflow a Rust process's stack.
 
 use std::fmt;
 
@@ -35,6 +43,13 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::ser::{self, Serialize};
 
 const PID_NAME: &str = "$lona::Pid";
+
+/// How deeply nested a value may be to convert (serde_json allows 128).
+pub const MAX_DEPTH: u32 = 512;
+
+fn too_deep() -> BridgeError {
+    BridgeError(format!("value nested more than {MAX_DEPTH} levels deep"))
+}
 const REF_NAME: &str = "$lona::Ref";
 
 /// Why a value did not convert.
@@ -145,17 +160,38 @@ pub fn to_message<T: Serialize + ?Sized>(v: &T) -> Result<Fragment, BridgeError>
 
 /// Builds the term for `v` on `heap`.
 pub fn to_term<'h, T: Serialize + ?Sized>(heap: &'h Heap, v: &T) -> Result<Term<'h>, BridgeError> {
-    v.serialize(Ser { heap })
+    v.serialize(Ser { heap, depth: 0 })
 }
 
 #[derive(Clone, Copy)]
 struct Ser<'h> {
     heap: &'h Heap,
+    /// Levels of nesting above this value.
+    depth: u32,
+}
+
+impl<'h> Ser<'h> {
+    /// The serializer for a value nested in this one.
+    fn inner(self) -> Result<Ser<'h>, BridgeError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(too_deep());
+        }
+        Ok(Ser {
+            heap: self.heap,
+            depth: self.depth + 1,
+        })
+    }
+
+    fn seq(self, kind: SeqKind, tag: Option<&str>, cap: usize) -> Result<Seq<'h>, BridgeError> {
+        let inner = self.inner()?;
+        Ok(Seq::new(inner, kind, tag, cap))
+    }
 }
 
 /// A compound value being serialized: its elements, and what it becomes.
 struct Seq<'h> {
-    heap: &'h Heap,
+    /// The serializer of the elements (one level down).
+    ser: Ser<'h>,
     items: Vec<Term<'h>>,
     kind: SeqKind,
 }
@@ -171,35 +207,55 @@ enum SeqKind {
 }
 
 impl<'h> Seq<'h> {
-    fn new(heap: &'h Heap, kind: SeqKind, tag: Option<&str>, cap: usize) -> Seq<'h> {
-        let mut items = Vec::with_capacity(cap + 1);
+    fn new(ser: Ser<'h>, kind: SeqKind, tag: Option<&str>, cap: usize) -> Seq<'h> {
+        // The capacity is a hint from the value: bounded, so that a
+        // hostile length cannot reserve memory up front.
+        let mut items = Vec::with_capacity(cap.min(1024) + 1);
         if let Some(t) = tag {
             items.push(Term::keyword(&kebab(t)));
         }
-        Seq { heap, items, kind }
+        Seq { ser, items, kind }
     }
 
     fn push<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
-        let t = v.serialize(Ser { heap: self.heap })?;
+        let t = v.serialize(self.ser)?;
         self.items.push(t);
         Ok(())
     }
 
-    fn finish(self) -> Term<'h> {
-        match self.kind {
-            SeqKind::List => self.heap.list(&self.items),
-            SeqKind::Vector => self.heap.vector(&self.items),
-            SeqKind::Map => {
-                let pairs: Vec<_> = self.items.chunks(2).map(|p| (p[0], p[1])).collect();
-                self.heap.map(&pairs)
-            }
+    fn finish(self) -> Result<Term<'h>, BridgeError> {
+        let heap = self.ser.heap;
+        Ok(match self.kind {
+            SeqKind::List => heap.list(&self.items),
+            SeqKind::Vector => heap.vector(&self.items),
+            SeqKind::Map => map_of(heap, &self.items)?,
             SeqKind::TaggedMap => {
-                let pairs: Vec<_> = self.items[1..].chunks(2).map(|p| (p[0], p[1])).collect();
-                let m = self.heap.map(&pairs);
-                self.heap.vector(&[self.items[0], m])
+                let m = map_of(heap, &self.items[1..])?;
+                heap.vector(&[self.items[0], m])
             }
-        }
+        })
     }
+}
+
+/// The map of alternating keys and values; an error if two keys are the
+/// same Lonala value (`None` and `Some(None)` are both `nil`; fields
+/// `max_len` and `maxLen` both `:max-len`): one would be lost.
+fn map_of<'h>(heap: &'h Heap, items: &[Term<'h>]) -> Result<Term<'h>, BridgeError> {
+    let pairs: Vec<_> = items.chunks(2).map(|p| (p[0], p[1])).collect();
+    let m = heap.map(&pairs);
+    if m.map_len() != Some(pairs.len()) {
+        let mut keys: Vec<Term<'h>> = pairs.iter().map(|p| p.0).collect();
+        keys.sort_by(|a, b| lona_term::compare(*a, *b));
+        let dup = keys
+            .windows(2)
+            .find(|w| lona_term::equal(w[0], w[1]))
+            .map(|w| w[0].to_string())
+            .unwrap_or_default();
+        return Err(BridgeError(format!(
+            "two keys of a map both become the Lonala key {dup}"
+        )));
+    }
+    Ok(m)
 }
 
 impl<'h> ser::Serializer for Ser<'h> {
@@ -265,7 +321,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         Ok(Term::NIL)
     }
     fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Term<'h>, BridgeError> {
-        v.serialize(self)
+        v.serialize(self.inner()?)
     }
     fn serialize_unit(self) -> Result<Term<'h>, BridgeError> {
         Ok(Term::NIL)
@@ -286,7 +342,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         name: &'static str,
         v: &T,
     ) -> Result<Term<'h>, BridgeError> {
-        let t = v.serialize(self)?;
+        let t = v.serialize(self.inner()?)?;
         let bits = || match t.view() {
             View::Int(n) => Ok(n as u64),
             View::BigInt(b) => u64::try_from(&b).map_err(|_| BridgeError("bad id".into())),
@@ -305,17 +361,17 @@ impl<'h> ser::Serializer for Ser<'h> {
         variant: &'static str,
         v: &T,
     ) -> Result<Term<'h>, BridgeError> {
-        let t = v.serialize(self)?;
+        let t = v.serialize(self.inner()?)?;
         Ok(self.heap.vector(&[Term::keyword(&kebab(variant)), t]))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::List, None, len.unwrap_or(0)))
+        self.seq(SeqKind::List, None, len.unwrap_or(0))
     }
     fn serialize_tuple(self, len: usize) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::Vector, None, len))
+        self.seq(SeqKind::Vector, None, len)
     }
     fn serialize_tuple_struct(self, _n: &'static str, len: usize) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::Vector, None, len))
+        self.seq(SeqKind::Vector, None, len)
     }
     fn serialize_tuple_variant(
         self,
@@ -324,18 +380,13 @@ impl<'h> ser::Serializer for Ser<'h> {
         variant: &'static str,
         len: usize,
     ) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::Vector, Some(variant), len))
+        self.seq(SeqKind::Vector, Some(variant), len)
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(
-            self.heap,
-            SeqKind::Map,
-            None,
-            2 * len.unwrap_or(0),
-        ))
+        self.seq(SeqKind::Map, None, 2 * len.unwrap_or(0))
     }
     fn serialize_struct(self, _n: &'static str, len: usize) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::Map, None, 2 * len))
+        self.seq(SeqKind::Map, None, 2 * len)
     }
     fn serialize_struct_variant(
         self,
@@ -344,12 +395,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         variant: &'static str,
         len: usize,
     ) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(
-            self.heap,
-            SeqKind::TaggedMap,
-            Some(variant),
-            2 * len,
-        ))
+        self.seq(SeqKind::TaggedMap, Some(variant), 2 * len)
     }
 }
 
@@ -360,7 +406,7 @@ impl<'h> ser::SerializeSeq for Seq<'h> {
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
-        Ok(self.finish())
+        self.finish()
     }
 }
 
@@ -371,7 +417,7 @@ impl<'h> ser::SerializeTuple for Seq<'h> {
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
-        Ok(self.finish())
+        self.finish()
     }
 }
 
@@ -382,7 +428,7 @@ impl<'h> ser::SerializeTupleStruct for Seq<'h> {
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
-        Ok(self.finish())
+        self.finish()
     }
 }
 
@@ -393,7 +439,7 @@ impl<'h> ser::SerializeTupleVariant for Seq<'h> {
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
-        Ok(self.finish())
+        self.finish()
     }
 }
 
@@ -407,7 +453,7 @@ impl<'h> ser::SerializeMap for Seq<'h> {
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
-        Ok(self.finish())
+        self.finish()
     }
 }
 
@@ -423,7 +469,7 @@ impl<'h> ser::SerializeStruct for Seq<'h> {
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
-        Ok(self.finish())
+        self.finish()
     }
 }
 
@@ -439,7 +485,7 @@ impl<'h> ser::SerializeStructVariant for Seq<'h> {
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
-        Ok(self.finish())
+        self.finish()
     }
 }
 
@@ -447,7 +493,7 @@ impl<'h> ser::SerializeStructVariant for Seq<'h> {
 
 /// Deserializes a term.
 pub fn from_term<'de, T: de::Deserialize<'de>>(t: Term<'de>) -> Result<T, BridgeError> {
-    T::deserialize(De(t))
+    T::deserialize(De(t, 0))
 }
 
 /// Deserializes a message fragment.
@@ -455,8 +501,48 @@ pub fn from_message<T: de::DeserializeOwned>(m: &Fragment) -> Result<T, BridgeEr
     from_term(m.root())
 }
 
-/// A term being deserialized.
-struct De<'de>(Term<'de>);
+/// A term being deserialized, and how deeply it is nested.
+struct De<'de>(Term<'de>, u32);
+
+impl<'de> De<'de> {
+    /// `t` nested at `depth`: an error past [`MAX_DEPTH`].
+    fn at(t: Term<'de>, depth: u32) -> Result<De<'de>, BridgeError> {
+        if depth > MAX_DEPTH {
+            return Err(too_deep());
+        }
+        Ok(De(t, depth))
+    }
+
+    /// The same term one level down (`Some(x)`, a newtype's value).
+    fn inner(self) -> Result<De<'de>, BridgeError> {
+        De::at(self.0, self.1 + 1)
+    }
+
+    /// The entries of a map, for a Rust map: an error if two keys read
+    /// as the same Rust key (`:a`, `'a` and `"a"` all read as `"a"`).
+    fn pairs(&self, m: lona_term::MapView<'de>) -> Result<Pairs<'de>, BridgeError> {
+        let entries: Vec<_> = m.iter().collect();
+        let mut names = std::collections::HashSet::new();
+        for (k, _) in &entries {
+            let name = match k.view() {
+                View::Keyword(a) | View::Symbol(a) => a.name(),
+                View::Str(s) => s,
+                _ => continue,
+            };
+            if !names.insert(name) {
+                return Err(BridgeError(format!(
+                    "two keys of a map both read as \"{name}\""
+                )));
+            }
+        }
+        Ok(Pairs {
+            it: entries.into_iter(),
+            value: None,
+            fields: None,
+            depth: self.1 + 1,
+        })
+    }
+}
 
 fn kind(t: Term<'_>) -> &'static str {
     match t.view() {
@@ -501,6 +587,8 @@ impl<'de> De<'de> {
 
 struct Items<'de> {
     it: std::vec::IntoIter<Term<'de>>,
+    /// The depth of the elements.
+    depth: u32,
 }
 
 impl<'de> de::SeqAccess<'de> for Items<'de> {
@@ -510,7 +598,7 @@ impl<'de> de::SeqAccess<'de> for Items<'de> {
         seed: T,
     ) -> Result<Option<T::Value>, BridgeError> {
         match self.it.next() {
-            Some(t) => seed.deserialize(De(t)).map(Some),
+            Some(t) => seed.deserialize(De::at(t, self.depth)?).map(Some),
             None => Ok(None),
         }
     }
@@ -524,6 +612,8 @@ struct Pairs<'de> {
     value: Option<Term<'de>>,
     /// Struct fields: keyword keys are mapped back to these names.
     fields: Option<&'static [&'static str]>,
+    /// The depth of the keys and values.
+    depth: u32,
 }
 
 impl<'de> de::MapAccess<'de> for Pairs<'de> {
@@ -551,7 +641,7 @@ impl<'de> de::MapAccess<'de> for Pairs<'de> {
                     .map(Some);
             }
         }
-        seed.deserialize(De(k)).map(Some)
+        seed.deserialize(De::at(k, self.depth)?).map(Some)
     }
     fn next_value_seed<V: DeserializeSeed<'de>>(
         &mut self,
@@ -561,7 +651,7 @@ impl<'de> de::MapAccess<'de> for Pairs<'de> {
             .value
             .take()
             .ok_or_else(|| BridgeError("a map value without its key".into()))?;
-        seed.deserialize(De(v))
+        seed.deserialize(De::at(v, self.depth)?)
     }
 }
 
@@ -569,6 +659,8 @@ impl<'de> de::MapAccess<'de> for Pairs<'de> {
 struct Variant<'de> {
     name: &'static str,
     rest: Vec<Term<'de>>,
+    /// The depth of the values after the tag.
+    depth: u32,
 }
 
 impl<'de> de::EnumAccess<'de> for Variant<'de> {
@@ -597,7 +689,7 @@ impl<'de> de::VariantAccess<'de> for Variant<'de> {
         seed: T,
     ) -> Result<T::Value, BridgeError> {
         match self.rest.as_slice() {
-            [v] => seed.deserialize(De(*v)),
+            [v] => seed.deserialize(De::at(*v, self.depth)?),
             _ => Err(BridgeError(format!(
                 "expected [:{} value], found {} values",
                 kebab(self.name),
@@ -619,6 +711,7 @@ impl<'de> de::VariantAccess<'de> for Variant<'de> {
         }
         visitor.visit_seq(Items {
             it: self.rest.into_iter(),
+            depth: self.depth,
         })
     }
     fn struct_variant<V: Visitor<'de>>(
@@ -627,7 +720,9 @@ impl<'de> de::VariantAccess<'de> for Variant<'de> {
         visitor: V,
     ) -> Result<V::Value, BridgeError> {
         match self.rest.as_slice() {
-            [m] => de::Deserializer::deserialize_struct(De(*m), "", fields, visitor),
+            [m] => {
+                de::Deserializer::deserialize_struct(De::at(*m, self.depth)?, "", fields, visitor)
+            }
             _ => Err(BridgeError(format!(
                 "expected [:{} {{...}}]",
                 kebab(self.name)
@@ -675,13 +770,10 @@ impl<'de> de::Deserializer<'de> for De<'de> {
                 let items = self.items().unwrap_or_default();
                 v.visit_seq(Items {
                     it: items.into_iter(),
+                    depth: self.1 + 1,
                 })
             }
-            View::Map(m) => v.visit_map(Pairs {
-                it: m.iter().collect::<Vec<_>>().into_iter(),
-                value: None,
-                fields: None,
-            }),
+            View::Map(m) => v.visit_map(self.pairs(m)?),
             View::Closure { .. } => Err(self.wrong("a value (functions do not convert)")),
         }
     }
@@ -745,7 +837,7 @@ impl<'de> de::Deserializer<'de> for De<'de> {
     fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
         match self.0.view() {
             View::Nil => v.visit_none(),
-            _ => v.visit_some(self),
+            _ => v.visit_some(self.inner()?),
         }
     }
     fn deserialize_unit<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
@@ -771,13 +863,14 @@ impl<'de> de::Deserializer<'de> for De<'de> {
             (PID_NAME, _) => Err(self.wrong("a pid")),
             (REF_NAME, View::Ref(r)) => v.visit_u64(r),
             (REF_NAME, _) => Err(self.wrong("a reference")),
-            _ => v.visit_newtype_struct(self),
+            _ => v.visit_newtype_struct(self.inner()?),
         }
     }
     fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
         match self.items() {
             Some(items) => v.visit_seq(Items {
                 it: items.into_iter(),
+                depth: self.1 + 1,
             }),
             None => Err(self.wrong("a list or vector")),
         }
@@ -786,6 +879,7 @@ impl<'de> de::Deserializer<'de> for De<'de> {
         match self.items() {
             Some(items) if items.len() == len => v.visit_seq(Items {
                 it: items.into_iter(),
+                depth: self.1 + 1,
             }),
             Some(items) => Err(BridgeError(format!(
                 "expected {len} elements, found {}",
@@ -804,11 +898,7 @@ impl<'de> de::Deserializer<'de> for De<'de> {
     }
     fn deserialize_map<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
         match self.0.view() {
-            View::Map(m) => v.visit_map(Pairs {
-                it: m.iter().collect::<Vec<_>>().into_iter(),
-                value: None,
-                fields: None,
-            }),
+            View::Map(m) => v.visit_map(self.pairs(m)?),
             _ => Err(self.wrong("a map")),
         }
     }
@@ -823,6 +913,7 @@ impl<'de> de::Deserializer<'de> for De<'de> {
                 it: m.iter().collect::<Vec<_>>().into_iter(),
                 value: None,
                 fields: Some(fields),
+                depth: self.1 + 1,
             }),
             _ => Err(self.wrong("a map")),
         }
@@ -852,7 +943,11 @@ impl<'de> de::Deserializer<'de> for De<'de> {
                     .join(", ")
             )));
         };
-        v.visit_enum(Variant { name, rest })
+        v.visit_enum(Variant {
+            name,
+            rest,
+            depth: self.1 + 1,
+        })
     }
     fn deserialize_identifier<V: Visitor<'de>>(self, v: V) -> Result<V::Value, BridgeError> {
         self.deserialize_str(v)
@@ -985,6 +1080,104 @@ mod tests {
         assert!(e.to_string().contains("[:add value]"), "{e}");
         let e = from_term::<PidTerm>(h.int(1)).unwrap_err();
         assert!(e.to_string().contains("expected a pid"), "{e}");
+    }
+
+    /// A recursive type: serde walks it on the Rust stack.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    enum Chain {
+        End,
+        Link(Box<Chain>),
+    }
+
+    fn chain(n: usize) -> Chain {
+        (0..n).fold(Chain::End, |c, _| Chain::Link(Box::new(c)))
+    }
+
+    #[test]
+    fn a_deep_value_is_an_error_in_both_directions_not_a_stack_overflow() {
+        let h = Heap::new();
+        // 50,000 vectors deep, as a Lonala process can send.
+        let mut t = h.vector(&[Term::keyword("end")]);
+        for _ in 0..50_000 {
+            t = h.vector(&[Term::keyword("link"), t]);
+        }
+        let e = from_term::<Chain>(t).unwrap_err();
+        assert!(e.to_string().contains("nested more than 512"), "{e}");
+        let mut l = h.list(&[]);
+        for _ in 0..50_000 {
+            l = h.list(&[l]);
+        }
+        let e = from_term::<serde::de::IgnoredAny>(l).map(|_| ());
+        assert!(e.is_ok(), "ignoring a value does not walk it");
+        #[derive(Deserialize, Debug)]
+        struct Lists(#[allow(dead_code)] Vec<Lists>);
+        let e = from_term::<Lists>(l).unwrap_err();
+        assert!(e.to_string().contains("nested more than"), "{e}");
+        // Deep Some and newtypes count too.
+        let e = to_message(&chain(2_000)).unwrap_err();
+        assert!(e.to_string().contains("nested more than"), "{e}");
+        // Within the limit, both ways work.
+        let c = chain(100);
+        assert_eq!(from_message::<Chain>(&to_message(&c).unwrap()).unwrap(), c);
+    }
+
+    #[test]
+    fn keys_that_become_one_are_an_error_not_lost() {
+        // None and Some(None) are both nil.
+        let m: BTreeMap<Option<Option<i32>>, i32> =
+            [(None, 1), (Some(None), 2), (Some(Some(3)), 3)]
+                .into_iter()
+                .collect();
+        let e = to_message(&m).unwrap_err();
+        assert!(e.to_string().contains("Lonala key nil"), "{e}");
+        // Fields max_len and maxLen are both :max-len.
+        #[derive(Serialize)]
+        #[allow(non_snake_case)]
+        struct Both {
+            max_len: u8,
+            maxLen: u8,
+        }
+        let e = to_message(&Both {
+            max_len: 1,
+            maxLen: 2,
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains(":max-len"), "{e}");
+        #[derive(Serialize)]
+        enum V {
+            S {
+                max_len: u8,
+                #[serde(rename = "max-len")]
+                other: u8,
+            },
+        }
+        assert!(to_message(&V::S {
+            max_len: 1,
+            other: 2
+        })
+        .is_err());
+        // Lonala keys that read as one Rust key.
+        let h = Heap::new();
+        let m = h.map(&[(Term::keyword("a"), h.int(1)), (h.string("a"), h.int(2))]);
+        let e = from_term::<BTreeMap<String, i64>>(m).unwrap_err();
+        assert!(e.to_string().contains("both read as \"a\""), "{e}");
+        let e = from_term::<std::collections::HashMap<String, i64>>(m).unwrap_err();
+        assert!(e.to_string().contains("both read as"), "{e}");
+        #[derive(Deserialize, Debug)]
+        struct S {
+            #[allow(dead_code)]
+            max_len: u8,
+        }
+        let m = h.map(&[
+            (Term::keyword("max-len"), h.int(1)),
+            (Term::keyword("max_len"), h.int(2)),
+        ]);
+        let e = from_term::<S>(m).unwrap_err();
+        assert!(e.to_string().contains("duplicate field"), "{e}");
+        // Distinct keys still convert.
+        let ok: BTreeMap<String, i64> =
+            from_term(h.map(&[(Term::keyword("a"), h.int(1)), (h.string("b"), h.int(2))])).unwrap();
+        assert_eq!(ok.len(), 2);
     }
 
     #[test]

@@ -167,11 +167,15 @@ impl LonaProcess {
             .and_then(|v| v.term())
             .ok_or_else(|| format!("{qualified} is not defined"))?;
         let heap = Heap::new();
+        // The arguments live in the caller's fragment: copied here (any
+        // term: strings, vectors, maps, binaries), then the spawned
+        // process copies the whole call onto its own heap.
+        let args = heap.copy_from(args.root());
         let mut items = vec![f];
-        match args.root().view() {
+        match args.view() {
             View::Vector(v) => items.extend_from_slice(v),
             View::Nil | View::EmptyList => {}
-            View::Cons(..) => items.extend(args.root().list_iter()),
+            View::Cons(..) => items.extend(args.list_iter()),
             _ => {
                 return Err(format!(
                     "{qualified}: the arguments must be a vector or list"

@@ -290,3 +290,104 @@ fn a_receive_loop_keeps_a_bounded_heap_over_many_messages() {
     // Before: 600,037 words (every message still attached).
     assert!(out.contains("counted 200000 small-heap true"), "{out}");
 }
+
+/// `LonaProcess::call` with arguments of every kind (strings, vectors,
+/// maps, binaries, big integers: terms of the caller's fragment, not
+/// immediates), and a Lonala process sending a Rust process a value nested
+/// 50,000 deep: a `BridgeError`, and the node lives on.
+#[test]
+fn call_takes_any_arguments_and_a_deep_value_is_an_error_not_an_abort() {
+    use lona_term::Fragment;
+    use lona_vm::bridge::{from_message, PidTerm};
+    use lona_vm::process::LonaProcess;
+    use serde::Deserialize;
+
+    /// A recursive type: serde reads it on the Rust stack.
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    enum Nested {
+        Leaf(i64),
+        Node(Vec<Nested>),
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Deep(Vec<Deep>);
+    /// A binary, read with `deserialize_bytes`.
+    #[derive(Debug)]
+    struct Bin(Vec<u8>);
+    impl<'de> Deserialize<'de> for Bin {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bin, D::Error> {
+            struct V;
+            impl serde::de::Visitor<'_> for V {
+                type Value = Bin;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_bytes<E>(self, b: &[u8]) -> Result<Bin, E> {
+                    Ok(Bin(b.to_vec()))
+                }
+            }
+            d.deserialize_bytes(V)
+        }
+    }
+
+    let env = Env::new(Box::new(SharedBuf::default()));
+    lona_vm::eval_str(
+        &env,
+        "echo.lona",
+        r#"(ns echo)
+           (defn deep [n acc] (if (= n 0) acc (recur (dec n) [acc])))
+           (defn run [to s v m b big]
+             (send to [s v m b big (str s "!") (count v) (get m :k)])
+             (send to (deep 50000 [])))"#,
+    )
+    .expect("compiles");
+    let rt = Runtime::builder().workers(2).build().unwrap();
+    let got = rt
+        .block_on(move |ctx| async move {
+            // Built by hand: a binary has no serde form without serde_bytes.
+            let h = lona_term::Heap::new();
+            let args = Fragment::new(h.vector(&[
+                lona_vm::bridge::to_term(&h, &PidTerm(ctx.pid())).unwrap(),
+                h.string("a string longer than sixty-four bytes, so that it lives off-heap ...."),
+                h.vector(&[h.int(1), h.int(2), h.int(3)]),
+                h.map(&[(lona_term::Term::keyword("k"), h.string("v"))]),
+                h.binary(&[0, 1, 255]),
+                lona_vm::bridge::to_term(&h, &u64::MAX).unwrap(),
+            ]));
+            drop(h);
+            let p = LonaProcess::call(env.clone(), "echo/run", &args).expect("defined");
+            ctx.handle().spawn_process(p).expect("spawns");
+            let echo: Fragment = ctx.receive().await;
+            let echo = from_message::<(
+                String,
+                Vec<i64>,
+                std::collections::BTreeMap<String, String>,
+                Bin,
+                u64,
+                String,
+                usize,
+                String,
+            )>(&echo)
+            .expect("reads back");
+            let deep: Fragment = ctx.receive().await;
+            let e1 = from_message::<Deep>(&deep).unwrap_err();
+            let e2 = from_message::<Nested>(&deep).unwrap_err();
+            (echo, e1.to_string(), e2.to_string())
+        })
+        .unwrap();
+    let (echo, e1, e2) = got;
+    assert!(echo.0.starts_with("a string longer"), "{echo:?}");
+    assert_eq!(echo.1, vec![1, 2, 3]);
+    assert_eq!(echo.2.get("k").map(String::as_str), Some("v"));
+    assert_eq!(echo.3 .0, vec![0, 1, 255]);
+    assert_eq!(echo.4, u64::MAX);
+    assert!(echo.5.ends_with("....!"), "{echo:?}");
+    assert_eq!((echo.6, echo.7.as_str()), (3, "v"));
+    assert!(e1.contains("nested more than"), "{e1}");
+    assert!(
+        e2.contains("nested more than") || e2.contains("expected"),
+        "{e2}"
+    );
+    rt.shutdown();
+}
