@@ -398,10 +398,7 @@ impl Heap {
 
     fn bytes_object(&self, b: &[u8], inline: Kind, shared: Kind) -> Term<'_> {
         if b.len() >= SHARED_THRESHOLD {
-            let sb = SharedBytes::create(b);
-            let t = self.put(&[header(shared, 1), sb as usize as u64]);
-            self.offheap.borrow_mut().push(ptr_of(t.bits()));
-            return t;
+            return self.shared_object(shared, SharedBytes::create(b), b.len());
         }
         let n = b.len().div_ceil(8);
         let p = self.alloc(2 + n);
@@ -416,6 +413,45 @@ impl Heap {
             std::ptr::copy_nonoverlapping(b.as_ptr(), p.add(2) as *mut u8, b.len());
             self.wrap(p as usize as u64 | TAG_BOXED)
         }
+    }
+
+    /// The object for `len` bytes of block `sb`, owning one count of it.
+    fn shared_object(&self, kind: Kind, sb: *const SharedBytes, len: usize) -> Term<'_> {
+        let t = self.put(&[header(kind, 2), sb as usize as u64, len as u64]);
+        self.offheap.borrow_mut().push(ptr_of(t.bits()));
+        t
+    }
+
+    /// The string `s` followed by `tail`, or `None` if `s` is not a
+    /// string. Amortised O(len(tail)): appending to the newest version of
+    /// a large string writes into its block's spare room, as Erlang
+    /// appends to a writable binary (`binary.rs`, "Appending in place");
+    /// otherwise the result is copied into a block with room to double.
+    /// `s` may belong to any heap or fragment.
+    pub fn string_append(&self, s: Term<'_>, tail: &str) -> Option<Term<'_>> {
+        let head = s.as_str()?;
+        let total = head.len() + tail.len();
+        if total < SHARED_THRESHOLD {
+            let mut buf = [0u8; SHARED_THRESHOLD];
+            buf[..head.len()].copy_from_slice(head.as_bytes());
+            buf[head.len()..total].copy_from_slice(tail.as_bytes());
+            return Some(self.bytes_object(&buf[..total], Kind::Str, Kind::SharedStr));
+        }
+        if let Some(sb) = shared_block(s) {
+            // SAFETY: `s` holds `sb` alive, and `head.len()` is its length.
+            if tail.is_empty()
+                || unsafe { SharedBytes::try_append(sb, head.len(), tail.as_bytes()) }
+            {
+                // SAFETY: as above; the new object takes its own count.
+                unsafe { SharedBytes::retain(sb) };
+                return Some(self.shared_object(Kind::SharedStr, sb, total));
+            }
+        }
+        let sb = SharedBytes::with_capacity(head.as_bytes(), 2 * total);
+        // SAFETY: a fresh block of ours with room for the tail.
+        let appended = unsafe { SharedBytes::try_append(sb, head.len(), tail.as_bytes()) };
+        debug_assert!(appended);
+        Some(self.shared_object(Kind::SharedStr, sb, total))
     }
 
     /// A cons cell `(head . tail)`.
@@ -800,6 +836,18 @@ impl Drop for Heap {
         // SAFETY: the list holds every live shared object of this heap, each
         // owning one count; the heap's blocks die with it.
         unsafe { crate::binary::release_all(&self.offheap.borrow()) };
+    }
+}
+
+/// The off-heap block of a `SharedStr`/`SharedBin` term.
+fn shared_block(t: Term<'_>) -> Option<*const SharedBytes> {
+    let h = t.boxed_header()?;
+    match Kind::from_header(h) {
+        // SAFETY: a shared object's payload word 0 is its block.
+        Kind::SharedStr | Kind::SharedBin => {
+            Some(unsafe { t.payload(0) } as usize as *const SharedBytes)
+        }
+        _ => None,
     }
 }
 

@@ -48,7 +48,7 @@
 //! | `Float` | `f64` bits | 1 |
 //! | `BigPos`/`BigNeg` | magnitude, `u64` limbs, least significant first | limbs |
 //! | `Str`/`Bin` (< 64 bytes) | byte length, then the bytes, zero padded | 1 + ⌈len/8⌉ |
-//! | `SharedStr`/`SharedBin` (≥ 64 bytes) | pointer to the refcounted off-heap block | 1 |
+//! | `SharedStr`/`SharedBin` (≥ 64 bytes) | pointer to the refcounted off-heap block, byte length | 2 |
 //! | `Vector` | the elements | n |
 //! | `Map` | n keys in term order, then the n values (at most 32 keys) | 2n |
 //! | `HamtMap` | count, root node (a map of more than 32 keys, `hamt.rs`) | 2 |

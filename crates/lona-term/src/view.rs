@@ -217,8 +217,13 @@ impl<'h> Term<'h> {
     /// `self` must be a boxed `SharedStr` or `SharedBin`.
     unsafe fn shared_bytes(self) -> &'h [u8] {
         // SAFETY: the object owns a count on the SharedBytes for as long as
-        // it lives, which is at least 'h.
-        unsafe { SharedBytes::bytes(self.payload(0) as usize as *const SharedBytes) }
+        // it lives, which is at least 'h; payload word 1 is its length.
+        unsafe {
+            SharedBytes::bytes(
+                self.payload(0) as usize as *const SharedBytes,
+                self.payload(1) as usize,
+            )
+        }
     }
 
     /// The integer, if the term is one that fits an `i64`.

@@ -359,7 +359,7 @@ fn object_sizes_in_words() {
     h.string("abcdefghi");
     grew(4, "9-byte string: header, length, 2 words");
     h.string(&"y".repeat(64));
-    grew(2, "shared string: header, pointer");
+    grew(3, "shared string: header, pointer, length");
     h.map(&[(Term::keyword("a"), Term::NIL)]);
     grew(3, "map of 1");
     h.closure(9, &[Term::NIL]);

@@ -37,19 +37,38 @@ pub(crate) fn readable_into(out: &mut String, x: Term<'_>) {
     let _ = write!(out, "{x}");
 }
 
+/// `(str & xs)`. When the first argument is a string, the rest is
+/// appended to it with [`lona_term::Heap::string_append`]: building a
+/// string with `(str s chunk)` in a loop appends in place (amortised O(1)
+/// per byte, as Erlang's binary append), and is charged for the new bytes
+/// only.
 fn str_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     thread_local! {
         // One buffer per worker thread, reused: `str` is called in loops.
         static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
     }
+    let first = a.first().map(|x| t(cx, *x));
+    let head = first.filter(|f| f.as_str().is_some());
+    if let (Some(h), 1) = (head, a.len()) {
+        // `(str s)` is `s`.
+        return Ok(h.raw());
+    }
     BUF.with(|b| {
         let mut s = b.borrow_mut();
         s.clear();
-        for x in a {
+        let rest = if head.is_some() { &a[1..] } else { a };
+        for x in rest {
             display_into(&mut s, t(cx, *x));
         }
         cx.charge(s.len() / 64);
-        let r = cx.heap.string(&s).raw();
+        let r = match head {
+            Some(h) => cx
+                .heap
+                .string_append(h, &s)
+                .ok_or_else(Raise::badarg)?
+                .raw(),
+            None => cx.heap.string(&s).raw(),
+        };
         if s.capacity() > 1 << 20 {
             *s = String::new();
         }
