@@ -167,8 +167,7 @@ impl Evaluator {
 
     /// Queues a file.
     pub fn push_file(&mut self, path: &Path) -> Result<(), EvalError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| EvalError::Load(format!("{}: {e}", path.display())))?;
+        let text = read_source_file(path)?;
         self.push_source(&Source::new(path.display().to_string(), text))
     }
 
@@ -400,8 +399,7 @@ impl Evaluator {
                     ),
                 )
             })?;
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| EvalError::Load(format!("{}: {e}", path.display())))?;
+            let text = read_source_file(&path)?;
             let src = Source::new(path.display().to_string(), text);
             let forms = read_all(&src).map_err(EvalError::Read)?;
             let user = self.env.namespaces.get_or_create("user");
@@ -453,6 +451,27 @@ impl Evaluator {
             exit,
         }
     }
+}
+
+/// A source file's text. Invalid UTF-8 is reported at the place of its
+/// first bad byte, as `file:line:column: invalid UTF-8 (byte 0xFF)`, the
+/// column counted in characters as the reader's are.
+pub fn read_source_file(path: &Path) -> Result<String, EvalError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| EvalError::Load(format!("{}: {e}", path.display())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        // The prefix is valid: count lines and characters in it.
+        let good = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+        let line = 1 + good.matches('\n').count();
+        let col = 1 + good.rsplit('\n').next().map_or(0, |l| l.chars().count());
+        EvalError::Load(format!(
+            "{}:{line}:{col}: invalid UTF-8 (byte 0x{:02X})",
+            path.display(),
+            bytes[at]
+        ))
+    })
 }
 
 /// The core library written in Lonala.

@@ -262,3 +262,29 @@ fn exit_normal_in_the_main_process_is_a_normal_end_with_status_zero() {
         );
     }
 }
+
+#[test]
+fn invalid_utf8_is_reported_at_its_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("lona-cli-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    // Line 3, after 10 characters (two of them two bytes long): an
+    // invalid sequence (0xC3 followed by '(').
+    let mut bad = b"(println :first)\n\n(println \"\xce\xbb\xc3\xa9".to_vec();
+    bad.extend_from_slice(b"\xc3(\")\n");
+    std::fs::write(dir.join("bad.lona"), &bad).unwrap();
+    let out = lona().arg("run").arg(dir.join("bad.lona")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.lona:3:13: invalid UTF-8 (byte 0xC3)"),
+        "{err}"
+    );
+    // The same for a required namespace, at its first line.
+    std::fs::write(dir.join("app/util.lona"), b"\xff(ns app.util)").unwrap();
+    std::fs::write(dir.join("main.lona"), "(ns main (:require [app.util]))").unwrap();
+    let out = lona().arg("run").arg(dir.join("main.lona")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("util.lona:1:1: invalid UTF-8 (byte 0xFF)"), "{err}");
+}
