@@ -16,7 +16,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
-/// How the node is built (`lona run`, `lona repl`).
+/// How the node is built (`lona run`, `lona eval`, `lona repl`).
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub struct NodeArgs {
     /// Worker threads (default: available cores).
@@ -69,10 +69,12 @@ enum Command {
         top: bool,
     },
     /// Evaluate Lonala source given on the command line and print the
-    /// value of its last form.
+    /// value of its last form (on a node built as `lona run`'s).
     Eval {
         /// The source text.
         expr: String,
+        #[command(flatten)]
+        node: NodeArgs,
     },
     /// An interactive shell: each form is evaluated in a shell process.
     Repl {
@@ -105,7 +107,7 @@ fn main() -> ExitCode {
             node,
             top: false,
         } => program::run(&file, args, node),
-        Command::Eval { expr } => program::eval(&expr),
+        Command::Eval { expr, node } => program::eval(&expr, node),
         Command::Repl { node } => repl::repl(node),
         Command::Bench { workload, workers } => match bench::run(&workload, workers) {
             Ok(()) => ExitCode::SUCCESS,

@@ -78,18 +78,15 @@ pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
     finish(&env, r)
 }
 
-/// `lona eval EXPR`
-pub fn eval(expr: &str) -> ExitCode {
+/// `lona eval EXPR`: the same node as `lona run` (every core unless
+/// `--workers` says otherwise).
+pub fn eval(expr: &str, node: NodeArgs) -> ExitCode {
     let (env, mut ev) = new_node();
     ev.print_last_value(true);
     if let Err(e) = ev.push_source(&Source::new("<eval>", expr)) {
         report(&e);
         return ExitCode::from(1);
     }
-    let node = NodeArgs {
-        workers: Some(1),
-        ..NodeArgs::default()
-    };
     let r = run_main(&env, ev, node);
     finish(&env, r)
 }

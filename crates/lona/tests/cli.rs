@@ -288,3 +288,25 @@ fn invalid_utf8_is_reported_at_its_line_and_column() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("util.lona:1:1: invalid UTF-8 (byte 0xFF)"), "{err}");
 }
+
+#[test]
+fn eval_and_run_use_the_same_node() {
+    // Both use every core by default, and both take --workers.
+    let workers = "(count (:workers (runtime-info)))";
+    let f = write("workers.lona", &format!("(println {workers})"));
+    let run = |extra: &[&str]| {
+        let out = lona().arg("run").args(extra).arg(&f).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let eval = |extra: &[&str]| {
+        let out = lona().arg("eval").args(extra).arg(workers).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(run(&[]), cores.to_string());
+    assert_eq!(eval(&[]), cores.to_string());
+    assert_eq!(run(&["--workers", "3"]), "3");
+    assert_eq!(eval(&["--workers", "3"]), "3");
+}
