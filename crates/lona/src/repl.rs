@@ -3,7 +3,10 @@
 //! 1. Lines are read with history (`~/.lona_history`, or `LONA_HISTORY`)
 //!    and tab completion of namespace and var names. A form that is not
 //!    complete yet (the reader says so) continues on the next line under a
-//!    `...` prompt; a reader error is printed with its column.
+//!    `...` prompt; a reader error is printed with its column, after the
+//!    complete forms before it are evaluated (`(+ 1 2))` prints `3`, then
+//!    the error); the input after a stray closing bracket is read on, as
+//!    Clojure's REPL does, any other reader error drops the rest.
 //! 2. Complete input goes to the shell process
 //!    ([`lona_vm::shell::Shell`]) as a message; the REPL waits for it to be
 //!    evaluated. Ctrl-C while it runs kills the shell process; a new one
@@ -139,6 +142,39 @@ fn complete(text: &str) -> Result<Option<usize>, ReadError> {
     }
 }
 
+/// The byte offset of `pos` (line and column in characters) in `text`.
+fn offset_of(text: &str, line: u32, col: u32) -> Option<usize> {
+    let mut start = 0;
+    for _ in 1..line {
+        start += text[start..].find('\n')? + 1;
+    }
+    let rest = &text[start..];
+    let skip = (col as usize).saturating_sub(1);
+    Some(start + rest.char_indices().nth(skip).map_or(rest.len(), |(i, _)| i))
+}
+
+/// Where `e` leaves `text`: the complete forms before the error (if there
+/// are any) and, when the error is a stray closing bracket, the input
+/// after it.
+fn split_at_error<'a>(text: &'a str, e: &ReadError) -> (Option<&'a str>, Option<&'a str>) {
+    let Some(at) = offset_of(text, e.pos.line, e.pos.col) else {
+        return (None, None);
+    };
+    let before = &text[..at];
+    let forms = match read_all(&Source::new("<repl>", before)) {
+        Ok(f) if !f.is_empty() => Some(before),
+        _ => None,
+    };
+    let stray = text[at..]
+        .chars()
+        .next()
+        .filter(|c| ")]}".contains(*c) && e.message.starts_with("unexpected"));
+    let rest = stray
+        .map(|c| &text[at + c.len_utf8()..])
+        .filter(|r| !r.trim().is_empty());
+    (forms, rest)
+}
+
 /// Says that the shell process `shell` ended, unless `(halt n)` ended it.
 fn report_end(env: &Env, shell: Pid, reason: Option<String>) {
     if matches!(env.ending.try_get(), Some(Ending::Halt(_))) {
@@ -202,6 +238,78 @@ fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: Str
     }
 }
 
+/// Evaluates `text` in the shell, first replacing a shell that ended at the
+/// prompt, and after the input a shell that ended while it ran; `Err(n)`:
+/// leave with status `n`.
+fn run_input(
+    h: &Handle,
+    env: &Arc<Env>,
+    console: &Arc<Console>,
+    shell: &mut Pid,
+    text: String,
+) -> Result<(), i32> {
+    if !h.is_alive(*shell) {
+        // It ended at the prompt (an exit signal from a linked process):
+        // say so; the input runs in a new shell.
+        report_end(env, *shell, end_reason(console));
+        *shell = next_shell(h, env, console)?;
+    }
+    if !evaluate(h, env, console, *shell, text) {
+        *shell = next_shell(h, env, console)?;
+    }
+    Ok(())
+}
+
+/// Evaluates what `buf` holds once it is complete (or up to a reader
+/// error), leaving in `buf` what waits for more lines.
+fn process(
+    buf: &mut String,
+    rl: &mut Editor<Names, DefaultHistory>,
+    h: &Handle,
+    env: &Arc<Env>,
+    console: &Arc<Console>,
+    shell: &mut Pid,
+) -> Result<(), i32> {
+    let mut first = true;
+    loop {
+        if buf.trim().is_empty() {
+            buf.clear();
+            return Ok(());
+        }
+        let r = complete(buf);
+        if first && !matches!(r, Ok(None)) {
+            let _ = rl.add_history_entry(buf.as_str());
+        }
+        first = false;
+        match r {
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                let text = std::mem::take(buf);
+                let (forms, rest) = split_at_error(&text, &e);
+                if let Some(forms) = forms {
+                    run_input(h, env, console, shell, forms.to_string())?;
+                }
+                eprintln!("{e}");
+                match rest {
+                    // Read on after a stray `)`.
+                    Some(rest) => *buf = rest.to_string(),
+                    None => return Ok(()),
+                }
+            }
+            // Only comments or discarded forms: nothing to evaluate (the
+            // shell would print its last value).
+            Ok(Some(0)) => {
+                buf.clear();
+                return Ok(());
+            }
+            Ok(Some(_)) => {
+                let text = std::mem::take(buf);
+                return run_input(h, env, console, shell, text);
+            }
+        }
+    }
+}
+
 /// `lona repl`
 pub fn repl(node: NodeArgs) -> ExitCode {
     let env = Env::stdout();
@@ -254,44 +362,9 @@ pub fn repl(node: NodeArgs) -> ExitCode {
                     buf.push('\n');
                 }
                 buf.push_str(&line);
-                if buf.trim().is_empty() {
-                    buf.clear();
-                    continue;
-                }
-                match complete(&buf) {
-                    Ok(None) => continue,
-                    Err(e) => {
-                        let _ = rl.add_history_entry(buf.as_str());
-                        eprintln!("{e}");
-                        buf.clear();
-                        continue;
-                    }
-                    // Only comments or discarded forms: nothing to
-                    // evaluate (the shell would print its last value).
-                    Ok(Some(0)) => {
-                        let _ = rl.add_history_entry(buf.as_str());
-                        buf.clear();
-                        continue;
-                    }
-                    Ok(Some(_)) => {}
-                }
-                let text = std::mem::take(&mut buf);
-                let _ = rl.add_history_entry(text.as_str());
-                if !h.is_alive(shell) {
-                    // It ended at the prompt (an exit signal from a
-                    // linked process): say so; the input runs in a new
-                    // shell.
-                    report_end(&env, shell, end_reason(&console));
-                    match next_shell(&h, &env, &console) {
-                        Ok(p) => shell = p,
-                        Err(n) => break n,
-                    }
-                }
-                if !evaluate(&h, &env, &console, shell, text) {
-                    match next_shell(&h, &env, &console) {
-                        Ok(p) => shell = p,
-                        Err(n) => break n,
-                    }
+                match process(&mut buf, &mut rl, &h, &env, &console, &mut shell) {
+                    Ok(()) => {}
+                    Err(n) => break n,
                 }
             }
             Err(ReadlineError::Interrupted) => {

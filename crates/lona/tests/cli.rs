@@ -272,7 +272,11 @@ fn invalid_utf8_is_reported_at_its_line_and_column() {
     let mut bad = b"(println :first)\n\n(println \"\xce\xbb\xc3\xa9".to_vec();
     bad.extend_from_slice(b"\xc3(\")\n");
     std::fs::write(dir.join("bad.lona"), &bad).unwrap();
-    let out = lona().arg("run").arg(dir.join("bad.lona")).output().unwrap();
+    let out = lona()
+        .arg("run")
+        .arg(dir.join("bad.lona"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -283,10 +287,17 @@ fn invalid_utf8_is_reported_at_its_line_and_column() {
     // The same for a required namespace, at its first line.
     std::fs::write(dir.join("app/util.lona"), b"\xff(ns app.util)").unwrap();
     std::fs::write(dir.join("main.lona"), "(ns main (:require [app.util]))").unwrap();
-    let out = lona().arg("run").arg(dir.join("main.lona")).output().unwrap();
+    let out = lona()
+        .arg("run")
+        .arg(dir.join("main.lona"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("util.lona:1:1: invalid UTF-8 (byte 0xFF)"), "{err}");
+    assert!(
+        err.contains("util.lona:1:1: invalid UTF-8 (byte 0xFF)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -300,7 +311,12 @@ fn eval_and_run_use_the_same_node() {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     let eval = |extra: &[&str]| {
-        let out = lona().arg("eval").args(extra).arg(workers).output().unwrap();
+        let out = lona()
+            .arg("eval")
+            .args(extra)
+            .arg(workers)
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(0));
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };

@@ -270,6 +270,29 @@ fn garbage_gives_a_reader_error_with_its_column() {
     r.eval("(+ 5 5)", "10");
 }
 
+/// 8b. A stray `)` after complete forms: the forms are evaluated and their
+///     value printed, then the error; what follows the stray `)` is read
+///     on (as in Clojure's REPL).
+#[test]
+fn a_stray_paren_after_a_form_keeps_the_value_and_reports_the_paren() {
+    let dir = scratch("stray");
+    let mut r = Repl::start(&dir.join("history"));
+    r.line("(+ 1 2))");
+    r.expect_re(&own_line("3"));
+    r.expect("<repl>:1:8: unexpected ')'");
+    r.expect(PROMPT);
+    r.line("(def a 4) (* a 10)) (+ a 1)");
+    r.expect_re(&own_line("40"));
+    r.expect("unexpected ')'");
+    r.expect_re(&own_line("5"));
+    r.expect(PROMPT);
+    // Read on into a form that continues on the next line.
+    r.line("(+ 1 1)) (+ 1");
+    r.expect_re(&own_line("2"));
+    r.expect(MORE);
+    r.eval("2)", "3");
+}
+
 /// 9. Tab completes a var's name.
 #[test]
 fn tab_completes_a_var_name() {
@@ -424,4 +447,14 @@ fn piped_input_ending_inside_a_form_says_so_and_exits_zero() {
         err.contains("<repl>:1:5: expected ')' to close '(' opened at 1:1"),
         "stderr: {err:?}"
     );
+}
+
+/// 10c. Piped: the value before a stray `)` is printed, then the error.
+#[test]
+fn piped_input_with_a_stray_paren_prints_the_values_around_it() {
+    let (status, out, err) = piped("piped-stray", "(+ 1 2))\n(+ 3 4)) (* 2 5)\n");
+    assert_eq!(status, Some(0), "stderr: {err}");
+    let values: Vec<&str> = out.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(values.ends_with(&["3", "7", "10"]), "stdout: {out:?}");
+    assert_eq!(err.matches("unexpected ')'").count(), 2, "stderr: {err:?}");
 }
