@@ -23,7 +23,9 @@ pub struct Fragment {
 }
 
 // SAFETY: the fragment exclusively owns its block; its words point only
-// into that block or at immutable, atomically counted shared binaries.
+// into that block or at atomically counted shared binaries, whose bytes
+// below every holder's length never change (appends claim bytes past
+// them with a CAS: `binary.rs`).
 unsafe impl Send for Fragment {}
 
 impl Fragment {

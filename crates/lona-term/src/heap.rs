@@ -129,8 +129,10 @@ pub struct GcCounts {
 }
 
 // SAFETY: a Heap exclusively owns its blocks, and the off-heap objects it
-// points to are immutable with atomic reference counts; nothing in it is
-// shared with another thread. (It is not Sync: allocation uses Cells.)
+// points to have atomic reference counts and bytes that never change below
+// any holder's length (appends claim bytes past them with a CAS:
+// `binary.rs`); nothing else in it is shared with another thread. (It is
+// not Sync: allocation uses Cells.)
 unsafe impl Send for Heap {}
 
 impl Default for Heap {
