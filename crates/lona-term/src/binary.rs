@@ -12,6 +12,8 @@
 
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 
+use crate::heap::HeapError;
+
 /// Strings and binaries of at least this many bytes live off-heap.
 pub const SHARED_THRESHOLD: usize = 64;
 
@@ -37,13 +39,20 @@ pub(crate) struct SharedBytes {
 }
 
 impl SharedBytes {
-    /// A new block with one reference, as a raw pointer.
+    /// A new block with one reference, as a raw pointer. Unwinds with
+    /// [`HeapError::OutOfMemory`] if the bytes cannot be backed (`heap.rs`,
+    /// "Allocation failure").
     pub(crate) fn create(bytes: &[u8]) -> *const SharedBytes {
+        let mut data = Vec::new();
+        if data.try_reserve_exact(bytes.len()).is_err() {
+            HeapError::OutOfMemory { bytes: bytes.len() }.raise();
+        }
+        data.extend_from_slice(bytes);
         LIVE.fetch_add(1, Ordering::SeqCst);
         LIVE_BYTES.fetch_add(bytes.len(), Ordering::Relaxed);
         Box::into_raw(Box::new(SharedBytes {
             refc: AtomicUsize::new(1),
-            data: bytes.into(),
+            data: data.into_boxed_slice(),
         }))
     }
 

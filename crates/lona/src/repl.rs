@@ -205,6 +205,7 @@ fn evaluate(h: &Handle, env: &Arc<Env>, console: &Console, shell: Pid, text: Str
 /// `lona repl`
 pub fn repl(node: NodeArgs) -> ExitCode {
     let env = Env::stdout();
+    node.apply(&env);
     let rt = match node.runtime() {
         Ok(rt) => rt,
         Err(e) => {
