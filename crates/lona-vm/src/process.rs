@@ -251,7 +251,7 @@ fn charge(cx: &mut Cx<'_>, before: u64, after: u64) {
 
 /// How a process that outgrew its limit or the node's memory ends
 /// (module documentation, "Memory").
-fn heap_limit(cx: &Cx<'_>, e: HeapError) -> Step {
+pub(crate) fn heap_limit(cx: &Cx<'_>, e: HeapError) -> Step {
     // Erlang kills a process over its max_heap_size with reason `killed`
     // and logs it; so do we (the runtime adds its crash report if nobody
     // watches it).
