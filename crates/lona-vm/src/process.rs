@@ -25,9 +25,9 @@
 //! A process's memory is its heap, register stack, frames and handlers;
 //! `:max-heap-size` (words; `spawn-opt`, `(process-flag :max-heap-size
 //! n)`, or the node's default, [`Env::max_heap_size`], `lona run
-//! --max-heap`) limits them together (`vm/mod.rs`, "Memory and its
-//! limit"). Both ways a process can outgrow what it may have end only
-//! that process, never the node, and can not be caught by its own `try`:
+//! --max-heap`) limits them together (`vm/memory.rs`). Both ways a
+//! process can outgrow what it may have end only that process, never the
+//! node, and cannot be caught by its own `try`:
 //!
 //! * past its limit (checked at each collection and whenever the stack,
 //!   frames or an overflow chunk grow) it is killed with reason
@@ -39,7 +39,7 @@
 //! Both arrive as a [`HeapError`]: from a collection as
 //! `Outcome::HeapLimit`, from an allocation as a panic payload (an
 //! allocation cannot return an error), which [`Process::step`] catches
-//! here ([`catch_heap_error`]). Its links and monitors get the reason as
+//! here (`catch_heap_error`). Its links and monitors get the reason as
 //! for any other end.
 //!
 //! The main process of `lona run` is the same with an [`Evaluator`] (a
