@@ -303,10 +303,12 @@ impl Process for LonaProcess {
     }
 
     fn heap_words(&self) -> Option<usize> {
-        // Attached messages included: they are the process's until its
-        // next collection.
-        let h = &self.vm().heap;
-        Some(h.heap_words() + h.fragment_words())
+        // What `:max-heap-size` counts (heap, register stack, frames), so
+        // a deep recursion shows in `process-info` and `(i)`; attached
+        // messages included: they are the process's until its next
+        // collection.
+        let vm = self.vm();
+        Some(vm.memory_words() + vm.heap.fragment_words())
     }
 
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {

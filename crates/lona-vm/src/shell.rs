@@ -202,7 +202,7 @@ impl Process for Shell {
     }
 
     fn heap_words(&self) -> Option<usize> {
-        Some(self.ev.vm.heap.heap_words())
+        Some(self.ev.vm.memory_words())
     }
 
     fn close(&mut self, reason: &Reason) {

@@ -162,3 +162,24 @@ fn a_heap_the_machine_cannot_back_fails_the_spawn_not_the_node() {
         ":huge :system-limit\n:contradiction :badarg\n:alive 10\n"
     );
 }
+
+#[test]
+fn process_info_counts_the_stack_of_a_deep_recursion() {
+    // 20,000 frames deep, waiting: a few hundred words of heap, some
+    // 100,000 words of stack and frames. `:heap-size` (and `:memory`)
+    // showed only the heap, so a runaway recursion looked small in
+    // `process-info`, `(i)` and `lona run --top`.
+    let src = format!(
+        "{RUNAWAY}
+        (defn deep [n] (if (= n 0) (receive :go 0) (inc (deep (dec n)))))
+        (let [[pid m] (spawn-monitor (fn [] (deep 20000)))]
+          (sleep 50)
+          (let [i (process-info pid)]
+            (println :waiting (:status i) (> (:heap-size i) 60000) (> (:memory i) 480000)))
+          (send pid :go)
+          (println :ends (down-of m)))"
+    );
+    let (out, ending) = run(0, &src);
+    assert_eq!(ending, Ending::Normal);
+    assert_eq!(out, ":waiting :waiting true true\n:ends :normal\n");
+}
