@@ -200,7 +200,7 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             _ => return Err(Raise::badarg()),
         }
     }
-    // As Erlang: a limit below the smallest heap is a bad argument.
+    // As Erlang: a limit below the minimum heap size is a bad argument.
     if heap.max_heap_size > 0 && heap.max_heap_size < heap.min_heap_size {
         return Err(Raise::badarg());
     }
