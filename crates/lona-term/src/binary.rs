@@ -27,6 +27,8 @@
 
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 
+use crate::heap::HeapError;
+
 /// Strings and binaries of at least this many bytes live off-heap.
 pub const SHARED_THRESHOLD: usize = 64;
 
@@ -71,14 +73,21 @@ fn count_copied(n: usize) {
 fn count_copied(_: usize) {}
 
 impl SharedBytes {
-    /// A new block with one reference, as a raw pointer.
+    /// A new block with one reference, as a raw pointer. Unwinds with
+    /// [`HeapError::OutOfMemory`] if the bytes cannot be backed (`heap.rs`,
+    /// "Allocation failure").
     pub(crate) fn create(bytes: &[u8]) -> *const SharedBytes {
         SharedBytes::with_capacity(bytes, bytes.len())
     }
 
     /// A new block holding `bytes` with room for at least `cap` bytes.
+    /// Unwinds with [`HeapError::OutOfMemory`] if it cannot be backed.
     pub(crate) fn with_capacity(bytes: &[u8], cap: usize) -> *const SharedBytes {
-        let mut v = Vec::with_capacity(cap.max(bytes.len()));
+        let want = cap.max(bytes.len());
+        let mut v = Vec::new();
+        if v.try_reserve_exact(want).is_err() {
+            HeapError::OutOfMemory { bytes: want }.raise();
+        }
         v.extend_from_slice(bytes);
         count_copied(bytes.len());
         let mut v = std::mem::ManuallyDrop::new(v);

@@ -9,10 +9,17 @@
 //! smaller) takes one from the cache instead of asking the kernel for fresh
 //! pages, whose first-touch page faults otherwise cost as much as the
 //! copying in a large collection. [`trim_block_cache`] empties it.
+//!
+//! A block the allocator cannot back is never an abort of the node:
+//! [`Block::try_new`] says so, and [`Block::new`] ends the allocating
+//! process by unwinding with [`HeapError::OutOfMemory`] (`heap.rs`,
+//! "Allocation failure").
 
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 use std::sync::Mutex;
+
+use crate::heap::HeapError;
 
 /// Blocks this large go through the cache.
 pub const CACHE_MIN_WORDS: usize = 1 << 17;
@@ -63,10 +70,20 @@ impl Block {
         }
     }
 
-    /// A fresh, uninitialised block of `words` words.
+    /// A fresh, uninitialised block of `words` words; unwinds with
+    /// [`HeapError::OutOfMemory`] if the allocator cannot back it.
     pub(crate) fn new(words: usize) -> Block {
+        match Block::try_new(words) {
+            Some(b) => b,
+            None => out_of_memory(words),
+        }
+    }
+
+    /// A fresh, uninitialised block of `words` words, or `None` if the
+    /// allocator cannot back it.
+    pub(crate) fn try_new(words: usize) -> Option<Block> {
         if words == 0 {
-            return Block::empty();
+            return Some(Block::empty());
         }
         if words >= CACHE_MIN_WORDS {
             let mut c = cache();
@@ -76,20 +93,18 @@ impl Block {
             if let Some(i) = fit {
                 let Cached(p, cap) = c.swap_remove(i);
                 let ptr = NonNull::new(p as *mut u64).expect("cached block");
-                return Block { ptr, words, cap };
+                return Some(Block { ptr, words, cap });
             }
         }
-        let layout = Layout::array::<u64>(words).expect("heap block too large");
+        let layout = Layout::array::<u64>(words).ok()?;
         // SAFETY: the layout has non-zero size.
         let p = unsafe { alloc::alloc(layout) } as *mut u64;
-        let Some(ptr) = NonNull::new(p) else {
-            alloc::handle_alloc_error(layout)
-        };
-        Block {
+        let ptr = NonNull::new(p)?;
+        Some(Block {
             ptr,
             words,
             cap: words,
-        }
+        })
     }
 
     #[inline]
@@ -114,27 +129,34 @@ impl Block {
         (self.base() as usize) <= (p as usize) && (p as usize) < (self.end() as usize)
     }
 
-    /// Resizes the block in place if the allocator can, returning how far
-    /// the base moved in bytes (0 if it did not move). The first
+    /// Resizes the block (in place if the allocator can), returning how
+    /// far the base moved in bytes (0 if it did not move); `None`, with
+    /// the block unchanged, if the allocator cannot. The first
     /// `min(old, new)` words are preserved.
-    pub(crate) fn resize(&mut self, words: usize) -> isize {
+    pub(crate) fn try_resize(&mut self, words: usize) -> Option<isize> {
         assert!(words > 0 && self.words > 0);
         let old = Layout::array::<u64>(self.cap).expect("layout");
-        let new_size = Layout::array::<u64>(words)
-            .expect("heap block too large")
-            .size();
+        let new_size = Layout::array::<u64>(words).ok()?.size();
         // SAFETY: ptr was allocated with `old`, new_size is non-zero and the
         // alignment is unchanged.
         let p = unsafe { alloc::realloc(self.ptr.as_ptr() as *mut u8, old, new_size) } as *mut u64;
-        let Some(ptr) = NonNull::new(p) else {
-            alloc::handle_alloc_error(Layout::array::<u64>(words).expect("layout"))
-        };
+        // On failure realloc leaves the old block as it was.
+        let ptr = NonNull::new(p)?;
         let delta = (p as isize).wrapping_sub(self.ptr.as_ptr() as isize);
         self.ptr = ptr;
         self.words = words;
         self.cap = words;
-        delta
+        Some(delta)
     }
+}
+
+/// Ends the allocating process: a block of `words` words cannot be had.
+#[cold]
+fn out_of_memory(words: usize) -> ! {
+    HeapError::OutOfMemory {
+        bytes: words.saturating_mul(8),
+    }
+    .raise()
 }
 
 impl Drop for Block {

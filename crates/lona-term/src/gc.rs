@@ -31,6 +31,10 @@
 //!
 //! Every from-space block is freed at the end, so memory goes back to the
 //! allocator after each collection.
+//!
+//! A to-space the allocator cannot back unwinds with
+//! [`HeapError::OutOfMemory`] before anything is copied (`heap.rs`,
+//! "Allocation failure"); a shrink it cannot do keeps the larger block.
 
 use crate::binary::SharedBytes;
 use crate::block::Block;
@@ -457,14 +461,21 @@ impl Heap {
         let base = self.young.base();
         let used = self.young_used();
         debug_assert!(used + stack_len <= target);
+        let old_stop = self.stop.get();
         // SAFETY: the stack moves down within the block, to above htop.
         unsafe {
             let new_stop = base.add(target - stack_len);
-            std::ptr::copy(self.stop.get(), new_stop, stack_len);
+            std::ptr::copy(old_stop, new_stop, stack_len);
         }
         let old_lo = base as usize;
         let old_hi = old_lo + target * 8;
-        let delta = self.young.resize(target);
+        let Some(delta) = self.young.try_resize(target) else {
+            // The allocator could not: keep the larger block, with the
+            // stack back at its top.
+            // SAFETY: the block is unchanged; both ranges lie in it.
+            unsafe { std::ptr::copy(base.add(target - stack_len), old_stop, stack_len) };
+            return;
+        };
         let nb = self.young.base();
         // SAFETY: the first `target` words were preserved by resize.
         unsafe {

@@ -17,6 +17,29 @@
 //! fragment, as BEAM does for allocations that cannot trigger a collection)
 //! and sets [`Heap::needs_gc`]. Collection takes `&mut self`; see
 //! [`crate::gc`] and the safety contract on [`Term`].
+//!
+//! # Allocation failure and the size limit
+//!
+//! A heap belongs to one process, and no input to that process may take
+//! the node down. Every block a heap takes (young and old blocks, a
+//! collection's to-space, overflow chunks, message fragments, large
+//! binaries) is asked of the allocator fallibly; when it cannot be had,
+//! the allocation unwinds with a [`HeapError::OutOfMemory`] payload
+//! ([`HeapError::raise`]) instead of aborting. Allocation takes `&self` and
+//! returns plain words, so unwinding is the one way out of it: the
+//! process that catches the payload (a Lonala process, in `lona-vm`) ends
+//! with a reason saying so, and the heap, consistent at every point a
+//! block is asked for, is dropped with it. A collection asks for its
+//! to-space before it changes anything; shrinking a block that the
+//! allocator cannot move keeps the larger block.
+//!
+//! [`HeapConfig::max_heap_size`] is checked after every collection
+//! (Erlang's rule) and, because allocation never collects, also when an
+//! overflow chunk is taken: a single object larger than the limit, or more
+//! than [`OVERFLOW_LIMIT_FACTOR`] times the limit allocated since the last
+//! collection, unwinds with [`HeapError::MaxHeapSize`] (a slice's garbage
+//! stays far below that; a built-in building a value many times the
+//! limit does not).
 
 use std::cell::{Cell, RefCell};
 
@@ -51,24 +74,52 @@ impl Default for HeapConfig {
     }
 }
 
-/// Why a collection wants the owner to act.
+/// Between two collections, an owner may allocate this many times its
+/// `max_heap_size` in overflow chunks before the allocation that would go
+/// further unwinds with [`HeapError::MaxHeapSize`] (module documentation).
+pub const OVERFLOW_LIMIT_FACTOR: usize = 8;
+
+/// Why the heap's owner must act: its process cannot go on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeapError {
     /// The heap outgrew `max_heap_size`; the runtime should kill the
     /// process (as Erlang does). The heap itself is consistent.
     MaxHeapSize {
-        /// Young plus old block words after the collection.
+        /// The words the process holds (after a collection: young plus
+        /// old block; an owner may add memory it keeps beside the heap,
+        /// as the Lonala VM adds its stack).
         words: usize,
         /// The configured limit.
         max: usize,
     },
+    /// The allocator could not back a block of `bytes` bytes (module
+    /// documentation, "Allocation failure").
+    OutOfMemory {
+        /// The size asked for.
+        bytes: usize,
+    },
+}
+
+impl HeapError {
+    /// Unwinds with this error as the panic payload
+    /// (`std::panic::panic_any`): how an allocation that cannot go on
+    /// ends the process making it. Whoever runs the process catches the
+    /// payload (`std::panic::catch_unwind`, then `downcast::<HeapError>`)
+    /// and ends the process with a reason.
+    #[cold]
+    pub fn raise(self) -> ! {
+        std::panic::panic_any(self)
+    }
 }
 
 impl std::fmt::Display for HeapError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HeapError::MaxHeapSize { words, max } => {
-                write!(f, "heap of {words} words exceeds max_heap_size {max}")
+                write!(f, "{words} words exceed max_heap_size {max}")
+            }
+            HeapError::OutOfMemory { bytes } => {
+                write!(f, "out of memory: cannot allocate {bytes} bytes")
             }
         }
     }
@@ -149,8 +200,26 @@ impl Heap {
     }
 
     /// An empty heap; the young block is `next_heap_size(min_heap_size)`.
+    /// Unwinds with [`HeapError::OutOfMemory`] if the allocator cannot back
+    /// it ([`Heap::try_with_config`] returns the error instead).
     pub fn with_config(config: HeapConfig) -> Heap {
-        let young = Block::new(next_heap_size(config.min_heap_size));
+        Heap::with_young(Block::new(next_heap_size(config.min_heap_size)), config)
+    }
+
+    /// An empty heap as [`Heap::with_config`] makes, or
+    /// [`HeapError::OutOfMemory`] if its young block cannot be had (e.g. a
+    /// `min_heap_size` the machine cannot back).
+    pub fn try_with_config(config: HeapConfig) -> Result<Heap, HeapError> {
+        let words = next_heap_size(config.min_heap_size);
+        match Block::try_new(words) {
+            Some(young) => Ok(Heap::with_young(young, config)),
+            None => Err(HeapError::OutOfMemory {
+                bytes: words.saturating_mul(8),
+            }),
+        }
+    }
+
+    fn with_young(young: Block, config: HeapConfig) -> Heap {
         let (base, end) = (young.base(), young.end());
         Heap {
             young,
@@ -200,6 +269,13 @@ impl Heap {
     /// young plus old block, in words.
     pub fn heap_words(&self) -> usize {
         self.young.words() + self.old.words()
+    }
+
+    /// Replaces `max_heap_size` (Erlang's `process_flag(max_heap_size,
+    /// N)`; 0: no limit). A heap already larger is reported by its next
+    /// collection.
+    pub fn set_max_heap_size(&mut self, words: usize) {
+        self.config.max_heap_size = words;
     }
 
     /// Bytes this heap has taken from the allocator for blocks.
@@ -257,16 +333,22 @@ impl Heap {
             self.ovf_top.set(unsafe { top.add(n) });
             return top;
         }
+        let size = n
+            .max(self.young.words())
+            .max(self.ovf_total.get())
+            .max(MIN_HEAP_WORDS);
+        let max = self.config.max_heap_size;
+        let overflow = self.ovf_total.get().saturating_add(size);
+        if max > 0 && (n > max || overflow > max.saturating_mul(OVERFLOW_LIMIT_FACTOR)) {
+            let words = self.heap_words().saturating_add(overflow);
+            HeapError::MaxHeapSize { words, max }.raise();
+        }
+        let block = Block::new(size);
         let mut frags = self.frags.borrow_mut();
         let idx = self.ovf_idx.get();
         if idx != usize::MAX {
             frags[idx].used = words_between(frags[idx].block.base(), top);
         }
-        let size = n
-            .max(self.young.words())
-            .max(self.ovf_total.get())
-            .max(MIN_HEAP_WORDS);
-        let block = Block::new(size);
         let base = block.base();
         frags.push(Frag { block, used: 0 });
         self.ovf_idx.set(frags.len() - 1);

@@ -44,7 +44,7 @@ pub use codec::{decode, encode, DecodeError};
 pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
 pub use hamt::MAP_SMALL_MAX;
-pub use heap::{GcCounts, Heap, HeapConfig, HeapError, Root, StackFull};
+pub use heap::{GcCounts, Heap, HeapConfig, HeapError, Root, StackFull, OVERFLOW_LIMIT_FACTOR};
 pub use permanent::{is_permanent, make_permanent, permanent_bytes, permanent_term};
 pub use print::set_closure_namer;
 pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS, SMALLEST_HEAP_WORDS};

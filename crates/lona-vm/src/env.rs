@@ -28,6 +28,9 @@ pub struct Env {
     /// Whether `report` writes (supervisor reports); `(reports! false)`
     /// silences them, as Erlang's `logger:set_primary_config(level, none)`.
     pub reports: std::sync::atomic::AtomicBool,
+    /// The default `:max-heap-size` of the node's processes, in words (0:
+    /// none): [`Env::set_max_heap_size`].
+    max_heap_size: std::sync::atomic::AtomicUsize,
 }
 
 impl Env {
@@ -45,6 +48,7 @@ impl Env {
             loaded: Mutex::new(Default::default()),
             ending: Arc::default(),
             reports: std::sync::atomic::AtomicBool::new(true),
+            max_heap_size: std::sync::atomic::AtomicUsize::new(0),
         });
         crate::builtins::install(&env);
         crate::eval::load_prelude(&env);
@@ -68,6 +72,22 @@ impl Env {
     ) {
         let ns = self.namespaces.get_or_create(ns);
         crate::builtins::def(ns, name, min, max, f);
+    }
+
+    /// Sets the default `:max-heap-size` (words, 0: none) of every process
+    /// started afterwards, the main process included (Erlang's `+hmax`;
+    /// `lona run --max-heap`): heap and stack together, as
+    /// `lona_vm::process` explains. `spawn-opt` and `process-flag` override
+    /// it for one process.
+    pub fn set_max_heap_size(&self, words: usize) {
+        self.max_heap_size
+            .store(words, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The default `:max-heap-size` (words, 0: none).
+    pub fn max_heap_size(&self) -> usize {
+        self.max_heap_size
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A node writing to standard output.

@@ -129,4 +129,10 @@ pub enum Request {
         /// A major collection.
         full: bool,
     },
+    /// Set the process's `:max-heap-size` (`(process-flag :max-heap-size
+    /// n)`).
+    MaxHeapSize {
+        /// Words, 0 for no limit.
+        words: usize,
+    },
 }

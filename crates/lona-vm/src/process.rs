@@ -17,9 +17,30 @@
 //! 3. Ending: a normal return is reason `:normal`. An uncaught exception
 //!    ends the process with `[:error e]`, `[:error [:nocatch v]]` or the
 //!    `exit` reason (lonala.md, "Errors"); the reason carries the Lonala
-//!    stack trace to the runtime's crash report. A heap past its maximum
-//!    kills the process (`:killed`, with a report); `(halt n)` stops the
+//!    stack trace to the runtime's crash report. `(halt n)` stops the
 //!    node.
+//!
+//! # Memory
+//!
+//! A process's memory is its heap, register stack, frames and handlers;
+//! `:max-heap-size` (words; `spawn-opt`, `(process-flag :max-heap-size
+//! n)`, or the node's default, [`Env::max_heap_size`], `lona run
+//! --max-heap`) limits them together (`vm/memory.rs`). Both ways a
+//! process can outgrow what it may have end only that process, never the
+//! node, and cannot be caught by its own `try`:
+//!
+//! * past its limit (checked at each collection and whenever the stack,
+//!   frames or an overflow chunk grow) it is killed with reason
+//!   `:killed`, as Erlang kills it, and an error report says why;
+//! * when the allocator cannot back a growth of its heap or stack (the
+//!   node is out of memory), it ends with reason
+//!   `[:system-limit :out-of-memory]`, also reported.
+//!
+//! Both arrive as a [`HeapError`]: from a collection as
+//! `Outcome::HeapLimit`, from an allocation as a panic payload (an
+//! allocation cannot return an error), which [`Process::step`] catches
+//! here (`catch_heap_error`). Its links and monitors get the reason as
+//! for any other end.
 //!
 //! The main process of `lona run` is the same with an [`Evaluator`] (a
 //! program's forms, then `-main`) instead of a single call.
@@ -111,12 +132,28 @@ pub fn exit_term<'h>(heap: &'h Heap, class: Class, reason: Term<'h>) -> Term<'h>
 
 /// A spawned process's heap: as small as the growth sequence allows (34
 /// words, 272 bytes; it grows at its first collections), so a million idle
-/// processes cost little (`docs/design.md`, D19). `spawn-opt`'s
-/// `:min-heap-size` asks for more.
-pub fn spawned_heap() -> HeapConfig {
+/// processes cost little (`docs/design.md`, D19), limited by the node's
+/// default `:max-heap-size` ([`Env::max_heap_size`]). `spawn-opt`'s
+/// `:min-heap-size` asks for more, its `:max-heap-size` replaces the limit.
+pub fn spawned_heap(env: &Env) -> HeapConfig {
     HeapConfig {
         min_heap_size: lona_term::SMALLEST_HEAP_WORDS,
+        max_heap_size: env.max_heap_size(),
         ..HeapConfig::default()
+    }
+}
+
+/// Runs `f` (a step of a process's VM), catching the [`HeapError`] an
+/// allocation unwinds with when the process outgrows its limit or the
+/// node's memory (module documentation). Any other panic goes on
+/// unwinding, to the runtime.
+pub(crate) fn catch_heap_error<R>(f: impl FnOnce() -> R) -> Result<R, HeapError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => Ok(r),
+        Err(payload) => match payload.downcast::<HeapError>() {
+            Ok(e) => Err(*e),
+            Err(other) => std::panic::resume_unwind(other),
+        },
     }
 }
 
@@ -143,9 +180,16 @@ impl LonaProcess {
     /// A process that calls `start`'s `[f & args]` (a fragment the spawner
     /// made) on a heap configured by `heap`.
     pub fn spawned(env: Arc<Env>, start: Fragment, heap: HeapConfig) -> LonaProcess {
+        LonaProcess::spawned_on(env, start, Heap::with_config(heap))
+    }
+
+    /// [`LonaProcess::spawned`] on a heap already made (`spawn` makes it
+    /// fallibly, in the spawner, so that a `:min-heap-size` the node
+    /// cannot back fails the spawn).
+    pub(crate) fn spawned_on(env: Arc<Env>, start: Fragment, heap: Heap) -> LonaProcess {
         LonaProcess {
             body: Body::Call {
-                vm: Vm::with_heap(env, Heap::with_config(heap)),
+                vm: Vm::with_heap(env, heap),
                 start: Some(start),
             },
         }
@@ -183,11 +227,17 @@ impl LonaProcess {
             }
         }
         let start = Fragment::new(heap.vector(&items));
-        Ok(LonaProcess::spawned(env, start, spawned_heap()))
+        let config = spawned_heap(&env);
+        Ok(LonaProcess::spawned(env, start, config))
     }
 
-    /// The main process of a program: runs `ev` and reports to `end`.
-    pub fn main(ev: Evaluator, end: Arc<EndSignal>) -> LonaProcess {
+    /// The main process of a program: runs `ev` and reports to `end`. It
+    /// is limited by the node's default `:max-heap-size` as every process.
+    pub fn main(mut ev: Evaluator, end: Arc<EndSignal>) -> LonaProcess {
+        let max = ev.vm.env().max_heap_size();
+        if max > 0 && ev.vm.heap.config().max_heap_size == 0 {
+            ev.vm.heap.set_max_heap_size(max);
+        }
         LonaProcess {
             body: Body::Main {
                 ev: Box::new(ev),
@@ -203,11 +253,43 @@ fn charge(cx: &mut Cx<'_>, before: u64, after: u64) {
     cx.charge(spent.min(cx.budget()));
 }
 
-fn heap_limit(cx: &Cx<'_>, e: HeapError) -> Step {
-    // Erlang kills such a process with reason `killed` and logs it; so do
-    // we (the runtime adds its crash report if nobody watches it).
-    eprintln!("=ERROR REPORT= process {} killed: {e}", cx.pid());
-    Step::Exit(Reason::Killed)
+/// How a process that outgrew its limit or the node's memory ends
+/// (module documentation, "Memory").
+pub(crate) fn heap_limit(cx: &Cx<'_>, e: HeapError) -> Step {
+    // Erlang kills a process over its max_heap_size with reason `killed`
+    // and logs it; so do we (the runtime adds its crash report if nobody
+    // watches it).
+    match e {
+        HeapError::OutOfMemory { .. } => {
+            eprintln!("=ERROR REPORT= process {} ended: {e}", cx.pid());
+            Step::Exit(out_of_memory_reason())
+        }
+        HeapError::MaxHeapSize { .. } => {
+            eprintln!("=ERROR REPORT= process {} killed: {e}", cx.pid());
+            Step::Exit(Reason::Killed)
+        }
+    }
+}
+
+/// `[:system-limit :out-of-memory]`, built on a heap of its own (the
+/// process's may be what could not grow).
+fn out_of_memory_reason() -> Reason {
+    let h = Heap::new();
+    let t = h.vector(&[
+        Term::keyword("system-limit"),
+        Term::keyword("out-of-memory"),
+    ]);
+    crate::msg::term_reason(t, None)
+}
+
+/// What the main process's ending says about a [`HeapError`].
+fn heap_limit_ending(e: HeapError) -> Ending {
+    match e {
+        HeapError::OutOfMemory { .. } => {
+            Ending::Killed(format!("[:system-limit :out-of-memory]: {e}"))
+        }
+        HeapError::MaxHeapSize { .. } => Ending::Killed(format!("killed: {e}")),
+    }
 }
 
 impl LonaProcess {
@@ -225,13 +307,38 @@ impl Process for LonaProcess {
     }
 
     fn heap_words(&self) -> Option<usize> {
-        // Attached messages included: they are the process's until its
-        // next collection.
-        let h = &self.vm().heap;
-        Some(h.heap_words() + h.fragment_words())
+        // What `:max-heap-size` counts (heap, register stack, frames), so
+        // a deep recursion shows in `process-info` and `(i)`; attached
+        // messages included: they are the process's until its next
+        // collection.
+        let vm = self.vm();
+        Some(vm.memory_words() + vm.heap.fragment_words())
     }
 
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+        match catch_heap_error(|| self.step_vm(cx)) {
+            Ok(s) => s,
+            Err(e) => {
+                if let Body::Main { end, .. } = &self.body {
+                    end.set(heap_limit_ending(e));
+                }
+                heap_limit(cx, e)
+            }
+        }
+    }
+
+    fn close(&mut self, reason: &Reason) {
+        if let Body::Main { end, .. } = &self.body {
+            // Ended from outside (an exit signal): still an ending.
+            end.set(Ending::Killed(format!("{reason:?}")));
+        }
+    }
+}
+
+impl LonaProcess {
+    /// A step; an allocation past the limit or the node's memory unwinds
+    /// out of it (caught by `step`).
+    fn step_vm(&mut self, cx: &mut Cx<'_>) -> Step {
         let budget = i32::try_from(cx.budget().max(1)).unwrap_or(i32::MAX);
         match &mut self.body {
             Body::Call { vm, start } => {
@@ -298,7 +405,7 @@ impl Process for LonaProcess {
                         Step::Exit(Reason::Shutdown)
                     }
                     Progress::HeapLimit(e) => {
-                        end.set(Ending::Killed(format!("killed: {e}")));
+                        end.set(heap_limit_ending(e));
                         heap_limit(cx, e)
                     }
                     // `(exit :normal)` in the main process is a normal
@@ -325,13 +432,6 @@ impl Process for LonaProcess {
                     }
                 }
             }
-        }
-    }
-
-    fn close(&mut self, reason: &Reason) {
-        if let Body::Main { end, .. } = &self.body {
-            // Ended from outside (an exit signal): still an ending.
-            end.set(Ending::Killed(format!("{reason:?}")));
         }
     }
 }

@@ -94,6 +94,7 @@ impl Shell {
     /// console last saw.
     pub fn new(env: Arc<Env>, console: Arc<Console>) -> Shell {
         let mut ev = Evaluator::new(env.clone());
+        ev.vm.heap.set_max_heap_size(env.max_heap_size());
         ev.ns = env.namespaces.get_or_create(&console.ns());
         ev.print_last_value(true);
         Shell {
@@ -134,7 +135,13 @@ impl Process for Shell {
             }
             let budget = i32::try_from(cx.budget().max(1)).unwrap_or(i32::MAX);
             let before = self.ev.vm.reductions;
-            let p = self.ev.step_in(budget, Some(cx));
+            // Past its memory limit, or the node's memory: as any process.
+            let p = match crate::process::catch_heap_error(|| {
+                self.ev.step_in(budget, Some(&mut *cx))
+            }) {
+                Ok(p) => p,
+                Err(e) => Progress::HeapLimit(e),
+            };
             let spent = (self.ev.vm.reductions - before).min(u32::MAX as u64) as u32;
             cx.charge(spent.min(cx.budget()));
             match p {
@@ -154,10 +161,7 @@ impl Process for Shell {
                     self.env.ending.set(crate::process::Ending::Halt(n));
                     return Step::Exit(Reason::Shutdown);
                 }
-                Progress::HeapLimit(e) => {
-                    eprintln!("** shell process killed: {e}");
-                    return Step::Exit(Reason::Killed);
-                }
+                Progress::HeapLimit(e) => return crate::process::heap_limit(cx, e),
                 Progress::Failed(e) => {
                     self.env.flush_out();
                     self.console.set_ns(&self.ev.ns.name);
@@ -198,7 +202,7 @@ impl Process for Shell {
     }
 
     fn heap_words(&self) -> Option<usize> {
-        Some(self.ev.vm.heap.heap_words())
+        Some(self.ev.vm.memory_words())
     }
 
     fn close(&mut self, reason: &Reason) {

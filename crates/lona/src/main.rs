@@ -26,6 +26,14 @@ pub struct NodeArgs {
     /// it fails with `:system-limit`.
     #[arg(long)]
     pub process_limit: Option<usize>,
+    /// The default `:max-heap-size` of every process, the main process
+    /// included, in words (8 bytes each; Erlang's `+hmax`): heap, stack
+    /// and call frames together. A process that outgrows it is killed
+    /// (reason `:killed`); `spawn-opt` and `process-flag` set it per
+    /// process. Default: no limit (a process the machine's memory cannot
+    /// back still ends alone, with `[:system-limit :out-of-memory]`).
+    #[arg(long, value_name = "WORDS")]
+    pub max_heap: Option<usize>,
 }
 
 impl NodeArgs {
@@ -39,6 +47,13 @@ impl NodeArgs {
             b = b.process_limit(n);
         }
         b.build().map_err(|e| format!("cannot start the node: {e}"))
+    }
+
+    /// Applies the node settings that belong to Lonala (`--max-heap`).
+    pub fn apply(self, env: &lona_vm::Env) {
+        if let Some(words) = self.max_heap {
+            env.set_max_heap_size(words);
+        }
     }
 }
 

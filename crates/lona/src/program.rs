@@ -30,6 +30,7 @@ fn report(e: &EvalError) {
 
 /// Runs the evaluator in a main process of a fresh node.
 fn run_main(env: &Arc<Env>, ev: Evaluator, node: NodeArgs) -> Result<Ending, String> {
+    node.apply(env);
     lona_vm::node::run_main_on(node.runtime()?, env, ev)
 }
 

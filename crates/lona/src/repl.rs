@@ -313,6 +313,7 @@ fn process(
 /// `lona repl`
 pub fn repl(node: NodeArgs) -> ExitCode {
     let env = Env::stdout();
+    node.apply(&env);
     let rt = match node.runtime() {
         Ok(rt) => rt,
         Err(e) => {

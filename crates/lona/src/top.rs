@@ -276,6 +276,7 @@ pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    node.apply(&env);
     let h = rt.handle();
     if let Err(e) = h.spawn_process(LonaProcess::main(ev, env.ending.clone())) {
         eprintln!("lona: cannot spawn the main process: {e}");

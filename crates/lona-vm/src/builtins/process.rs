@@ -9,12 +9,12 @@
 //! | --- | --- | --- |
 //! | `(spawn f & args)` | `spawn/1,3` | `:badarg` unless `f` is a function; `:system-limit` past the process limit |
 //! | `(spawn-link f & args)`, `(spawn-monitor f & args)` | `spawn_link`, `spawn_monitor` (=> `[pid ref]`) | as `spawn` |
-//! | `(spawn-opt f opts & args)` | `spawn_opt`: `:link`, `:monitor`, `:priority` (`:low`, `:normal`, `:high`, `:max`), `:min-heap-size`, `:max-heap-size` (words) | `:badarg` for an unknown option or priority |
+//! | `(spawn-opt f opts & args)` | `spawn_opt`: `:link`, `:monitor`, `:priority` (`:low`, `:normal`, `:high`, `:max`), `:min-heap-size`, `:max-heap-size` (words, heap and stack; 0: none; default the node's) | `:badarg` for an unknown option or priority, a max below the min; `:system-limit` for a min the node cannot back |
 //! | `(send dest msg)` | `!`: `dest` a pid or a registered name (keyword); returns `msg` | `:badarg` for a name nobody holds |
 //! | `(link pid)`, `(unlink pid)` | `link/1`, `unlink/1` | `:noproc` linking to a dead process (not trapping exits) |
 //! | `(monitor pid-or-name)`, `(demonitor ref [{:flush true :info true}])` | `monitor/2`, `demonitor/1,2` | |
 //! | `(exit reason)`, `(exit pid reason)` | `exit/1,2` | |
-//! | `(process-flag :trap-exit bool)`, `(process-flag :priority p)` | `process_flag/2` (=> old value; a priority as a keyword) | `:badarg` for another flag or a bad value |
+//! | `(process-flag :trap-exit bool)`, `(process-flag :priority p)`, `(process-flag :max-heap-size words)` | `process_flag/2` (=> old value; a priority as a keyword; 0 for no limit) | `:badarg` for another flag or a bad value |
 //! | `(register name pid)`, `(unregister name)`, `(whereis name)` | same | `:badarg`: name taken, pid already named or dead, not registered |
 //! | `(processes)`, `(make-ref)`, `(node)` | same | |
 //! | `(send-after ms dest msg)`, `(cancel-timer tref)` | `erlang:send_after/3`, `cancel_timer/1` (=> ms left or `false`) | |
@@ -26,7 +26,7 @@
 use std::time::Duration;
 
 use lona_runtime::{Dest, Pid, Priority, Ref, SpawnError, SpawnOpts, TimerRef};
-use lona_term::{Fragment, HeapConfig, RawTerm, Term, View};
+use lona_term::{Fragment, Heap, HeapConfig, RawTerm, Term, View};
 
 use super::{def, ANY};
 use crate::msg::{info_term, pid_term, ref_term, term_pid, term_reason};
@@ -116,13 +116,20 @@ fn do_spawn(
     let start = start_fragment(cx, f, args)?;
     cx.charge(start.words() / 64);
     let env = cx.env.clone();
+    // Made here, fallibly: a `:min-heap-size` the node cannot back fails
+    // the spawn with `:system-limit`, as a full process table does.
+    let heap = Heap::try_with_config(heap).map_err(|_| system_limit())?;
     let r = cx.rt()?.spawn(opts, move |_| {
-        Box::new(crate::process::LonaProcess::spawned(env, start, heap))
+        Box::new(crate::process::LonaProcess::spawned_on(env, start, heap))
     });
     r.map_err(|e| match e {
-        SpawnError::SystemLimit { .. } => Raise::error(Term::keyword("system-limit")),
+        SpawnError::SystemLimit { .. } => system_limit(),
         SpawnError::ShuttingDown => Raise::error(Term::keyword("shutting-down")),
     })
+}
+
+fn system_limit() -> Raise {
+    Raise::error(Term::keyword("system-limit"))
 }
 
 fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
@@ -131,7 +138,7 @@ fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         a[0],
         &a[1..],
         SpawnOpts::default(),
-        crate::process::spawned_heap(),
+        crate::process::spawned_heap(cx.env),
     )?;
     Ok(pid_term(cx.heap, pid).raw())
 }
@@ -141,7 +148,13 @@ fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         link: true,
         ..SpawnOpts::default()
     };
-    let (pid, _) = do_spawn(cx, a[0], &a[1..], opts, crate::process::spawned_heap())?;
+    let (pid, _) = do_spawn(
+        cx,
+        a[0],
+        &a[1..],
+        opts,
+        crate::process::spawned_heap(cx.env),
+    )?;
     Ok(pid_term(cx.heap, pid).raw())
 }
 
@@ -150,7 +163,13 @@ fn spawn_monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         monitor: true,
         ..SpawnOpts::default()
     };
-    let (pid, mref) = do_spawn(cx, a[0], &a[1..], opts, crate::process::spawned_heap())?;
+    let (pid, mref) = do_spawn(
+        cx,
+        a[0],
+        &a[1..],
+        opts,
+        crate::process::spawned_heap(cx.env),
+    )?;
     let mref = mref.ok_or_else(Raise::badarg)?;
     let v = cx
         .heap
@@ -163,7 +182,7 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         return Err(Raise::badarg());
     };
     let mut opts = SpawnOpts::default();
-    let mut heap = crate::process::spawned_heap();
+    let mut heap = crate::process::spawned_heap(cx.env);
     for (k, v) in m.iter() {
         let words = || match v.as_i64() {
             Some(n) if n >= 0 => Ok(n as usize),
@@ -180,6 +199,10 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             },
             _ => return Err(Raise::badarg()),
         }
+    }
+    // As Erlang: a limit below the minimum heap size is a bad argument.
+    if heap.max_heap_size > 0 && heap.max_heap_size < heap.min_heap_size {
+        return Err(Raise::badarg());
     }
     let (pid, mref) = do_spawn(cx, a[0], &a[2..], opts, heap)?;
     let p = pid_term(cx.heap, pid);
@@ -283,6 +306,18 @@ fn priority_arg(v: Term<'_>) -> Result<Priority, Raise> {
 fn process_flag(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match name_arg(cx, a[0])? {
         "trap-exit" => {}
+        "max-heap-size" => {
+            // Words, 0 for none; the VM sets it when the call returns (the
+            // built-in only sees its heap shared). Checked from the next
+            // growth or collection on.
+            let words = match t(cx, a[1]).as_i64() {
+                Some(n) if n >= 0 => n as usize,
+                _ => return Err(Raise::badarg()),
+            };
+            let old = cx.heap.config().max_heap_size;
+            cx.request = Some(Request::MaxHeapSize { words });
+            return Ok(Term::small_int(old as i64).unwrap_or(Term::NIL).raw());
+        }
         "priority" => {
             let prio = priority_arg(t(cx, a[1]))?;
             let old = cx.rt()?.set_priority(prio);

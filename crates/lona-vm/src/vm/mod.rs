@@ -15,6 +15,11 @@
 //!   preempted, and later how `receive` waits.
 //! * `handlers`: active `try` regions, innermost last.
 //!
+//! # Memory and its limit
+//!
+//! Register stack, frames and handlers are counted by `:max-heap-size`
+//! with the heap, and grow fallibly: `memory.rs`.
+//!
 //! # The loop
 //!
 //! 1. Load the current frame into locals (prototype, code pointer, pc,
@@ -33,8 +38,10 @@
 //! words without untagging (`tag.rs` shows why that is exact); anything
 //! else takes the slow path in [`crate::num`].
 
+mod memory;
 mod trace;
 
+pub use memory::FRAME_WORDS;
 pub(crate) use trace::trace_text;
 pub use trace::TRACE_DEPTH;
 
@@ -217,21 +224,6 @@ impl Vm {
         self.active = true;
     }
 
-    /// Makes sure the stack has `n` words (plus one spare for the
-    /// collector's extra root).
-    #[inline]
-    fn ensure(&mut self, n: usize) -> bool {
-        if self.stack.len() > n {
-            return true;
-        }
-        if n >= self.max_stack {
-            return false;
-        }
-        let new = (n + 1).max(self.stack.len() * 2).min(self.max_stack);
-        self.stack.resize(new, NIL);
-        true
-    }
-
     /// A collection at a safepoint (state synced).
     fn gc(&mut self, kind: GcKind) {
         let top = (self.cur.base + self.cur.nregs) as usize;
@@ -245,29 +237,20 @@ impl Vm {
                 std::slice::from_raw_parts_mut(self.stack.as_mut_ptr() as *mut RawTerm, top + 1);
             self.heap.collect_with_roots(kind, 0, roots)
         };
-        // Over max_heap_size: the heap is consistent; the process kills
-        // itself at the safepoint (`Outcome::HeapLimit`).
-        if let Err(e) = r {
-            self.heap_error = Some(e);
-        }
         self.exn_reason = self.stack[top];
         self.shrink_stack();
         for w in &mut self.stack[top..] {
             *w = NIL;
         }
-    }
-
-    /// Memory follows the data: a stack grown by a deep recursion that
-    /// has returned is given back (state synced).
-    fn shrink_stack(&mut self) {
-        let top = (self.cur.base + self.cur.nregs) as usize;
-        let keep = (2 * (top + 1)).max(64);
-        if self.stack.len() > 4 * keep {
-            self.stack.truncate(keep);
-            self.stack.shrink_to_fit();
-        }
-        if self.frames.capacity() > 4 * (self.frames.len() + 16) {
-            self.frames.shrink_to(2 * (self.frames.len() + 16));
+        // Over max_heap_size, heap and stack counted together: the heap is
+        // consistent; the process kills itself at the safepoint
+        // (`Outcome::HeapLimit`).
+        let max = self.heap.config().max_heap_size;
+        if let Err(e) = r {
+            self.heap_error = Some(e);
+        } else if max > 0 && self.memory_words() > max {
+            let words = self.memory_words();
+            self.heap_error = Some(HeapError::MaxHeapSize { words, max });
         }
     }
 
@@ -413,6 +396,7 @@ impl Vm {
                 self.gc_request = Some(full || self.gc_request == Some(true));
                 *reds = (*reds).min(1);
             }
+            Request::MaxHeapSize { words } => self.heap.set_max_heap_size(words),
         }
     }
 
@@ -438,7 +422,7 @@ impl Vm {
             return Err(Raise::error(Term::keyword("system-limit")));
         }
         if !tail {
-            self.frames.push(self.cur);
+            self.push_caller(self.cur);
         }
         self.cur = Frame {
             proto: p,
@@ -710,7 +694,7 @@ impl Vm {
                     } else if let Some(e) = p.entries.get(argc) {
                         let need = base!() + $a as usize + 1 + e.nregs as usize + 1;
                         if e.pc != u32::MAX && need < self.stack.len() {
-                            self.frames.push(Frame {
+                            self.push_caller(Frame {
                                 pc: pc!(),
                                 ..self.cur
                             });
@@ -1195,6 +1179,9 @@ impl Vm {
                 }
                 Instr::FunctionClause => raise!(Raise::error(Term::keyword("function-clause"))),
                 Instr::TryBegin { r, handler } => {
+                    if self.handlers.len() == self.handlers.capacity() {
+                        self.grow_handlers();
+                    }
                     self.handlers.push(Handler {
                         depth: self.frames.len() as u32,
                         pc: handler,
