@@ -49,6 +49,13 @@ impl fmt::Display for BridgeError {
 
 impl std::error::Error for BridgeError {}
 
+/// The keyword for a Rust field or variant name (kebab-cased): an error,
+/// not a panic, when the atom table is full or the name too long.
+fn name_keyword(name: &str) -> Result<Term<'static>, BridgeError> {
+    let k = kebab(name);
+    Term::try_keyword(&k).map_err(|e| BridgeError(format!("keyword :{k}: {e}")))
+}
+
 impl ser::Error for BridgeError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
         BridgeError(msg.to_string())
@@ -171,12 +178,17 @@ enum SeqKind {
 }
 
 impl<'h> Seq<'h> {
-    fn new(heap: &'h Heap, kind: SeqKind, tag: Option<&str>, cap: usize) -> Seq<'h> {
+    fn new(
+        heap: &'h Heap,
+        kind: SeqKind,
+        tag: Option<&str>,
+        cap: usize,
+    ) -> Result<Seq<'h>, BridgeError> {
         let mut items = Vec::with_capacity(cap + 1);
         if let Some(t) = tag {
-            items.push(Term::keyword(&kebab(t)));
+            items.push(name_keyword(t)?);
         }
-        Seq { heap, items, kind }
+        Ok(Seq { heap, items, kind })
     }
 
     fn push<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
@@ -279,7 +291,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         _i: u32,
         variant: &'static str,
     ) -> Result<Term<'h>, BridgeError> {
-        Ok(Term::keyword(&kebab(variant)))
+        name_keyword(variant)
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -306,16 +318,16 @@ impl<'h> ser::Serializer for Ser<'h> {
         v: &T,
     ) -> Result<Term<'h>, BridgeError> {
         let t = v.serialize(self)?;
-        Ok(self.heap.vector(&[Term::keyword(&kebab(variant)), t]))
+        Ok(self.heap.vector(&[name_keyword(variant)?, t]))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::List, None, len.unwrap_or(0)))
+        Seq::new(self.heap, SeqKind::List, None, len.unwrap_or(0))
     }
     fn serialize_tuple(self, len: usize) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::Vector, None, len))
+        Seq::new(self.heap, SeqKind::Vector, None, len)
     }
     fn serialize_tuple_struct(self, _n: &'static str, len: usize) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::Vector, None, len))
+        Seq::new(self.heap, SeqKind::Vector, None, len)
     }
     fn serialize_tuple_variant(
         self,
@@ -324,18 +336,18 @@ impl<'h> ser::Serializer for Ser<'h> {
         variant: &'static str,
         len: usize,
     ) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::Vector, Some(variant), len))
+        Seq::new(self.heap, SeqKind::Vector, Some(variant), len)
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(
+        Seq::new(
             self.heap,
             SeqKind::Map,
             None,
             2 * len.unwrap_or(0),
-        ))
+        )
     }
     fn serialize_struct(self, _n: &'static str, len: usize) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(self.heap, SeqKind::Map, None, 2 * len))
+        Seq::new(self.heap, SeqKind::Map, None, 2 * len)
     }
     fn serialize_struct_variant(
         self,
@@ -344,12 +356,12 @@ impl<'h> ser::Serializer for Ser<'h> {
         variant: &'static str,
         len: usize,
     ) -> Result<Seq<'h>, BridgeError> {
-        Ok(Seq::new(
+        Seq::new(
             self.heap,
             SeqKind::TaggedMap,
             Some(variant),
             2 * len,
-        ))
+        )
     }
 }
 
@@ -419,7 +431,7 @@ impl<'h> ser::SerializeStruct for Seq<'h> {
         key: &'static str,
         v: &T,
     ) -> Result<(), BridgeError> {
-        self.items.push(Term::keyword(&kebab(key)));
+        self.items.push(name_keyword(key)?);
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
@@ -435,7 +447,7 @@ impl<'h> ser::SerializeStructVariant for Seq<'h> {
         key: &'static str,
         v: &T,
     ) -> Result<(), BridgeError> {
-        self.items.push(Term::keyword(&kebab(key)));
+        self.items.push(name_keyword(key)?);
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
