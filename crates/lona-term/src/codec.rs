@@ -590,7 +590,10 @@ mod tests {
         assert_eq!(decode(&h, &kw_bytes("normal")), Ok(Term::keyword("normal")));
         // new ones do not, and are not created
         let fresh = |i: u32| format!("codec-test-fresh-{i}");
-        assert_eq!(decode(&h, &kw_bytes(&fresh(0))), Err(DecodeError::UnknownAtom));
+        assert_eq!(
+            decode(&h, &kw_bytes(&fresh(0))),
+            Err(DecodeError::UnknownAtom)
+        );
         assert_eq!(Atom::existing(&fresh(0)), None);
         let mut sym = MAGIC.to_vec();
         put_bytes(&mut sym, 8, fresh(0).as_bytes());

@@ -339,12 +339,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         Seq::new(self.heap, SeqKind::Vector, Some(variant), len)
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Seq<'h>, BridgeError> {
-        Seq::new(
-            self.heap,
-            SeqKind::Map,
-            None,
-            2 * len.unwrap_or(0),
-        )
+        Seq::new(self.heap, SeqKind::Map, None, 2 * len.unwrap_or(0))
     }
     fn serialize_struct(self, _n: &'static str, len: usize) -> Result<Seq<'h>, BridgeError> {
         Seq::new(self.heap, SeqKind::Map, None, 2 * len)
@@ -356,12 +351,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         variant: &'static str,
         len: usize,
     ) -> Result<Seq<'h>, BridgeError> {
-        Seq::new(
-            self.heap,
-            SeqKind::TaggedMap,
-            Some(variant),
-            2 * len,
-        )
+        Seq::new(self.heap, SeqKind::TaggedMap, Some(variant), 2 * len)
     }
 }
 

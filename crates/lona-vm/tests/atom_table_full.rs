@@ -79,7 +79,12 @@ fn a_full_atom_table_raises_system_limit_and_everything_else_works() {
     assert_eq!(ending, Ending::Normal, "{out}");
     let (first, rest) = out.split_once('\n').expect("lines");
     assert_eq!(first, ":fill [:no-limit 100]");
-    assert!(rest.starts_with(":keyword :warm--again\n:symbol warm--sym\n:long [:error :system-limit]\n"), "{rest}");
+    assert!(
+        rest.starts_with(
+            ":keyword :warm--again\n:symbol warm--sym\n:long [:error :system-limit]\n"
+        ),
+        "{rest}"
+    );
 
     // Fill the table from Rust to three atoms below its limit.
     let mut i = 0u64;
@@ -108,7 +113,10 @@ fn a_full_atom_table_raises_system_limit_and_everything_else_works() {
     // A name the code spells out still resolves, from the start list or
     // from the reserve above the limit.
     assert!(Atom::new("system-limit").is_runtime());
-    assert_eq!(Atom::new("runtime-name-missing-from-the-list").name(), "runtime-name-missing-from-the-list");
+    assert_eq!(
+        Atom::new("runtime-name-missing-from-the-list").name(),
+        "runtime-name-missing-from-the-list"
+    );
 
     // The node lives on: a third program runs from scratch.
     let (out, ending) = run("again-");

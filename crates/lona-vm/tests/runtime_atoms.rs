@@ -36,7 +36,10 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 #[test]
 fn every_name_the_vm_spells_out_is_interned_from_the_start() {
     let mut files = Vec::new();
-    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
     let texts: Vec<(String, String)> = files
         .iter()
         .map(|f| {
@@ -66,9 +69,16 @@ fn every_name_the_vm_spells_out_is_interned_from_the_start() {
     assert!(seen > 50, "found only {seen} names: the patterns are stale");
     // names the code computes from a fixed set
     for n in [
-        "running", "waiting", // process-info's :status
-        "low", "normal", "high", "max", // priorities
-        "total", "binary", "code", "process-table", // runtime-info's :memory
+        "running",
+        "waiting", // process-info's :status
+        "low",
+        "normal",
+        "high",
+        "max", // priorities
+        "total",
+        "binary",
+        "code",
+        "process-table", // runtime-info's :memory
     ] {
         if !Atom::existing(n).is_some_and(Atom::is_runtime) {
             missing.push(n.to_string());

@@ -53,13 +53,13 @@ impl Gen {
             }
             3 => {
                 let name = ["ok", "error", "normal", "EXIT"][(self.next() % 4) as usize];
-                out.push(if self.next() % 2 == 0 { 7 } else { 8 });
+                out.push(if self.next().is_multiple_of(2) { 7 } else { 8 });
                 out.push(name.len() as u8);
                 out.extend_from_slice(name.as_bytes());
             }
             4 => {
                 let n = (self.next() % 80) as u8;
-                out.push(if self.next() % 2 == 0 { 9 } else { 10 });
+                out.push(if self.next().is_multiple_of(2) { 9 } else { 10 });
                 out.push(n);
                 out.extend(std::iter::repeat_n(b'x', n as usize));
             }
@@ -135,7 +135,8 @@ fn decoded_outside_data_is_safe_to_use_in_a_lonala_process() {
     let buf = SharedBuf::default();
     let env = Env::new(Box::new(buf.clone()));
     let mut ev = Evaluator::new(env.clone());
-    ev.push_source(&Source::new("sink.lona", SINK)).expect("reads");
+    ev.push_source(&Source::new("sink.lona", SINK))
+        .expect("reads");
     let rt = Runtime::builder().workers(2).build().expect("runtime");
     let handle = rt.handle();
     let feeder = std::thread::spawn(move || {

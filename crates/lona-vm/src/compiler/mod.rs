@@ -1317,9 +1317,9 @@ pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, String> {
         FormKind::Keyword(k) => Term::keyword_atom(
             lona_term::Atom::try_new(k).map_err(|e| format!("keyword :{k}: {e}"))?,
         ),
-        FormKind::Symbol(s) => Term::symbol_atom(
-            lona_term::Atom::try_new(s).map_err(|e| format!("symbol {s}: {e}"))?,
-        ),
+        FormKind::Symbol(s) => {
+            Term::symbol_atom(lona_term::Atom::try_new(s).map_err(|e| format!("symbol {s}: {e}"))?)
+        }
         FormKind::List(items) => {
             let v: Vec<Term<'h>> = items
                 .iter()
