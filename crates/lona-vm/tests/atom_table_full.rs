@@ -74,6 +74,17 @@ enum Fresh {
 
 #[test]
 fn a_full_atom_table_raises_system_limit_and_everything_else_works() {
+    // A keyword or symbol over 255 characters in source is a compile
+    // error, one of 255 is fine.
+    let env = Env::new(Box::new(SharedBuf::default()));
+    let long = format!(":{}", "k".repeat(256));
+    let e = lona_vm::eval_str(&env, "long.lona", &long).unwrap_err();
+    assert!(e.to_string().contains("longer than 255"), "{e}");
+    let e = lona_vm::eval_str(&env, "long.lona", &format!("'{}", "s".repeat(256))).unwrap_err();
+    assert!(e.to_string().contains("longer than 255"), "{e}");
+    let ok = format!(":{}", "k".repeat(255));
+    assert_eq!(lona_vm::eval_str(&env, "ok.lona", &ok).unwrap(), ok);
+
     // A first run interns the program's names; the table has room.
     let (out, ending) = run("warm-");
     assert_eq!(ending, Ending::Normal, "{out}");
