@@ -6,7 +6,12 @@
 //! The table is node-wide and never shrinks, so this test binary holds
 //! this one test.
 
-use lona_term::{decode, decode_with, Atom, AtomBudget, DecodeError, Heap, Term, MAX_ATOMS};
+use std::time::{Duration, Instant};
+
+use lona_runtime::Runtime;
+use lona_term::{
+    decode, decode_with, Atom, AtomBudget, DecodeError, Fragment, Heap, Term, MAX_ATOMS,
+};
 use lona_vm::process::Ending;
 use lona_vm::{node, Env, Evaluator, SharedBuf, Source};
 
@@ -37,6 +42,13 @@ const PROGRAM: &str = r#"
     (println :exit-normal (receive [:EXIT from reason] :when (= from c) reason)))
   (println :info (:status (process-info (self))) (:trap-exit (process-info (self))))
   (println :alive (alive? (self)))
+  ;; a process that Rust registers under a name no keyword has
+  (let [w (spawn (fn [] (receive :stop :ok)))]
+    (register :main (self))
+    (register :sink w)
+    (receive :renamed :ok)
+    (let [n (:registered-name (process-info w))] (println :registered-name (string? n) n))
+    (send w :stop))
   (println :still-running :ok))
 "#;
 
@@ -46,7 +58,25 @@ fn run(prefix: &str) -> (String, Ending) {
     let mut ev = Evaluator::new(env.clone());
     ev.push_source(&Source::new("full.lona", PROGRAM.replace("PREFIX", prefix)))
         .expect("reads");
-    let ending = node::run_main(&env, ev, Some(2)).expect("node runs");
+    let rt = Runtime::builder().workers(2).build().expect("runtime");
+    let h = rt.handle();
+    let name = format!("rust-{prefix}name");
+    // Renames the program's :sink to a name made in Rust, then tells it.
+    let helper = std::thread::spawn(move || {
+        let t = Instant::now();
+        let (sink, main) = loop {
+            if let (Some(s), Some(m)) = (h.whereis("sink"), h.whereis("main")) {
+                break (s, m);
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "never registered");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(h.unregister("sink"));
+        h.register(&name, sink).expect("registers");
+        h.send(main, Fragment::new(Term::keyword("renamed")));
+    });
+    let ending = node::run_main_on(rt, &env, ev).expect("node runs");
+    helper.join().expect("helper");
     (buf.text(), ending)
 }
 
@@ -64,6 +94,7 @@ const AFTER: &str = "\
 :exit-normal :normal
 :info :running true
 :alive true
+:registered-name true rust-PREFIX-name
 :still-running :ok
 ";
 
@@ -97,6 +128,11 @@ fn a_full_atom_table_raises_system_limit_and_everything_else_works() {
         "{rest}"
     );
 
+    assert!(
+        rest.contains("\n:registered-name false :rust-warm-name\n"),
+        "{rest}"
+    );
+
     // Fill the table from Rust to three atoms below its limit.
     let mut i = 0u64;
     while Atom::count() < MAX_ATOMS - 3 {
@@ -108,7 +144,11 @@ fn a_full_atom_table_raises_system_limit_and_everything_else_works() {
     // error, signal and reply still works, and the process ends normally.
     let (out, ending) = run("full-");
     assert_eq!(ending, Ending::Normal, "{out}");
-    assert_eq!(out, format!(":fill [[:caught :system-limit] 3]\n{AFTER}"));
+    let after = |p: &str| AFTER.replace("PREFIX", p);
+    assert_eq!(
+        out,
+        format!(":fill [[:caught :system-limit] 3]\n{}", after("full"))
+    );
     assert_eq!(Atom::count(), MAX_ATOMS);
 
     // Names from data fail as errors, not panics.
@@ -132,5 +172,8 @@ fn a_full_atom_table_raises_system_limit_and_everything_else_works() {
     // The node lives on: a third program runs from scratch.
     let (out, ending) = run("again-");
     assert_eq!(ending, Ending::Normal, "{out}");
-    assert_eq!(out, format!(":fill [[:caught :system-limit] 0]\n{AFTER}"));
+    assert_eq!(
+        out,
+        format!(":fill [[:caught :system-limit] 0]\n{}", after("again"))
+    );
 }
