@@ -13,25 +13,50 @@
 //!           | 11 n:varint term*n                    vector
 //!           | 12 n:varint term*n tail:term          list of n >= 1 elements
 //!           | 13 n:varint (key value)*n             map, unique keys
-//!           | 14 code:varint n:varint term*n        closure
+//!           | 14                                    reserved: functions never cross
 //!           | 15 varint                             pid
 //!           | 16 varint                             reference
 //! ```
 //!
-//! Varints are unsigned LEB128 (at most 10 bytes). The decoder is
-//! iterative (an explicit stack of open containers, so deep nesting cannot
-//! overflow the native stack), checks every length against the bytes left,
-//! and never reserves memory from a declared length: strings, binaries and
-//! big integers are copied only once their bytes are known to be present,
-//! and container elements go on one shared stack that grows only as
-//! elements are decoded, so memory stays linear in the input even when it
-//! is truncated inside many nested containers that each claim the rest. It
-//! validates UTF-8, rejects duplicate map keys, empty `12` lists and
-//! trailing bytes, and reports every problem as a [`DecodeError`].
+//! # What the decoder trusts: nothing
+//!
+//! Every term it makes is built with the heap's safe constructors from
+//! values it checked; no word of the input is ever used as a pointer or an
+//! address.
+//!
+//! * **Functions do not cross.** A function is code of this node (its
+//!   word points at compiled code), so [`encode`] refuses a term holding
+//!   one ([`EncodeError::Function`]) and [`decode`] rejects tag 14
+//!   ([`DecodeError::Function`]). To ask another node or a stored record
+//!   to run something, send data that names it: a var's qualified symbol
+//!   and the arguments, resolved by the receiver (Erlang's `{M, F, A}`).
+//! * **Pids and references** are plain numbers (a process-table index and
+//!   generation, a reference id). Any value is harmless: a pid that names
+//!   no live process reaches nobody, a reference matches only the equal
+//!   one. They can be forged, as in Erlang's external term format.
+//! * **Keywords and symbols** are names in the node's atom table
+//!   (`atom.rs`), which is never freed. [`decode`] only accepts names that
+//!   already exist ([`DecodeError::UnknownAtom`] otherwise), like Erlang's
+//!   `binary_to_term(B, [safe])`; [`decode_with`] takes an [`AtomBudget`]
+//!   of new atoms the caller lets this source create (one budget per peer
+//!   or file, kept across its messages), so an outside source can add at
+//!   most that many. A name longer than 255 characters is rejected
+//!   ([`DecodeError::AtomTooLong`]), and a full table is an error
+//!   ([`DecodeError::AtomTableFull`]), never a panic.
+//! * **Lengths** never reserve memory: the decoder is iterative (an
+//!   explicit stack of open containers, so deep nesting cannot overflow
+//!   the native stack), checks every length against the bytes left, and
+//!   copies strings, binaries and big integers only once their bytes are
+//!   known to be present; container elements go on one shared stack that
+//!   grows only as elements are decoded, so memory stays linear in the
+//!   input even when it is truncated inside many nested containers that
+//!   each claim the rest.
+//! * It validates UTF-8, rejects duplicate map keys, empty `12` lists and
+//!   trailing bytes, and reports every problem as a [`DecodeError`].
 
 use num_bigint::{BigInt, BigUint, Sign};
 
-use crate::atom::Atom;
+use crate::atom::{Atom, AtomError};
 use crate::heap::Heap;
 use crate::term::{Term, EMPTY_LIST, FALSE, NIL, TRUE};
 use crate::view::View;
@@ -63,6 +88,86 @@ pub enum DecodeError {
     TrailingBytes,
     /// The node's atom table is full.
     AtomTableFull,
+    /// A keyword or symbol that does not exist, and the decoder may make
+    /// no new one (see [`AtomBudget`]).
+    UnknownAtom,
+    /// A keyword or symbol name longer than 255 characters.
+    AtomTooLong,
+    /// Tag 14, a function: functions never cross the codec.
+    Function,
+}
+
+/// Why a term cannot be encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncodeError {
+    /// The term holds a function, which cannot leave the node (see the
+    /// module documentation).
+    Function,
+}
+
+impl std::fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EncodeError::Function => f.write_str("a function cannot be encoded"),
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+/// How many new keywords and symbols a decoder may add to the node's atom
+/// table (which is never freed). Keep one per outside source, across its
+/// messages, so that source can add at most that many.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtomBudget {
+    left: usize,
+}
+
+impl AtomBudget {
+    /// No new atoms: only names that already exist decode (what
+    /// [`decode`] uses).
+    pub fn none() -> AtomBudget {
+        AtomBudget { left: 0 }
+    }
+
+    /// At most `n` new atoms.
+    pub fn new(n: usize) -> AtomBudget {
+        AtomBudget { left: n }
+    }
+
+    /// As many as the table takes: for input this node made itself.
+    pub fn unlimited() -> AtomBudget {
+        AtomBudget { left: usize::MAX }
+    }
+
+    /// New atoms still allowed.
+    pub fn remaining(&self) -> usize {
+        self.left
+    }
+
+    /// The atom `name`, new only if the budget allows it.
+    fn atom(&mut self, name: &str) -> Result<Atom, DecodeError> {
+        if let Some(a) = Atom::existing(name) {
+            return Ok(a);
+        }
+        if self.left == 0 {
+            // A too long name would fail anyway: say so.
+            return Err(match crate::atom::check_len(name) {
+                Err(_) => DecodeError::AtomTooLong,
+                Ok(()) => DecodeError::UnknownAtom,
+            });
+        }
+        match Atom::try_new_counted(name) {
+            Ok((a, created)) => {
+                if created {
+                    self.left -= 1;
+                }
+                Ok(a)
+            }
+            Err(AtomError::TooLong) => Err(DecodeError::AtomTooLong),
+            Err(AtomError::TableFull) => Err(DecodeError::AtomTableFull),
+        }
+    }
 }
 
 impl std::fmt::Display for DecodeError {
@@ -93,8 +198,8 @@ enum Task<'h> {
     List(Term<'h>, usize),
 }
 
-/// Serializes a term.
-pub fn encode(t: Term<'_>) -> Vec<u8> {
+/// Serializes a term; a term holding a function cannot be serialized.
+pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
     let mut out = MAGIC.to_vec();
     let mut todo = vec![Task::Term(t)];
     while let Some(task) = todo.pop() {
@@ -157,12 +262,7 @@ pub fn encode(t: Term<'_>) -> Vec<u8> {
                     todo.push(Task::Term(k));
                 }
             }
-            View::Closure { code, captured } => {
-                out.push(14);
-                put_varint(&mut out, code);
-                put_varint(&mut out, captured.len() as u64);
-                todo.extend(captured.iter().rev().map(|x| Task::Term(*x)));
-            }
+            View::Closure { .. } => return Err(EncodeError::Function),
             View::Pid(p) => {
                 out.push(15);
                 put_varint(&mut out, p.0);
@@ -173,7 +273,7 @@ pub fn encode(t: Term<'_>) -> Vec<u8> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 struct Reader<'a> {
@@ -235,7 +335,6 @@ enum Open {
     Vector,
     List,
     Map,
-    Closure(u64),
 }
 
 /// A container whose elements are still being read. Its elements so far are
@@ -254,8 +353,19 @@ struct Frame {
     start: usize,
 }
 
-/// Decodes an encoding made by [`encode`] into `heap`.
+/// Decodes an encoding made by [`encode`] into `heap`, accepting only
+/// keywords and symbols that exist (see the module documentation).
 pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError> {
+    decode_with(heap, bytes, &mut AtomBudget::none())
+}
+
+/// [`decode`], letting the input add up to `atoms`' remaining count of new
+/// keywords and symbols to the node's atom table (and counting them off).
+pub fn decode_with<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+) -> Result<Term<'h>, DecodeError> {
     let mut r = Reader { buf: bytes, pos: 0 };
     if r.take(2).map_err(|_| DecodeError::BadMagic)? != MAGIC {
         return Err(DecodeError::BadMagic);
@@ -295,7 +405,7 @@ pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError>
                 heap.float(f64::from_le_bytes(b))
             }
             7 | 8 => {
-                let a = Atom::try_new(r.text()?).map_err(|_| DecodeError::AtomTableFull)?;
+                let a = atoms.atom(r.text()?)?;
                 if tag == 7 {
                     Term::keyword_atom(a)
                 } else {
@@ -328,16 +438,7 @@ pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError>
                     continue;
                 }
             },
-            14 => {
-                let code = r.varint()?;
-                match r.count(1, 0)? {
-                    0 => heap.closure(code, &[]),
-                    n => {
-                        open.push(frame(Open::Closure(code), n));
-                        continue;
-                    }
-                }
-            }
+            14 => return Err(DecodeError::Function),
             15 => heap.pid(crate::Pid(r.varint()?)),
             16 => heap.reference(r.varint()?),
             t => return Err(DecodeError::UnknownTag(t)),
@@ -365,7 +466,6 @@ pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError>
 fn build<'h>(heap: &'h Heap, open: Open, items: &[Term<'h>]) -> Result<Term<'h>, DecodeError> {
     Ok(match open {
         Open::Vector => heap.vector(items),
-        Open::Closure(code) => heap.closure(code, items),
         Open::List => {
             let (elems, tail) = items.split_at(items.len() - 1);
             heap.list_with_tail(elems, tail[0])
@@ -395,7 +495,7 @@ mod tests {
             h.list_with_tail(&[h.int(1)], h.int(2)),
             h.map(&[(h.string("k"), h.float(1.5))]),
         ]);
-        let bytes = encode(t);
+        let bytes = encode(t).unwrap();
         assert_eq!(decode(&h, &bytes).unwrap(), t);
         assert_eq!(decode(&h, &[]), Err(DecodeError::BadMagic));
         assert_eq!(decode(&h, b"L\x01"), Err(DecodeError::UnexpectedEnd));
@@ -435,7 +535,7 @@ mod tests {
         }
         bytes.push(0);
         let t = decode(&h, &bytes).unwrap();
-        assert_eq!(encode(t), bytes);
+        assert_eq!(encode(t).unwrap(), bytes);
         // truncated: error, not a crash
         assert_eq!(
             decode(&h, &bytes[..bytes.len() - 1]),
@@ -445,5 +545,84 @@ mod tests {
             decode(&h, &bytes[..bytes.len() - 2]),
             Err(DecodeError::UnexpectedEnd)
         );
+    }
+
+    /// Issue 17: 11 bytes made a closure with an arbitrary code word, which
+    /// the VM dereferenced when it printed the message.
+    #[test]
+    fn a_function_never_decodes() {
+        let h = Heap::new();
+        let eleven = b"L\x01\x0e\x80\x80\x80\x80\x80\x80\x01\x00";
+        assert_eq!(eleven.len(), 11);
+        assert_eq!(decode(&h, eleven), Err(DecodeError::Function));
+        // nested, with captured values, or truncated: the same
+        assert_eq!(
+            decode(&h, b"L\x01\x0b\x02\x00\x0e\x07\x01\x00"),
+            Err(DecodeError::Function)
+        );
+        assert_eq!(decode(&h, b"L\x01\x0e"), Err(DecodeError::Function));
+        let mut budget = AtomBudget::unlimited();
+        assert_eq!(
+            decode_with(&h, eleven, &mut budget),
+            Err(DecodeError::Function)
+        );
+    }
+
+    #[test]
+    fn a_function_never_encodes() {
+        let h = Heap::new();
+        let f = h.closure(7, &[h.int(1)]);
+        assert_eq!(encode(f), Err(EncodeError::Function));
+        let nested = h.map(&[(Term::keyword("ok"), h.vector(&[h.int(1), f]))]);
+        assert_eq!(encode(nested), Err(EncodeError::Function));
+    }
+
+    fn kw_bytes(name: &str) -> Vec<u8> {
+        let mut b = MAGIC.to_vec();
+        put_bytes(&mut b, 7, name.as_bytes());
+        b
+    }
+
+    #[test]
+    fn new_atoms_only_within_the_callers_budget() {
+        let h = Heap::new();
+        // existing names decode without a budget
+        assert_eq!(decode(&h, &kw_bytes("normal")), Ok(Term::keyword("normal")));
+        // new ones do not, and are not created
+        let fresh = |i: u32| format!("codec-test-fresh-{i}");
+        assert_eq!(
+            decode(&h, &kw_bytes(&fresh(0))),
+            Err(DecodeError::UnknownAtom)
+        );
+        assert_eq!(Atom::existing(&fresh(0)), None);
+        let mut sym = MAGIC.to_vec();
+        put_bytes(&mut sym, 8, fresh(0).as_bytes());
+        assert_eq!(decode(&h, &sym), Err(DecodeError::UnknownAtom));
+        // a budget of two across messages: two new names, then no more;
+        // names that exist cost nothing
+        let mut budget = AtomBudget::new(2);
+        let a = decode_with(&h, &kw_bytes(&fresh(1)), &mut budget).unwrap();
+        assert_eq!(a.to_string(), format!(":{}", fresh(1)));
+        assert_eq!(budget.remaining(), 1);
+        decode_with(&h, &kw_bytes(&fresh(1)), &mut budget).unwrap();
+        decode_with(&h, &kw_bytes("normal"), &mut budget).unwrap();
+        assert_eq!(budget.remaining(), 1);
+        decode_with(&h, &kw_bytes(&fresh(2)), &mut budget).unwrap();
+        assert_eq!(budget.remaining(), 0);
+        assert_eq!(
+            decode_with(&h, &kw_bytes(&fresh(3)), &mut budget),
+            Err(DecodeError::UnknownAtom)
+        );
+        assert_eq!(Atom::existing(&fresh(3)), None);
+        // a name over 255 characters is never an atom
+        let long = "k".repeat(256);
+        assert_eq!(decode(&h, &kw_bytes(&long)), Err(DecodeError::AtomTooLong));
+        let mut all = AtomBudget::unlimited();
+        assert_eq!(
+            decode_with(&h, &kw_bytes(&long), &mut all),
+            Err(DecodeError::AtomTooLong)
+        );
+        let max = "k".repeat(255);
+        assert!(decode_with(&h, &kw_bytes(&max), &mut all).is_ok());
     }
 }

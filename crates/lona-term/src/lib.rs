@@ -34,13 +34,13 @@ mod sizes;
 mod term;
 mod view;
 
-pub use atom::{Atom, AtomTableFull, MAX_ATOMS};
+pub use atom::{Atom, AtomError, MAX_ATOMS, MAX_ATOM_CHARS, RESERVED_ATOMS, RUNTIME_ATOMS};
 pub use binary::{live_shared_binaries, shared_binary_bytes, SHARED_THRESHOLD};
 pub use block::{
     block_cache_bytes, trim_block_cache, CACHE_MAX_BLOCKS, CACHE_MAX_BYTES, CACHE_MIN_WORDS,
 };
 pub use cmp::{compare, equal, term_hash};
-pub use codec::{decode, encode, DecodeError};
+pub use codec::{decode, decode_with, encode, AtomBudget, DecodeError, EncodeError};
 pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
 pub use hamt::MAP_SMALL_MAX;

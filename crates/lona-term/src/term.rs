@@ -274,12 +274,26 @@ impl Term<'static> {
         }
     }
 
-    /// A keyword, interned in the node-wide atom table.
+    /// A keyword the code spells out (`Term::keyword("badarg")`), as
+    /// [`Atom::new`] interns it: the runtime's own names exist from the
+    /// start ([`crate::RUNTIME_ATOMS`]), so these never fail.
     ///
     /// # Panics
-    /// If the atom table is full ([`crate::MAX_ATOMS`]).
+    /// If the atom table and its reserve are full; for names from data
+    /// use [`Term::try_keyword`].
     pub fn keyword(name: &str) -> Term<'static> {
         Term::keyword_atom(Atom::new(name))
+    }
+
+    /// A keyword whose name comes from data: fails when the atom table is
+    /// full or the name too long ([`Atom::try_new`]).
+    pub fn try_keyword(name: &str) -> Result<Term<'static>, crate::AtomError> {
+        Atom::try_new(name).map(Term::keyword_atom)
+    }
+
+    /// A symbol whose name comes from data (see [`Term::try_keyword`]).
+    pub fn try_symbol(name: &str) -> Result<Term<'static>, crate::AtomError> {
+        Atom::try_new(name).map(Term::symbol_atom)
     }
 
     /// A keyword from an interned atom.
@@ -287,10 +301,10 @@ impl Term<'static> {
         Term::imm(((a.index() as u64) << 32) | SUB_KEYWORD)
     }
 
-    /// A symbol, interned in the node-wide atom table.
+    /// A symbol the code spells out (see [`Term::keyword`]).
     ///
     /// # Panics
-    /// If the atom table is full.
+    /// If the atom table and its reserve are full.
     pub fn symbol(name: &str) -> Term<'static> {
         Term::symbol_atom(Atom::new(name))
     }

@@ -95,7 +95,7 @@ fn varint_len(v: u64) -> usize {
 }
 
 /// At most `len` bytes of `'L' 0x01` followed by nothing but container
-/// headers (vector, list, map, closure in turn), each nested in the one
+/// headers (vector, list, map in turn), each nested in the one
 /// before and declaring the largest element count the decoder's length
 /// check accepts for the bytes that follow it. With `nil_first`, every
 /// container also gets one `nil` element before the next header, so each
@@ -106,17 +106,17 @@ fn varint_len(v: u64) -> usize {
 fn truncated_nest(len: usize, nil_first: bool, room: usize) -> Vec<u8> {
     let mut out = vec![b'L', 1];
     let filler = usize::from(nil_first);
-    for kind in (0..4).cycle() {
-        // Header: tag, (closure code), count. The count's varint is at most
-        // 10 bytes; find the largest count that fits what remains after it.
-        let fixed = 1 + usize::from(kind == 3);
+    for kind in (0..3).cycle() {
+        // Header: tag, count. The count's varint is at most 10 bytes; find
+        // the largest count that fits what remains after it.
+        let fixed = 1;
         let mut best = None;
         for count_len in 1..=10 {
             let Some(rest) = len.checked_sub(out.len() + fixed + count_len) else {
                 break;
             };
             let n = match kind {
-                0 | 3 => rest,               // vector, closure: 1 byte per element
+                0 => rest,                   // vector: 1 byte per element
                 1 => rest.saturating_sub(1), // list: n elements and a tail
                 _ => rest / 2,               // map: 2 bytes per entry
             } as u64;
@@ -129,10 +129,7 @@ fn truncated_nest(len: usize, nil_first: bool, room: usize) -> Vec<u8> {
         if out.len() + fixed + varint_len(n) + filler + room >= len {
             break;
         }
-        out.push([11, 12, 13, 14][kind]);
-        if kind == 3 {
-            out.push(0); // closure code
-        }
+        out.push([11, 12, 13][kind]);
         put_varint(&mut out, n);
         if nil_first {
             out.push(0);
@@ -204,12 +201,12 @@ fn huge_declared_lengths_are_rejected_in_linear_memory() {
     // has a count, then padding to the length the outer headers declare.
     let len = 400 * 1024;
     let nest = truncated_nest(len, false, 32);
-    for tag in [5u8, 7, 8, 9, 10, 11, 12, 13, 14] {
+    for tag in [5u8, 7, 8, 9, 10, 11, 12, 13] {
         for count in [u64::from(u32::MAX), u64::MAX] {
             let mut bytes = nest.clone();
             bytes.push(tag);
-            if tag == 5 || tag == 14 {
-                bytes.push(0); // sign / closure code
+            if tag == 5 {
+                bytes.push(0); // sign
             }
             put_varint(&mut bytes, count);
             bytes.resize(len, 0);
@@ -231,14 +228,13 @@ fn small_headers_and_complete_inputs_use_linear_memory() {
         ("vectors", &[11u8, 1][..]),
         ("lists", &[12, 1][..]),
         ("maps", &[13, 1][..]),
-        ("closures", &[14, 0, 1][..]),
     ] {
         let mut b = vec![b'L', 1];
         while b.len() + header.len() < n {
             b.extend_from_slice(header);
         }
         cases.push((name, b.clone(), false));
-        // complete them: one nil for each vector and closure, a nil tail
+        // complete them: one nil for each vector, a nil tail
         // for each list (its one element is the next list), and a nil value
         // for each map (its key is the next map).
         b.push(0);
@@ -273,7 +269,7 @@ fn small_headers_and_complete_inputs_use_linear_memory() {
         let (res, peak) = peak_during(|| decode(&heap, &bytes).map(|_| ()));
         assert_eq!(res.is_ok(), complete, "{name}: {res:?}");
         if let Ok(t) = decode(&heap, &bytes) {
-            let again = decode(&heap, &lona_term::encode(t));
+            let again = decode(&heap, &lona_term::encode(t).unwrap());
             assert!(again == Ok(t), "{name} round-trips");
         }
         assert_linear(name, bytes.len(), peak);

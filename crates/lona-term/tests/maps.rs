@@ -127,7 +127,7 @@ fn large_maps_survive_collections_copies_and_the_codec() {
     check_against(&other, copy, &model);
     let frag = Fragment::new(m);
     assert!(equal(frag.root(), m));
-    let bytes = encode(m);
+    let bytes = encode(m).unwrap();
     let back = decode(&other, &bytes).unwrap();
     assert!(equal(back, m));
     assert_eq!(term_hash(back), term_hash(m));

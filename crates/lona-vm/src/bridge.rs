@@ -64,6 +64,13 @@ impl fmt::Display for BridgeError {
 
 impl std::error::Error for BridgeError {}
 
+/// The keyword for a Rust field or variant name (kebab-cased): an error,
+/// not a panic, when the atom table is full or the name too long.
+fn name_keyword(name: &str) -> Result<Term<'static>, BridgeError> {
+    let k = kebab(name);
+    Term::try_keyword(&k).map_err(|e| BridgeError(format!("keyword :{k}: {e}")))
+}
+
 impl ser::Error for BridgeError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
         BridgeError(msg.to_string())
@@ -184,7 +191,7 @@ impl<'h> Ser<'h> {
 
     fn seq(self, kind: SeqKind, tag: Option<&str>, cap: usize) -> Result<Seq<'h>, BridgeError> {
         let inner = self.inner()?;
-        Ok(Seq::new(inner, kind, tag, cap))
+        Seq::new(inner, kind, tag, cap)
     }
 }
 
@@ -207,14 +214,19 @@ enum SeqKind {
 }
 
 impl<'h> Seq<'h> {
-    fn new(ser: Ser<'h>, kind: SeqKind, tag: Option<&str>, cap: usize) -> Seq<'h> {
+    fn new(
+        ser: Ser<'h>,
+        kind: SeqKind,
+        tag: Option<&str>,
+        cap: usize,
+    ) -> Result<Seq<'h>, BridgeError> {
         // The capacity is a hint from the value: bounded, so that a
         // hostile length cannot reserve memory up front.
         let mut items = Vec::with_capacity(cap.min(1024) + 1);
         if let Some(t) = tag {
-            items.push(Term::keyword(&kebab(t)));
+            items.push(name_keyword(t)?);
         }
-        Seq { ser, items, kind }
+        Ok(Seq { ser, items, kind })
     }
 
     fn push<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), BridgeError> {
@@ -335,7 +347,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         _i: u32,
         variant: &'static str,
     ) -> Result<Term<'h>, BridgeError> {
-        Ok(Term::keyword(&kebab(variant)))
+        name_keyword(variant)
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -362,7 +374,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         v: &T,
     ) -> Result<Term<'h>, BridgeError> {
         let t = v.serialize(self.inner()?)?;
-        Ok(self.heap.vector(&[Term::keyword(&kebab(variant)), t]))
+        Ok(self.heap.vector(&[name_keyword(variant)?, t]))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'h>, BridgeError> {
         self.seq(SeqKind::List, None, len.unwrap_or(0))
@@ -465,7 +477,7 @@ impl<'h> ser::SerializeStruct for Seq<'h> {
         key: &'static str,
         v: &T,
     ) -> Result<(), BridgeError> {
-        self.items.push(Term::keyword(&kebab(key)));
+        self.items.push(name_keyword(key)?);
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {
@@ -481,7 +493,7 @@ impl<'h> ser::SerializeStructVariant for Seq<'h> {
         key: &'static str,
         v: &T,
     ) -> Result<(), BridgeError> {
-        self.items.push(Term::keyword(&kebab(key)));
+        self.items.push(name_keyword(key)?);
         self.push(v)
     }
     fn end(self) -> Result<Term<'h>, BridgeError> {

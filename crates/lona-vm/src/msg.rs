@@ -252,9 +252,11 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo) -> Term<'h> {
         (Term::keyword("monitored-by"), pids(&i.monitored_by)),
         (
             Term::keyword("registered-name"),
-            i.registered_name
-                .as_deref()
-                .map_or(Term::NIL, Term::keyword),
+            // a name registered from Rust may be new: a string when the
+            // atom table cannot take it
+            i.registered_name.as_deref().map_or(Term::NIL, |n| {
+                Term::try_keyword(n).unwrap_or_else(|_| heap.string(n))
+            }),
         ),
         (Term::keyword("trap-exit"), Term::bool(i.trap_exit)),
         (
@@ -267,9 +269,9 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo) -> Term<'h> {
     }
     pairs.push((
         Term::keyword("current-function"),
-        i.current_function
-            .as_deref()
-            .map_or(Term::NIL, Term::symbol),
+        i.current_function.as_deref().map_or(Term::NIL, |n| {
+            Term::try_symbol(n).unwrap_or_else(|_| heap.string(n))
+        }),
     ));
     pairs.push((Term::keyword("memory"), int(i.memory as u64)));
     heap.map(&pairs)

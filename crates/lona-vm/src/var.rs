@@ -136,7 +136,12 @@ impl Namespace {
         let name: Arc<str> = name.into();
         let v: &'static Var = Box::leak(Box::new(Var {
             ns: self.name.clone(),
-            symbol: Term::symbol(&format!("{}/{}", self.name, name)).raw(),
+            // `ns/name`; should the atom table be full (or the name too
+            // long), the plain name the compiler interned, else nil.
+            symbol: Term::try_symbol(&format!("{}/{}", self.name, name))
+                .or_else(|_| Term::try_symbol(&name))
+                .unwrap_or(Term::NIL)
+                .raw(),
             name: name.clone(),
             value: AtomicU64::new(UNBOUND),
             macro_: AtomicBool::new(false),

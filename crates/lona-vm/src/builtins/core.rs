@@ -305,7 +305,9 @@ fn var_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         .and_then(|n| n.lookup(name))
         .and_then(|v| v.get());
     found.ok_or_else(|| {
-        let sym = Term::symbol(&format!("{ns}/{name}"));
+        let q = format!("{ns}/{name}");
+        // an error path: a string when the atom table cannot take the name
+        let sym = Term::try_symbol(&q).unwrap_or_else(|_| cx.heap.string(&q));
         Raise::error(cx.heap.vector(&[Term::keyword("undef"), sym]))
     })
 }

@@ -281,6 +281,8 @@ fn format(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.string(&out).raw())
 }
 
+/// `(keyword s)`, `(symbol s)`: `:system-limit` when the node's atom table
+/// is full or `s` has more than 255 characters (`lona_term`'s `atom.rs`).
 fn keyword(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let name = match x.view() {

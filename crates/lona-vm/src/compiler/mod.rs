@@ -1315,11 +1315,11 @@ pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, String> {
         FormKind::Float(x) => heap.float(*x),
         FormKind::Str(s) => heap.string(s),
         FormKind::Keyword(k) => Term::keyword_atom(
-            lona_term::Atom::try_new(k).map_err(|_| "too many keywords".to_string())?,
+            lona_term::Atom::try_new(k).map_err(|e| format!("keyword :{k}: {e}"))?,
         ),
-        FormKind::Symbol(s) => Term::symbol_atom(
-            lona_term::Atom::try_new(s).map_err(|_| "too many symbols".to_string())?,
-        ),
+        FormKind::Symbol(s) => {
+            Term::symbol_atom(lona_term::Atom::try_new(s).map_err(|e| format!("symbol {s}: {e}"))?)
+        }
         FormKind::List(items) => {
             let v: Vec<Term<'h>> = items
                 .iter()

@@ -68,7 +68,7 @@ impl Vm {
             .iter()
             .map(|(p, pc)| {
                 self.heap.vector(&[
-                    Term::symbol(&p.name),
+                    Term::try_symbol(&p.name).unwrap_or_else(|_| self.heap.string(&p.name)),
                     self.heap.string(&p.file),
                     Term::small_int(p.line_at(*pc) as i64).unwrap_or(Term::NIL),
                 ])
