@@ -8,7 +8,8 @@
 //! 2. `(ns name (:require [a.b :as c]))` switches the unit's namespace,
 //!    records the aliases and, for a namespace not loaded yet, pushes a
 //!    unit for it: one that comes with Lonala (`lona.server`,
-//!    `lona.supervisor`, `lona.dynamic-supervisor`, in `src/lib/`), else `a/b.lona` found beside the
+//!    `lona.supervisor`, `lona.dynamic-supervisor`, `lona.test`, in
+//!    `src/lib/`), else `a/b.lona` found beside the
 //!    running file, then in `LONA_PATH`; `(load "file.lona")` pushes a
 //!    unit for that file.
 //! 3. Any other form is compiled into a thunk, and the VM runs it, in
@@ -327,35 +328,17 @@ impl Evaluator {
             match cl.first().and_then(|k| k.as_keyword()) {
                 Some("require") => {
                     for spec in &cl[1..] {
-                        let (target, alias) = match &spec.kind {
-                            FormKind::Symbol(s) => (s.clone(), None),
+                        let target = match &spec.kind {
+                            FormKind::Symbol(s) => s.to_string(),
                             FormKind::Vector(v) => {
                                 let Some(t) = v.first().and_then(|x| x.as_symbol()) else {
-                                    return Err(err(spec.pos, "expected [namespace :as alias]"));
+                                    return Err(err(spec.pos, REQUIRE_SPEC));
                                 };
-                                let alias = match v.get(1..) {
-                                    Some([k, a]) if k.as_keyword() == Some("as") => Some(
-                                        a.as_symbol()
-                                            .ok_or_else(|| err(a.pos, "alias must be a symbol"))?
-                                            .to_string(),
-                                    ),
-                                    Some([]) => None,
-                                    _ => {
-                                        return Err(err(spec.pos, "expected [namespace :as alias]"))
-                                    }
-                                };
-                                (t.to_string(), alias)
+                                require_options(ns, t, &v[1..]).map_err(|(p, m)| err(p, &m))?;
+                                t.to_string()
                             }
-                            _ => {
-                                return Err(err(
-                                    spec.pos,
-                                    "expected a namespace or [namespace :as alias]",
-                                ))
-                            }
+                            _ => return Err(err(spec.pos, REQUIRE_SPEC)),
                         };
-                        if let Some(a) = &alias {
-                            ns.add_alias(a, &target);
-                        }
                         to_load.push((target, spec.pos));
                     }
                 }
@@ -455,6 +438,49 @@ impl Evaluator {
     }
 }
 
+const REQUIRE_SPEC: &str =
+    "expected a namespace or [namespace :as alias :refer [names]] (or :refer :all)";
+
+/// Applies the options of a `[target :as a :refer [x y]]` require spec
+/// to `ns`: `:as` adds an alias, `:refer [names]` makes each name stand
+/// for `target/name`, `:refer :all` every public var of `target`. Names
+/// are resolved when code uses them (the target loads after this).
+pub(crate) fn require_options(
+    ns: &Namespace,
+    target: &str,
+    opts: &[Form],
+) -> Result<(), (crate::form::Pos, String)> {
+    if opts.len() % 2 != 0 {
+        let p = opts.last().map(|f| f.pos).unwrap_or_default();
+        return Err((p, REQUIRE_SPEC.to_string()));
+    }
+    for kv in opts.chunks(2) {
+        let (k, v) = (&kv[0], &kv[1]);
+        match k.as_keyword() {
+            Some("as") => {
+                let a = v
+                    .as_symbol()
+                    .ok_or_else(|| (v.pos, "alias must be a symbol".to_string()))?;
+                ns.add_alias(a, target);
+            }
+            Some("refer") => match &v.kind {
+                FormKind::Keyword(k) if &**k == "all" => ns.add_refer_all(target),
+                FormKind::Vector(names) => {
+                    for n in names {
+                        let Some(name) = n.as_symbol().filter(|s| !s.contains('/')) else {
+                            return Err((n.pos, ":refer takes unqualified symbols".to_string()));
+                        };
+                        ns.add_refer(name, target);
+                    }
+                }
+                _ => return Err((v.pos, ":refer takes [names] or :all".to_string())),
+            },
+            _ => return Err((k.pos, REQUIRE_SPEC.to_string())),
+        }
+    }
+    Ok(())
+}
+
 /// The core library written in Lonala.
 const PRELUDE: &str = include_str!("prelude.lona");
 
@@ -467,6 +493,7 @@ const LIBRARY: &[(&str, &str)] = &[
         "lona.dynamic-supervisor",
         include_str!("lib/dynamic_supervisor.lona"),
     ),
+    ("lona.test", include_str!("lib/test.lona")),
 ];
 
 /// The source of a namespace that comes with Lonala.

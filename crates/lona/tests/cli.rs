@@ -227,3 +227,44 @@ fn supervisors_report_crashes_and_giving_up_on_stderr_unless_silenced() {
         "silenced"
     );
 }
+
+#[test]
+fn lona_test_reports_failures_and_the_summary_and_exits_one() {
+    let dir = std::env::temp_dir().join(format!("lona-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("sub/a_test.lona"),
+        "(ns a-test (:require [lona.test :refer [deftest is]]))\n\
+         (deftest good (is (= 2 (+ 1 1))))\n\
+         (deftest bad (is (= 5 (+ 1 1))))\n\
+         (deftest boom (error :boom))\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("helper.lona"), "(error :never-loaded)").unwrap();
+    let out = lona().arg("test").arg(&dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("FAIL in (bad)"), "{stdout}");
+    assert!(stdout.contains("expected: 5\n  actual:   2"), "{stdout}");
+    assert!(stdout.contains("ERROR in (boom)"), "{stdout}");
+    assert!(stdout.ends_with("1 passed, 2 failed\n"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn lona_test_exits_zero_when_everything_passes_and_one_when_a_file_does_not_load() {
+    let ok = write(
+        "ok_test.lona",
+        "(ns ok-test (:require [lona.test :refer [deftest is]]))\n(deftest t (is true))",
+    );
+    let out = lona().arg("test").arg(&ok).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("1 passed, 0 failed\n"));
+    assert_eq!(out.status.code(), Some(0));
+    let bad = write("bad_test.lona", "(ns bad-test)\n(+ 1 :a)");
+    let out = lona().arg("test").arg(&bad).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ERROR in"), "{stdout}");
+    assert!(stdout.ends_with("0 passed, 1 failed\n"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1));
+    let out = lona().arg("test").arg("/no/such/dir").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -10,7 +10,9 @@
 
 mod coll;
 mod core;
+mod dict;
 mod process;
+mod testing;
 mod text;
 
 use lona_term::{Term, View};
@@ -45,6 +47,8 @@ pub fn install(env: &Env) {
     core::install(env.core);
     coll::install(env.core);
     process::install(env.core);
+    dict::install(env.core);
+    testing::install(env);
     text::install(env.core, env.namespaces.get_or_create("string"));
 }
 

@@ -429,6 +429,23 @@ impl<'e> Compiler<'e> {
         if let Some(v) = self.ns.lookup(name) {
             return Ok(Some(v));
         }
+        if let Some(target) = self.ns.referred(name, &self.env.namespaces) {
+            return match self
+                .env
+                .namespaces
+                .get(&target)
+                .and_then(|t| t.lookup(name))
+            {
+                Some(v) if v.is_private() => {
+                    Err(self.err(pos, format!("{target}/{name} is private (referred)")))
+                }
+                Some(v) => Ok(Some(v)),
+                None => Err(self.err(
+                    pos,
+                    format!("no var {name} in namespace {target} (referred)"),
+                )),
+            };
+        }
         Ok(self.env.core.lookup(name))
     }
 
@@ -437,7 +454,9 @@ impl<'e> Compiler<'e> {
         if self.resolve_local_peek(depth, name) {
             return false;
         }
-        self.ns.lookup(name).is_none() && self.env.core.lookup(name).is_some()
+        self.ns.lookup(name).is_none()
+            && self.env.core.lookup(name).is_some()
+            && self.ns.referred(name, &self.env.namespaces).is_none()
             || std::ptr::eq(self.ns, self.env.core)
     }
 

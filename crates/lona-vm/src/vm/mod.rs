@@ -121,6 +121,9 @@ pub struct Vm {
     gc_request: Option<bool>,
     /// Set when a collection found the heap over its maximum.
     heap_error: Option<HeapError>,
+    /// The process dictionary (a map in a heap root), made by its first
+    /// `pd-put` (`builtins/dict.rs`).
+    dict: Option<lona_term::Root>,
 }
 
 fn idle_proto() -> &'static Proto {
@@ -160,6 +163,7 @@ impl Vm {
             recv_timer: None,
             gc_request: None,
             heap_error: None,
+            dict: None,
         }
     }
 
@@ -343,6 +347,7 @@ impl Vm {
                     reds,
                     rt: rt.as_deref_mut(),
                     request: None,
+                    dict: &mut self.dict,
                 };
                 let r = nf(&mut cx, args);
                 if let Some(q) = cx.request {
@@ -691,6 +696,7 @@ impl Vm {
                                 reds: &mut reds,
                                 rt: rt.as_deref_mut(),
                                 request: None,
+                                dict: &mut self.dict,
                             };
                             let r = nf(&mut cx, args);
                             if let Some(q) = cx.request {
