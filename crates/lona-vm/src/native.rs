@@ -131,4 +131,6 @@ pub enum Request {
         /// A major collection.
         full: bool,
     },
+    /// End the slice (`(yield)`).
+    Yield,
 }

@@ -290,3 +290,22 @@ fn a_receive_loop_keeps_a_bounded_heap_over_many_messages() {
     // Before: 600,037 words (every message still attached).
     assert!(out.contains("counted 200000 small-heap true"), "{out}");
 }
+
+#[test]
+fn yield_lets_a_runnable_process_go_first() {
+    // One worker: the child is queued behind the parent. Without `yield`
+    // the parent's poll runs in the same slice and finds nothing.
+    let rt = Runtime::builder().workers(1).build().expect("runtime");
+    let src = r#"
+        (let [me (self)]
+          (spawn (fn [] (send me :child-ran)))
+          (yield)
+          (println (receive :child-ran :yes :timeout 0 :no)))
+        (let [me (self)]
+          (spawn (fn [] (send me :child-ran)))
+          (println (receive :child-ran :yes :timeout 0 :no)))
+    "#;
+    let (out, ending) = run_on(rt, src, |_| {});
+    assert_eq!(ending, Ending::Normal);
+    assert_eq!(out, ":yes\n:no\n");
+}

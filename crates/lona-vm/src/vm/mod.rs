@@ -418,6 +418,8 @@ impl Vm {
                 self.gc_request = Some(full || self.gc_request == Some(true));
                 *reds = (*reds).min(1);
             }
+            // At the next safepoint (the fast call path yields at once).
+            Request::Yield => *reds = 0,
         }
     }
 
@@ -700,6 +702,14 @@ impl Vm {
                             };
                             let r = nf(&mut cx, args);
                             if let Some(q) = cx.request {
+                                if let (Request::Yield, Ok(v)) = (q, r) {
+                                    // `(yield)`: end the slice now (the
+                                    // call is complete; resume after it).
+                                    set!($a, v.0);
+                                    sync!();
+                                    *reds_out = 0;
+                                    return Outcome::Yield;
+                                }
                                 self.request(q, &mut reds);
                             }
                             match r {
