@@ -497,14 +497,21 @@ const LIBRARY: &[(&str, &str)] = &[
 ];
 
 /// The source of a namespace that comes with Lonala.
-fn library(ns: &str) -> Option<&'static str> {
+pub(crate) fn library(ns: &str) -> Option<&'static str> {
     LIBRARY.iter().find(|(n, _)| *n == ns).map(|(_, s)| *s)
 }
+
+/// `eval`, `load` and `require` at run time, in `lona.core`, after the
+/// prelude (`builtins/code.rs` has the Rust half).
+const CODE: &str = include_str!("code.lona");
 
 /// Compiles and runs the prelude into `lona.core` (at node start).
 pub fn load_prelude(env: &Arc<Env>) {
     let mut ev = Evaluator::new(env.clone());
     ev.ns = env.core;
+    // Units run last pushed first.
+    ev.push_source(&Source::new("<code>", CODE))
+        .expect("code.lona reads");
     ev.push_source(&Source::new("<prelude>", PRELUDE))
         .expect("the prelude reads");
     loop {

@@ -8,6 +8,7 @@
 //! the call (`[:badarity f n]`). Work proportional to an input's size is
 //! charged as reductions.
 
+mod code;
 mod coll;
 mod core;
 mod dict;
@@ -49,6 +50,7 @@ pub fn install(env: &Env) {
     process::install(env.core);
     dict::install(env.core);
     testing::install(env);
+    code::install(env);
     text::install(env.core, env.namespaces.get_or_create("string"));
 }
 

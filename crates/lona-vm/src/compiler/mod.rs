@@ -18,9 +18,11 @@
 //! arguments (one for `inc`/`dec`) become instructions; like Erlang's
 //! arithmetic BIFs, these cannot be redefined for existing code.
 
+mod code;
 mod expand;
 mod function;
 mod macros;
+pub(crate) use macros::term_to_form;
 mod pattern;
 mod receive;
 
@@ -666,6 +668,9 @@ impl<'e> Compiler<'e> {
                     message: m,
                 };
                 if let Some(e) = expand::expand(name, f, &err)? {
+                    return self.expr(&e, dst, tail);
+                }
+                if let Some(e) = self.code_call(name, f, items) {
                     return self.expr(&e, dst, tail);
                 }
                 if self.is_core(name) {
