@@ -345,6 +345,8 @@ impl Evaluator {
                 _ => return Err(err(clause.pos, "ns supports (:require ...) clauses")),
             }
         }
+        // Where to look, from this unit (before any is pushed below).
+        let base = self.search_base();
         // Load in order: push in reverse so the first runs first.
         for (target, pos) in to_load.into_iter().rev() {
             let already = self
@@ -374,7 +376,7 @@ impl Evaluator {
                 });
                 continue;
             }
-            let path = self.find(&target).ok_or_else(|| {
+            let path = self.find(&base, &target).ok_or_else(|| {
                 err(
                     pos,
                     &format!(
@@ -399,12 +401,22 @@ impl Evaluator {
         Ok(())
     }
 
-    fn find(&self, ns: &str) -> Option<PathBuf> {
-        let rel = format!("{}.lona", ns.replace('.', "/"));
+    /// The directories a `require` of the innermost file unit looks in
+    /// first: its source root, then its own directory.
+    fn search_base(&self) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = Vec::new();
-        if let Some(d) = self.units.iter().rev().find_map(|u| u.dir.clone()) {
-            dirs.push(d);
+        if let Some(u) = self.units.iter().rev().find(|u| u.dir.is_some()) {
+            if let Some(root) = source_root(Path::new(&*u.file), &u.ns.name) {
+                dirs.push(root);
+            }
+            dirs.extend(u.dir.clone());
         }
+        dirs
+    }
+
+    fn find(&self, base: &[PathBuf], ns: &str) -> Option<PathBuf> {
+        let rel = format!("{}.lona", ns.replace('.', "/"));
+        let mut dirs: Vec<PathBuf> = base.to_vec();
         dirs.extend(
             self.env
                 .load_path
@@ -436,6 +448,22 @@ impl Evaluator {
             exit,
         }
     }
+}
+
+/// The directory a namespace's file is under by its name: `/src` for
+/// `/src/app/util.lona` in namespace `app.util`; `None` when the path does
+/// not end as the name says. Namespaces it requires are looked for there
+/// first (`app.util` requiring `app.db` finds `/src/app/db.lona`).
+pub(crate) fn source_root(file: &Path, ns: &str) -> Option<PathBuf> {
+    let stem = file.with_extension("");
+    let mut p = stem.as_path();
+    for seg in ns.rsplit('.') {
+        if p.file_name()?.to_str()? != seg {
+            return None;
+        }
+        p = p.parent()?;
+    }
+    Some(p.to_path_buf())
 }
 
 const REQUIRE_SPEC: &str =

@@ -186,9 +186,16 @@ fn dir_of(file: &str) -> Option<PathBuf> {
     Path::new(file).parent().map(|p| p.to_path_buf())
 }
 
-/// Where to look: beside `file`, then `LONA_PATH`.
-fn search_dirs(env: &Env, file: &str) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = dir_of(file).into_iter().collect();
+/// Where to look: under the source root of `file` when it is the file of
+/// namespace `ns` (see [`crate::eval::source_root`]), beside `file`, then
+/// `LONA_PATH`.
+fn search_dirs(env: &Env, file: &str, ns: Option<&str>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ns
+        .filter(|_| dir_of(file).is_some())
+        .and_then(|ns| crate::eval::source_root(Path::new(file), ns))
+        .into_iter()
+        .collect();
+    dirs.extend(dir_of(file));
     dirs.extend(
         env.load_path
             .lock()
@@ -209,7 +216,7 @@ fn resolve_load(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let found = if p.is_absolute() {
         p.is_file().then(|| p.to_path_buf())
     } else {
-        search_dirs(cx.env, &file)
+        search_dirs(cx.env, &file, None)
             .into_iter()
             .map(|d| d.join(p))
             .chain(std::iter::once(p.to_path_buf()))
@@ -225,18 +232,20 @@ fn resolve_load(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 
-/// `(lona.code/ns-source target file)`: `[name text]` of namespace
-/// `target`: one that comes with Lonala, else `a/b.lona` beside `file`,
+/// `(lona.code/ns-source target file ns)`: `[name text]` of namespace
+/// `target`, required by namespace `ns` written in `file`: one that comes
+/// with Lonala, else `a/b.lona` under `file`'s source root, beside `file`,
 /// then in `LONA_PATH`; `nil` if none.
 fn ns_source(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let target = symbol_arg(cx, a[0])?;
     let file = text_arg(cx, a[1])?;
+    let from = symbol_arg(cx, a[2])?;
     if let Some(text) = crate::eval::library(&target) {
         let name = cx.heap.string(&format!("<{target}>"));
         return Ok(cx.heap.vector(&[name, cx.heap.string(text)]).raw());
     }
     let rel = format!("{}.lona", target.replace('.', "/"));
-    let Some(path) = search_dirs(cx.env, &file)
+    let Some(path) = search_dirs(cx.env, &file, Some(&from))
         .into_iter()
         .map(|d| d.join(&rel))
         .find(|p| p.is_file())
@@ -287,7 +296,7 @@ pub(super) fn install(env: &Env) {
     def(ns, "ns!", 2, 2, ns_bang);
     def(ns, "require-spec!", 2, 2, require_spec);
     def(ns, "resolve-load", 2, 2, resolve_load);
-    def(ns, "ns-source", 2, 2, ns_source);
+    def(ns, "ns-source", 3, 3, ns_source);
     def(ns, "loaded?", 1, 1, loaded);
     def(ns, "mark-loaded!", 1, 1, mark_loaded);
 }
