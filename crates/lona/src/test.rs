@@ -50,12 +50,11 @@ pub fn run(paths: Vec<PathBuf>, timeout_ms: u64, node: NodeArgs) -> ExitCode {
         env.flush_out();
         match &r.error {
             Some(e) => println!("ERROR in {}: {}", file.display(), e.trim_end()),
-            None => println!(
-                "{}: {} tests, {} failed",
-                file.display(),
-                r.passed + r.failed,
-                r.failed
-            ),
+            None => {
+                let n = r.passed + r.failed;
+                let tests = if n == 1 { "test" } else { "tests" };
+                println!("{}: {n} {tests}, {} failed", file.display(), r.failed);
+            }
         }
         results.push(r);
     }

@@ -187,15 +187,17 @@ fn dir_of(file: &str) -> Option<PathBuf> {
 }
 
 /// Where to look: under the source root of `file` when it is the file of
-/// namespace `ns` (see [`crate::eval::source_root`]), beside `file`, then
-/// `LONA_PATH`.
+/// namespace `ns` (see [`crate::eval::source_root`]), beside `file` (the
+/// current directory for code not from a file), then `LONA_PATH`.
 fn search_dirs(env: &Env, file: &str, ns: Option<&str>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = ns
         .filter(|_| dir_of(file).is_some())
         .and_then(|ns| crate::eval::source_root(Path::new(file), ns))
         .into_iter()
         .collect();
-    dirs.extend(dir_of(file));
+    // Code not from a file (`lona eval`, the REPL, `eval` as a value):
+    // the current directory, as the top-level evaluator does.
+    dirs.push(dir_of(file).unwrap_or_default());
     dirs.extend(
         env.load_path
             .lock()
