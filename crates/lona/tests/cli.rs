@@ -268,3 +268,28 @@ fn lona_test_exits_zero_when_everything_passes_and_one_when_a_file_does_not_load
     let out = lona().arg("test").arg("/no/such/dir").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn lona_test_defaults_to_the_test_directory_and_takes_a_timeout() {
+    let dir = std::env::temp_dir().join(format!("lona-cli-default-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("test")).unwrap();
+    std::fs::write(
+        dir.join("test/slow_test.lona"),
+        "(ns slow-test (:require [lona.test :refer [deftest is]]))\n\
+         (deftest hangs (receive :never :ok))\n\
+         (deftest quick (is true))\n",
+    )
+    .unwrap();
+    // Outside test/: not run by default.
+    std::fs::write(dir.join("other_test.lona"), "(error :not-run)").unwrap();
+    let out = lona()
+        .args(["test", "--timeout", "200"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("timed out after 200 ms"), "{stdout}");
+    assert!(!stdout.contains("other_test"), "{stdout}");
+    assert!(stdout.ends_with("1 passed, 1 failed\n"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1));
+}
