@@ -400,10 +400,32 @@ impl Cx<'_> {
         opts: SpawnOpts,
         make: impl FnOnce(Pid) -> Box<dyn Process>,
     ) -> Result<(Pid, Option<Ref>), SpawnError> {
+        self.spawn_inner(None, opts, make)
+    }
+
+    /// [`Cx::spawn`] registered as `name` before the process can run
+    /// (Erlang's `proc_lib` start with a name, atomic): if the name is
+    /// taken, no process is made ([`SpawnError::NameTaken`]).
+    pub fn spawn_named(
+        &mut self,
+        name: &str,
+        opts: SpawnOpts,
+        make: impl FnOnce(Pid) -> Box<dyn Process>,
+    ) -> Result<(Pid, Option<Ref>), SpawnError> {
+        self.spawn_inner(Some(name), opts, make)
+    }
+
+    fn spawn_inner(
+        &mut self,
+        name: Option<&str>,
+        opts: SpawnOpts,
+        make: impl FnOnce(Pid) -> Box<dyn Process>,
+    ) -> Result<(Pid, Option<Ref>), SpawnError> {
         self.charge_op();
         let me = self.pid;
         let mref = opts.monitor.then(Ref::new);
-        let child = self.shared.spawn(opts.priority, make, |p, _| {
+        let child = self.shared.spawn(opts.priority, name, make, |p, _| {
+            p.parent = Some(me);
             if opts.link {
                 p.extra().links.insert(me, ACTIVE);
             }

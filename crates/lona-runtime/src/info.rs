@@ -41,6 +41,8 @@ pub struct ProcessInfo {
     pub heap_words: Option<usize>,
     /// Its scheduling priority.
     pub priority: Priority,
+    /// The process that spawned it (Erlang's `parent`), if a process did.
+    pub parent: Option<Pid>,
 }
 
 /// A process's scheduling status.
@@ -84,6 +86,7 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
             .table
             .get(pid.index())
             .map_or(Priority::Normal, |s| s.priority()),
+        parent: p.parent,
     }
 }
 

@@ -130,6 +130,9 @@ pub(crate) struct Private {
     /// cancelled when the process ends, however many are armed.)
     pub(crate) fired_timeout: u32,
     pub(crate) extra: Option<Box<Extra>>,
+    /// The process that spawned it (Erlang's `parent`); `None` for one
+    /// started from outside any process. Set by every spawn.
+    pub(crate) parent: Option<Pid>,
 }
 
 /// A link's state in [`Extra::links`] when it is in force.

@@ -95,6 +95,31 @@ impl Registry {
         Ok(())
     }
 
+    /// Insert `name` for a process being spawned, running `publish` (which
+    /// makes it alive) under the registry's lock, so no one finds the name
+    /// before the process is alive. When the name is taken, `publish` is
+    /// dropped without running.
+    pub(crate) fn insert_publishing(
+        &self,
+        name: &str,
+        pid: Pid,
+        publish: impl FnOnce(),
+    ) -> Result<(), crate::SpawnError> {
+        let mut m = self.write();
+        if let Some(holder) = m.by_name.get(name) {
+            return Err(crate::SpawnError::NameTaken {
+                name: name.into(),
+                holder: *holder,
+            });
+        }
+        publish();
+        m.by_name.insert(name.into(), pid);
+        m.by_pid.insert(pid, name.into());
+        // SeqCst: as in `insert`.
+        self.count.fetch_add(1, SeqCst);
+        Ok(())
+    }
+
     /// Remove `name`; returns its pid.
     pub(crate) fn remove(&self, name: &str) -> Option<Pid> {
         let mut m = self.write();

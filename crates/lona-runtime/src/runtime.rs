@@ -54,6 +54,14 @@ pub enum SpawnError {
     },
     /// The runtime is shutting down.
     ShuttingDown,
+    /// A spawn with a name ([`Cx::spawn_named`](crate::Cx::spawn_named)):
+    /// the name is taken, so no process was made.
+    NameTaken {
+        /// The name.
+        name: String,
+        /// Who holds it.
+        holder: Pid,
+    },
 }
 
 impl fmt::Display for SpawnError {
@@ -63,6 +71,9 @@ impl fmt::Display for SpawnError {
                 write!(f, "system_limit: the process limit of {limit} is reached")
             }
             SpawnError::ShuttingDown => f.write_str("the runtime is shutting down"),
+            SpawnError::NameTaken { name, holder } => {
+                write!(f, "the name {name} is already registered by {holder}")
+            }
         }
     }
 }
@@ -268,9 +279,14 @@ impl Shared {
     /// Spawn `make(pid)` as a new process of priority `prio`; `setup` may
     /// pre-fill its private part (links, monitors) before anyone can signal
     /// it.
+    ///
+    /// With a `name`, the process is registered under it before it can run
+    /// (atomically with becoming alive: no one sees the name without a
+    /// live process behind it); if the name is taken, nothing is spawned.
     pub(crate) fn spawn(
         &self,
         prio: Priority,
+        name: Option<&str>,
         make: impl FnOnce(Pid) -> Box<dyn Process>,
         setup: impl FnOnce(&mut Private, Pid),
     ) -> Result<Pid, SpawnError> {
@@ -319,10 +335,19 @@ impl Shared {
         }
         let guard = Unreserve(self, index, worker);
         p.process = Some(make(pid));
+        p.parent = None;
         setup(p, pid);
-        std::mem::forget(guard);
-        slot.inbox.reopen();
-        slot.state.reset(gen, prio);
+        let publish = move || {
+            std::mem::forget(guard);
+            slot.inbox.reopen();
+            slot.state.reset(gen, prio);
+        };
+        match name {
+            None => publish(),
+            // On an error `publish` is dropped unrun: the guard frees the
+            // slot.
+            Some(n) => self.registry.insert_publishing(n, pid, publish)?,
+        }
         if prio.is_urgent() {
             self.schedule_urgent(index, prio);
             return Ok(pid);
@@ -623,7 +648,7 @@ impl Handle {
     /// Spawn any [`Process`] implementation.
     pub fn spawn_process<P: Process>(&self, process: P) -> Result<Pid, SpawnError> {
         self.shared
-            .spawn(Priority::Normal, |_| Box::new(process), |_, _| {})
+            .spawn(Priority::Normal, None, |_| Box::new(process), |_, _| {})
     }
 
     /// Send `msg` to a pid; silently dropped if it is gone (as in Erlang).

@@ -319,6 +319,7 @@ mod tests {
             current_function: None,
             heap_words: None,
             priority: crate::Priority::Normal,
+            parent: None,
         }
     }
 }

@@ -75,6 +75,7 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     // error reasons
     "system-limit",
     "out-of-memory",
+    "already-registered",
     "badarg",
     "badarith",
     "badarity",

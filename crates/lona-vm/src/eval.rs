@@ -8,7 +8,8 @@
 //! 2. `(ns name (:require [a.b :as c]))` switches the unit's namespace,
 //!    records the aliases and, for a namespace not loaded yet, pushes a
 //!    unit for it: one that comes with Lonala (`lona.server`,
-//!    `lona.supervisor`, `lona.dynamic-supervisor`, in `src/lib/`), else `a/b.lona` found beside the
+//!    `lona.supervisor`, `lona.dynamic-supervisor`, `lona.test`, in
+//!    `src/lib/`), else `a/b.lona` found beside the
 //!    running file, then in `LONA_PATH`; `(load "file.lona")` pushes a
 //!    unit for that file.
 //! 3. Any other form is compiled into a thunk, and the VM runs it, in
@@ -326,41 +327,25 @@ impl Evaluator {
             match cl.first().and_then(|k| k.as_keyword()) {
                 Some("require") => {
                     for spec in &cl[1..] {
-                        let (target, alias) = match &spec.kind {
-                            FormKind::Symbol(s) => (s.clone(), None),
+                        let target = match &spec.kind {
+                            FormKind::Symbol(s) => s.to_string(),
                             FormKind::Vector(v) => {
                                 let Some(t) = v.first().and_then(|x| x.as_symbol()) else {
-                                    return Err(err(spec.pos, "expected [namespace :as alias]"));
+                                    return Err(err(spec.pos, REQUIRE_SPEC));
                                 };
-                                let alias = match v.get(1..) {
-                                    Some([k, a]) if k.as_keyword() == Some("as") => Some(
-                                        a.as_symbol()
-                                            .ok_or_else(|| err(a.pos, "alias must be a symbol"))?
-                                            .to_string(),
-                                    ),
-                                    Some([]) => None,
-                                    _ => {
-                                        return Err(err(spec.pos, "expected [namespace :as alias]"))
-                                    }
-                                };
-                                (t.to_string(), alias)
+                                require_options(ns, t, &v[1..]).map_err(|(p, m)| err(p, &m))?;
+                                t.to_string()
                             }
-                            _ => {
-                                return Err(err(
-                                    spec.pos,
-                                    "expected a namespace or [namespace :as alias]",
-                                ))
-                            }
+                            _ => return Err(err(spec.pos, REQUIRE_SPEC)),
                         };
-                        if let Some(a) = &alias {
-                            ns.add_alias(a, &target);
-                        }
                         to_load.push((target, spec.pos));
                     }
                 }
                 _ => return Err(err(clause.pos, "ns supports (:require ...) clauses")),
             }
         }
+        // Where to look, from this unit (before any is pushed below).
+        let base = self.search_base();
         // Load in order: push in reverse so the first runs first.
         for (target, pos) in to_load.into_iter().rev() {
             let already = self
@@ -390,7 +375,7 @@ impl Evaluator {
                 });
                 continue;
             }
-            let path = self.find(&target).ok_or_else(|| {
+            let path = self.find(&base, &target).ok_or_else(|| {
                 err(
                     pos,
                     &format!(
@@ -414,12 +399,22 @@ impl Evaluator {
         Ok(())
     }
 
-    fn find(&self, ns: &str) -> Option<PathBuf> {
-        let rel = format!("{}.lona", ns.replace('.', "/"));
+    /// The directories a `require` of the innermost file unit looks in
+    /// first: its source root, then its own directory.
+    fn search_base(&self) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = Vec::new();
-        if let Some(d) = self.units.iter().rev().find_map(|u| u.dir.clone()) {
-            dirs.push(d);
+        if let Some(u) = self.units.iter().rev().find(|u| u.dir.is_some()) {
+            if let Some(root) = source_root(Path::new(&*u.file), &u.ns.name) {
+                dirs.push(root);
+            }
+            dirs.extend(u.dir.clone());
         }
+        dirs
+    }
+
+    fn find(&self, base: &[PathBuf], ns: &str) -> Option<PathBuf> {
+        let rel = format!("{}.lona", ns.replace('.', "/"));
+        let mut dirs: Vec<PathBuf> = base.to_vec();
         dirs.extend(
             self.env
                 .load_path
@@ -474,6 +469,65 @@ pub fn read_source_file(path: &Path) -> Result<String, EvalError> {
     })
 }
 
+/// The directory a namespace's file is under by its name: `/src` for
+/// `/src/app/util.lona` in namespace `app.util`; `None` when the path does
+/// not end as the name says. Namespaces it requires are looked for there
+/// first (`app.util` requiring `app.db` finds `/src/app/db.lona`).
+pub(crate) fn source_root(file: &Path, ns: &str) -> Option<PathBuf> {
+    let stem = file.with_extension("");
+    let mut p = stem.as_path();
+    for seg in ns.rsplit('.') {
+        if p.file_name()?.to_str()? != seg {
+            return None;
+        }
+        p = p.parent()?;
+    }
+    Some(p.to_path_buf())
+}
+
+const REQUIRE_SPEC: &str =
+    "expected a namespace or [namespace :as alias :refer [names]] (or :refer :all)";
+
+/// Applies the options of a `[target :as a :refer [x y]]` require spec
+/// to `ns`: `:as` adds an alias, `:refer [names]` makes each name stand
+/// for `target/name`, `:refer :all` every public var of `target`. Names
+/// are resolved when code uses them (the target loads after this).
+pub(crate) fn require_options(
+    ns: &Namespace,
+    target: &str,
+    opts: &[Form],
+) -> Result<(), (crate::form::Pos, String)> {
+    if !opts.len().is_multiple_of(2) {
+        let p = opts.last().map(|f| f.pos).unwrap_or_default();
+        return Err((p, REQUIRE_SPEC.to_string()));
+    }
+    for kv in opts.chunks(2) {
+        let (k, v) = (&kv[0], &kv[1]);
+        match k.as_keyword() {
+            Some("as") => {
+                let a = v
+                    .as_symbol()
+                    .ok_or_else(|| (v.pos, "alias must be a symbol".to_string()))?;
+                ns.add_alias(a, target);
+            }
+            Some("refer") => match &v.kind {
+                FormKind::Keyword(k) if &**k == "all" => ns.add_refer_all(target),
+                FormKind::Vector(names) => {
+                    for n in names {
+                        let Some(name) = n.as_symbol().filter(|s| !s.contains('/')) else {
+                            return Err((n.pos, ":refer takes unqualified symbols".to_string()));
+                        };
+                        ns.add_refer(name, target);
+                    }
+                }
+                _ => return Err((v.pos, ":refer takes [names] or :all".to_string())),
+            },
+            _ => return Err((k.pos, REQUIRE_SPEC.to_string())),
+        }
+    }
+    Ok(())
+}
+
 /// The core library written in Lonala.
 const PRELUDE: &str = include_str!("prelude.lona");
 
@@ -486,17 +540,25 @@ const LIBRARY: &[(&str, &str)] = &[
         "lona.dynamic-supervisor",
         include_str!("lib/dynamic_supervisor.lona"),
     ),
+    ("lona.test", include_str!("lib/test.lona")),
 ];
 
 /// The source of a namespace that comes with Lonala.
-fn library(ns: &str) -> Option<&'static str> {
+pub(crate) fn library(ns: &str) -> Option<&'static str> {
     LIBRARY.iter().find(|(n, _)| *n == ns).map(|(_, s)| *s)
 }
+
+/// `eval`, `load` and `require` at run time, in `lona.core`, after the
+/// prelude (`builtins/code.rs` has the Rust half).
+const CODE: &str = include_str!("code.lona");
 
 /// Compiles and runs the prelude into `lona.core` (at node start).
 pub fn load_prelude(env: &Arc<Env>) {
     let mut ev = Evaluator::new(env.clone());
     ev.ns = env.core;
+    // Units run last pushed first.
+    ev.push_source(&Source::new("<code>", CODE))
+        .expect("code.lona reads");
     ev.push_source(&Source::new("<prelude>", PRELUDE))
         .expect("the prelude reads");
     loop {

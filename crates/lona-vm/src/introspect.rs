@@ -268,6 +268,7 @@ mod tests {
             current_function: Some("app/loop".into()),
             heap_words: Some(34),
             priority: lona_runtime::Priority::Normal,
+            parent: None,
         }
     }
 

@@ -24,6 +24,7 @@ pub mod process;
 pub mod reader;
 pub mod shell;
 mod tag;
+pub mod test_runner;
 pub mod var;
 pub mod vm;
 

@@ -260,6 +260,10 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo) -> Term<'h> {
         ),
         (Term::keyword("trap-exit"), Term::bool(i.trap_exit)),
         (
+            Term::keyword("parent"),
+            i.parent.map_or(Term::NIL, |p| pid_term(heap, p)),
+        ),
+        (
             Term::keyword("priority"),
             Term::keyword(i.priority.as_str()),
         ),

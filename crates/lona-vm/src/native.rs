@@ -94,6 +94,8 @@ pub struct NativeCx<'a, 'r> {
     /// Reductions left in this slice; a built-in doing work proportional
     /// to its input charges it with [`NativeCx::charge`].
     pub reds: &'a mut i32,
+    /// The process dictionary's root, once it has one (`pd-put`).
+    pub dict: &'a mut Option<lona_term::Root>,
 }
 
 impl<'a, 'r> NativeCx<'a, 'r> {
@@ -135,4 +137,6 @@ pub enum Request {
         /// Words, 0 for no limit.
         words: usize,
     },
+    /// End the slice (`(yield)`).
+    Yield,
 }

@@ -121,6 +121,10 @@ pub struct Namespace {
     pub name: Arc<str>,
     vars: RwLock<HashMap<Arc<str>, &'static Var>>,
     aliases: RwLock<HashMap<Arc<str>, Arc<str>>>,
+    /// `(:require [a.b :refer [x]])`: `x` names `a.b/x` (name → namespace).
+    refers: RwLock<HashMap<Arc<str>, Arc<str>>>,
+    /// `(:require [a.b :refer :all])`: every public var of these.
+    refer_all: RwLock<Vec<Arc<str>>>,
 }
 
 impl Namespace {
@@ -181,6 +185,47 @@ impl Namespace {
             .insert(alias.into(), target.into());
     }
 
+    /// Makes `name` in this namespace's code name `target/name` (`:refer`).
+    pub fn add_refer(&self, name: &str, target: &str) {
+        self.refers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.into(), target.into());
+    }
+
+    /// Makes every public var of `target` visible unqualified (`:refer :all`).
+    pub fn add_refer_all(&self, target: &str) {
+        let mut all = self.refer_all.write().unwrap_or_else(|e| e.into_inner());
+        if !all.iter().any(|t| &**t == target) {
+            all.push(target.into());
+        }
+    }
+
+    /// The namespace `name` is referred from, if it is: an explicit
+    /// `:refer` first, then the `:refer :all` namespaces (in order) that
+    /// have a public var of that name.
+    pub fn referred(&self, name: &str, namespaces: &Namespaces) -> Option<Arc<str>> {
+        if let Some(t) = self
+            .refers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            return Some(t.clone());
+        }
+        self.refer_all
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|t| {
+                namespaces
+                    .get(t)
+                    .and_then(|ns| ns.lookup(name))
+                    .is_some_and(|v| !v.is_private())
+            })
+            .cloned()
+    }
+
     /// The namespace an alias stands for.
     pub fn alias(&self, alias: &str) -> Option<Arc<str>> {
         self.aliases
@@ -212,6 +257,8 @@ impl Namespaces {
             name: name.clone(),
             vars: RwLock::new(HashMap::new()),
             aliases: RwLock::new(HashMap::new()),
+            refers: RwLock::new(HashMap::new()),
+            refer_all: RwLock::new(Vec::new()),
         }));
         all.insert(name, ns);
         ns

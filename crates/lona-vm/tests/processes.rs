@@ -391,3 +391,22 @@ fn call_takes_any_arguments_and_a_deep_value_is_an_error_not_an_abort() {
     );
     rt.shutdown();
 }
+
+#[test]
+fn yield_lets_a_runnable_process_go_first() {
+    // One worker: the child is queued behind the parent. Without `yield`
+    // the parent's poll runs in the same slice and finds nothing.
+    let rt = Runtime::builder().workers(1).build().expect("runtime");
+    let src = r#"
+        (let [me (self)]
+          (spawn (fn [] (send me :child-ran)))
+          (yield)
+          (println (receive :child-ran :yes :timeout 0 :no)))
+        (let [me (self)]
+          (spawn (fn [] (send me :child-ran)))
+          (println (receive :child-ran :yes :timeout 0 :no)))
+    "#;
+    let (out, ending) = run_on(rt, src, |_| {});
+    assert_eq!(ending, Ending::Normal);
+    assert_eq!(out, ":yes\n:no\n");
+}

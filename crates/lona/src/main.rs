@@ -3,6 +3,7 @@
 mod bench;
 mod program;
 mod repl;
+mod test;
 mod top;
 
 /// mimalloc: fast cross-thread frees (a message is allocated by its sender
@@ -91,6 +92,20 @@ enum Command {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// Run the tests of `*_test.lona` files (lona.test): each file on a
+    /// fresh node, each test in a process of its own. PATHS are files or
+    /// directories searched recursively (default: `test/` if it exists,
+    /// else the current directory). Prints each failure and `N passed, M
+    /// failed`; exit status 1 if anything failed or a file did not load.
+    Test {
+        /// Test files or directories.
+        paths: Vec<std::path::PathBuf>,
+        /// Milliseconds a test may run before it is killed and failed.
+        #[arg(long, default_value_t = lona_vm::test_runner::DEFAULT_TIMEOUT_MS)]
+        timeout: u64,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
     /// An interactive shell: each form is evaluated in a shell process.
     Repl {
         #[command(flatten)]
@@ -124,6 +139,11 @@ fn main() -> ExitCode {
         } => program::run(&file, args, node),
         Command::Eval { expr, node } => program::eval(&expr, node),
         Command::Repl { node } => repl::repl(node),
+        Command::Test {
+            paths,
+            timeout,
+            node,
+        } => test::run(paths, timeout, node),
         Command::Bench { workload, workers } => match bench::run(&workload, workers) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -10,7 +10,7 @@ use lona_vm::{Env, EvalError, Evaluator, Source};
 use crate::NodeArgs;
 
 /// Directories in `LONA_PATH` (separated like `PATH`).
-fn load_path() -> Vec<std::path::PathBuf> {
+pub(crate) fn load_path() -> Vec<std::path::PathBuf> {
     std::env::var_os("LONA_PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default()

@@ -326,3 +326,69 @@ fn eval_and_run_use_the_same_node() {
     assert_eq!(run(&["--workers", "3"]), "3");
     assert_eq!(eval(&["--workers", "3"]), "3");
 }
+
+#[test]
+fn lona_test_reports_failures_and_the_summary_and_exits_one() {
+    let dir = std::env::temp_dir().join(format!("lona-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("sub/a_test.lona"),
+        "(ns a-test (:require [lona.test :refer [deftest is]]))\n\
+         (deftest good (is (= 2 (+ 1 1))))\n\
+         (deftest bad (is (= 5 (+ 1 1))))\n\
+         (deftest boom (error :boom))\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("helper.lona"), "(error :never-loaded)").unwrap();
+    let out = lona().arg("test").arg(&dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("FAIL in (bad)"), "{stdout}");
+    assert!(stdout.contains("expected: 5\n  actual:   2"), "{stdout}");
+    assert!(stdout.contains("ERROR in (boom)"), "{stdout}");
+    assert!(stdout.ends_with("1 passed, 2 failed\n"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn lona_test_exits_zero_when_everything_passes_and_one_when_a_file_does_not_load() {
+    let ok = write(
+        "ok_test.lona",
+        "(ns ok-test (:require [lona.test :refer [deftest is]]))\n(deftest t (is true))",
+    );
+    let out = lona().arg("test").arg(&ok).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("1 passed, 0 failed\n"));
+    assert_eq!(out.status.code(), Some(0));
+    let bad = write("bad_test.lona", "(ns bad-test)\n(+ 1 :a)");
+    let out = lona().arg("test").arg(&bad).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ERROR in"), "{stdout}");
+    assert!(stdout.ends_with("0 passed, 1 failed\n"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1));
+    let out = lona().arg("test").arg("/no/such/dir").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn lona_test_defaults_to_the_test_directory_and_takes_a_timeout() {
+    let dir = std::env::temp_dir().join(format!("lona-cli-default-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("test")).unwrap();
+    std::fs::write(
+        dir.join("test/slow_test.lona"),
+        "(ns slow-test (:require [lona.test :refer [deftest is]]))\n\
+         (deftest hangs (receive :never :ok))\n\
+         (deftest quick (is true))\n",
+    )
+    .unwrap();
+    // Outside test/: not run by default.
+    std::fs::write(dir.join("other_test.lona"), "(error :not-run)").unwrap();
+    let out = lona()
+        .args(["test", "--timeout", "200"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("timed out after 200 ms"), "{stdout}");
+    assert!(!stdout.contains("other_test"), "{stdout}");
+    assert!(stdout.ends_with("1 passed, 1 failed\n"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -24,6 +24,7 @@ impl Handle {
     {
         self.shared.spawn(
             Priority::Normal,
+            None,
             |pid| Box::new(Native::new(f(Ctx::new(pid)))),
             |_, _| {},
         )
@@ -53,6 +54,7 @@ impl Runtime {
         let (main, result) = Main::new();
         let spawned = self.handle.shared.spawn(
             Priority::Normal,
+            None,
             |pid| Box::new(main.with(f(Ctx::new(pid)))),
             |_, _| {},
         );

@@ -8,9 +8,12 @@
 //! the call (`[:badarity f n]`). Work proportional to an input's size is
 //! charged as reductions.
 
+mod code;
 mod coll;
 mod core;
+mod dict;
 mod process;
+mod testing;
 mod text;
 
 use lona_term::{Term, View};
@@ -45,6 +48,9 @@ pub fn install(env: &Env) {
     core::install(env.core);
     coll::install(env.core);
     process::install(env.core);
+    dict::install(env.core);
+    testing::install(env);
+    code::install(env);
     text::install(env.core, env.namespaces.get_or_create("string"));
 }
 

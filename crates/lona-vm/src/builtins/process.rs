@@ -9,7 +9,8 @@
 //! | --- | --- | --- |
 //! | `(spawn f & args)` | `spawn/1,3` | `:badarg` unless `f` is a function; `:system-limit` past the process limit |
 //! | `(spawn-link f & args)`, `(spawn-monitor f & args)` | `spawn_link`, `spawn_monitor` (=> `[pid ref]`) | as `spawn` |
-//! | `(spawn-opt f opts & args)` | `spawn_opt`: `:link`, `:monitor`, `:priority` (`:low`, `:normal`, `:high`, `:max`), `:min-heap-size`, `:max-heap-size` (words, heap and stack; 0: none; default the node's) | `:badarg` for an unknown option or priority, a max below the min; `:system-limit` for a min the node cannot back |
+//! | `(spawn-opt f opts & args)` | `spawn_opt`: `:link`, `:monitor`, `:priority` (`:low`, `:normal`, `:high`, `:max`), `:min-heap-size`, `:max-heap-size` (words, heap and stack; 0: none; default the node's), `:name` (a keyword, registered before the process runs) | `:badarg` for an unknown option or priority, a max below the min; `:system-limit` for a min the node cannot back; `[:already-registered pid]` when the name is taken (no process is made) |
+//! | `(yield)` | `erlang:yield/0`: ends the slice, so other runnable processes go first | |
 //! | `(send dest msg)` | `!`: `dest` a pid or a registered name (keyword); returns `msg` | `:badarg` for a name nobody holds |
 //! | `(link pid)`, `(unlink pid)` | `link/1`, `unlink/1` | `:noproc` linking to a dead process (not trapping exits) |
 //! | `(monitor pid-or-name)`, `(demonitor ref [{:flush true :info true}])` | `monitor/2`, `demonitor/1,2` | |
@@ -57,6 +58,13 @@ fn ref_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u64, Raise> {
         View::Ref(id) => Ok(id),
         _ => Err(Raise::badarg()),
     }
+}
+
+/// `(yield)`: ends the slice; the runtime queues the process behind the
+/// others that are runnable.
+fn yield_(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    cx.request = Some(Request::Yield);
+    Ok(Term::TRUE.raw())
 }
 
 fn self_(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
@@ -113,18 +121,37 @@ fn do_spawn(
     opts: SpawnOpts,
     heap: HeapConfig,
 ) -> Result<(Pid, Option<Ref>), Raise> {
+    do_spawn_named(cx, None, f, args, opts, heap)
+}
+
+fn do_spawn_named(
+    cx: &mut NativeCx<'_, '_>,
+    name: Option<&str>,
+    f: RawTerm,
+    args: &[RawTerm],
+    opts: SpawnOpts,
+    heap: HeapConfig,
+) -> Result<(Pid, Option<Ref>), Raise> {
     let start = start_fragment(cx, f, args)?;
     cx.charge(start.words() / 64);
     let env = cx.env.clone();
     // Made here, fallibly: a `:min-heap-size` the node cannot back fails
     // the spawn with `:system-limit`, as a full process table does.
     let heap = Heap::try_with_config(heap).map_err(|_| system_limit())?;
-    let r = cx.rt()?.spawn(opts, move |_| {
+    let make = move |_| -> Box<dyn lona_runtime::Process> {
         Box::new(crate::process::LonaProcess::spawned_on(env, start, heap))
-    });
+    };
+    let r = match name {
+        None => cx.rt()?.spawn(opts, make),
+        Some(n) => cx.rt()?.spawn_named(n, opts, make),
+    };
     r.map_err(|e| match e {
         SpawnError::SystemLimit { .. } => system_limit(),
         SpawnError::ShuttingDown => Raise::error(Term::keyword("shutting-down")),
+        SpawnError::NameTaken { holder, .. } => Raise::error(cx.heap.vector(&[
+            Term::keyword("already-registered"),
+            pid_term(cx.heap, holder),
+        ])),
     })
 }
 
@@ -183,6 +210,7 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     };
     let mut opts = SpawnOpts::default();
     let mut heap = crate::process::spawned_heap(cx.env);
+    let mut name = None;
     for (k, v) in m.iter() {
         let words = || match v.as_i64() {
             Some(n) if n >= 0 => Ok(n as usize),
@@ -195,6 +223,10 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 "priority" => opts.priority = priority_arg(v)?,
                 "min-heap-size" => heap.min_heap_size = words()?.max(1),
                 "max-heap-size" => heap.max_heap_size = words()?,
+                "name" => match v.view() {
+                    View::Keyword(n) => name = Some(n.name()),
+                    _ => return Err(Raise::badarg()),
+                },
                 _ => return Err(Raise::badarg()),
             },
             _ => return Err(Raise::badarg()),
@@ -204,7 +236,7 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if heap.max_heap_size > 0 && heap.max_heap_size < heap.min_heap_size {
         return Err(Raise::badarg());
     }
-    let (pid, mref) = do_spawn(cx, a[0], &a[2..], opts, heap)?;
+    let (pid, mref) = do_spawn_named(cx, name, a[0], &a[2..], opts, heap)?;
     let p = pid_term(cx.heap, pid);
     Ok(match mref {
         Some(r) => cx.heap.vector(&[p, ref_term(cx.heap, r)]).raw(),
@@ -497,6 +529,7 @@ fn gc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 pub(crate) fn install(ns: &'static Namespace) {
     def(ns, "self", 0, 0, self_);
+    def(ns, "yield", 0, 0, yield_);
     def(ns, "send", 2, 2, send);
     def(ns, "spawn", 1, ANY, spawn);
     def(ns, "spawn-link", 1, ANY, spawn_link);

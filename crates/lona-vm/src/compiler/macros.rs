@@ -234,7 +234,7 @@ fn fresh(base: &str) -> String {
 }
 
 /// The form a term stands for (what a macro returned).
-pub(super) fn term_to_form(t: Term<'_>, pos: Pos) -> Result<Form, String> {
+pub(crate) fn term_to_form(t: Term<'_>, pos: Pos) -> Result<Form, String> {
     let mut depth = 0usize;
     to_form(t, pos, &mut depth)
 }

@@ -18,9 +18,11 @@
 //! arguments (one for `inc`/`dec`) become instructions; like Erlang's
 //! arithmetic BIFs, these cannot be redefined for existing code.
 
+mod code;
 mod expand;
 mod function;
 mod macros;
+pub(crate) use macros::term_to_form;
 mod pattern;
 mod receive;
 
@@ -429,6 +431,23 @@ impl<'e> Compiler<'e> {
         if let Some(v) = self.ns.lookup(name) {
             return Ok(Some(v));
         }
+        if let Some(target) = self.ns.referred(name, &self.env.namespaces) {
+            return match self
+                .env
+                .namespaces
+                .get(&target)
+                .and_then(|t| t.lookup(name))
+            {
+                Some(v) if v.is_private() => {
+                    Err(self.err(pos, format!("{target}/{name} is private (referred)")))
+                }
+                Some(v) => Ok(Some(v)),
+                None => Err(self.err(
+                    pos,
+                    format!("no var {name} in namespace {target} (referred)"),
+                )),
+            };
+        }
         Ok(self.env.core.lookup(name))
     }
 
@@ -437,7 +456,9 @@ impl<'e> Compiler<'e> {
         if self.resolve_local_peek(depth, name) {
             return false;
         }
-        self.ns.lookup(name).is_none() && self.env.core.lookup(name).is_some()
+        self.ns.lookup(name).is_none()
+            && self.env.core.lookup(name).is_some()
+            && self.ns.referred(name, &self.env.namespaces).is_none()
             || std::ptr::eq(self.ns, self.env.core)
     }
 
@@ -647,6 +668,9 @@ impl<'e> Compiler<'e> {
                     message: m,
                 };
                 if let Some(e) = expand::expand(name, f, &err)? {
+                    return self.expr(&e, dst, tail);
+                }
+                if let Some(e) = self.code_call(name, f, items) {
                     return self.expr(&e, dst, tail);
                 }
                 if self.is_core(name) {

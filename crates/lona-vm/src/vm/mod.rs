@@ -128,6 +128,9 @@ pub struct Vm {
     gc_request: Option<bool>,
     /// Set when a collection found the heap over its maximum.
     heap_error: Option<HeapError>,
+    /// The process dictionary (a map in a heap root), made by its first
+    /// `pd-put` (`builtins/dict.rs`).
+    dict: Option<lona_term::Root>,
 }
 
 fn idle_proto() -> &'static Proto {
@@ -167,6 +170,7 @@ impl Vm {
             recv_timer: None,
             gc_request: None,
             heap_error: None,
+            dict: None,
         }
     }
 
@@ -326,6 +330,7 @@ impl Vm {
                     reds,
                     rt: rt.as_deref_mut(),
                     request: None,
+                    dict: &mut self.dict,
                 };
                 let r = nf(&mut cx, args);
                 if let Some(q) = cx.request {
@@ -397,6 +402,8 @@ impl Vm {
                 *reds = (*reds).min(1);
             }
             Request::MaxHeapSize { words } => self.heap.set_max_heap_size(words),
+            // At the next safepoint (the fast call path yields at once).
+            Request::Yield => *reds = 0,
         }
     }
 
@@ -675,9 +682,18 @@ impl Vm {
                                 reds: &mut reds,
                                 rt: rt.as_deref_mut(),
                                 request: None,
+                                dict: &mut self.dict,
                             };
                             let r = nf(&mut cx, args);
                             if let Some(q) = cx.request {
+                                if let (Request::Yield, Ok(v)) = (q, r) {
+                                    // `(yield)`: end the slice now (the
+                                    // call is complete; resume after it).
+                                    set!($a, v.0);
+                                    sync!();
+                                    *reds_out = 0;
+                                    return Outcome::Yield;
+                                }
                                 self.request(q, &mut reds);
                             }
                             match r {
