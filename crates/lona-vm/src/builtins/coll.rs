@@ -303,6 +303,8 @@ fn cons(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 pub(crate) fn cons_any<'h>(heap: &'h Heap, x: Term<'h>, c: Term<'h>) -> Result<Term<'h>, Raise> {
     match c.view() {
         View::Cons(..) | View::EmptyList => Ok(heap.cons(x, c)),
+        // A lazy tail stays lazy: how infinite sequences are built.
+        _ if super::seq::lazy_thunk(c).is_some() => Ok(heap.cons(x, c)),
         _ => {
             let v = items(heap, c)?;
             let tail = heap.list(&v);

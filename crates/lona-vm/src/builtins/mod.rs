@@ -12,6 +12,7 @@ mod coll;
 mod core;
 mod dict;
 mod process;
+mod seq;
 mod testing;
 mod text;
 
@@ -47,6 +48,7 @@ pub fn install(env: &Env) {
     core::install(env.core);
     coll::install(env.core);
     process::install(env.core);
+    seq::install(env.core);
     dict::install(env.core);
     testing::install(env);
     text::install(env.core, env.namespaces.get_or_create("string"));
