@@ -11,6 +11,7 @@
 mod coll;
 mod core;
 mod dict;
+mod math;
 mod process;
 mod seq;
 mod testing;
@@ -49,6 +50,7 @@ pub fn install(env: &Env) {
     coll::install(env.core);
     process::install(env.core);
     seq::install(env.core);
+    math::install(env.core);
     dict::install(env.core);
     testing::install(env);
     text::install(env.core, env.namespaces.get_or_create("string"));
