@@ -11,9 +11,12 @@
 mod coll;
 mod core;
 mod dict;
+mod format;
 mod math;
 mod process;
+mod regex;
 mod seq;
+mod string;
 mod testing;
 mod text;
 
@@ -54,6 +57,10 @@ pub fn install(env: &Env) {
     dict::install(env.core);
     testing::install(env);
     text::install(env.core, env.namespaces.get_or_create("string"));
+    // After `text`: `format` replaces its first version.
+    regex::install(env.core);
+    string::install(env.namespaces.get_or_create("string"));
+    format::install(env.core);
 }
 
 /// `(get coll key)`: a map's value, a vector's element; `None` if absent.
