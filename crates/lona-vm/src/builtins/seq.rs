@@ -130,11 +130,12 @@ fn subvec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.vector(&v[from as usize..to as usize]).raw())
 }
 
-/// Built-ins that the prelude wraps to walk lazy sequences, kept under a
-/// starred name (`count*`) that the Lonala wrapper calls.
+/// Built-ins that the prelude wraps (to walk lazy sequences; `throw`, to
+/// raise an `ex-info` as an error), kept under a starred name (`count*`)
+/// that the Lonala wrapper calls.
 const WRAPPED: &[&str] = &[
     "seq", "first", "second", "rest", "next", "last", "nth", "count", "empty?", "vec", "into",
-    "concat", "take", "drop", "reverse", "range", "repeat", "sort", "frequencies", "zipmap",
+    "concat", "take", "drop", "reverse", "range", "repeat", "sort", "frequencies", "zipmap", "throw",
 ];
 
 pub(super) fn install(core: &'static Namespace) {
