@@ -450,7 +450,7 @@ pub(crate) fn require_options(
     target: &str,
     opts: &[Form],
 ) -> Result<(), (crate::form::Pos, String)> {
-    if opts.len() % 2 != 0 {
+    if !opts.len().is_multiple_of(2) {
         let p = opts.last().map(|f| f.pos).unwrap_or_default();
         return Err((p, REQUIRE_SPEC.to_string()));
     }

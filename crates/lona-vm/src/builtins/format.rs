@@ -47,7 +47,7 @@ fn grouped(int: &str) -> String {
     let n = int.len();
     let mut out = String::with_capacity(n + n / 3);
     for (i, c) in int.chars().enumerate() {
-        if i > 0 && (n - i) % 3 == 0 {
+        if i > 0 && (n - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -173,7 +173,15 @@ fn format(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 }
                 text(&mut out, &sp, &s);
             }
-            'b' => text(&mut out, &sp, if crate::tag::truthy(x.bits()) { "true" } else { "false" }),
+            'b' => text(
+                &mut out,
+                &sp,
+                if crate::tag::truthy(x.bits()) {
+                    "true"
+                } else {
+                    "false"
+                },
+            ),
             'c' => {
                 let ch = match x.view() {
                     View::Str(s) if s.chars().count() == 1 => s.to_string(),

@@ -186,7 +186,12 @@ fn modulo(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// A bit operation over two or more integers.
-fn bits(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], small: fn(i64, i64) -> i64, big: fn(BigInt, BigInt) -> BigInt) -> NResult {
+fn bits(
+    cx: &mut NativeCx<'_, '_>,
+    a: &[RawTerm],
+    small: fn(i64, i64) -> i64,
+    big: fn(BigInt, BigInt) -> BigInt,
+) -> NResult {
     let mut small_acc = match t(cx, a[0]).view() {
         View::Int(i) => Some(i),
         View::BigInt(_) => None,
@@ -247,7 +252,11 @@ fn shift(cx: &mut NativeCx<'_, '_>, x: RawTerm, n: RawTerm, left: bool) -> NResu
         View::BigInt(_) => return Err(system_limit()),
         _ => return Err(Raise::badarg()),
     };
-    let n = if left { n } else { n.checked_neg().ok_or_else(system_limit)? };
+    let n = if left {
+        n
+    } else {
+        n.checked_neg().ok_or_else(system_limit)?
+    };
     let r = if n >= 0 {
         if x.is_zero() {
             x
@@ -278,7 +287,10 @@ fn shift_right(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(bit-test x n)`: whether bit `n` of `x` (two's complement) is set.
 fn bit_test(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = big_of(cx, a[0])?;
-    let n = t(cx, a[1]).as_i64().filter(|n| *n >= 0).ok_or_else(Raise::badarg)?;
+    let n = t(cx, a[1])
+        .as_i64()
+        .filter(|n| *n >= 0)
+        .ok_or_else(Raise::badarg)?;
     Ok(Term::bool(x.bit(n as u64)).raw())
 }
 

@@ -37,9 +37,13 @@ fn lazy_called(_cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 
 fn lazy_code() -> u64 {
     *LAZY.get_or_init(|| {
-        Proto::bare("lona.core/lazy-seq", Vec::new(), Some((lazy_called, 0, ANY)))
-            .leak()
-            .code_id()
+        Proto::bare(
+            "lona.core/lazy-seq",
+            Vec::new(),
+            Some((lazy_called, 0, ANY)),
+        )
+        .leak()
+        .code_id()
     })
 }
 
@@ -73,19 +77,26 @@ fn lazy_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(has-lazy? x)`: whether `x` is a lazy sequence or a list whose tail
-/// is one (what a built-in cannot walk).
+/// is one (what a built-in cannot walk); `(has-lazy? x n)` looks at the
+/// first `n` cells only (for `take`, `drop`, `nth`: O(n), not O(length)).
 fn has_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
-    let tail = match x.view() {
-        View::Cons(..) => {
-            let mut it = x.list_iter();
-            let n = (&mut it).count();
-            cx.charge(n / 16);
-            it.tail()
-        }
-        _ => x,
+    let limit = match a.get(1) {
+        Some(r) => t(cx, *r).as_i64().map_or(0, |n| n.max(0) as usize),
+        None => usize::MAX,
     };
-    Ok(Term::bool(lazy_thunk(tail).is_some()).raw())
+    let mut cur = x;
+    let mut n = 0usize;
+    while let View::Cons(_, tl) = cur.view() {
+        if n >= limit {
+            cx.charge(n / 16);
+            return Ok(Term::FALSE.raw());
+        }
+        n += 1;
+        cur = tl;
+    }
+    cx.charge(n / 16);
+    Ok(Term::bool(lazy_thunk(cur).is_some()).raw())
 }
 
 /// `(peek coll)`: a vector's last element, a list's first; nil if empty.
@@ -134,8 +145,27 @@ fn subvec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// raise an `ex-info` as an error), kept under a starred name (`count*`)
 /// that the Lonala wrapper calls.
 const WRAPPED: &[&str] = &[
-    "seq", "first", "second", "rest", "next", "last", "nth", "count", "empty?", "vec", "into",
-    "concat", "take", "drop", "reverse", "range", "repeat", "sort", "frequencies", "zipmap", "throw",
+    "seq",
+    "first",
+    "second",
+    "rest",
+    "next",
+    "last",
+    "nth",
+    "count",
+    "empty?",
+    "vec",
+    "into",
+    "concat",
+    "take",
+    "drop",
+    "reverse",
+    "range",
+    "repeat",
+    "sort",
+    "frequencies",
+    "zipmap",
+    "throw",
 ];
 
 pub(super) fn install(core: &'static Namespace) {
@@ -148,7 +178,7 @@ pub(super) fn install(core: &'static Namespace) {
     def(core, "lazy-seq*", 1, 1, make_lazy);
     def(core, "lazy-seq?", 1, 1, is_lazy);
     def(core, "lazy-seq-fn", 1, 1, lazy_fn);
-    def(core, "has-lazy?", 1, 1, has_lazy);
+    def(core, "has-lazy?", 1, 2, has_lazy);
     def(core, "peek", 1, 1, peek);
     def(core, "pop", 1, 1, pop);
     def(core, "subvec", 2, 3, subvec);

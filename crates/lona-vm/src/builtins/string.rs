@@ -113,7 +113,10 @@ fn capitalize(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let mut cs = s.chars();
     let out = match cs.next() {
-        Some(c) => c.to_uppercase().chain(cs.as_str().to_lowercase().chars()).collect(),
+        Some(c) => c
+            .to_uppercase()
+            .chain(cs.as_str().to_lowercase().chars())
+            .collect(),
         None => String::new(),
     };
     string(cx, &out)
@@ -218,7 +221,10 @@ fn split_by(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn split_lines(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     cx.charge(s.len() / 32);
-    let mut parts: Vec<&str> = s.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let mut parts: Vec<&str> = s
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
     while parts.len() > 1 && parts.last() == Some(&"") {
         parts.pop();
     }
