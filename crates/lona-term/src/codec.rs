@@ -16,6 +16,8 @@
 //!           | 14 code:varint n:varint term*n        closure
 //!           | 15 varint                             pid
 //!           | 16 varint                             reference
+//!           | 20 n:varint term*n                    set, unique elements
+//!           | 21 n:varint utf8*n                    regex (its source)
 //! ```
 //!
 //! Varints are unsigned LEB128 (at most 10 bytes). The decoder is
@@ -171,6 +173,13 @@ pub fn encode(t: Term<'_>) -> Vec<u8> {
                 out.push(16);
                 put_varint(&mut out, r);
             }
+            View::Set(m) => {
+                out.push(20);
+                put_varint(&mut out, m.len() as u64);
+                let keys: Vec<Term<'_>> = m.iter().map(|(k, _)| k).collect();
+                todo.extend(keys.into_iter().rev().map(Task::Term));
+            }
+            View::Regex(s) => put_bytes(&mut out, 21, s.as_bytes()),
         }
     }
     out
@@ -236,6 +245,7 @@ enum Open {
     List,
     Map,
     Closure(u64),
+    Set,
 }
 
 /// A container whose elements are still being read. Its elements so far are
@@ -340,6 +350,14 @@ pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError>
             }
             15 => heap.pid(crate::Pid(r.varint()?)),
             16 => heap.reference(r.varint()?),
+            20 => match r.count(1, 0)? {
+                0 => heap.set(&[]),
+                n => {
+                    open.push(frame(Open::Set, n));
+                    continue;
+                }
+            },
+            21 => heap.regex(r.text()?),
             t => return Err(DecodeError::UnknownTag(t)),
         };
         let mut v = value;
@@ -370,6 +388,14 @@ fn build<'h>(heap: &'h Heap, open: Open, items: &[Term<'h>]) -> Result<Term<'h>,
             let (elems, tail) = items.split_at(items.len() - 1);
             heap.list_with_tail(elems, tail[0])
         }
+        Open::Set => {
+            let mut v = items.to_vec();
+            v.sort_by(|a, b| crate::cmp::compare(*a, *b));
+            if v.windows(2).any(|w| crate::cmp::equal(w[0], w[1])) {
+                return Err(DecodeError::DuplicateKey);
+            }
+            heap.set(&v)
+        }
         Open::Map => {
             let mut pairs: Vec<(Term<'h>, Term<'h>)> =
                 items.chunks_exact(2).map(|c| (c[0], c[1])).collect();
@@ -397,6 +423,17 @@ mod tests {
         ]);
         let bytes = encode(t);
         assert_eq!(decode(&h, &bytes).unwrap(), t);
+        let s = h.vector(&[
+            h.set(&[h.int(1), h.string("a"), h.set(&[])]),
+            h.regex("a+b"),
+        ]);
+        let d = decode(&h, &encode(s)).unwrap();
+        assert_eq!(d, s);
+        assert_eq!(d.to_string(), "[#{1 #{} \"a\"} #\"a+b\"]");
+        assert_eq!(
+            decode(&h, b"L\x01\x14\x02\x00\x00"),
+            Err(DecodeError::DuplicateKey)
+        );
         assert_eq!(decode(&h, &[]), Err(DecodeError::BadMagic));
         assert_eq!(decode(&h, b"L\x01"), Err(DecodeError::UnexpectedEnd));
         assert_eq!(decode(&h, b"L\x01\x63"), Err(DecodeError::UnknownTag(0x63)));

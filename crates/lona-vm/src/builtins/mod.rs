@@ -63,10 +63,12 @@ pub fn install(env: &Env) {
     format::install(env.core);
 }
 
-/// `(get coll key)`: a map's value, a vector's element; `None` if absent.
+/// `(get coll key)`: a map's value, a vector's element, a set's element;
+/// `None` if absent.
 pub fn get<'h>(coll: Term<'h>, key: Term<'_>) -> Option<Term<'h>> {
     match coll.view() {
-        View::Map(m) => m.get(key),
+        // A set's values are its elements: (get #{1} 1) is 1.
+        View::Map(m) | View::Set(m) => m.get(key),
         View::Vector(v) => {
             let i = key.as_i64()?;
             (i >= 0).then(|| v.get(i as usize).copied()).flatten()

@@ -160,6 +160,16 @@ impl Compiler<'_> {
                 let parts = self.sq_parts(items, gensyms, depth)?;
                 call("lona.core/vec", vec![call("lona.core/concat", parts)])
             }
+            FormKind::Set(items) => {
+                let parts = self.sq_parts(items, gensyms, depth)?;
+                call(
+                    "lona.core/apply",
+                    vec![
+                        Form::new(FormKind::Symbol("lona.core/hash-set".into()), pos),
+                        call("lona.core/concat", parts),
+                    ],
+                )
+            }
             FormKind::Map(pairs) => {
                 let flat: Vec<Form> = pairs
                     .iter()
@@ -278,6 +288,13 @@ fn to_form(t: Term<'_>, pos: Pos, depth: &mut usize) -> Result<Form, String> {
             }
             FormKind::Map(v)
         }
+        View::Set(m) => FormKind::Set(
+            m.sorted_pairs()
+                .into_iter()
+                .map(|(k, _)| to_form(k, pos, depth))
+                .collect::<Result<_, _>>()?,
+        ),
+        View::Regex(s) => FormKind::Regex(s.to_string()),
         other => {
             return Err(format!(
                 "the expansion contains {other:?}, which is not code"
