@@ -106,7 +106,8 @@ impl fmt::Display for Term<'_> {
                     View::Set(m) => {
                         f.write_str("#{")?;
                         todo.push(Task::Text("}"));
-                        let keys: Vec<Term<'_>> = m.sorted_pairs().into_iter().map(|p| p.0).collect();
+                        let keys: Vec<Term<'_>> =
+                            m.sorted_pairs().into_iter().map(|p| p.0).collect();
                         for (i, k) in keys.into_iter().enumerate().rev() {
                             todo.push(Task::Term(k));
                             if i > 0 {

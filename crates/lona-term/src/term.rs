@@ -168,9 +168,7 @@ impl Kind {
             | Kind::HamtNode
             | Kind::HamtColl
             | Kind::Set
-            | Kind::Regex => {
-                (0, arity)
-            }
+            | Kind::Regex => (0, arity),
             Kind::Closure => (1, arity - 1),
             _ => (0, 0),
         }

@@ -33,7 +33,10 @@ fn conj_disj_at_any_size() {
         s = h.set_disj(s, h.int(i)).unwrap();
     }
     s = h.set_disj(s, h.int(1000)).unwrap();
-    assert_eq!(elems(s), (0..100).filter(|i| i % 2 == 1).collect::<Vec<_>>());
+    assert_eq!(
+        elems(s),
+        (0..100).filter(|i| i % 2 == 1).collect::<Vec<_>>()
+    );
     assert!(h.set_conj(h.int(1), h.int(1)).is_none());
     assert!(h.set_disj(h.map(&[]), h.int(1)).is_none());
 }

@@ -2,10 +2,10 @@
 //! `re-matches`, `re-seq`, and the matching half of `clojure.string`'s
 //! `replace` and `split`.
 //!
-//! A pattern value is a closure of one private code (`lona.core/regex`)
-//! capturing its source string, so it is told apart from a string
+//! A pattern value is the term kind `Regex` (`#"..."` or `re-pattern`),
+//! which holds its source string; it is told apart from a string
 //! (`(clojure.string/replace s "." "x")` replaces dots, `#"."` any
-//! character); `pattern_of` is the one place that knows it. Compiled
+//! character). Compiled
 //! regexes are cached per worker thread by source (no lock; compiled once
 //! per pattern and thread; the cache is dropped when it reaches
 //! `CACHE_MAX` patterns). A pattern from data is bounded: at most
@@ -19,13 +19,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::OnceLock;
 
 use lona_term::{RawTerm, Term, View};
 use regex::{Captures, Regex, RegexBuilder};
 
-use super::{def, ANY};
-use crate::bytecode::Proto;
+use super::def;
 use crate::native::{NResult, NativeCx, Raise};
 use crate::var::Namespace;
 
@@ -42,24 +40,10 @@ fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
-static CODE: OnceLock<u64> = OnceLock::new();
-
-fn called(_cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
-    Err(Raise::badarg())
-}
-
-fn code() -> u64 {
-    *CODE.get_or_init(|| {
-        Proto::bare("lona.core/regex", Vec::new(), Some((called, 0, ANY)))
-            .leak()
-            .code_id()
-    })
-}
-
-/// The source of a pattern value, if `x` is one.
+/// The source of a pattern value (`#"..."`, `re-pattern`), if `x` is one.
 pub(crate) fn pattern_of(x: Term<'_>) -> Option<&str> {
     match x.view() {
-        View::Closure { code: c, captured } if c == code() => captured.first()?.as_str(),
+        View::Regex(s) => Some(s),
         _ => None,
     }
 }
@@ -118,7 +102,7 @@ fn re_pattern(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
     let src = x.as_str().ok_or_else(Raise::badarg)?;
     compile(cx, src)?;
-    Ok(cx.heap.closure(code(), &[x]).raw())
+    Ok(cx.heap.regex(src).raw())
 }
 
 /// `(regex? x)`

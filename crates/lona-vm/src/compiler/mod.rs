@@ -521,7 +521,9 @@ impl<'e> Compiler<'e> {
                 if items.iter().all(is_constant) {
                     for (i, x) in items.iter().enumerate() {
                         if items[..i].iter().any(|y| y.same_as(x)) {
-                            return Err(self.err(x.pos, format!("duplicate element in set literal: {x}")));
+                            return Err(
+                                self.err(x.pos, format!("duplicate element in set literal: {x}"))
+                            );
                         }
                     }
                     let k = self.literal(f)?;
