@@ -1,7 +1,7 @@
 //! `format`: Java's `String.format` (Clojure's `format`) for the common
 //! conversions. A specifier is `%[flags][width][.precision]conversion`:
 //!
-//! - conversions: `s` (as `str`), `d` (an integer of any size), `f` and
+//! - conversions: `s` (as `str`; nil as `nil`), `d` (an integer of any size), `f` and
 //!   `e` (a number; precision 6 unless given), `x`/`X` (hexadecimal), `o`
 //!   (octal), `b` (true unless nil or false), `c` (a one-character
 //!   string or a code point), `%`, `n` (a newline);
@@ -167,7 +167,12 @@ fn format(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         match conv {
             's' | 'S' => {
                 let mut s = String::new();
-                super::display(&mut s, x);
+                if x.same(Term::NIL) {
+                    // As `print` (Java prints "null").
+                    s.push_str("nil");
+                } else {
+                    super::display(&mut s, x);
+                }
                 if conv == 'S' {
                     s = s.to_uppercase();
                 }
