@@ -76,6 +76,8 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "system-limit",
     "out-of-memory",
     "already-registered",
+    "bad-format",
+    "bad-regex",
     "badarg",
     "badarith",
     "badarity",

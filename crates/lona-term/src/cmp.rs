@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! numbers < booleans < keywords < symbols < refs < functions < pids
-//!         < vectors < maps < nil < lists < strings < binaries
+//!         < vectors < maps < sets < nil < lists < strings < binaries
+//!         < regexes
 //! ```
 //!
 //! * Numbers compare numerically; an integer and a float that are
@@ -17,7 +18,8 @@
 //!   pids by (index, generation); functions by code id, then captured count,
 //!   then captured values.
 //! * Vectors by length, then element-wise; maps by size, then keys in
-//!   order, then values (Erlang); lists element-wise, `()` first; strings
+//!   order, then values (Erlang); sets by size, then elements in order;
+//!   regexes by source; lists element-wise, `()` first; strings
 //!   and binaries by bytes.
 //!
 //! Equality is `compare(a, b) == Equal`, so equal terms are exactly those
@@ -46,10 +48,12 @@ fn rank(v: &View<'_>) -> u8 {
         View::Pid(_) => 6,
         View::Vector(_) => 7,
         View::Map(_) => 8,
-        View::Nil => 9,
-        View::EmptyList | View::Cons(..) => 10,
-        View::Str(_) => 11,
-        View::Binary(_) => 12,
+        View::Set(_) => 9,
+        View::Nil => 10,
+        View::EmptyList | View::Cons(..) => 11,
+        View::Str(_) => 12,
+        View::Binary(_) => 13,
+        View::Regex(_) => 14,
     }
 }
 
@@ -116,6 +120,19 @@ fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<(Term<'a>, Term<'b>)
             push_pairs(todo, a1, a2);
             Ordering::Equal
         }),
+        (View::Set(m1), View::Set(m2)) => m1.len().cmp(&m2.len()).then_with(|| {
+            match (m1.flat(), m2.flat()) {
+                (Some((k1, _)), Some((k2, _))) => push_pairs(todo, k1, k2),
+                _ => {
+                    let (p1, p2) = (m1.sorted_pairs(), m2.sorted_pairs());
+                    for (a, b) in p1.iter().zip(&p2).rev() {
+                        todo.push((a.0, b.0));
+                    }
+                }
+            }
+            Ordering::Equal
+        }),
+        (View::Regex(s1), View::Regex(s2)) => s1.as_bytes().cmp(s2.as_bytes()),
         (View::Map(m1), View::Map(m2)) => m1.len().cmp(&m2.len()).then_with(|| {
             match (m1.flat(), m2.flat()) {
                 (Some((k1, v1)), Some((k2, v2))) => {
@@ -236,7 +253,12 @@ fn hash_into<H: Hasher>(t: Term<'_>, h: &mut H) {
             View::Keyword(a) | View::Symbol(a) => h.write(a.name().as_bytes()),
             View::Ref(r) => h.write_u64(r),
             View::Pid(p) => h.write_u64(p.0),
-            View::Str(s) => s.as_bytes().hash(h),
+            View::Str(s) | View::Regex(s) => s.as_bytes().hash(h),
+            View::Set(m) => {
+                h.write_usize(m.len());
+                let pairs = m.sorted_pairs();
+                todo.extend(pairs.iter().rev().map(|p| p.0));
+            }
             View::Binary(b) => b.hash(h),
             View::Cons(head, tail) => {
                 h.write_u8(1);
@@ -336,11 +358,13 @@ mod tests {
             h.pid(crate::Pid::new(1, 0)),
             h.vector(&[]),
             h.map(&[]),
+            h.set(&[]),
             Term::NIL,
             Term::EMPTY_LIST,
             h.list(&[h.int(1)]),
             h.string(""),
             h.binary(b""),
+            h.regex(""),
         ];
         for w in seq.windows(2) {
             assert!(w[0] < w[1], "{} < {}", w[0], w[1]);

@@ -16,6 +16,8 @@
 //!           | 14                                    reserved: functions never cross
 //!           | 15 varint                             pid
 //!           | 16 varint                             reference
+//!           | 20 n:varint term*n                    set, unique elements
+//!           | 21 n:varint utf8*n                    regex (its source)
 //! ```
 //!
 //! # What the decoder trusts: nothing
@@ -271,6 +273,13 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
                 out.push(16);
                 put_varint(&mut out, r);
             }
+            View::Set(m) => {
+                out.push(20);
+                put_varint(&mut out, m.len() as u64);
+                let keys: Vec<Term<'_>> = m.iter().map(|(k, _)| k).collect();
+                todo.extend(keys.into_iter().rev().map(Task::Term));
+            }
+            View::Regex(s) => put_bytes(&mut out, 21, s.as_bytes()),
         }
     }
     Ok(out)
@@ -335,6 +344,7 @@ enum Open {
     Vector,
     List,
     Map,
+    Set,
 }
 
 /// A container whose elements are still being read. Its elements so far are
@@ -441,6 +451,14 @@ pub fn decode_with<'h>(
             14 => return Err(DecodeError::Function),
             15 => heap.pid(crate::Pid(r.varint()?)),
             16 => heap.reference(r.varint()?),
+            20 => match r.count(1, 0)? {
+                0 => heap.set(&[]),
+                n => {
+                    open.push(frame(Open::Set, n));
+                    continue;
+                }
+            },
+            21 => heap.regex(r.text()?),
             t => return Err(DecodeError::UnknownTag(t)),
         };
         let mut v = value;
@@ -470,6 +488,14 @@ fn build<'h>(heap: &'h Heap, open: Open, items: &[Term<'h>]) -> Result<Term<'h>,
             let (elems, tail) = items.split_at(items.len() - 1);
             heap.list_with_tail(elems, tail[0])
         }
+        Open::Set => {
+            let mut v = items.to_vec();
+            v.sort_by(|a, b| crate::cmp::compare(*a, *b));
+            if v.windows(2).any(|w| crate::cmp::equal(w[0], w[1])) {
+                return Err(DecodeError::DuplicateKey);
+            }
+            heap.set(&v)
+        }
         Open::Map => {
             let mut pairs: Vec<(Term<'h>, Term<'h>)> =
                 items.chunks_exact(2).map(|c| (c[0], c[1])).collect();
@@ -497,6 +523,17 @@ mod tests {
         ]);
         let bytes = encode(t).unwrap();
         assert_eq!(decode(&h, &bytes).unwrap(), t);
+        let s = h.vector(&[
+            h.set(&[h.int(1), h.string("a"), h.set(&[])]),
+            h.regex("a+b"),
+        ]);
+        let d = decode(&h, &encode(s).unwrap()).unwrap();
+        assert_eq!(d, s);
+        assert_eq!(d.to_string(), "[#{1 #{} \"a\"} #\"a+b\"]");
+        assert_eq!(
+            decode(&h, b"L\x01\x14\x02\x00\x00"),
+            Err(DecodeError::DuplicateKey)
+        );
         assert_eq!(decode(&h, &[]), Err(DecodeError::BadMagic));
         assert_eq!(decode(&h, b"L\x01"), Err(DecodeError::UnexpectedEnd));
         assert_eq!(decode(&h, b"L\x01\x63"), Err(DecodeError::UnknownTag(0x63)));

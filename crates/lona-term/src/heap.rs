@@ -604,6 +604,55 @@ impl Heap {
         }
     }
 
+    /// A set of `items` (an element given twice is in it once): a boxed
+    /// word around a map whose values are its keys.
+    pub fn set(&self, items: &[Term<'_>]) -> Term<'_> {
+        let pairs: Vec<(Term<'_>, Term<'_>)> = items.iter().map(|x| (*x, *x)).collect();
+        let m = self.map(&pairs);
+        self.with_terms(header(Kind::Set, 1), &[], &[m])
+    }
+
+    /// The map inside a set (`None` if `s` is not a set).
+    fn set_map<'a>(s: Term<'a>) -> Option<Term<'a>> {
+        let h = s.boxed_header()?;
+        if Kind::from_header(h) != Kind::Set {
+            return None;
+        }
+        // SAFETY: a set's payload word is its map, alive as long as it.
+        Some(unsafe { Term::from_bits(s.payload(0)) })
+    }
+
+    /// `s` with `x` added (the same set if `x` is in it), or `None` if `s`
+    /// is not a set.
+    pub fn set_conj(&self, s: Term<'_>, x: Term<'_>) -> Option<Term<'_>> {
+        let m = Self::set_map(s)?;
+        if m.map_get(x).is_some() {
+            // SAFETY: checked to be ours (or permanent).
+            return Some(unsafe { self.wrap(self.own(s)) });
+        }
+        let m2 = self.map_assoc(m, x, x)?;
+        Some(self.with_terms(header(Kind::Set, 1), &[], &[m2]))
+    }
+
+    /// `s` without `x` (the same set if absent), or `None` if `s` is not a
+    /// set.
+    pub fn set_disj(&self, s: Term<'_>, x: Term<'_>) -> Option<Term<'_>> {
+        let m = Self::set_map(s)?;
+        if m.map_get(x).is_none() {
+            // SAFETY: checked to be ours (or permanent).
+            return Some(unsafe { self.wrap(self.own(s)) });
+        }
+        let m2 = self.map_dissoc(m, x)?;
+        Some(self.with_terms(header(Kind::Set, 1), &[], &[m2]))
+    }
+
+    /// A regular expression value: its source, as `#"..."` reads it. Its
+    /// syntax is checked by whoever compiles it.
+    pub fn regex(&self, source: &str) -> Term<'_> {
+        let s = self.string(source);
+        self.with_terms(header(Kind::Regex, 1), &[], &[s])
+    }
+
     /// A map from key/value pairs; a later pair wins over an earlier one
     /// with an equal key. More than [`crate::MAP_SMALL_MAX`] keys make a
     /// trie (`hamt.rs`).

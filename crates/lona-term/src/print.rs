@@ -4,7 +4,8 @@
 //! `"a\n\"b\""` (escapes `\" \\ \n \t \r`, other control characters as
 //! `\uXXXX`), `[1 2]`, `{:a 1, :b 2}`, `(1 2 3)`, `(1 2 . 3)` for an improper
 //! list, `()`, `#pid<0.INDEX.GENERATION>`, `#ref<0.ID>`, `#fn<CODE>`,
-//! `#bin[1 2 255]`. Printing walks with an explicit stack, so any depth and
+//! `#bin[1 2 255]`, sets `#{1 2}` (elements in term order), regexes
+//! `#"a+"`. Printing walks with an explicit stack, so any depth and
 //! length prints.
 
 use std::fmt::{self, Write};
@@ -83,6 +84,32 @@ impl fmt::Display for Term<'_> {
                         todo.push(Task::Text("]"));
                         for (i, x) in items.iter().enumerate().rev() {
                             todo.push(Task::Term(*x));
+                            if i > 0 {
+                                todo.push(Task::Text(" "));
+                            }
+                        }
+                    }
+                    View::Regex(s) => {
+                        // As read: the source between `#"` and `"`, with
+                        // only `"` escaped (a regex's `\` is its own).
+                        f.write_str("#\"")?;
+                        let mut prev_backslash = false;
+                        for c in s.chars() {
+                            if c == '"' && !prev_backslash {
+                                f.write_char('\\')?;
+                            }
+                            prev_backslash = c == '\\' && !prev_backslash;
+                            f.write_char(c)?;
+                        }
+                        f.write_char('"')?;
+                    }
+                    View::Set(m) => {
+                        f.write_str("#{")?;
+                        todo.push(Task::Text("}"));
+                        let keys: Vec<Term<'_>> =
+                            m.sorted_pairs().into_iter().map(|p| p.0).collect();
+                        for (i, k) in keys.into_iter().enumerate().rev() {
+                            todo.push(Task::Term(k));
                             if i > 0 {
                                 todo.push(Task::Text(" "));
                             }

@@ -55,6 +55,8 @@
 //! | `HamtNode` | datamap, nodemap (small ints), key/value pairs, child nodes | 2 + 2d + c |
 //! | `HamtColl` | key/value pairs whose keys' hashes are equal | 2n |
 //! | `Closure` | code id (opaque `u64`), then the captured terms | 1 + n |
+//! | `Set` | a map (either form) whose every value is its key | 1 |
+//! | `Regex` | the pattern's source, a string term | 1 |
 //! | `Ref` | reference id (`u64`) | 1 |
 //! | `Pid` | pid (`u64`) | 1 |
 //!
@@ -121,6 +123,10 @@ pub(crate) enum Kind {
     HamtNode = 14,
     /// Entries of a large map whose keys' hashes collide.
     HamtColl = 15,
+    /// A set: one word, a map whose values are its keys (`#{1 2}`).
+    Set = 16,
+    /// A regular expression: one word, its source string (`#"a+"`).
+    Regex = 17,
     /// Only in the car of a forwarded cons cell during a collection.
     Forward = 31,
 }
@@ -144,6 +150,8 @@ impl Kind {
             13 => Kind::HamtMap,
             14 => Kind::HamtNode,
             15 => Kind::HamtColl,
+            16 => Kind::Set,
+            17 => Kind::Regex,
             31 => Kind::Forward,
             k => unreachable!("corrupt header kind {k}"),
         }
@@ -154,9 +162,13 @@ impl Kind {
     #[inline]
     pub(crate) fn term_slots(self, arity: usize) -> (usize, usize) {
         match self {
-            Kind::Vector | Kind::Map | Kind::HamtMap | Kind::HamtNode | Kind::HamtColl => {
-                (0, arity)
-            }
+            Kind::Vector
+            | Kind::Map
+            | Kind::HamtMap
+            | Kind::HamtNode
+            | Kind::HamtColl
+            | Kind::Set
+            | Kind::Regex => (0, arity),
             Kind::Closure => (1, arity - 1),
             _ => (0, 0),
         }

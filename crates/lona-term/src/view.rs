@@ -39,6 +39,12 @@ pub enum View<'h> {
     Vector(&'h [Term<'h>]),
     /// A map.
     Map(MapView<'h>),
+    /// A set: its elements are the keys of the map (whose values are the
+    /// keys themselves, so `get` on it gives the element).
+    Set(MapView<'h>),
+    /// A regular expression literal `#"..."`: its source. Compiling it is
+    /// the regex functions' business (the `regex` crate's syntax).
+    Regex(&'h str),
     /// A closure: opaque code id and captured values.
     Closure {
         /// The code reference the VM gave when creating it.
@@ -190,6 +196,14 @@ impl<'h> Term<'h> {
                     repr: MapRepr::Hamt(self),
                 }),
                 Kind::HamtNode | Kind::HamtColl => unreachable!("a trie node is not a term"),
+                Kind::Set => match Term::<'h>::from_bits(self.payload(0)).view() {
+                    View::Map(m) => View::Set(m),
+                    _ => unreachable!("a set holds a map"),
+                },
+                Kind::Regex => match Term::<'h>::from_bits(self.payload(0)).view() {
+                    View::Str(s) => View::Regex(s),
+                    _ => unreachable!("a regex holds a string"),
+                },
                 Kind::Closure => View::Closure {
                     code: self.payload(0),
                     captured: self.payload_terms(1, arity - 1),

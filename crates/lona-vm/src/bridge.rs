@@ -571,6 +571,8 @@ fn kind(t: Term<'_>) -> &'static str {
         View::Binary(_) => "a binary",
         View::Vector(_) => "a vector",
         View::Map(_) => "a map",
+        View::Set(_) => "a set",
+        View::Regex(_) => "a regex",
         View::Closure { .. } => "a function",
     }
 }
@@ -592,6 +594,8 @@ impl<'de> De<'de> {
             View::Vector(v) => Some(v.to_vec()),
             View::EmptyList | View::Nil => Some(Vec::new()),
             View::Cons(..) => Some(self.0.list_iter().collect()),
+            // A set gives its elements in term order (HashSet, BTreeSet).
+            View::Set(m) => Some(m.sorted_pairs().into_iter().map(|p| p.0).collect()),
             _ => None,
         }
     }
@@ -778,7 +782,8 @@ impl<'de> de::Deserializer<'de> for De<'de> {
             View::Binary(b) => v.visit_borrowed_bytes(b),
             View::Pid(p) => v.visit_u64(p.0),
             View::Ref(r) => v.visit_u64(r),
-            View::EmptyList | View::Cons(..) | View::Vector(_) => {
+            View::Regex(s) => v.visit_borrowed_str(s),
+            View::EmptyList | View::Cons(..) | View::Vector(_) | View::Set(_) => {
                 let items = self.items().unwrap_or_default();
                 v.visit_seq(Items {
                     it: items.into_iter(),

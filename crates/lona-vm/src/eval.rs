@@ -541,6 +541,7 @@ const LIBRARY: &[(&str, &str)] = &[
         include_str!("lib/dynamic_supervisor.lona"),
     ),
     ("lona.test", include_str!("lib/test.lona")),
+    ("clojure.string", include_str!("lib/clojure_string.lona")),
 ];
 
 /// The source of a namespace that comes with Lonala.

@@ -56,7 +56,8 @@ pub struct Form {
 
 /// The kinds of form. Reader macros expand to lists: `'x` is
 /// `(quote x)`, `` `x `` is `(syntax-quote x)`, `~x` is `(unquote x)`,
-/// `~@x` is `(unquote-splicing x)`.
+/// `~@x` is `(unquote-splicing x)`, `#(f %)` is `(fn [%1] (f %1))`. A
+/// character literal `\a` is the one-character string `"a"`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FormKind {
     /// `nil`
@@ -82,6 +83,11 @@ pub enum FormKind {
     /// `{...}`: key/value pairs in source order (duplicates are kept here;
     /// the compiler reports them).
     Map(Vec<(Form, Form)>),
+    /// `#{...}`: the elements in source order.
+    Set(Vec<Form>),
+    /// `#"..."`: a regular expression's source, exactly as written
+    /// between the quotes (backslashes kept: `#"\d+"` is `\d+`).
+    Regex(String),
 }
 
 impl Form {
@@ -94,7 +100,9 @@ impl Form {
     /// NaN): what a printed form must read back as.
     pub fn same_as(&self, other: &Form) -> bool {
         match (&self.kind, &other.kind) {
-            (FormKind::List(x), FormKind::List(y)) | (FormKind::Vector(x), FormKind::Vector(y)) => {
+            (FormKind::List(x), FormKind::List(y))
+            | (FormKind::Vector(x), FormKind::Vector(y))
+            | (FormKind::Set(x), FormKind::Set(y)) => {
                 x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.same_as(q))
             }
             (FormKind::Map(x), FormKind::Map(y)) => {

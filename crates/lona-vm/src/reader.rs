@@ -3,11 +3,16 @@
 //! Grammar (lonala.md, "Reading"):
 //!
 //! ```text
-//! form     = atom | list | vector | map | prefix form
+//! form     = atom | list | vector | map | set | anon-fn | prefix form
 //! list     = "(" form* ")"      vector = "[" form* "]"     map = "{" (form form)* "}"
+//! set      = "#{" form* "}"     anon-fn = "#(" form* ")"  (% %1 %2 .. %& its parameters)
 //! prefix   = "'" (quote) | "`" (syntax-quote) | "~" (unquote) | "~@" (unquote-splicing)
-//!          | "#_" (discard the next form)
+//!          | "#_" (discard the next form) | "^" form (metadata: read and dropped)
 //! atom     = nil | true | false | integer | float | string | keyword | symbol
+//!          | regex | char
+//! regex    = '#"' (char | '\' char)* '"'     the source as written, backslashes kept
+//! char     = '\' char | '\' name | '\u' hex{4}   (newline space tab return
+//!            backspace formfeed): the one-character string
 //! integer  = [+-]? digits | [+-]? 0x hexdigits          (any size: big integers)
 //! float    = [+-]? digits ("." digits)? ([eE] [+-]? digits)?  | ##Inf | ##-Inf | ##NaN
 //! string   = '"' (char | \n \t \r \" \\ \0 \uXXXX)* '"'
@@ -79,31 +84,45 @@ enum Open {
     List,
     Vector,
     Map,
+    Set,
+    AnonFn,
 }
 
 impl Open {
     fn close(self) -> char {
         match self {
-            Open::List => ')',
+            Open::List | Open::AnonFn => ')',
             Open::Vector => ']',
-            Open::Map => '}',
+            Open::Map | Open::Set => '}',
         }
     }
-    fn open(self) -> char {
+    fn open(self) -> &'static str {
         match self {
-            Open::List => '(',
-            Open::Vector => '[',
-            Open::Map => '{',
+            Open::List => "(",
+            Open::Vector => "[",
+            Open::Map => "{",
+            Open::Set => "#{",
+            Open::AnonFn => "#(",
         }
     }
 }
 
+/// What a prefix does with the form after it.
+#[derive(Clone, Copy)]
+enum Act {
+    /// Wraps it: `(quote form)`.
+    Wrap(&'static str),
+    /// Drops it (`#_`, and the metadata of `^`).
+    Discard,
+    /// Passes it on unchanged (the form after `^meta`).
+    Keep,
+}
+
 enum Frame {
     Coll(Open, Pos, Vec<Form>),
-    /// A prefix waiting for its form: the symbol it wraps in (None for
-    /// `#_`, discard), what it is called in messages, and where it
-    /// is.
-    Prefix(Option<&'static str>, &'static str, Pos),
+    /// A prefix waiting for its form: what it does with it, what it is
+    /// called in messages, and where it is.
+    Prefix(Act, &'static str, Pos),
 }
 
 /// Reads the forms of one source, one at a time.
@@ -269,6 +288,32 @@ impl<'s> Reader<'s> {
                     stack.push(Frame::Coll(open, pos, Vec::new()));
                     continue;
                 }
+                '#' if matches!(self.peek2(), Some('{' | '(')) => {
+                    self.check_depth(stack.len(), pos)?;
+                    self.bump();
+                    let open = if self.bump() == Some('{') {
+                        Open::Set
+                    } else {
+                        if stack
+                            .iter()
+                            .any(|f| matches!(f, Frame::Coll(Open::AnonFn, _, _)))
+                        {
+                            return Err(self.err(pos, "#() cannot be nested in #()", false));
+                        }
+                        Open::AnonFn
+                    };
+                    stack.push(Frame::Coll(open, pos, Vec::new()));
+                    continue;
+                }
+                '#' if self.peek2() == Some('"') => form = self.regex()?,
+                '\\' => form = self.character()?,
+                '^' => {
+                    self.check_depth(stack.len() + 1, pos)?;
+                    self.bump();
+                    stack.push(Frame::Prefix(Act::Keep, "metadata (^)", pos));
+                    stack.push(Frame::Prefix(Act::Discard, "metadata (^)", pos));
+                    continue;
+                }
                 ')' | ']' | '}' => {
                     self.bump();
                     match stack.pop() {
@@ -276,6 +321,8 @@ impl<'s> Reader<'s> {
                             let kind = match open {
                                 Open::List => FormKind::List(items),
                                 Open::Vector => FormKind::Vector(items),
+                                Open::Set => FormKind::Set(items),
+                                Open::AnonFn => anon_fn(items, at),
                                 Open::Map => {
                                     if items.len() % 2 != 0 {
                                         return Err(self.err(
@@ -331,14 +378,14 @@ impl<'s> Reader<'s> {
                             }
                         }
                     };
-                    stack.push(Frame::Prefix(Some(head), text, pos));
+                    stack.push(Frame::Prefix(Act::Wrap(head), text, pos));
                     continue;
                 }
                 '#' if self.peek2() == Some('_') => {
                     self.check_depth(stack.len(), pos)?;
                     self.bump();
                     self.bump();
-                    stack.push(Frame::Prefix(None, "discard (#_)", pos));
+                    stack.push(Frame::Prefix(Act::Discard, "discard (#_)", pos));
                     continue;
                 }
                 '"' => form = self.string()?,
@@ -352,11 +399,13 @@ impl<'s> Reader<'s> {
                         items.push(form);
                         break;
                     }
-                    Some(&mut Frame::Prefix(head, _, at)) => {
+                    Some(&mut Frame::Prefix(act, _, at)) => {
                         stack.pop();
-                        let Some(head) = head else {
-                            // `#_`: the form is dropped.
-                            break;
+                        let head = match act {
+                            // `#_`, or `^`'s metadata: the form is dropped.
+                            Act::Discard => break,
+                            Act::Keep => continue,
+                            Act::Wrap(head) => head,
                         };
                         form = Form::new(
                             FormKind::List(vec![
@@ -454,6 +503,79 @@ impl<'s> Reader<'s> {
         }
     }
 
+    /// `#"..."`: the source up to the first `"` not after a `\\`, kept
+    /// as written (a regex has its own escapes).
+    fn regex(&mut self) -> Result<Form, ReadError> {
+        let start = self.pos();
+        self.bump();
+        self.bump();
+        let mut s = String::new();
+        loop {
+            s.push_str(self.take_until(|c| c == '"' || c == '\\'));
+            match self.bump() {
+                Some('"') => return Ok(Form::new(FormKind::Regex(s), start)),
+                Some('\\') => {
+                    s.push('\\');
+                    if let Some(c) = self.bump() {
+                        s.push(c);
+                    }
+                }
+                _ => {
+                    return Err(self.err(
+                        self.pos(),
+                        format!("expected '\"' to close the regex opened at {start}"),
+                        true,
+                    ))
+                }
+            }
+        }
+    }
+
+    /// `\a`, `\newline`, `\u00e9`: a one-character string.
+    fn character(&mut self) -> Result<Form, ReadError> {
+        let start = self.pos();
+        self.bump();
+        let Some(first) = self.bump() else {
+            return Err(self.err(self.pos(), "expected a character after \\", true));
+        };
+        let mut name = String::from(first);
+        if first.is_alphanumeric() {
+            name.push_str(self.take_until(ends_token));
+        }
+        let c = if name.chars().count() == 1 {
+            first
+        } else {
+            match name.as_str() {
+                "newline" => '\n',
+                "space" => ' ',
+                "tab" => '\t',
+                "return" => '\r',
+                "backspace" => '\u{8}',
+                "formfeed" => '\u{c}',
+                _ => match name
+                    .strip_prefix('u')
+                    .filter(|h| h.len() == 4)
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                {
+                    Some(code) => char::from_u32(code).ok_or_else(|| {
+                        self.err(start, format!("\\{name} is not a character"), false)
+                    })?,
+                    None => {
+                        return Err(self.err(
+                            start,
+                            format!(
+                                "unknown character literal \\{} (expected \\a, \\newline, \\space, \\tab, \\return, \\uXXXX...)",
+                                shown(&name)
+                            ),
+                            false,
+                        ))
+                    }
+                },
+            }
+        };
+        Ok(Form::new(FormKind::Str(c.to_string()), start))
+    }
+
     fn atom(&mut self) -> Result<Form, ReadError> {
         let start = self.pos();
         let tok = self.take_until(ends_token);
@@ -492,7 +614,10 @@ impl<'s> Reader<'s> {
                 } else if first == '#' {
                     return Err(self.err(
                         start,
-                        format!("expected #_, ##Inf, ##-Inf or ##NaN, found {}", shown(tok)),
+                        format!(
+                            "unknown reader form {} (expected #{{...}}, #(...), #\"regex\", #_, ##Inf, ##-Inf or ##NaN)",
+                            shown(tok)
+                        ),
                         false,
                     ));
                 } else if let Some(bad) = tok.chars().find(|c| !symbol_char(*c) && *c != '#') {
@@ -589,6 +714,48 @@ impl<'s> Reader<'s> {
             Err(_) => FormKind::BigInt(v),
         })
     }
+}
+
+/// `#(body...)` as `(fn [%1 .. %n & %&] (body...))`: `%` is `%1`, the
+/// highest `%n` used gives the arity, `%&` the rest.
+fn anon_fn(items: Vec<Form>, at: Pos) -> FormKind {
+    let mut body = Form::new(FormKind::List(items), at);
+    let mut max = 0u32;
+    let mut rest = false;
+    let mut todo: Vec<&mut Form> = vec![&mut body];
+    while let Some(f) = todo.pop() {
+        match &mut f.kind {
+            FormKind::Symbol(s) if s == "%" => {
+                *s = "%1".into();
+                max = max.max(1);
+            }
+            FormKind::Symbol(s) if s == "%&" => rest = true,
+            FormKind::Symbol(s) => {
+                if let Some(n) = s.strip_prefix('%').and_then(|n| n.parse::<u32>().ok()) {
+                    max = max.max(n.min(200));
+                }
+            }
+            FormKind::List(v) | FormKind::Vector(v) | FormKind::Set(v) => todo.extend(v.iter_mut()),
+            FormKind::Map(pairs) => {
+                for (k, v) in pairs.iter_mut() {
+                    todo.push(k);
+                    todo.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    let sym = |s: String| Form::new(FormKind::Symbol(s), at);
+    let mut params: Vec<Form> = (1..=max).map(|i| sym(format!("%{i}"))).collect();
+    if rest {
+        params.push(sym("&".into()));
+        params.push(sym("%&".into()));
+    }
+    FormKind::List(vec![
+        sym("fn".into()),
+        Form::new(FormKind::Vector(params), at),
+        body,
+    ])
 }
 
 /// Whether `c` ends a token: whitespace, a comma, a bracket, `"`, `;`,
@@ -698,6 +865,21 @@ impl std::fmt::Display for Form {
                             todo.push(T::S(" "));
                         }
                     }
+                }
+                FormKind::Set(items) => {
+                    f.write_str("#{")?;
+                    todo.push(T::S("}"));
+                    for (i, it) in items.iter().enumerate().rev() {
+                        todo.push(T::F(it));
+                        if i > 0 {
+                            todo.push(T::S(" "));
+                        }
+                    }
+                }
+                FormKind::Regex(s) => {
+                    f.write_str("#\"")?;
+                    f.write_str(s)?;
+                    f.write_str("\"")?
                 }
                 FormKind::Map(pairs) => {
                     f.write_str("{")?;

@@ -471,17 +471,17 @@ fn errors_name_the_place_and_what_was_expected() {
         ("λ→", "1:1: unexpected '→' in symbol λ→", false),
         (
             "#",
-            "1:1: expected #_, ##Inf, ##-Inf or ##NaN, found #",
+            "1:1: unknown reader form # (expected #{...}, #(...), #\"regex\", #_, ##Inf, ##-Inf or ##NaN)",
             false,
         ),
         (
-            "#{1}",
-            "1:1: expected #_, ##Inf, ##-Inf or ##NaN, found #",
+            "#inst \"2020\"",
+            "1:1: unknown reader form #inst (expected #{...}, #(...), #\"regex\", #_, ##Inf, ##-Inf or ##NaN)",
             false,
         ),
         (
             "##Infinity",
-            "1:1: expected #_, ##Inf, ##-Inf or ##NaN, found ##Infinity",
+            "1:1: unknown reader form ##Infinity (expected #{...}, #(...), #\"regex\", #_, ##Inf, ##-Inf or ##NaN)",
             false,
         ),
     ];

@@ -27,6 +27,9 @@ pub enum M {
     /// pairs in stored (sorted) order
     Map(Vec<(M, M)>),
     Closure(u64, Vec<M>),
+    /// a set: its (element, element) pairs in stored order
+    Set(Vec<(M, M)>),
+    Regex(String),
 }
 
 /// Reads a term into the model (iterative over list spines; recursion depth
@@ -52,6 +55,8 @@ pub fn model(t: Term<'_>) -> M {
         }
         View::Vector(items) => M::Vector(items.iter().map(|x| model(*x)).collect()),
         View::Map(m) => M::Map(m.iter().map(|(k, v)| (model(k), model(v))).collect()),
+        View::Set(m) => M::Set(m.iter().map(|(k, v)| (model(k), model(v))).collect()),
+        View::Regex(s) => M::Regex(s.to_owned()),
         View::Closure { code, captured } => {
             M::Closure(code, captured.iter().map(|x| model(*x)).collect())
         }

@@ -1,4 +1,4 @@
-//! Collections: lists, vectors, maps (leaf functions only).
+//! Collections: lists, vectors, maps, sets (leaf functions only).
 
 use lona_term::{Heap, RawTerm, Term, View};
 
@@ -10,7 +10,8 @@ fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
-/// The elements of a list, vector, map (as `[k v]` entries) or `nil`.
+/// The elements of a list, vector, map (as `[k v]` entries), set (in
+/// term order), string (one-character strings) or `nil`.
 pub(crate) fn items<'h>(heap: &'h Heap, x: Term<'h>) -> Result<Vec<Term<'h>>, Raise> {
     match x.view() {
         View::Nil | View::EmptyList => Ok(Vec::new()),
@@ -24,6 +25,7 @@ pub(crate) fn items<'h>(heap: &'h Heap, x: Term<'h>) -> Result<Vec<Term<'h>>, Ra
             Ok(v)
         }
         View::Map(m) => Ok(m.iter().map(|(k, v)| heap.vector(&[k, v])).collect()),
+        View::Set(m) => Ok(m.sorted_pairs().into_iter().map(|(k, _)| k).collect()),
         View::Str(s) => Ok(s
             .chars()
             .map(|c| heap.string(c.encode_utf8(&mut [0; 4])))
@@ -78,7 +80,7 @@ fn count(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = match x.view() {
         View::Nil | View::EmptyList => 0,
         View::Vector(v) => v.len(),
-        View::Map(m) => m.len(),
+        View::Map(m) | View::Set(m) => m.len(),
         View::Str(s) => s.chars().count(),
         View::Cons(..) => {
             let mut it = x.list_iter();
@@ -99,7 +101,7 @@ fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         View::Nil | View::EmptyList => true,
         View::Cons(..) => false,
         View::Vector(v) => v.is_empty(),
-        View::Map(m) => m.is_empty(),
+        View::Map(m) | View::Set(m) => m.is_empty(),
         View::Str(s) => s.is_empty(),
         _ => return Err(Raise::badarg()),
     };
@@ -179,7 +181,7 @@ fn get_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn contains(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let c = t(cx, a[0]);
     let found = match c.view() {
-        View::Map(_) | View::Vector(_) => get(c, t(cx, a[1])).is_some(),
+        View::Map(_) | View::Set(_) | View::Vector(_) => get(c, t(cx, a[1])).is_some(),
         View::Nil => false,
         _ => return Err(Raise::badarg()),
     };
@@ -278,6 +280,7 @@ fn conj(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 cx.charge(n.len() / 16);
                 cx.heap.vector(&n)
             }
+            View::Set(_) => cx.heap.set_conj(c, x).ok_or_else(Raise::badarg)?,
             View::Map(_) => match x.view() {
                 View::Vector([k, v]) => cx.heap.map_assoc(c, *k, *v).ok_or_else(Raise::badarg)?,
                 View::Map(m) => {
@@ -295,6 +298,36 @@ fn conj(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(c.raw())
 }
 
+/// `(disj set x ...)`: the set without the `x`s; `(disj nil x)` is nil.
+fn disj(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let mut s = t(cx, a[0]);
+    match s.view() {
+        View::Nil => return Ok(Term::NIL.raw()),
+        View::Set(_) => {}
+        _ => return Err(Raise::badarg()),
+    }
+    for x in &a[1..] {
+        s = cx.heap.set_disj(s, t(cx, *x)).ok_or_else(Raise::badarg)?;
+    }
+    Ok(s.raw())
+}
+
+/// `(hash-set x ...)`: a set of the arguments.
+fn hash_set(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let v: Vec<Term<'_>> = a.iter().map(|r| t(cx, *r)).collect();
+    cx.charge(v.len() / 8);
+    Ok(cx.heap.set(&v).raw())
+}
+
+/// `(set coll)`: a set of the collection's elements.
+fn set(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let View::Set(_) = t(cx, a[0]).view() {
+        return Ok(a[0]);
+    }
+    let v = seq_items(cx, a[0])?;
+    Ok(cx.heap.set(&v).raw())
+}
+
 fn cons(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cons_any(cx.heap, t(cx, a[0]), t(cx, a[1]))?.raw())
 }
@@ -303,6 +336,8 @@ fn cons(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 pub(crate) fn cons_any<'h>(heap: &'h Heap, x: Term<'h>, c: Term<'h>) -> Result<Term<'h>, Raise> {
     match c.view() {
         View::Cons(..) | View::EmptyList => Ok(heap.cons(x, c)),
+        // A lazy tail stays lazy: how infinite sequences are built.
+        _ if super::seq::lazy_thunk(c).is_some() => Ok(heap.cons(x, c)),
         _ => {
             let v = items(heap, c)?;
             let tail = heap.list(&v);
@@ -528,6 +563,9 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "dissoc", 1, ANY, dissoc);
     def(ns, "conj", 1, ANY, conj);
     def(ns, "cons", 2, 2, cons);
+    def(ns, "disj", 1, ANY, disj);
+    def(ns, "hash-set", 0, ANY, hash_set);
+    def(ns, "set", 1, 1, set);
     def(ns, "concat", 0, ANY, concat);
     def(ns, "into", 2, 2, into);
     def(ns, "merge", 0, ANY, merge);

@@ -194,6 +194,7 @@ pred!(is_symbol, v => matches!(v, View::Symbol(_)));
 pred!(is_vector, v => matches!(v, View::Vector(_)));
 pred!(is_list, v => matches!(v, View::Cons(..) | View::EmptyList));
 pred!(is_map, v => matches!(v, View::Map(_)));
+pred!(is_set, v => matches!(v, View::Set(_)));
 pred!(is_fn, v => matches!(v, View::Closure { .. }));
 pred!(is_pid, v => matches!(v, View::Pid(_)));
 pred!(is_ref, v => matches!(v, View::Ref(_)));
@@ -396,6 +397,7 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "vector?", 1, 1, is_vector);
     def(ns, "list?", 1, 1, is_list);
     def(ns, "map?", 1, 1, is_map);
+    def(ns, "set?", 1, 1, is_set);
     def(ns, "fn?", 1, 1, is_fn);
     def(ns, "pid?", 1, 1, is_pid);
     def(ns, "ref?", 1, 1, is_ref);

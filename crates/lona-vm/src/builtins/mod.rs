@@ -12,7 +12,12 @@ mod code;
 mod coll;
 mod core;
 mod dict;
+mod format;
+mod math;
 mod process;
+mod regex;
+mod seq;
+mod string;
 mod testing;
 mod text;
 
@@ -48,16 +53,24 @@ pub fn install(env: &Env) {
     core::install(env.core);
     coll::install(env.core);
     process::install(env.core);
+    seq::install(env.core);
+    math::install(env.core);
     dict::install(env.core);
     testing::install(env);
     code::install(env);
     text::install(env.core, env.namespaces.get_or_create("string"));
+    // After `text`: `format` replaces its first version.
+    regex::install(env.core);
+    string::install(env.namespaces.get_or_create("string"));
+    format::install(env.core);
 }
 
-/// `(get coll key)`: a map's value, a vector's element; `None` if absent.
+/// `(get coll key)`: a map's value, a vector's element, a set's element;
+/// `None` if absent.
 pub fn get<'h>(coll: Term<'h>, key: Term<'_>) -> Option<Term<'h>> {
     match coll.view() {
-        View::Map(m) => m.get(key),
+        // A set's values are its elements: (get #{1} 1) is 1.
+        View::Map(m) | View::Set(m) => m.get(key),
         View::Vector(v) => {
             let i = key.as_i64()?;
             (i >= 0).then(|| v.get(i as usize).copied()).flatten()

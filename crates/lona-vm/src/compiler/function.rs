@@ -5,7 +5,9 @@
 //! tried in order: their parameter patterns are compiled against the
 //! argument registers, a failing test jumps to the next clause, and after
 //! the last one comes `:function-clause` (omitted when a clause has only
-//! plain names, which always match). `recur` re-enters the clause tests
+//! plain names and no guard, which always match). A clause may have a
+//! guard after its parameters, `([x] :when (> x 0) body...)`, as in
+//! `match`: false, nil or an exception means the next clause. `recur` re-enters the clause tests
 //! with new arguments.
 
 use crate::bytecode::{Entry, Instr, Reg};
@@ -176,13 +178,16 @@ impl Compiler<'_> {
             debug_assert_eq!(pats.len(), fixed + usize::from(variadic));
             let mut fail = Vec::new();
             let mut bound = Vec::new();
-            let mut guard_at = None;
             for (i, p) in pats.iter().enumerate() {
                 self.pattern(p, i as Reg, &mut fail, &mut bound)?;
-                guard_at = Some(i);
             }
-            let _ = guard_at;
             self.bind_all(bound);
+            // `([x] :when guard body...)`: as in `match`, a false guard (or
+            // one that raises) goes on to the next clause.
+            let (guard, body) = clause_guard(body);
+            if let Some(g) = guard {
+                self.guard(g, &mut fail)?;
+            }
             // Recur re-enters the clause tests with new arguments.
             let saved = self.st().loop_target.replace(LoopTarget {
                 pc: start,
@@ -195,12 +200,20 @@ impl Compiler<'_> {
             self.bind(fail);
             self.release(m);
         }
-        if !clauses
-            .iter()
-            .all(|(p, _, _)| p.iter().all(|x| x.as_symbol().is_some()))
-        {
+        if !clauses.iter().all(|(p, body, _)| {
+            p.iter().all(|x| x.as_symbol().is_some()) && clause_guard(body).0.is_none()
+        }) {
             self.emit(Instr::FunctionClause);
         }
         Ok(())
+    }
+}
+
+/// A clause body's guard: `:when guard body...` (the keyword and a guard
+/// form, then the body) gives the guard and the rest.
+fn clause_guard(body: &[Form]) -> (Option<&Form>, &[Form]) {
+    match body {
+        [w, g, rest @ ..] if w.as_keyword() == Some("when") => (Some(g), rest),
+        _ => (None, body),
     }
 }

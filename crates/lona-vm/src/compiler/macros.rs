@@ -14,7 +14,6 @@
 //! same one everywhere in one syntax quote.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use lona_term::{Term, View};
 
@@ -104,7 +103,13 @@ impl Compiler<'_> {
 
     /// The code that builds `` `f ``.
     pub(super) fn syntax_quote(&self, f: &Form) -> R<Form> {
+        // Generated names are salted with the template's text (key "" can
+        // be no symbol's): see `fresh`.
         let mut gensyms = HashMap::new();
+        let mut h = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(&format!("{f:?}"), &mut h);
+        let salt = std::hash::Hasher::finish(&h) as u32;
+        gensyms.insert(String::new(), format!("{salt:08x}"));
         self.sq(f, &mut gensyms, 0)
     }
 
@@ -122,9 +127,10 @@ impl Compiler<'_> {
         Ok(match &f.kind {
             FormKind::Symbol(s) => {
                 let name = if let Some(base) = s.strip_suffix('#').filter(|b| !b.is_empty()) {
+                    let salt = gensyms.get("").cloned().unwrap_or_default();
                     gensyms
                         .entry(s.clone())
-                        .or_insert_with(|| fresh(base))
+                        .or_insert_with(|| fresh(base, &salt, pos))
                         .clone()
                 } else if !s.contains('/') && !is_special(s) {
                     match self.resolve_var(s, pos) {
@@ -159,6 +165,16 @@ impl Compiler<'_> {
             FormKind::Vector(items) => {
                 let parts = self.sq_parts(items, gensyms, depth)?;
                 call("lona.core/vec", vec![call("lona.core/concat", parts)])
+            }
+            FormKind::Set(items) => {
+                let parts = self.sq_parts(items, gensyms, depth)?;
+                call(
+                    "lona.core/apply",
+                    vec![
+                        Form::new(FormKind::Symbol("lona.core/hash-set".into()), pos),
+                        call("lona.core/concat", parts),
+                    ],
+                )
             }
             FormKind::Map(pairs) => {
                 let flat: Vec<Form> = pairs
@@ -227,10 +243,16 @@ fn is_special(s: &str) -> bool {
     )
 }
 
-/// A symbol no source can spell (`#` never reads as part of a symbol).
-fn fresh(base: &str) -> String {
-    static N: AtomicU64 = AtomicU64::new(0);
-    format!("{base}#{}", N.fetch_add(1, Ordering::Relaxed))
+/// A symbol no source can spell (`#` never reads as part of a symbol),
+/// named by the template's text (`salt`, a hash of it) and where `base#`
+/// first appears in it. The name is the same each time the same macro is
+/// compiled (every node loads the prelude, the REPL redefines macros), so
+/// compiling macros never grows the keyword table, which is never freed;
+/// different templates get different names. Within one syntax quote each
+/// `base#` has one name (as with a counter, two nested expansions of the
+/// same template bind the same name).
+fn fresh(base: &str, salt: &str, pos: Pos) -> String {
+    format!("{base}#{salt}.{}.{}", pos.line, pos.col)
 }
 
 /// The form a term stands for (what a macro returned).
@@ -278,6 +300,13 @@ fn to_form(t: Term<'_>, pos: Pos, depth: &mut usize) -> Result<Form, String> {
             }
             FormKind::Map(v)
         }
+        View::Set(m) => FormKind::Set(
+            m.sorted_pairs()
+                .into_iter()
+                .map(|(k, _)| to_form(k, pos, depth))
+                .collect::<Result<_, _>>()?,
+        ),
+        View::Regex(s) => FormKind::Regex(s.to_string()),
         other => {
             return Err(format!(
                 "the expansion contains {other:?}, which is not code"

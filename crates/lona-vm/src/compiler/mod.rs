@@ -514,9 +514,31 @@ impl<'e> Compiler<'e> {
             | FormKind::BigInt(_)
             | FormKind::Float(_)
             | FormKind::Str(_)
+            | FormKind::Regex(_)
             | FormKind::Keyword(_) => {
                 let k = self.literal(f)?;
                 self.emit(Instr::LoadConst { dst, k });
+            }
+            FormKind::Set(items) => {
+                if items.iter().all(is_constant) {
+                    for (i, x) in items.iter().enumerate() {
+                        if items[..i].iter().any(|y| y.same_as(x)) {
+                            return Err(
+                                self.err(x.pos, format!("duplicate element in set literal: {x}"))
+                            );
+                        }
+                    }
+                    let k = self.literal(f)?;
+                    self.emit(Instr::LoadConst { dst, k });
+                } else {
+                    // (hash-set a b ...)
+                    let mut call = vec![Form::new(
+                        FormKind::Symbol("lona.core/hash-set".into()),
+                        f.pos,
+                    )];
+                    call.extend(items.iter().cloned());
+                    return self.expr(&Form::new(FormKind::List(call), f.pos), dst, tail);
+                }
             }
             FormKind::Symbol(s) => {
                 // A local returned from the tail: return its register.
@@ -1320,10 +1342,10 @@ fn split_qualified(name: &str) -> Option<(&str, &str)> {
     (!ns.is_empty() && !n.is_empty()).then_some((ns, n))
 }
 
-fn is_constant(f: &Form) -> bool {
+pub(super) fn is_constant(f: &Form) -> bool {
     match &f.kind {
         FormKind::Symbol(_) | FormKind::List(_) => false,
-        FormKind::Vector(v) => v.iter().all(is_constant),
+        FormKind::Vector(v) | FormKind::Set(v) => v.iter().all(is_constant),
         FormKind::Map(m) => m.iter().all(|(k, v)| is_constant(k) && is_constant(v)),
         _ => true,
     }
@@ -1365,5 +1387,13 @@ pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, String> {
             }
             heap.map(&v)
         }
+        FormKind::Set(items) => {
+            let v: Vec<Term<'h>> = items
+                .iter()
+                .map(|i| form_to_term(heap, i))
+                .collect::<Result<_, _>>()?;
+            heap.set(&v)
+        }
+        FormKind::Regex(s) => heap.regex(s),
     })
 }

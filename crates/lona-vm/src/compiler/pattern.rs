@@ -80,6 +80,23 @@ impl Compiler<'_> {
                 }));
                 Ok(())
             }
+            // A set or regex literal matches an equal value (elements
+            // are not patterns: a set has no order to bind by).
+            FormKind::Set(_) | FormKind::Regex(_) => {
+                if !super::is_constant(p) {
+                    return Err(self.err(
+                        p.pos,
+                        "bad pattern: a set in a pattern must be a constant (it matches an equal set)",
+                    ));
+                }
+                let k = self.literal16(p)?;
+                fail.push(self.emit(Instr::TestEqConst {
+                    r: subj,
+                    k,
+                    fail: u32::MAX,
+                }));
+                Ok(())
+            }
             FormKind::Vector(items) => self.vector_pattern(p, items, subj, fail, bound),
             FormKind::List(items) => self.list_pattern(p, items, subj, fail, bound),
             FormKind::Map(pairs) => self.map_pattern(pairs, subj, fail, bound),

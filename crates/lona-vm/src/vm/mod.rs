@@ -360,7 +360,7 @@ impl Vm {
             self.push_frame(p, e, slot + 1, tail)?;
             return Ok(true);
         }
-        // Keywords, maps and vectors are functions of their keys.
+        // Keywords, maps, sets and vectors are functions of their keys.
         // SAFETY: a stack word is a valid term of this heap.
         let ft = unsafe { self.heap.term(RawTerm(f)) };
         let args: Vec<Term<'_>> = self.stack[slot + 1..slot + 1 + argc]
@@ -373,7 +373,7 @@ impl Vm {
                 let d = args.get(1).copied().unwrap_or(Term::NIL);
                 crate::builtins::get(*m, ft).unwrap_or(d).raw()
             }
-            (View::Map(_), [k]) | (View::Map(_), [k, _]) => {
+            (View::Map(_) | View::Set(_), [k]) | (View::Map(_) | View::Set(_), [k, _]) => {
                 let d = args.get(1).copied().unwrap_or(Term::NIL);
                 crate::builtins::get(ft, *k).unwrap_or(d).raw()
             }
@@ -381,7 +381,7 @@ impl Vm {
                 Some(i) if i >= 0 && (i as usize) < items.len() => items[i as usize].raw(),
                 _ => return Err(Raise::badarg()),
             },
-            (View::Keyword(_) | View::Map(_) | View::Vector(_), _) => {
+            (View::Keyword(_) | View::Map(_) | View::Set(_) | View::Vector(_), _) => {
                 return Err(self.badarity(f, argc))
             }
             _ => {

@@ -1,0 +1,185 @@
+//! Lazy sequences (the leaf half) and the stack-like functions of vectors
+//! and lists (`peek`, `pop`, `subvec`).
+//!
+//! A lazy sequence is a closure of one private code (`lona.core/lazy-seq`)
+//! that captures its thunk: `(lazy-seq body)` makes `(lazy-seq* (fn []
+//! body))`. Built-ins are leaf functions and cannot call the thunk, so the
+//! functions that walk sequences (`seq`, `first`, `rest`, `map`, `take`...)
+//! are Lonala functions of the prelude that call `lazy-seq-fn`'s thunk
+//! when they meet one. A cons cell may have a lazy sequence as its tail
+//! (`(cons x (lazy-seq ...))`), which is how infinite sequences are built.
+//!
+//! Realisation is not cached: the heap is immutable (a cell cannot be
+//! updated in place without a write barrier), so each walk of the same
+//! lazy sequence calls its thunks again. Pure thunks cannot tell; a thunk
+//! with side effects runs once per walk (realise once with `doall`).
+
+use std::sync::OnceLock;
+
+use lona_term::{RawTerm, Term, View};
+
+use super::{def, ANY};
+use crate::bytecode::Proto;
+use crate::native::{NResult, NativeCx, Raise};
+use crate::var::Namespace;
+
+fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+    cx.term(r)
+}
+
+/// The code id of every lazy sequence.
+static LAZY: OnceLock<u64> = OnceLock::new();
+
+/// Calling a lazy sequence as a function is a `:badarg`.
+fn lazy_called(_cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    Err(Raise::badarg())
+}
+
+fn lazy_code() -> u64 {
+    *LAZY.get_or_init(|| {
+        Proto::bare(
+            "lona.core/lazy-seq",
+            Vec::new(),
+            Some((lazy_called, 0, ANY)),
+        )
+        .leak()
+        .code_id()
+    })
+}
+
+/// The thunk of a lazy sequence, if `x` is one.
+pub(crate) fn lazy_thunk(x: Term<'_>) -> Option<Term<'_>> {
+    match x.view() {
+        View::Closure { code, captured } if code == lazy_code() => captured.first().copied(),
+        _ => None,
+    }
+}
+
+/// `(lazy-seq* thunk)`: a lazy sequence of a function of no arguments.
+fn make_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let f = t(cx, a[0]);
+    if !matches!(f.view(), View::Closure { .. }) {
+        return Err(Raise::badarg());
+    }
+    Ok(cx.heap.closure(lazy_code(), &[f]).raw())
+}
+
+/// `(lazy-seq? x)`
+fn is_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    Ok(Term::bool(lazy_thunk(t(cx, a[0])).is_some()).raw())
+}
+
+/// `(lazy-seq-fn s)`: the thunk of a lazy sequence.
+fn lazy_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    lazy_thunk(t(cx, a[0]))
+        .map(|f| f.raw())
+        .ok_or_else(Raise::badarg)
+}
+
+/// `(has-lazy? x)`: whether `x` is a lazy sequence or a list whose tail
+/// is one (what a built-in cannot walk); `(has-lazy? x n)` looks at the
+/// first `n` cells only (for `take`, `drop`, `nth`: O(n), not O(length)).
+fn has_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    let limit = match a.get(1) {
+        Some(r) => t(cx, *r).as_i64().map_or(0, |n| n.max(0) as usize),
+        None => usize::MAX,
+    };
+    let mut cur = x;
+    let mut n = 0usize;
+    while let View::Cons(_, tl) = cur.view() {
+        if n >= limit {
+            cx.charge(n / 16);
+            return Ok(Term::FALSE.raw());
+        }
+        n += 1;
+        cur = tl;
+    }
+    cx.charge(n / 16);
+    Ok(Term::bool(lazy_thunk(cur).is_some()).raw())
+}
+
+/// `(peek coll)`: a vector's last element, a list's first; nil if empty.
+fn peek(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    Ok(match t(cx, a[0]).view() {
+        View::Vector(v) => v.last().map_or(Term::NIL.raw(), |x| x.raw()),
+        View::Cons(h, _) => h.raw(),
+        View::Nil | View::EmptyList => Term::NIL.raw(),
+        _ => return Err(Raise::badarg()),
+    })
+}
+
+/// `(pop coll)`: a vector without its last element, a list without its
+/// first; `:badarg` for an empty one (Clojure's `IllegalStateException`).
+fn pop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    match t(cx, a[0]).view() {
+        View::Vector(v) if !v.is_empty() => {
+            cx.charge(v.len() / 8);
+            Ok(cx.heap.vector(&v[..v.len() - 1]).raw())
+        }
+        View::Cons(_, tl) => Ok(tl.raw()),
+        View::Nil => Ok(Term::NIL.raw()),
+        _ => Err(Raise::error(Term::keyword("badarg"))),
+    }
+}
+
+/// `(subvec v start)`, `(subvec v start end)`: the elements from `start`
+/// to `end` (exclusive); `:badarg` out of bounds.
+fn subvec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let View::Vector(v) = t(cx, a[0]).view() else {
+        return Err(Raise::badarg());
+    };
+    let from = t(cx, a[1]).as_i64().ok_or_else(Raise::badarg)?;
+    let to = match a.get(2) {
+        Some(r) => t(cx, *r).as_i64().ok_or_else(Raise::badarg)?,
+        None => v.len() as i64,
+    };
+    if from < 0 || to < from || to > v.len() as i64 {
+        return Err(Raise::badarg());
+    }
+    cx.charge((to - from) as usize / 8);
+    Ok(cx.heap.vector(&v[from as usize..to as usize]).raw())
+}
+
+/// Built-ins that the prelude wraps (to walk lazy sequences; `throw`, to
+/// raise an `ex-info` as an error), kept under a starred name (`count*`)
+/// that the Lonala wrapper calls.
+const WRAPPED: &[&str] = &[
+    "seq",
+    "first",
+    "second",
+    "rest",
+    "next",
+    "last",
+    "nth",
+    "count",
+    "empty?",
+    "vec",
+    "into",
+    "concat",
+    "take",
+    "drop",
+    "reverse",
+    "range",
+    "repeat",
+    "sort",
+    "frequencies",
+    "zipmap",
+    "throw",
+];
+
+pub(super) fn install(core: &'static Namespace) {
+    for name in WRAPPED {
+        if let Some(v) = core.lookup(name).and_then(|v| v.get()) {
+            // SAFETY: `v` is the permanent closure of a built-in.
+            unsafe { core.intern(&format!("{name}*")).set(v) };
+        }
+    }
+    def(core, "lazy-seq*", 1, 1, make_lazy);
+    def(core, "lazy-seq?", 1, 1, is_lazy);
+    def(core, "lazy-seq-fn", 1, 1, lazy_fn);
+    def(core, "has-lazy?", 1, 2, has_lazy);
+    def(core, "peek", 1, 1, peek);
+    def(core, "pop", 1, 1, pop);
+    def(core, "subvec", 2, 3, subvec);
+}
