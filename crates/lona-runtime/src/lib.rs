@@ -29,8 +29,11 @@
 //! See `docs/architecture.md` for how the pieces fit.
 
 // The core: processes, their queues and signals, the scheduler.
+mod builder;
 mod cx;
 mod envelope;
+mod error;
+mod handle;
 mod idle;
 mod inbox;
 mod info;
@@ -43,6 +46,7 @@ mod reason;
 mod registry;
 mod report;
 mod runtime;
+mod shared;
 mod signal;
 mod state;
 mod stats;
@@ -64,10 +68,11 @@ pub use process::{Process, Step, SLICE_REDUCTIONS};
 pub use reason::{CustomReason, PanicInfo, Reason};
 pub use registry::RegisterError;
 pub use report::panic_reason;
-pub use runtime::{
-    Builder, Dest, Handle, Runtime, SendError, ShutdownReport, SpawnError, DEFAULT_PROCESS_LIMIT,
-    DEFAULT_STACK_SIZE, RUNTIME_PID,
-};
+pub use builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};
+pub use error::{SendError, SpawnError};
+pub use handle::Handle;
+pub use pid::{Dest, RUNTIME_PID};
+pub use runtime::{Runtime, ShutdownReport};
 pub use signal::{AliveReply, Down, Exit, InfoReply, Timeout};
 pub use stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
 pub use table::MAX_PROCESS_LIMIT;

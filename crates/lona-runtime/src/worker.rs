@@ -41,7 +41,7 @@ use crate::cx::Cx;
 use crate::envelope::Envelope;
 use crate::priority::Priority;
 use crate::process::{Private, Step, SLICE_REDUCTIONS};
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::state::Park;
 use crate::table::Slot;
 use crate::{report, Pid, Reason};

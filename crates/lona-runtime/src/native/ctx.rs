@@ -5,7 +5,8 @@ use super::receive::{Charge, ExitNow, Op, Receive, ReceiveTimeout, RecvCore, Sus
 use super::with_cx;
 use crate::cx::{Cx, SpawnOpts};
 use crate::envelope::Envelope;
-use crate::runtime::{Dest, SendError, SpawnError};
+use crate::error::{SendError, SpawnError};
+use crate::pid::Dest;
 use crate::signal::{AliveReply, InfoReply};
 use crate::timer::TimerRef;
 use crate::{Handle, Pid, Priority, ProcessInfo, Reason, Ref, RegisterError};
