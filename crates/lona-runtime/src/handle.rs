@@ -8,7 +8,7 @@ use crate::priority::Priority;
 use crate::registry::RegisterError;
 use crate::shared::Shared;
 use crate::signal::{InfoTo, OneShot, ReplyTo, Signal};
-use crate::stats::{self, worker_infos, ProcessEntry, RuntimeInfo, Snapshot};
+use crate::stats::{self, worker_infos, RuntimeInfo, Snapshot};
 use crate::timer::TimerRef;
 use crate::worker::WorkerCore;
 use crate::{Pid, Process, Reason, Ref};
@@ -77,18 +77,25 @@ impl Handle {
         self.shared.registry.whereis(name)
     }
 
-    /// Whether `pid` is alive. From a thread outside the runtime this has
-    /// Erlang's guarantee: every signal sent through a handle before (an
-    /// exit signal, say) has taken effect, so after
-    /// `send_exit(pid, Reason::Kill)` it returns `false`. It asks the
+    /// Whether `pid` is alive, with Erlang's guarantee: every signal sent
+    /// through a handle before (an exit signal, say) has taken effect, so
+    /// after `send_exit(pid, Reason::Kill)` it returns `false`. It asks the
     /// process and waits for the answer, which comes when the process next
-    /// drains its signals (at once for a waiting process). On a worker
-    /// thread (inside a process) it cannot wait and reads the process's
-    /// state alone; processes use `Ctx::is_alive` for the guarantee.
+    /// drains its signals (at once for a waiting process).
+    ///
+    /// # Panics
+    /// When called from inside a process of this runtime: it would block a
+    /// worker on an answer that worker may be the one to give. Processes
+    /// ask with `Ctx::is_alive` (the same guarantee for the signals the
+    /// process sent), or [`Cx::is_alive_now`](crate::Cx::is_alive_now) for
+    /// the state alone. The same rule as [`Handle::snapshot`] and
+    /// `Runtime::block_on`: a `Handle` method that waits for processes
+    /// means the same wherever it is called, or refuses.
     pub fn is_alive(&self, pid: Pid) -> bool {
         let shared = &*self.shared;
-        if !shared.is_alive(pid) || WorkerCore::current(shared).is_some() {
-            return shared.is_alive(pid);
+        refuse_inside(shared, "Handle::is_alive", "use Ctx::is_alive");
+        if !shared.is_alive(pid) {
+            return false;
         }
         let answer = Arc::new(OneShot::default());
         shared.signal(
@@ -143,19 +150,20 @@ impl Handle {
     /// time without stopping the node (see `stats`, "The process walk").
     /// A process that does not answer within `patience` of its batch being
     /// asked (a native loop that never yields) is listed without info.
-    /// From inside a process it cannot wait for answers: there it lists
-    /// every process without info.
+    ///
+    /// # Panics
+    /// When called from inside a process of this runtime, which cannot
+    /// wait for the answers (see [`Handle::is_alive`]): a process walks the
+    /// node on a thread of its own and receives the result as a message,
+    /// as Lonala's `(i)` does.
     pub fn snapshot(&self, patience: Duration) -> Snapshot {
         let shared = &*self.shared;
+        refuse_inside(
+            shared,
+            "Handle::snapshot",
+            "walk on a thread of your own and send the result back",
+        );
         let pids = shared.pids();
-        if WorkerCore::current(shared).is_some() {
-            return Snapshot {
-                processes: pids
-                    .into_iter()
-                    .map(|pid| ProcessEntry { pid, info: None })
-                    .collect(),
-            };
-        }
         stats::walk(pids, patience, |pid, sink| {
             shared.signal(
                 pid,
@@ -211,5 +219,13 @@ impl Handle {
     /// Workers this runtime runs.
     pub fn workers(&self) -> usize {
         self.shared.workers
+    }
+}
+
+/// A `Handle` method that waits for processes, called from inside one of
+/// them: refused (see [`Handle::is_alive`], "Panics").
+fn refuse_inside(shared: &Shared, what: &str, instead: &str) {
+    if WorkerCore::current(shared).is_some() {
+        panic!("{what} called from inside a Lona process, where it cannot wait for other processes; {instead}");
     }
 }

@@ -13,8 +13,9 @@
 //! 3. [`Runtime::shutdown`] (also on drop) sends every process an exit
 //!    signal `Shutdown` from [`RUNTIME_PID`](crate::RUNTIME_PID), the
 //!    runtime's own pid `<0.0.0>` (Erlang's `init`; processes that trap
-//!    exits get an [`Exit`](crate::Exit) message from it and may clean up), waits up to the shutdown timeout, then kills what
-//!    is left (`Kill`, untrappable). Then the workers and the timer thread
+//!    exits get an [`Exit`](crate::Exit) message from it and may clean
+//!    up), waits up to the shutdown timeout, then kills what is left
+//!    (`Kill`, untrappable). Then the workers and the timer thread
 //!    stop and are joined, and the process table is freed with every
 //!    message still in it. A native process looping without ever calling
 //!    the runtime cannot be preempted or killed; shutdown then gives up on
