@@ -4,6 +4,7 @@
 use crate::handle::Handle;
 use crate::idle::Idle;
 use crate::priority::Urgent;
+use crate::reclaim::Reclaimer;
 use crate::registry::Registry;
 use crate::runtime::Runtime;
 use crate::shared::Shared;
@@ -95,6 +96,7 @@ impl Builder {
             workers: self.workers,
             epoch: Instant::now(),
             loads: (0..self.workers).map(|_| WorkerLoad::default()).collect(),
+            reclaimer: Reclaimer::new(),
         });
         crate::report::install_hook();
         let mut rt = Runtime {
@@ -103,6 +105,7 @@ impl Builder {
             },
             workers: Vec::new(),
             timer: None,
+            reclaimer: None,
             shutdown_timeout: self.shutdown_timeout,
             running_workers: Arc::new(AtomicUsize::new(0)),
             hook_installed: true,
@@ -137,6 +140,12 @@ impl Builder {
                 }
             }
         }
+        let s = shared.clone();
+        rt.reclaimer = Some(
+            std::thread::Builder::new()
+                .name("lona-reclaim".into())
+                .spawn(move || s.reclaimer.run())?,
+        );
         let s = shared.clone();
         rt.timer = Some(
             std::thread::Builder::new()

@@ -43,6 +43,7 @@ mod pid;
 mod priority;
 mod process;
 mod reason;
+mod reclaim;
 mod registry;
 mod report;
 mod runtime;

@@ -236,6 +236,17 @@ impl Mailbox {
         found
     }
 
+    /// Take every message out as one chain (linked by `next`, oldest
+    /// first, null-terminated), leaving the mailbox empty; the caller owns
+    /// the chain (it hands it to the reclaimer, see `reclaim`).
+    pub(crate) fn take_all(&mut self) -> *mut Header {
+        let head = std::mem::replace(&mut self.head, ptr::null_mut());
+        self.tail = ptr::null_mut();
+        self.len = 0;
+        self.cursor_owner = 0;
+        head
+    }
+
     /// Drop every message.
     pub(crate) fn clear(&mut self) {
         let head = std::mem::replace(&mut self.head, ptr::null_mut());

@@ -15,9 +15,10 @@
 //!    runtime's own pid `<0.0.0>` (Erlang's `init`; processes that trap
 //!    exits get an [`Exit`](crate::Exit) message from it and may clean
 //!    up), waits up to the shutdown timeout, then kills what is left
-//!    (`Kill`, untrappable). Then the workers and the timer thread
-//!    stop and are joined, and the process table is freed with every
-//!    message still in it. A native process looping without ever calling
+//!    (`Kill`, untrappable). Then the workers, the timer thread and the
+//!    reclaimer (after freeing the large mailboxes handed to it, see
+//!    `reclaim`) stop and are joined, and the process table is freed with
+//!    every message still in it. A native process looping without ever calling
 //!    the runtime cannot be preempted or killed; shutdown then gives up on
 //!    its worker after a grace period and reports it.
 
@@ -44,6 +45,8 @@ pub struct Runtime {
     pub(crate) handle: Handle,
     pub(crate) workers: Vec<JoinHandle<()>>,
     pub(crate) timer: Option<JoinHandle<()>>,
+    /// The thread that frees large mailboxes (`reclaim`).
+    pub(crate) reclaimer: Option<JoinHandle<()>>,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) running_workers: Arc<AtomicUsize>,
     pub(crate) hook_installed: bool,
@@ -130,6 +133,12 @@ impl Runtime {
         }
         shared.timers.stop();
         if let Some(t) = self.timer.take() {
+            let _ = t.join();
+        }
+        // After every process ended: it frees what it holds and returns
+        // (a late hand-over frees its own chain, see `reclaim`).
+        shared.reclaimer.stop();
+        if let Some(t) = self.reclaimer.take() {
             let _ = t.join();
         }
         if report.stuck > 0 {

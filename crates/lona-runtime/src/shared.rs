@@ -21,6 +21,7 @@ use crate::idle::Idle;
 use crate::pid::Dest;
 use crate::priority::{Priority, Urgent};
 use crate::process::{Private, Process};
+use crate::reclaim::Reclaimer;
 use crate::registry::{RegisterError, Registry};
 use crate::signal::{Signal, Timeout};
 use crate::state::{Notify, State};
@@ -56,6 +57,9 @@ pub(crate) struct Shared {
     /// Each worker's idle-time accounting, written by that worker
     /// (`stats`).
     pub(crate) loads: Box<[WorkerLoad]>,
+    /// Where large mailboxes of ended processes go to be freed
+    /// (`reclaim`).
+    pub(crate) reclaimer: Reclaimer,
 }
 
 impl Shared {
