@@ -54,7 +54,7 @@ impl Builder {
     }
 
     /// Most processes alive at once (default 1,048,576); spawning past it
-    /// fails with [`SpawnError::SystemLimit`]. At least 1, at most
+    /// fails with [`SpawnError::SystemLimit`](crate::SpawnError::SystemLimit). At least 1, at most
     /// [`MAX_PROCESS_LIMIT`](crate::MAX_PROCESS_LIMIT) (larger values are
     /// lowered to it).
     pub fn process_limit(mut self, n: usize) -> Self {

@@ -146,7 +146,7 @@ impl Handle {
         }
     }
 
-    /// Every live process with its [`ProcessInfo`], walked a batch at a
+    /// Every live process with its [`ProcessInfo`](crate::ProcessInfo), walked a batch at a
     /// time without stopping the node (see `stats`, "The process walk").
     /// A process that does not answer within `patience` of its batch being
     /// asked (a native loop that never yields) is listed without info.
