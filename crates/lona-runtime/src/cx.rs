@@ -13,13 +13,13 @@
 //! it is zero (the native layer does this at every call).
 
 use crate::envelope::{Envelope, Header};
+use crate::error::{SendError, SpawnError};
 use crate::info::{info_of, ProcessInfo, Status};
 use crate::mailbox::Mailbox;
+use crate::pid::Dest;
 use crate::priority::Priority;
 use crate::process::{Private, Process, ACTIVE};
 use crate::registry::RegisterError;
-use crate::error::{SendError, SpawnError};
-use crate::pid::Dest;
 use crate::shared::Shared;
 use crate::signal::Signal;
 use crate::table::Slot;

@@ -59,20 +59,20 @@ mod worker;
 // Native `async` processes, a layer over the core.
 mod native;
 
+pub use builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};
 pub use cx::{Cx, Peeked, Scan, SpawnOpts};
 pub use envelope::Envelope;
+pub use error::{SendError, SpawnError};
+pub use handle::Handle;
 pub use info::{ProcessInfo, Status};
 pub use native::{Charge, Ctx, ExitNow, Receive, ReceiveTimeout, YieldNow};
+pub use pid::{Dest, RUNTIME_PID};
 pub use pid::{Pid, Ref};
 pub use priority::Priority;
 pub use process::{Process, Step, SLICE_REDUCTIONS};
 pub use reason::{CustomReason, PanicInfo, Reason};
 pub use registry::RegisterError;
 pub use report::panic_reason;
-pub use builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};
-pub use error::{SendError, SpawnError};
-pub use handle::Handle;
-pub use pid::{Dest, RUNTIME_PID};
 pub use runtime::{Runtime, ShutdownReport};
 pub use signal::{AliveReply, Down, Exit, InfoReply, Timeout};
 pub use stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};

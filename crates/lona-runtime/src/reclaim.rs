@@ -167,7 +167,9 @@ mod tests {
             unsafe { r.hand_over(chain(n, &drops, hostile)) };
         }
         r.stop();
-        thread.join().expect("the reclaimer survives a panicking drop");
+        thread
+            .join()
+            .expect("the reclaimer survives a panicking drop");
         assert_eq!(drops.load(SeqCst), 4 * n, "every message dropped");
         // SAFETY: as above.
         unsafe { r.hand_over(chain(3, &drops, None)) };

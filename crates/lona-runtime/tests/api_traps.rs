@@ -7,9 +7,10 @@
 //! - any value, an `io::Error` included, can be an exit reason;
 //! - runtime shutdown's exit comes from `RUNTIME_PID`, `<0.0.0>`.
 
-use lona_runtime::{
-    Builder, Down, Exit, Pid, Priority, Reason, Runtime, SpawnOpts, RUNTIME_PID,
-};
+// `let _ = ctx.op(..)` without `.await` is the very mistake under test.
+#![allow(clippy::let_underscore_future)]
+
+use lona_runtime::{Builder, Down, Exit, Pid, Priority, Reason, Runtime, SpawnOpts, RUNTIME_PID};
 use std::time::Duration;
 
 /// A bound that only keeps a failing test from hanging: what is waited
@@ -91,10 +92,7 @@ fn operations_take_effect_when_called_without_await() {
         let _ = ctx.send_exit(child, Reason::from("stop"));
         let down = ctx.receive_timeout::<Down>(BOUND).await.expect("ended");
         assert_eq!((down.mref, down.reason), (m, Reason::from("stop")));
-        assert!(ctx
-            .receive_timeout::<Exit>(Duration::ZERO)
-            .await
-            .is_none());
+        assert!(ctx.receive_timeout::<Exit>(Duration::ZERO).await.is_none());
         // exit: the process ends with the reason at its next suspension.
         let (_, m) = ctx
             .spawn_monitor(|c| async move {
@@ -168,7 +166,11 @@ fn handle_is_alive_means_one_thing_or_refuses() {
     let r = rt.block_on(move |ctx| async move { ctx.handle().is_alive(q) });
     match r {
         Err(Reason::Panic(info)) => {
-            assert!(info.message.contains("Handle::is_alive"), "{}", info.message);
+            assert!(
+                info.message.contains("Handle::is_alive"),
+                "{}",
+                info.message
+            );
             assert!(info.message.contains("Ctx::is_alive"), "{}", info.message);
         }
         other => panic!("expected a refusal, got {other:?}"),
@@ -234,7 +236,11 @@ fn an_io_error_is_an_exit_reason() {
     });
     assert_eq!(
         r,
-        Ok((std::io::ErrorKind::BrokenPipe, "peer left".to_string(), true))
+        Ok((
+            std::io::ErrorKind::BrokenPipe,
+            "peer left".to_string(),
+            true
+        ))
     );
 }
 
@@ -260,9 +266,7 @@ fn shutdown_exit_comes_from_the_runtime_pid() {
     assert!(!rt.processes().contains(&RUNTIME_PID), "names no process");
     assert!(!rt.is_alive(RUNTIME_PID));
     // Spawning many never hands out its slot.
-    let pids: Vec<Pid> = (0..100)
-        .map(|_| rt.spawn(|_| async {}).unwrap())
-        .collect();
+    let pids: Vec<Pid> = (0..100).map(|_| rt.spawn(|_| async {}).unwrap()).collect();
     assert!(pids.iter().all(|p| p.index() != 0));
     let report = rt.shutdown();
     assert_eq!(report.killed, 0);

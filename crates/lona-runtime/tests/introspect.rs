@@ -192,7 +192,9 @@ fn snapshot_from_inside_a_process_refuses() {
         other => panic!("expected a refusal, got {other:?}"),
     }
     // The node lives on, and from outside the same call answers.
-    let p = rt.spawn(|ctx| async move { ctx.receive::<()>().await }).unwrap();
+    let p = rt
+        .spawn(|ctx| async move { ctx.receive::<()>().await })
+        .unwrap();
     let snap = rt.snapshot(Duration::from_secs(10));
     let entry = snap.processes.iter().find(|e| e.pid == p).expect("listed");
     assert!(entry.info.is_some(), "answered from outside");
