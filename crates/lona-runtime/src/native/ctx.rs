@@ -17,6 +17,13 @@ use std::time::Duration;
 /// A native process's handle on the runtime (module doc of `native`).
 /// Only usable inside its own process; not `Clone`, so a child process
 /// cannot capture its parent's (each gets its own).
+///
+/// Every operation takes effect when it is called: `let _ = ctx.link(p);`
+/// links. The future it returns hands back the result and is the
+/// operation's await point (it yields once first when the call spent the
+/// slice); only `receive` and its variants, `charge`, `yield_now`, and the
+/// waiting half of `is_alive` and `process_info`, do their work when
+/// awaited.
 #[derive(Debug)]
 pub struct Ctx {
     pid: Pid,

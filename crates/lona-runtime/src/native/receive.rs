@@ -1,6 +1,7 @@
-//! The futures behind [`Ctx`](super::Ctx)'s suspending calls: receive (by
-//! type, by predicate, with a timeout), charge, yield, exit, and the
-//! one-shot operation future every other call uses.
+//! The futures behind [`Ctx`](super::Ctx)'s calls: receive (by type, by
+//! predicate, with a timeout), charge, yield, exit, and `Done`, what every
+//! other call returns once its operation has taken effect (the result and
+//! the call's await point).
 
 use super::{try_with_cx, with_cx};
 use crate::cx::{Cx, Scan};
