@@ -454,6 +454,30 @@ mod tests {
         assert_eq!(m.len(), 10);
     }
 
+    /// `take_all` hands over the whole chain, oldest first, and leaves an
+    /// empty mailbox that works as new (no stale cursor or tail).
+    #[test]
+    fn take_all_leaves_an_empty_working_mailbox() {
+        let mut m = Mailbox::default();
+        for i in 0..3i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        assert!(m.take_first(1, u32::MAX, |_| false).0.is_none());
+        let mut p = m.take_all();
+        assert_eq!(m.len(), 0);
+        assert!(m.peek(1).is_null(), "no cursor left behind");
+        let mut got = vec![];
+        while !p.is_null() {
+            let next = unsafe { (*p).next };
+            got.push(unsafe { Envelope::from_raw(p) }.downcast::<i64>().unwrap());
+            p = next;
+        }
+        assert_eq!(got, vec![0, 1, 2]);
+        m.push(Envelope::new(7i64, 0, false));
+        let e = m.take_first(1, u32::MAX, |_| true).0.unwrap();
+        assert_eq!(e.downcast::<i64>().unwrap(), 7);
+    }
+
     proptest! {
         /// Against a Vec model: any sequence of pushes and selective takes
         /// (with and without cursor reuse) removes exactly the first match.
