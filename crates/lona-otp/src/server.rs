@@ -527,10 +527,7 @@ async fn start_opt<S: Server>(
     let parent = ctx.pid();
     let tag = Ref::new();
     let name = name.map(str::to_string);
-    // Field by field: `SpawnOpts` may grow options we leave at default.
-    let mut opts = SpawnOpts::default();
-    opts.link = link;
-    opts.monitor = true;
+    let opts = SpawnOpts::new().link(link).monitor(true);
     let (pid, mref) = ctx
         .spawn_opt(opts, move |c| async move {
             if let Some(n) = &name {

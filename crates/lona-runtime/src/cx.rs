@@ -13,12 +13,14 @@
 //! it is zero (the native layer does this at every call).
 
 use crate::envelope::{Envelope, Header};
+use crate::error::{SendError, SpawnError};
 use crate::info::{info_of, ProcessInfo, Status};
 use crate::mailbox::Mailbox;
+use crate::pid::Dest;
 use crate::priority::Priority;
 use crate::process::{Private, Process, ACTIVE};
 use crate::registry::RegisterError;
-use crate::runtime::{Dest, SendError, Shared, SpawnError};
+use crate::shared::Shared;
 use crate::signal::Signal;
 use crate::table::Slot;
 use crate::timer::{Target, TimerRef};
@@ -31,16 +33,66 @@ use std::time::Duration;
 /// Reductions between two [`Cx::tick`]s (a power of two).
 const TICK: u32 = 64;
 
-/// Options for [`Cx::spawn`].
+/// Options for [`Cx::spawn`] and `Ctx::spawn_opt` (Erlang's `spawn_opt`
+/// options), built by chaining:
+///
+/// ```
+/// use lona_runtime::{Priority, SpawnOpts};
+/// let opts = SpawnOpts::new().link(true).priority(Priority::High);
+/// # let _ = opts;
+/// ```
+///
+/// The fields are private and the struct `#[non_exhaustive]`, so a new
+/// option (as `priority` once was) breaks no caller: every option has a
+/// default and a method that sets it.
 #[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
 pub struct SpawnOpts {
-    /// Link the new process to the caller, atomically.
-    pub link: bool,
-    /// Monitor the new process, atomically.
-    pub monitor: bool,
+    pub(crate) link: bool,
+    pub(crate) monitor: bool,
+    pub(crate) priority: Priority,
+}
+
+impl SpawnOpts {
+    /// The defaults: not linked, not monitored, priority `Normal`.
+    pub fn new() -> SpawnOpts {
+        SpawnOpts::default()
+    }
+
+    /// Link the new process to the caller, atomically (`spawn_link`).
+    pub fn link(mut self, on: bool) -> SpawnOpts {
+        self.link = on;
+        self
+    }
+
+    /// Monitor the new process, atomically (`spawn_monitor`); the spawn
+    /// then returns the monitor's reference.
+    pub fn monitor(mut self, on: bool) -> SpawnOpts {
+        self.monitor = on;
+        self
+    }
+
     /// The new process's priority (Erlang's `{priority, P}`; default
     /// `Normal`).
-    pub priority: Priority,
+    pub fn priority(mut self, prio: Priority) -> SpawnOpts {
+        self.priority = prio;
+        self
+    }
+
+    /// Whether the new process is linked to the caller.
+    pub fn is_link(&self) -> bool {
+        self.link
+    }
+
+    /// Whether the new process is monitored by the caller.
+    pub fn is_monitor(&self) -> bool {
+        self.monitor
+    }
+
+    /// The new process's priority.
+    pub fn get_priority(&self) -> Priority {
+        self.priority
+    }
 }
 
 /// How a selective receive's scan ended ([`Cx::take_message`]).

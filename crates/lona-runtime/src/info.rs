@@ -7,7 +7,7 @@
 
 use crate::priority::Priority;
 use crate::process::Private;
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::signal::{AliveReply, InfoReply, InfoTo, ReplyTo};
 use crate::{Pid, Ref};
 

@@ -29,8 +29,11 @@
 //! See `docs/architecture.md` for how the pieces fit.
 
 // The core: processes, their queues and signals, the scheduler.
+mod builder;
 mod cx;
 mod envelope;
+mod error;
+mod handle;
 mod idle;
 mod inbox;
 mod info;
@@ -40,9 +43,11 @@ mod pid;
 mod priority;
 mod process;
 mod reason;
+mod reclaim;
 mod registry;
 mod report;
 mod runtime;
+mod shared;
 mod signal;
 mod state;
 mod stats;
@@ -54,20 +59,21 @@ mod worker;
 // Native `async` processes, a layer over the core.
 mod native;
 
+pub use builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};
 pub use cx::{Cx, Peeked, Scan, SpawnOpts};
 pub use envelope::Envelope;
+pub use error::{SendError, SpawnError};
+pub use handle::Handle;
 pub use info::{ProcessInfo, Status};
 pub use native::{Charge, Ctx, ExitNow, Receive, ReceiveTimeout, YieldNow};
+pub use pid::{Dest, RUNTIME_PID};
 pub use pid::{Pid, Ref};
 pub use priority::Priority;
 pub use process::{Process, Step, SLICE_REDUCTIONS};
 pub use reason::{CustomReason, PanicInfo, Reason};
 pub use registry::RegisterError;
 pub use report::panic_reason;
-pub use runtime::{
-    Builder, Dest, Handle, Runtime, SendError, ShutdownReport, SpawnError, DEFAULT_PROCESS_LIMIT,
-    DEFAULT_STACK_SIZE, RUNTIME_PID,
-};
+pub use runtime::{Runtime, ShutdownReport};
 pub use signal::{AliveReply, Down, Exit, InfoReply, Timeout};
 pub use stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
 pub use table::MAX_PROCESS_LIMIT;

@@ -91,7 +91,7 @@ use crate::cx::Cx;
 use crate::envelope::{header_is, Envelope};
 use crate::info::{info_of, reply_alive, reply_info};
 use crate::process::{Extra, Private, ACTIVE};
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
 use crate::{Pid, Reason, Ref, Status};
 

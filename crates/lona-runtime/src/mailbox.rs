@@ -236,6 +236,17 @@ impl Mailbox {
         found
     }
 
+    /// Take every message out as one chain (linked by `next`, oldest
+    /// first, null-terminated), leaving the mailbox empty; the caller owns
+    /// the chain (it hands it to the reclaimer, see `reclaim`).
+    pub(crate) fn take_all(&mut self) -> *mut Header {
+        let head = std::mem::replace(&mut self.head, ptr::null_mut());
+        self.tail = ptr::null_mut();
+        self.len = 0;
+        self.cursor_owner = 0;
+        head
+    }
+
     /// Drop every message.
     pub(crate) fn clear(&mut self) {
         let head = std::mem::replace(&mut self.head, ptr::null_mut());
@@ -441,6 +452,30 @@ mod tests {
         let (h, _) = m.skip_while(2, u32::MAX, |_| true);
         assert_eq!(int(h), Some(0));
         assert_eq!(m.len(), 10);
+    }
+
+    /// `take_all` hands over the whole chain, oldest first, and leaves an
+    /// empty mailbox that works as new (no stale cursor or tail).
+    #[test]
+    fn take_all_leaves_an_empty_working_mailbox() {
+        let mut m = Mailbox::default();
+        for i in 0..3i64 {
+            m.push(Envelope::new(i, 0, false));
+        }
+        assert!(m.take_first(1, u32::MAX, |_| false).0.is_none());
+        let mut p = m.take_all();
+        assert_eq!(m.len(), 0);
+        assert!(m.peek(1).is_null(), "no cursor left behind");
+        let mut got = vec![];
+        while !p.is_null() {
+            let next = unsafe { (*p).next };
+            got.push(unsafe { Envelope::from_raw(p) }.downcast::<i64>().unwrap());
+            p = next;
+        }
+        assert_eq!(got, vec![0, 1, 2]);
+        m.push(Envelope::new(7i64, 0, false));
+        let e = m.take_first(1, u32::MAX, |_| true).0.unwrap();
+        assert_eq!(e.downcast::<i64>().unwrap(), 7);
     }
 
     proptest! {

@@ -54,6 +54,43 @@ impl fmt::Display for Pid {
     }
 }
 
+/// The pid of the runtime itself, Erlang's `init` (`<0.0.0>`): exit
+/// signals that no process sent come from it. Those are runtime shutdown's
+/// `Shutdown` and `Kill` ([`Runtime::shutdown`](crate::Runtime::shutdown))
+/// and [`Handle::send_exit`](crate::Handle::send_exit) from outside any
+/// process; a process that traps exits sees them as
+/// [`Exit`](crate::Exit)` { from: RUNTIME_PID, .. }`. When an Erlang node
+/// stops, `init` takes the applications down and what survives is killed;
+/// here the runtime is that `init`, so the signal names it rather than a
+/// made-up pid. Slot 0 of the process table is reserved for it and never
+/// holds a process, so this pid names no process: sending to it drops the
+/// message, linking to or monitoring it gives `noproc`.
+pub const RUNTIME_PID: Pid = Pid::new(0, 0);
+
+/// Where a message or timer goes: a pid or a registered name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dest {
+    /// A process.
+    Pid(Pid),
+    /// A registered name.
+    Name(String),
+}
+impl From<Pid> for Dest {
+    fn from(p: Pid) -> Dest {
+        Dest::Pid(p)
+    }
+}
+impl From<&str> for Dest {
+    fn from(n: &str) -> Dest {
+        Dest::Name(n.to_string())
+    }
+}
+impl From<String> for Dest {
+    fn from(n: String) -> Dest {
+        Dest::Name(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

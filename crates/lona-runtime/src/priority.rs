@@ -60,7 +60,8 @@ pub(crate) const LOW_BUMPS: u8 = 8;
 #[repr(u8)]
 pub enum Priority {
     /// Runs when nothing of a higher level is runnable, and shares time
-    /// with normal processes one slice to eight (see [`LOW_BUMPS`]).
+    /// with normal processes one slice to eight (passed over up to 8 times
+    /// in a row while other work is queued).
     Low = 0,
     /// The default.
     #[default]

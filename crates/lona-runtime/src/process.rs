@@ -8,7 +8,8 @@
 //! at most the reductions left in the slice and say how it ended: yielded,
 //! waiting, exited) and [`Process::close`] (release resources, with the exit
 //! reason). Native `async` Rust processes (`native`) are one implementation;
-//! the Lonala interpreter will be another.
+//! the Lonala interpreter is another (`lona-vm`'s `LonaProcess`, which
+//! steps its VM for the slice's reductions).
 
 use crate::cx::Cx;
 use crate::mailbox::Mailbox;

@@ -3,9 +3,21 @@
 //! A process ends with a [`Reason`]; its links and monitors receive it. The
 //! standard reasons of Erlang are variants so they are cheap and easy to
 //! match; anything else is a [`Reason::Custom`] holding any
-//! `Send + Sync + Debug + PartialEq + 'static` value (a Lonala term, an
-//! error type, a string), shared by reference count because one exit
-//! reaches many processes. Custom reasons compare by value.
+//! `Send + Sync + Debug + 'static` value (a Lonala term, an error type, a
+//! string), shared by reference count because one exit reaches many
+//! processes.
+//!
+//! # Comparing custom reasons
+//! Rust cannot ask at run time whether a type has `PartialEq`, so the
+//! constructor says how a custom reason compares:
+//! - [`Reason::custom`] takes a `PartialEq` value and compares by value
+//!   (with values of the same type; texts, `&str` and `String`, compare by
+//!   content across the two types);
+//! - [`Reason::custom_any`] takes any value, such as a
+//!   [`std::io::Error`] (also `Reason::from(io_error)`), and compares by
+//!   identity: a reason equals its clones (every link and monitor of the
+//!   process that ended sees the same one), never another reason made
+//!   separately, even from an equal-looking value.
 //!
 //! A custom value is user code the runtime runs on its own threads (its
 //! `Drop` when the last copy goes, its `Debug` in crash reports): both are
@@ -38,12 +50,18 @@ pub enum Reason {
 }
 
 /// A value usable as a custom exit reason (implemented by the runtime for
-/// every `Any + Send + Sync + Debug + PartialEq` value it wraps).
+/// the values it wraps: see the module doc, "Comparing custom reasons").
 pub trait CustomReason: Send + Sync + fmt::Debug {
     /// Upcast for downcasting (the user's value, not the wrapper).
     fn as_any(&self) -> &dyn Any;
-    /// Value equality with another custom reason (false across types).
+    /// Value equality with another custom reason (false across types, and
+    /// always false for a reason compared by identity).
     fn eq_dyn(&self, other: &dyn CustomReason) -> bool;
+    /// Whether this reason compares by identity only
+    /// ([`Reason::custom_any`]).
+    fn by_identity(&self) -> bool {
+        false
+    }
 }
 
 /// The runtime's wrapper around a custom value: contains panics of the
@@ -87,6 +105,29 @@ impl<T: Any + Send + Sync + fmt::Debug + PartialEq> CustomReason for Contained<T
     }
 }
 
+/// A custom value compared by identity ([`Reason::custom_any`]): the same
+/// containment as [`Contained`], no value equality.
+struct ByIdentity<T>(Contained<T>);
+
+impl<T: fmt::Debug> fmt::Debug for ByIdentity<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl<T: Any + Send + Sync + fmt::Debug> CustomReason for ByIdentity<T> {
+    fn as_any(&self) -> &dyn Any {
+        &*self.0 .0
+    }
+    fn eq_dyn(&self, _: &dyn CustomReason) -> bool {
+        // Identity (`Arc::ptr_eq`) is checked by `Reason::eq` itself.
+        false
+    }
+    fn by_identity(&self) -> bool {
+        true
+    }
+}
+
 /// The panic a process died of.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PanicInfo {
@@ -97,9 +138,21 @@ pub struct PanicInfo {
 }
 
 impl Reason {
-    /// A custom reason holding `value`.
+    /// A custom reason holding `value`, compared by value (module doc,
+    /// "Comparing custom reasons"). For a value without `PartialEq`, such
+    /// as a [`std::io::Error`], use [`Reason::custom_any`].
     pub fn custom<T: Any + Send + Sync + fmt::Debug + PartialEq>(value: T) -> Reason {
         Reason::Custom(Arc::new(Contained(std::mem::ManuallyDrop::new(value))))
+    }
+
+    /// A custom reason holding any `value` (no `PartialEq` needed),
+    /// compared by identity: equal to its clones only (module doc). Its
+    /// value is reached with [`Reason::downcast_ref`] as for
+    /// [`Reason::custom`].
+    pub fn custom_any<T: Any + Send + Sync + fmt::Debug>(value: T) -> Reason {
+        Reason::Custom(Arc::new(ByIdentity(Contained(
+            std::mem::ManuallyDrop::new(value),
+        ))))
     }
 
     /// Whether this is [`Reason::Normal`].
@@ -127,10 +180,18 @@ impl From<String> for Reason {
         Reason::custom(s)
     }
 }
+impl From<std::io::Error> for Reason {
+    /// A custom reason holding the error, compared by identity
+    /// ([`Reason::custom_any`]; `io::Error` has no `PartialEq`).
+    fn from(e: std::io::Error) -> Reason {
+        Reason::custom_any(e)
+    }
+}
 
 impl PartialEq for Reason {
     /// Standard reasons compare by kind, panics by message and location,
-    /// custom reasons by value (`&str` and `String` texts alike).
+    /// custom reasons as the module doc says: by value (`&str` and
+    /// `String` texts alike), or by identity for [`Reason::custom_any`].
     fn eq(&self, other: &Reason) -> bool {
         use Reason::*;
         match (self, other) {
@@ -138,7 +199,13 @@ impl PartialEq for Reason {
             (NoProc, NoProc) => true,
             (Panic(a), Panic(b)) => a == b,
             (Custom(a), Custom(b)) => {
-                if Arc::ptr_eq(a, b) || a.eq_dyn(&**b) {
+                if Arc::ptr_eq(a, b) {
+                    return true;
+                }
+                if a.by_identity() || b.by_identity() {
+                    return false;
+                }
+                if a.eq_dyn(&**b) {
                     return true;
                 }
                 let text = |r: &Reason| {
@@ -230,12 +297,40 @@ mod tests {
     }
 
     /// A custom reason whose `Debug` and `Drop` panic: formatting and
-    /// dropping it return normally.
+    /// dropping it return normally, by value or by identity.
     #[test]
     fn hostile_custom_reason_is_contained() {
         let r = Reason::custom(Hostile);
         let text = format!("{r:?}");
         assert!(text.contains("Debug panicked"), "{text}");
         drop(r);
+        let r = Reason::custom_any(Hostile);
+        let text = format!("{r:?}");
+        assert!(text.contains("Debug panicked"), "{text}");
+        drop(r);
+    }
+
+    /// An `io::Error` (no `PartialEq`) is an exit reason without a wrapper:
+    /// it prints as itself, downcasts back, and compares by identity.
+    #[test]
+    fn io_error_is_a_reason_compared_by_identity() {
+        use std::io::{Error, ErrorKind};
+        let r = Reason::custom_any(Error::new(ErrorKind::NotFound, "gone"));
+        assert_eq!(
+            r.downcast_ref::<Error>().map(|e| e.kind()),
+            Some(ErrorKind::NotFound)
+        );
+        assert!(format!("{r:?}").contains("gone"), "{r:?}");
+        assert_eq!(r, r.clone(), "a reason equals its clones");
+        let twin = Reason::from(Error::new(ErrorKind::NotFound, "gone"));
+        assert_ne!(r, twin, "a separately made one is another reason");
+        assert_ne!(r, Reason::Normal);
+        assert_ne!(r, Reason::from("gone"));
+        // Values with `PartialEq` made by identity compare by identity too.
+        assert_ne!(Reason::custom_any(7u32), Reason::custom_any(7u32));
+        assert_ne!(Reason::custom_any(7u32), Reason::custom(7u32));
+        assert_ne!(Reason::custom(7u32), Reason::custom_any(7u32));
+        assert_ne!(Reason::custom_any(String::from("x")), Reason::from("x"));
+        assert_eq!(Reason::custom(7u32), Reason::custom(7u32));
     }
 }

@@ -30,13 +30,21 @@
 //! # Protocol
 //!
 //! 1. A producer (sender, timer, waker) first pushes its item into the
-//!    process's inbox, then calls [`State::notify`]. `notify` is always a
-//!    successful read-modify-write on the word, even when nothing changes, so
-//!    every notification is ordered against the owner's transitions (all of
-//!    which are read-modify-writes too). That total order is the whole
-//!    argument: either the owner's next transition sees the notification, or
-//!    the notification sees the owner's transition and the owner's next drain
-//!    of the inbox happens after the item was pushed.
+//!    process's inbox, then calls [`State::notify`]. `notify` is a
+//!    successful read-modify-write on the word (it sets NOTIFIED, even when
+//!    nothing else changes), so the notification is ordered against the
+//!    owner's transitions (all of which are read-modify-writes too): either
+//!    the owner's next transition sees the notification, or the
+//!    notification sees the owner's transition and the owner's next drain
+//!    of the inbox happens after the item was pushed. Except on its fast
+//!    path: when NOTIFIED is already set (queued, or running and notified),
+//!    `notify` only loads the word and writes nothing, so a busy receiver's
+//!    cache line is not bounced by every sender. That is safe because the
+//!    inbox push, this load, the owner's transitions that clear NOTIFIED
+//!    (`start`, `park`) and its inbox take are all SeqCst: in their single
+//!    order, either the load sees the flag cleared (and takes the
+//!    read-modify-write path) or the owner's take comes after the push and
+//!    finds the item (see `notify`).
 //! 2. `notify` on *waiting* moves the process to *queued* and returns
 //!    [`Notify::Schedule`]: the caller, and only that caller, pushes it into a
 //!    run queue. So a process is never queued twice.

@@ -92,7 +92,9 @@ impl Table {
             chunks: (0..chunks)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
                 .collect(),
-            next_fresh: AtomicU32::new(0),
+            // Slot 0 is never handed out: its pid, `<0.0.0>`, is the
+            // runtime's own (`RUNTIME_PID`), which names no process.
+            next_fresh: AtomicU32::new(1),
             capacity: (chunks * CHUNK) as u32,
             pool: Mutex::new(Vec::new()),
             pool_len: AtomicUsize::new(0),

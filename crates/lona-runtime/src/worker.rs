@@ -41,7 +41,7 @@ use crate::cx::Cx;
 use crate::envelope::Envelope;
 use crate::priority::Priority;
 use crate::process::{Private, Step, SLICE_REDUCTIONS};
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::state::Park;
 use crate::table::Slot;
 use crate::{report, Pid, Reason};
@@ -535,7 +535,14 @@ pub(crate) fn finish(
     }
     drop(reason);
     p.exit_by_signal = false;
-    p.mailbox.clear();
+    if p.mailbox.len() > crate::reclaim::INLINE_MAX {
+        // A large mailbox is freed off this worker (`reclaim`).
+        let chain = p.mailbox.take_all();
+        // SAFETY: the chain was the mailbox's and is now ours alone.
+        unsafe { shared.reclaimer.hand_over(chain) };
+    } else {
+        p.mailbox.clear();
+    }
     p.started = false;
     p.waiting = false;
     p.trap_exit = false;

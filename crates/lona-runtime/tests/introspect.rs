@@ -175,16 +175,30 @@ fn runtime_info_counts_and_measures_load() {
     rt.shutdown();
 }
 
+/// `Handle::snapshot` means one thing wherever it is called: inside a
+/// process, where it cannot wait for answers, it refuses (a panic that
+/// ends only that process, naming what to do instead) rather than
+/// quietly returning a list without info (issue 17, defect 9).
 #[test]
-fn snapshot_from_inside_a_process_does_not_wait() {
+fn snapshot_from_inside_a_process_refuses() {
     let rt = Builder::default().workers(1).build().unwrap();
-    let n = rt
-        .block_on(|ctx| async move {
-            let snap = ctx.handle().snapshot(Duration::from_secs(60));
-            snap.processes.len()
-        })
+    let r = rt.block_on(|ctx| async move {
+        let _ = ctx.handle().snapshot(Duration::from_secs(60));
+    });
+    match r {
+        Err(lona_runtime::Reason::Panic(p)) => {
+            assert!(p.message.contains("Handle::snapshot"), "{}", p.message)
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // The node lives on, and from outside the same call answers.
+    let p = rt
+        .spawn(|ctx| async move { ctx.receive::<()>().await })
         .unwrap();
-    assert_eq!(n, 1, "itself, listed without waiting for its own answer");
+    let snap = rt.snapshot(Duration::from_secs(10));
+    let entry = snap.processes.iter().find(|e| e.pid == p).expect("listed");
+    assert!(entry.info.is_some(), "answered from outside");
+    rt.send(p, ());
 }
 
 /// `(i)` with a million processes (run by hand:

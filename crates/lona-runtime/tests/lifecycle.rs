@@ -37,12 +37,16 @@ fn shutdown_stops_everything_and_frees_every_message() {
         .unwrap();
     // Threads name themselves when they start: give them a moment.
     for _ in 0..500 {
-        if lona_threads() == 3 {
+        if lona_threads() == 4 {
             break;
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    assert_eq!(lona_threads(), 3, "two workers and the timer thread");
+    assert_eq!(
+        lona_threads(),
+        4,
+        "two workers, the timer thread and the reclaimer"
+    );
     let (d, m) = (drops.clone(), made.clone());
     let mk = move || {
         m.fetch_add(1, Ordering::SeqCst);

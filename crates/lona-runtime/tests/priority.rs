@@ -13,10 +13,7 @@ fn rt(workers: usize) -> Runtime {
 }
 
 fn opts(priority: Priority) -> SpawnOpts {
-    SpawnOpts {
-        priority,
-        ..SpawnOpts::default()
-    }
+    SpawnOpts::new().priority(priority)
 }
 
 /// Spawn `n` normal processes that count their slices in `slices` and
@@ -325,11 +322,7 @@ fn spawn_opt_with_priority() {
             ] {
                 let (pid, mref) = ctx
                     .spawn_opt(
-                        SpawnOpts {
-                            link: true,
-                            monitor: true,
-                            priority: prio,
-                        },
+                        SpawnOpts::new().link(true).monitor(true).priority(prio),
                         wait,
                     )
                     .await

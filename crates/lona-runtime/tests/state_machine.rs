@@ -301,11 +301,7 @@ impl Process for Blocker {
 // --- the controller's side -------------------------------------------------
 
 fn opts(link: bool, monitor: bool) -> SpawnOpts {
-    SpawnOpts {
-        link,
-        monitor,
-        ..SpawnOpts::default()
-    }
+    SpawnOpts::new().link(link).monitor(monitor)
 }
 
 fn run<Fut: Future<Output = ()> + Send + 'static>(f: impl FnOnce(Ctx) -> Fut) {

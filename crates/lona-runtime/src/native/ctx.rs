@@ -1,11 +1,12 @@
 //! [`Ctx`]: a native process's API, a thin `async` layer over
 //! [`Cx`](crate::Cx) (see the module doc of `native`).
 
-use super::receive::{Charge, ExitNow, Op, Receive, ReceiveTimeout, RecvCore, Suspend, YieldNow};
+use super::receive::{Charge, Done, ExitNow, Receive, ReceiveTimeout, RecvCore, YieldNow};
 use super::with_cx;
 use crate::cx::{Cx, SpawnOpts};
 use crate::envelope::Envelope;
-use crate::runtime::{Dest, SendError, SpawnError};
+use crate::error::{SendError, SpawnError};
+use crate::pid::Dest;
 use crate::signal::{AliveReply, InfoReply};
 use crate::timer::TimerRef;
 use crate::{Handle, Pid, Priority, ProcessInfo, Reason, Ref, RegisterError};
@@ -16,6 +17,13 @@ use std::time::Duration;
 /// A native process's handle on the runtime (module doc of `native`).
 /// Only usable inside its own process; not `Clone`, so a child process
 /// cannot capture its parent's (each gets its own).
+///
+/// Every operation takes effect when it is called: `let _ = ctx.link(p);`
+/// links. The future it returns hands back the result and is the
+/// operation's await point (it yields once first when the call spent the
+/// slice); only `receive` and its variants, `charge`, `yield_now`, and the
+/// waiting half of `is_alive` and `process_info`, do their work when
+/// awaited.
 #[derive(Debug)]
 pub struct Ctx {
     pid: Pid,
@@ -26,12 +34,11 @@ impl Ctx {
         Ctx { pid }
     }
 
-    /// Run `f` on the process's `Cx` as an `await` point (module doc).
-    fn op<R, F: FnOnce(&mut Cx<'_>) -> R>(&self, f: F) -> Op<F> {
-        Op {
-            pid: self.pid,
-            f: Some(f),
-        }
+    /// Run `f` on the process's `Cx` now; the future returned is the
+    /// operation's `await` point (module doc of `native`).
+    #[inline]
+    fn op<R>(&self, f: impl FnOnce(&mut Cx<'_>) -> R) -> Done<R> {
+        Done::call(self.pid, f)
     }
 
     /// This process's pid (Erlang's `self()`).
@@ -146,11 +153,7 @@ impl Ctx {
         F: FnOnce(Ctx) -> Fut + Send,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let opts = SpawnOpts {
-            link: true,
-            ..SpawnOpts::default()
-        };
-        self.spawn_pid(opts, f)
+        self.spawn_pid(SpawnOpts::new().link(true), f)
     }
 
     /// `spawn_opt`, keeping the pid only.
@@ -176,11 +179,7 @@ impl Ctx {
         F: FnOnce(Ctx) -> Fut + Send,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let opts = SpawnOpts {
-            monitor: true,
-            ..SpawnOpts::default()
-        };
-        let spawned = self.spawn_opt(opts, f);
+        let spawned = self.spawn_opt(SpawnOpts::new().monitor(true), f);
         async move {
             spawned
                 .await
@@ -278,26 +277,24 @@ impl Ctx {
         self.op(move |cx| cx.set_priority(prio))
     }
 
-    /// End this process with `reason` (Erlang's `exit/1`). Never completes.
+    /// End this process with `reason` (Erlang's `exit/1`). The exit is
+    /// decided at the call: awaiting the future (which never completes)
+    /// stops the process's code there, and it ends when its step returns.
+    /// Code that goes on without awaiting it runs until its next `await`
+    /// that suspends, and the process then ends with `reason` all the same.
     pub fn exit(&self, reason: Reason) -> ExitNow {
-        ExitNow {
-            pid: self.pid,
-            reason: Some(reason),
-        }
+        with_cx(self.pid, |cx| cx.exit(reason));
+        ExitNow { _pid: self.pid }
     }
 
     /// Send an exit signal to `pid` (Erlang's `exit/2`; see `links` for its
     /// effect). To oneself it takes effect before this completes.
     pub fn send_exit(&self, pid: Pid, reason: Reason) -> impl Future<Output = ()> + Send {
         let me = self.pid;
-        let sent = self.op(move |cx| cx.send_exit(pid, reason));
-        async move {
-            sent.await;
-            if pid == me {
-                // If the signal ended us, stop here.
-                Suspend { pid: me }.await;
-            }
-        }
+        let mut sent = self.op(move |cx| cx.send_exit(pid, reason));
+        // If the signal ended us, stop at the await (it never completes).
+        sent.halt = pid == me && with_cx(me, |cx| cx.exiting());
+        sent
     }
 
     /// Register this process as `name`.

@@ -14,17 +14,29 @@
 //!
 //! # Reductions (`docs/design.md`, D6)
 //! Every `Ctx` call is an `await` point and is charged reductions; when the
-//! slice's 2,000 are spent, the next call yields to the scheduler, the way
+//! slice's 2,000 are spent, the call's `await` yields to the scheduler, the way
 //! tokio's cooperative budget works, and the process continues in a later
 //! slice, behind every other runnable process. A native loop that never
 //! calls the runtime can be neither preempted nor killed: Rust has no safe
 //! way to interrupt it. Give such a loop `ctx.charge(1).await` now and then.
 //!
+//! # Operations take effect when called
+//! Every operation of `Ctx` (send, link, unlink, monitor, demonitor,
+//! exit, send_exit, register, spawn, timers, trap_exit, aliases, the
+//! requests of `is_alive` and `process_info`) acts at the call, and the
+//! future it returns only hands back the result: `let _ = ctx.link(p);`
+//! links. Awaiting it is the operation's `await` point: when the call
+//! spent the slice's last reduction, the future yields once first, so a
+//! loop of operations is still preempted (one reduction late at most).
+//! Only the calls that wait are lazy, as their names say: `receive` and
+//! friends, `charge`, `yield_now`, and the reply half of `is_alive` and
+//! `process_info`.
+//!
 //! # How calls reach the runtime
 //! While a worker polls a native process, a thread-local points at the
-//! process's [`Cx`]. `Ctx` methods use it; every one of them except
-//! [`Ctx::pid`] and [`Ctx::budget_left`] returns a future, so none can run
-//! inside a receive predicate (which is not `async`). A `Ctx` is not `Clone`:
+//! process's [`Cx`]. `Ctx` methods use it, so none can run inside a
+//! receive predicate (the receive holds the `Cx`: such a call panics with
+//! a clear message) or outside the process's own poll. A `Ctx` is not `Clone`:
 //! a child cannot capture its parent's (it gets its own), and a `Ctx` moved
 //! into another process anyway panics with a clear message when used there.
 //! The future must be polled by Lona only: awaiting futures of other

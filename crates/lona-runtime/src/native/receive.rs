@@ -1,12 +1,13 @@
-//! The futures behind [`Ctx`](super::Ctx)'s suspending calls: receive (by
-//! type, by predicate, with a timeout), charge, yield, exit, and the
-//! one-shot operation future every other call uses.
+//! The futures behind [`Ctx`](super::Ctx)'s calls: receive (by type, by
+//! predicate, with a timeout), charge, yield, exit, and `Done`, what every
+//! other call returns once its operation has taken effect (the result and
+//! the call's await point).
 
 use super::{try_with_cx, with_cx};
 use crate::cx::{Cx, Scan};
 use crate::envelope::Envelope;
 use crate::timer::TimerRef;
-use crate::{Pid, Reason};
+use crate::Pid;
 use std::convert::Infallible;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -15,29 +16,53 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// A runtime operation as a future: yields first if the slice is spent,
-/// then runs `f` on the process's [`Cx`] (which charges it) and completes.
-pub(crate) struct Op<F> {
+/// What is left of a runtime operation once it was called: the operation
+/// took effect at the call (module doc of `native`, "Operations take
+/// effect when called"); awaiting this only hands back its result, after
+/// yielding once if the call spent the slice's last reduction. The common
+/// path (budget left) completes without touching the runtime.
+pub(crate) struct Done<R> {
     pub(crate) pid: Pid,
-    pub(crate) f: Option<F>,
+    pub(crate) value: Option<R>,
+    /// The call left no budget: yield once before completing.
+    pub(crate) yield_first: bool,
+    /// The call ended this process (an exit signal to itself): never
+    /// complete; the worker ends the process when the step returns.
+    pub(crate) halt: bool,
 }
 
-// `f` is never pinned (it is moved out to be called).
-impl<F> Unpin for Op<F> {}
+// Nothing is pinned (the value is moved out to complete).
+impl<R> Unpin for Done<R> {}
 
-impl<R, F: FnOnce(&mut Cx<'_>) -> R> Future for Op<F> {
+impl<R> Done<R> {
+    /// Run `f` on `pid`'s [`Cx`] now (which charges it) and keep its result.
+    #[inline]
+    pub(crate) fn call(pid: Pid, f: impl FnOnce(&mut Cx<'_>) -> R) -> Done<R> {
+        with_cx(pid, |cx| {
+            let value = f(cx);
+            Done {
+                pid,
+                value: Some(value),
+                yield_first: cx.budget == 0,
+                halt: false,
+            }
+        })
+    }
+}
+
+impl<R> Future for Done<R> {
     type Output = R;
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<R> {
-        let pid = self.pid;
-        with_cx(pid, |cx| {
-            if cx.budget == 0 {
-                cx.yielded = true;
-                return Poll::Pending;
-            }
-            let f = self.f.take().expect("polled after completion");
-            Poll::Ready(f(cx))
-        })
+        if self.halt {
+            return Poll::Pending;
+        }
+        if self.yield_first {
+            self.yield_first = false;
+            with_cx(self.pid, |cx| cx.yielded = true);
+            return Poll::Pending;
+        }
+        Poll::Ready(self.value.take().expect("polled after completion"))
     }
 }
 
@@ -86,39 +111,18 @@ impl Future for YieldNow {
     }
 }
 
-/// Future of [`Ctx::exit`](super::Ctx::exit): never completes.
-#[must_use = "futures do nothing unless awaited"]
+/// Future of [`Ctx::exit`](super::Ctx::exit): never completes. The exit
+/// was decided when `exit` was called; awaiting this stops the process's
+/// code there, and the process ends when its step returns.
+#[must_use = "the process goes on running until this is awaited"]
 pub struct ExitNow {
-    pub(crate) pid: Pid,
-    pub(crate) reason: Option<Reason>,
+    pub(crate) _pid: Pid,
 }
 
 impl Future for ExitNow {
     type Output = Infallible;
-    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Infallible> {
-        let reason = self.reason.take();
-        with_cx(self.pid, |cx| {
-            if let Some(r) = reason {
-                cx.exit(r);
-            }
-        });
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Infallible> {
         Poll::Pending
-    }
-}
-
-/// Suspends forever if the process has been ended, else completes.
-pub(crate) struct Suspend {
-    pub(crate) pid: Pid,
-}
-
-impl Future for Suspend {
-    type Output = ();
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        if with_cx(self.pid, |cx| cx.exiting()) {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
     }
 }
 

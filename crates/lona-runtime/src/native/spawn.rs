@@ -3,8 +3,8 @@
 
 use super::{pending_step, poll_process, Ctx, Native};
 use crate::cx::Cx;
+use crate::error::SpawnError;
 use crate::process::{Process, Step};
-use crate::runtime::SpawnError;
 use crate::Priority;
 use crate::{Handle, Pid, Reason, Runtime};
 use std::future::Future;

@@ -5,7 +5,7 @@
 //! kept past shutdown wakes nothing.
 
 use crate::cx::Cx;
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::Pid;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Weak};

@@ -171,10 +171,7 @@ fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    let opts = SpawnOpts {
-        link: true,
-        ..SpawnOpts::default()
-    };
+    let opts = SpawnOpts::new().link(true);
     let (pid, _) = do_spawn(
         cx,
         a[0],
@@ -186,10 +183,7 @@ fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 fn spawn_monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    let opts = SpawnOpts {
-        monitor: true,
-        ..SpawnOpts::default()
-    };
+    let opts = SpawnOpts::new().monitor(true);
     let (pid, mref) = do_spawn(
         cx,
         a[0],
@@ -218,9 +212,9 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         };
         match k.view() {
             View::Keyword(k) => match k.name() {
-                "link" => opts.link = crate::tag::truthy(v.bits()),
-                "monitor" => opts.monitor = crate::tag::truthy(v.bits()),
-                "priority" => opts.priority = priority_arg(v)?,
+                "link" => opts = opts.link(crate::tag::truthy(v.bits())),
+                "monitor" => opts = opts.monitor(crate::tag::truthy(v.bits())),
+                "priority" => opts = opts.priority(priority_arg(v)?),
                 "min-heap-size" => heap.min_heap_size = words()?.max(1),
                 "max-heap-size" => heap.max_heap_size = words()?,
                 "name" => match v.view() {
