@@ -139,4 +139,10 @@ pub enum Request {
     },
     /// End the slice (`(yield)`).
     Yield,
+    /// Call the function the built-in returned, with the same arguments,
+    /// in place of this call (its result is the call's result). A leaf
+    /// built-in hands a case it cannot do alone to Lonala code this way:
+    /// `first` of a lazy sequence runs the prelude's `first-lazy`, which
+    /// calls the sequence's thunk. The common case stays one built-in call.
+    Redirect,
 }

@@ -60,7 +60,7 @@ fn vec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v = seq_items(cx, a[0])?;
     Ok(cx.heap.vector(&v).raw())
 }
-fn seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     match x.view() {
         View::Cons(..) => Ok(x.raw()),
@@ -96,7 +96,7 @@ fn count(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.int(n as i64).raw())
 }
 
-fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let e = match t(cx, a[0]).view() {
         View::Nil | View::EmptyList => true,
         View::Cons(..) => false,
@@ -108,7 +108,7 @@ fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(e).raw())
 }
 
-fn first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     Ok(match x.view() {
         View::Cons(h, _) => h.raw(),
@@ -132,7 +132,7 @@ fn nth_or_nil(cx: &mut NativeCx<'_, '_>, r: RawTerm, i: usize) -> NResult {
             .map_or(Term::NIL.raw(), |x| x.raw()),
     })
 }
-fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     Ok(match x.view() {
         View::Cons(_, tl) => tl.raw(),
@@ -143,7 +143,7 @@ fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         }
     })
 }
-fn next(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn next(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let r = rest(cx, a)?;
     Ok(if r == Term::EMPTY_LIST.raw() {
         Term::NIL.raw()

@@ -18,9 +18,10 @@ use std::sync::OnceLock;
 
 use lona_term::{RawTerm, Term, View};
 
+use super::coll;
 use super::{def, ANY};
 use crate::bytecode::Proto;
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{NResult, NativeCx, Raise, Request};
 use crate::var::Namespace;
 
 fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
@@ -141,6 +142,67 @@ fn subvec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.vector(&v[from as usize..to as usize]).raw())
 }
 
+/// The call continues in the prelude's `name` (a Lonala function), with
+/// the same arguments: how a leaf built-in walks a lazy sequence.
+fn redirect(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
+    let f = cx
+        .env
+        .core
+        .lookup(name)
+        .and_then(|v| v.get())
+        .ok_or_else(Raise::badarg)?;
+    cx.request = Some(Request::Redirect);
+    Ok(f)
+}
+
+fn lazy(cx: &NativeCx<'_, '_>, r: RawTerm) -> bool {
+    lazy_thunk(t(cx, r)).is_some()
+}
+
+/// `(seq c)`: the built-in for collections, `seq-lazy` for a lazy one.
+fn seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if lazy(cx, a[0]) {
+        return redirect(cx, "seq-lazy");
+    }
+    coll::seq(cx, a)
+}
+
+/// `(first c)`
+fn first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if lazy(cx, a[0]) {
+        return redirect(cx, "first-lazy");
+    }
+    coll::first(cx, a)
+}
+
+/// `(rest c)`: a lazy tail is returned as it is (still lazy).
+fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if lazy(cx, a[0]) {
+        return redirect(cx, "rest-lazy");
+    }
+    coll::rest(cx, a)
+}
+
+/// `(next c)`: `seq` of the rest, so a lazy rest is walked in Lonala.
+fn next(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if lazy(cx, a[0]) {
+        return redirect(cx, "next-lazy");
+    }
+    let r = coll::rest(cx, a)?;
+    if lazy(cx, r) {
+        return redirect(cx, "next-lazy");
+    }
+    coll::next(cx, a)
+}
+
+/// `(empty? c)`
+fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if lazy(cx, a[0]) {
+        return redirect(cx, "empty-lazy?");
+    }
+    coll::is_empty(cx, a)
+}
+
 /// Built-ins that the prelude wraps (to walk lazy sequences; `throw`, to
 /// raise an `ex-info` as an error), kept under a starred name (`count*`)
 /// that the Lonala wrapper calls.
@@ -175,6 +237,11 @@ pub(super) fn install(core: &'static Namespace) {
             unsafe { core.intern(&format!("{name}*")).set(v) };
         }
     }
+    def(core, "seq", 1, 1, seq);
+    def(core, "first", 1, 1, first);
+    def(core, "rest", 1, 1, rest);
+    def(core, "next", 1, 1, next);
+    def(core, "empty?", 1, 1, is_empty);
     def(core, "lazy-seq*", 1, 1, make_lazy);
     def(core, "lazy-seq?", 1, 1, is_lazy);
     def(core, "lazy-seq-fn", 1, 1, lazy_fn);

@@ -334,6 +334,13 @@ impl Vm {
                 };
                 let r = nf(&mut cx, args);
                 if let Some(q) = cx.request {
+                    if let (Request::Redirect, Ok(g)) = (q, r) {
+                        // The same arguments, another callee (a Lonala
+                        // function of the prelude, never a redirecting
+                        // built-in: the recursion is one level).
+                        self.stack[slot] = g.0;
+                        return self.enter(slot, argc, tail, reds, rt);
+                    }
                     self.request(q, reds);
                 }
                 let v = r.inspect_err(|_| self.fault_native = Some(p))?;
@@ -404,6 +411,8 @@ impl Vm {
             Request::MaxHeapSize { words } => self.heap.set_max_heap_size(words),
             // At the next safepoint (the fast call path yields at once).
             Request::Yield => *reds = 0,
+            // Handled where the built-in was called.
+            Request::Redirect => {}
         }
     }
 
@@ -685,7 +694,15 @@ impl Vm {
                                 dict: &mut self.dict,
                             };
                             let r = nf(&mut cx, args);
-                            if let Some(q) = cx.request {
+                            // `Redirect`: leave the fast path with the new
+                            // callee in the callee slot; `enter` calls it.
+                            let redirect = match (cx.request, r) {
+                                (Some(Request::Redirect), Ok(g)) => Some(g),
+                                _ => None,
+                            };
+                            if let Some(g) = redirect {
+                                set!($a, g.0);
+                            } else if let Some(q) = cx.request {
                                 if let (Request::Yield, Ok(v)) = (q, r) {
                                     // `(yield)`: end the slice now (the
                                     // call is complete; resume after it).
@@ -696,14 +713,16 @@ impl Vm {
                                 }
                                 self.request(q, &mut reds);
                             }
-                            match r {
-                                Ok(v) => {
-                                    set!($a, v.0);
-                                    continue;
-                                }
-                                Err(e) => {
-                                    self.fault_native = Some(p);
-                                    raise!(e)
+                            if redirect.is_none() {
+                                match r {
+                                    Ok(v) => {
+                                        set!($a, v.0);
+                                        continue;
+                                    }
+                                    Err(e) => {
+                                        self.fault_native = Some(p);
+                                        raise!(e)
+                                    }
                                 }
                             }
                         }
