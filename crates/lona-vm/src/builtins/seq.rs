@@ -65,6 +65,43 @@ fn make_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.closure(lazy_code(), &[f]).raw())
 }
 
+/// `(destructure-map* x)`: what a map binding form reads its keys from
+/// when its value is not a map (see `compiler/destructure.rs`). A list of
+/// keys and values (keyword arguments, `& {:keys [opt]}`) becomes a map,
+/// as in Clojure 1.11 (a trailing map is merged in); anything else reads
+/// as a map with no keys.
+fn destructure_map(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    if lazy_thunk(x).is_some() {
+        return redirect(cx, "destructure-map-lazy");
+    }
+    match x.view() {
+        View::Map(_) => Ok(x.raw()),
+        View::Cons(..) => {
+            let mut it = x.list_iter();
+            let items: Vec<Term<'_>> = (&mut it).collect();
+            if !it.tail().same(Term::EMPTY_LIST) {
+                return redirect(cx, "destructure-map-lazy");
+            }
+            cx.charge(items.len() / 8);
+            let (items, last) = match items.split_last() {
+                Some((l, init)) if items.len() % 2 == 1 => (init, Some(*l)),
+                _ => (items.as_slice(), None),
+            };
+            let mut pairs: Vec<(Term<'_>, Term<'_>)> =
+                items.chunks(2).map(|p| (p[0], p[1])).collect();
+            if let Some(l) = last {
+                let View::Map(m) = l.view() else {
+                    return Err(Raise::badarg());
+                };
+                pairs.extend(m.iter());
+            }
+            Ok(cx.heap.map(&pairs).raw())
+        }
+        _ => Ok(cx.heap.map(&[]).raw()),
+    }
+}
+
 /// `(lazy-seq? x)`
 fn is_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(lazy_thunk(t(cx, a[0])).is_some()).raw())
@@ -246,6 +283,7 @@ pub(super) fn install(core: &'static Namespace) {
     def(core, "lazy-seq?", 1, 1, is_lazy);
     def(core, "lazy-seq-fn", 1, 1, lazy_fn);
     def(core, "has-lazy?", 1, 2, has_lazy);
+    def(core, "destructure-map*", 1, 1, destructure_map);
     def(core, "peek", 1, 1, peek);
     def(core, "pop", 1, 1, pop);
     def(core, "subvec", 2, 3, subvec);

@@ -1,8 +1,11 @@
 //! Functions: `defn`, `fn`, clauses by pattern grouped by arity, variadic
 //! parameters, and the closure that captures what the body uses.
 //!
-//! Each arity is one entry of the prototype. The clauses of an arity are
-//! tried in order: their parameter patterns are compiled against the
+//! Each arity is one entry of the prototype. An arity with one clause and
+//! no guard binds its parameters by destructuring, as Clojure
+//! (`destructure.rs`: `[[a b] & {:keys [c]}]` takes any sequential value
+//! and any map). The clauses of an arity with several are Erlang's: they
+//! are tried in order: their parameter patterns are compiled against the
 //! argument registers, a failing test jumps to the next clause, and after
 //! the last one comes `:function-clause` (omitted when a clause has only
 //! plain names and no guard, which always match). A clause may have a
@@ -178,13 +181,20 @@ impl Compiler<'_> {
             debug_assert_eq!(pats.len(), fixed + usize::from(variadic));
             let mut fail = Vec::new();
             let mut bound = Vec::new();
-            for (i, p) in pats.iter().enumerate() {
-                self.pattern(p, i as Reg, &mut fail, &mut bound)?;
-            }
-            self.bind_all(bound);
             // `([x] :when guard body...)`: as in `match`, a false guard (or
             // one that raises) goes on to the next clause.
             let (guard, body) = clause_guard(body);
+            // The only clause of its arity, without a guard, destructures
+            // (Clojure); clauses to choose from are patterns (Erlang).
+            let destructure = clauses.len() == 1 && guard.is_none();
+            for (i, p) in pats.iter().enumerate() {
+                if destructure {
+                    self.destructure(p, i as Reg, &mut fail, &mut bound)?;
+                } else {
+                    self.pattern(p, i as Reg, &mut fail, &mut bound)?;
+                }
+            }
+            self.bind_all(bound);
             if let Some(g) = guard {
                 self.guard(g, &mut fail)?;
             }

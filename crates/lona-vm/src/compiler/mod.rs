@@ -19,6 +19,7 @@
 //! arithmetic BIFs, these cannot be redefined for existing code.
 
 mod code;
+mod destructure;
 mod expand;
 mod function;
 mod macros;
@@ -966,7 +967,7 @@ impl<'e> Compiler<'e> {
             self.expr(&pair[1], r, false)?;
             let mut fail = Vec::new();
             let mut bound = Vec::new();
-            self.pattern(&pair[0], r, &mut fail, &mut bound)?;
+            self.destructure(&pair[0], r, &mut fail, &mut bound)?;
             if !fail.is_empty() {
                 let ok = self.emit(Instr::Jump { to: u32::MAX });
                 self.bind(fail);
@@ -981,24 +982,37 @@ impl<'e> Compiler<'e> {
     }
 
     fn loop_(&mut self, f: &Form, items: &[Form], dst: Reg, tail: bool) -> R<()> {
-        let bindings = self.binding_vector(f, items, "loop", "name init")?;
+        let bindings = self.binding_vector(f, items, "loop", "binding init")?;
         let m = self.mark();
         let n = bindings.len() / 2;
         let first = self.alloc_n(n, f.pos)?;
         let mut names = Vec::new();
+        let mut forms = Vec::new();
         for (i, pair) in bindings.chunks(2).enumerate() {
-            let Some(name) = pair[0].as_symbol() else {
-                return Err(self.err(
-                    pair[0].pos,
-                    "loop binds symbols (destructure in a let inside)",
-                ));
-            };
             self.expr(&pair[1], first + i as Reg, false)?;
-            names.push((name.to_string(), first + i as Reg));
+            match pair[0].as_symbol() {
+                Some(name) if name != "&" && name != "_" => {
+                    names.push((name.to_string(), first + i as Reg))
+                }
+                _ => forms.push((&pair[0], first + i as Reg)),
+            }
         }
         // Names become visible after all inits, as Clojure's loop.
         self.bind_all(names);
         let pc = self.pc();
+        // Binding forms are destructured at the top of every iteration.
+        for (form, r) in forms {
+            let mut fail = Vec::new();
+            let mut bound = Vec::new();
+            self.destructure(form, r, &mut fail, &mut bound)?;
+            if !fail.is_empty() {
+                let ok = self.emit(Instr::Jump { to: u32::MAX });
+                self.bind(fail);
+                self.emit(Instr::Badmatch { r });
+                self.bind(vec![ok]);
+            }
+            self.bind_all(bound);
+        }
         let saved = self.st().loop_target.replace(LoopTarget { pc, first, n });
         let r = if tail {
             self.body(&items[2..], f.pos, dst, true)
