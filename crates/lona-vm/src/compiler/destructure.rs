@@ -154,11 +154,15 @@ impl Compiler<'_> {
         for (k, v) in pairs {
             if k.as_keyword() == Some("or") {
                 let FormKind::Map(ds) = &v.kind else {
-                    return Err(self.err(v.pos, "bad binding: :or takes a map of names to defaults"));
+                    return Err(
+                        self.err(v.pos, "bad binding: :or takes a map of names to defaults")
+                    );
                 };
                 for (n, d) in ds {
                     let Some(n) = n.as_symbol() else {
-                        return Err(self.err(n.pos, "bad binding: :or takes a map of names to defaults"));
+                        return Err(
+                            self.err(n.pos, "bad binding: :or takes a map of names to defaults")
+                        );
                     };
                     defaults.push((n, d));
                 }
@@ -189,19 +193,19 @@ impl Compiler<'_> {
                 }
                 Some(kind @ ("keys" | "strs" | "syms")) => {
                     let Some(names) = v.as_vector() else {
-                        return Err(
-                            self.err(v.pos, format!("bad binding: :{kind} takes a vector of names"))
-                        );
+                        return Err(self.err(
+                            v.pos,
+                            format!("bad binding: :{kind} takes a vector of names"),
+                        ));
                     };
                     for n in names {
                         let name = match &n.kind {
                             FormKind::Symbol(s) => s.as_str(),
                             FormKind::Keyword(s) if kind == "keys" => s.as_str(),
                             _ => {
-                                return Err(self.err(
-                                    n.pos,
-                                    format!("bad binding: :{kind} takes names"),
-                                ))
+                                return Err(
+                                    self.err(n.pos, format!("bad binding: :{kind} takes names"))
+                                )
                             }
                         };
                         // `:keys [ns/a]` reads `:ns/a` and binds `a`.

@@ -103,7 +103,11 @@ impl Compiler<'_> {
         }
     }
 
-    pub(super) fn split_rest<'f>(&self, p: &Form, items: &'f [Form]) -> R<(&'f [Form], Option<&'f Form>)> {
+    pub(super) fn split_rest<'f>(
+        &self,
+        p: &Form,
+        items: &'f [Form],
+    ) -> R<(&'f [Form], Option<&'f Form>)> {
         match items.iter().position(|x| x.as_symbol() == Some("&")) {
             None => Ok((items, None)),
             Some(i) if i + 2 == items.len() => Ok((&items[..i], Some(&items[i + 1]))),
