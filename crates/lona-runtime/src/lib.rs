@@ -59,6 +59,9 @@ mod worker;
 // Native `async` processes, a layer over the core.
 mod native;
 
+// Sockets for processes, on a reactor thread.
+pub mod io;
+
 pub use builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};
 pub use cx::{Cx, Peeked, Scan, SpawnOpts};
 pub use envelope::Envelope;
@@ -66,6 +69,7 @@ pub use error::{SendError, SpawnError};
 pub use handle::Handle;
 pub use info::{ProcessInfo, Status};
 pub use native::{Charge, Ctx, ExitNow, Receive, ReceiveTimeout, YieldNow};
+pub use native::{Deadline, Elapsed};
 pub use pid::{Dest, RUNTIME_PID};
 pub use pid::{Pid, Ref};
 pub use priority::Priority;

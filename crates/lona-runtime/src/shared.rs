@@ -387,6 +387,7 @@ impl Shared {
     pub(crate) fn deliver_timer(&self, target: Target, mut node: Envelope) {
         let pid = match target {
             Target::Pid(pid) => pid,
+            Target::Wake(pid) => return self.wake(pid),
             Target::Name(name) => match self.registry.whereis(&name) {
                 Some(pid) => {
                     node.set_gen(pid.generation());
@@ -397,6 +398,16 @@ impl Shared {
         };
         // A dead target's message is dropped (contained by `Envelope`).
         let _ = self.deliver(pid, node);
+    }
+
+    /// A timer that wakes `pid` after `after` (no message), for
+    /// `Ctx::timeout`.
+    pub(crate) fn wake_after(&self, after: Duration, pid: Pid) -> TimerRef {
+        let t = self.timers.insert_with(after, Target::Wake(pid), |_| {
+            Envelope::new((), pid.generation(), false)
+        });
+        self.cancel_if_dead(pid, t);
+        t
     }
 
     /// A timer for a dead target is cancelled at once (Erlang: "in the case

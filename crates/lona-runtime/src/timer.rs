@@ -59,6 +59,19 @@ pub(crate) enum Target {
     Pid(Pid),
     /// A registered name, resolved when the timer fires.
     Name(Arc<str>),
+    /// No message: the process is woken (its futures polled again), for
+    /// [`Ctx::timeout`](crate::Ctx::timeout). Tracked like `Pid`.
+    Wake(Pid),
+}
+
+impl Target {
+    /// The process whose timers list holds this timer.
+    fn tracked(&self) -> Option<Pid> {
+        match self {
+            Target::Pid(p) | Target::Wake(p) => Some(*p),
+            Target::Name(_) => None,
+        }
+    }
 }
 
 /// A pending timer, as returned by `send_after` / `start_timer`.
@@ -376,10 +389,7 @@ impl Timers {
         let now = self.start.elapsed().as_micros().div_ceil(1000) as u64;
         let when = (ms <= MAX_DELAY.as_millis() as u64)
             .then(|| now.max(g.wheel.elapsed).saturating_add(ms.max(1)));
-        let pid = match &target {
-            Target::Pid(p) => Some(*p),
-            Target::Name(_) => None,
-        };
+        let pid = target.tracked();
         let t = g.wheel.insert_with(when, target, make);
         if let Some(pid) = pid {
             g.track(pid, t.index);
@@ -398,7 +408,7 @@ impl Timers {
     /// Cancel under the lock; the undelivered node, if it was pending.
     fn cancel_locked(&self, g: &mut Inner, t: TimerRef) -> Option<Envelope> {
         let (target, node) = g.wheel.cancel(t)?;
-        if let Target::Pid(pid) = target {
+        if let Some(pid) = target.tracked() {
             g.untrack(pid, t.index);
             self.tracked.fetch_sub(1, Relaxed);
         }
@@ -471,8 +481,8 @@ impl Timers {
             g.wheel.poll(now, &mut fired);
             if !fired.is_empty() {
                 for (i, target, _) in &fired {
-                    if let Target::Pid(pid) = target {
-                        g.untrack(*pid, *i);
+                    if let Some(pid) = target.tracked() {
+                        g.untrack(pid, *i);
                         self.tracked.fetch_sub(1, Relaxed);
                     }
                 }

@@ -2,6 +2,7 @@
 //! [`Cx`](crate::Cx) (see the module doc of `native`).
 
 use super::receive::{Charge, Done, ExitNow, Receive, ReceiveTimeout, RecvCore, YieldNow};
+use super::timeout::Deadline;
 use super::with_cx;
 use crate::cx::{Cx, SpawnOpts};
 use crate::envelope::Envelope;
@@ -66,6 +67,16 @@ impl Ctx {
     #[inline]
     pub fn budget_left(&self) -> u32 {
         with_cx(self.pid, |cx| cx.budget())
+    }
+
+    /// `fut`, given up after `after`: `Err(Elapsed)` if it is not done by
+    /// then (it is dropped). The deadline is one of the runtime's timers,
+    /// which wakes the process; `Duration::MAX` (anything beyond
+    /// [`MAX_DELAY`](crate::MAX_DELAY)) never elapses. Bounds any wait:
+    /// `ctx.timeout(d, stream.read(&mut buf))`, `ctx.timeout(d,
+    /// listener.accept())`.
+    pub fn timeout<F: std::future::Future>(&self, after: Duration, fut: F) -> Deadline<F> {
+        Deadline::new(self.pid, after, fut)
     }
 
     /// Give the worker to the other runnable processes: back of the queue.

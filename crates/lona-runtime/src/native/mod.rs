@@ -10,7 +10,8 @@
 //! - `ctx.rs`: [`Ctx`], the API;
 //! - `receive.rs`: the futures behind `receive` and friends;
 //! - `waker.rs`: the wakers a poll hands out (the process is the waker);
-//! - `spawn.rs`: `Handle::spawn` and `Runtime::block_on`.
+//! - `spawn.rs`: `Handle::spawn` and `Runtime::block_on`;
+//! - `timeout.rs`: `Ctx::timeout`, a future bounded by a runtime timer.
 //!
 //! # Reductions (`docs/design.md`, D6)
 //! Every `Ctx` call is an `await` point and is charged reductions; when the
@@ -46,10 +47,12 @@
 mod ctx;
 mod receive;
 mod spawn;
+mod timeout;
 mod waker;
 
 pub use ctx::Ctx;
 pub use receive::{Charge, ExitNow, Receive, ReceiveTimeout, YieldNow};
+pub use timeout::{Deadline, Elapsed};
 
 use crate::cx::Cx;
 use crate::process::{Process, Step};
@@ -102,6 +105,20 @@ pub(crate) fn try_with_cx(pid: Pid, f: impl FnOnce(&mut Cx<'_>)) {
         let _restore = Restore(p);
         f(cx);
     }
+}
+
+/// Runs `f` with the `Cx` of whichever process is being polled on this
+/// thread, if any (I/O futures charge their process through it, and may
+/// also be polled by other executors, where there is none).
+pub(crate) fn with_current_cx<R>(f: impl FnOnce(&mut Cx<'_>) -> R) -> Option<R> {
+    let p = CX.with(|c| c.replace(std::ptr::null_mut()));
+    if p.is_null() {
+        return None;
+    }
+    let _restore = Restore(p);
+    // SAFETY: as in `with_cx`: a live `Cx` for the duration of the poll,
+    // taken out of the thread-local while `f` runs.
+    Some(f(unsafe { &mut *(p as *mut Cx<'static>) }))
 }
 
 /// Poll `fut` as the body of the process running in `cx`.

@@ -1,0 +1,32 @@
+//! Sockets for processes: TCP and UDP that wait the way `receive` waits.
+//!
+//! A process that reads a socket with nothing to read is *waiting*, like
+//! one in `receive`: it holds no thread, and it is queued on a worker
+//! again when the socket becomes ready. One reactor thread (`reactor.rs`,
+//! on `mio`/epoll) watches every socket of the node; an idle node sleeps
+//! in `epoll_wait`, whatever the number of connections.
+//!
+//! A socket belongs to the process holding it, as an Erlang port belongs
+//! to its owner: it is a plain Rust value, closed when dropped, so when
+//! its process ends (normally, by a crash, a kill, or the runtime's
+//! shutdown) its sockets close. Each operation costs one reduction, so a
+//! process reading a fast socket is preempted like any other. Deadlines
+//! come from the runtime's timers: [`Ctx::timeout`](crate::Ctx::timeout).
+//!
+//! The streams implement `futures-io`'s `AsyncRead`/`AsyncWrite` (and
+//! tokio's, with the `tokio` feature), so protocol crates written against
+//! those traits run on them.
+//!
+//! # Files
+//! - `reactor.rs`: the reactor thread and the readiness protocol;
+//! - `coop.rs`: the reduction each operation costs;
+//! - `tcp.rs`: [`TcpListener`], [`TcpStream`];
+//! - `udp.rs`: [`UdpSocket`].
+
+mod coop;
+mod reactor;
+mod tcp;
+mod udp;
+
+pub use tcp::{TcpListener, TcpStream};
+pub use udp::UdpSocket;

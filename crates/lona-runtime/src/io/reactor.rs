@@ -1,0 +1,310 @@
+//! The reactor: one thread waiting in `epoll` (through `mio`) for every
+//! socket of the node, and waking the processes that wait on them.
+//!
+//! # Protocol
+//! 1. A socket is registered once, edge-triggered, for reading and
+//!    writing; its [`Registration`] owns a [`ScheduledIo`] slot found by
+//!    the event's token (slot index and generation, so an event for a slot
+//!    freed and reused is ignored).
+//! 2. The reactor thread, on an event, first ORs the readiness into the
+//!    slot's word (bumping its tick), then takes the waker of each
+//!    direction that became ready and wakes it: the waiting process is
+//!    queued like one a message arrived for.
+//! 3. An operation (read, write, accept) first waits until its direction
+//!    is ready ([`Registration::poll_ready`]): it stores its waker, *then*
+//!    reads the readiness word, so either it sees an event that came in
+//!    the meantime or the reactor sees its waker (step 2's order,
+//!    mirrored; both sides go through the slot's mutex).
+//! 4. It then tries the system call. `WouldBlock` means the readiness it
+//!    saw is used up: it clears that direction's bits, but only if the
+//!    tick is still the one it saw (an event in between keeps them), and
+//!    goes back to 3. This is tokio's scheme (`ScheduledIo`), which avoids
+//!    both lost wake-ups and a second system call per operation.
+//!
+//! There is one reactor per OS process, started with the first socket: a
+//! socket is owned by the process that holds it (closing when that process
+//! ends and drops it), not by a runtime, and an idle reactor sleeps in
+//! `epoll_wait` with no timeout: 10,000 idle connections cost no CPU.
+//! Wakers hold their runtime weakly, so a socket that outlives its runtime
+//! wakes nothing.
+
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+use mio::{Events, Interest, Poll as MioPoll, Registry, Token};
+
+/// Readiness bits of a slot's word (the low 16 bits; the tick above).
+pub(crate) const READABLE: u64 = 1;
+pub(crate) const WRITABLE: u64 = 2;
+const READ_CLOSED: u64 = 4;
+const WRITE_CLOSED: u64 = 8;
+const ERROR: u64 = 16;
+const BITS: u64 = 0xffff;
+
+/// Which way an operation goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Read,
+    Write,
+}
+
+impl Direction {
+    /// The bits that let an operation in this direction go ahead (a closed
+    /// or failed socket lets the system call report it).
+    fn mask(self) -> u64 {
+        match self {
+            Direction::Read => READABLE | READ_CLOSED | ERROR,
+            Direction::Write => WRITABLE | WRITE_CLOSED | ERROR,
+        }
+    }
+}
+
+/// One registered socket's state, shared by its owner and the reactor.
+#[derive(Default)]
+struct ScheduledIo {
+    /// `tick << 16 | bits`. Written by the reactor (ORs bits in, bumps the
+    /// tick) and by the owner (clears bits it used up, if the tick is
+    /// unchanged); read by both. SeqCst throughout: step 3's "store the
+    /// waker, then read" must not pass step 2's "write, then take the
+    /// waker" (the wakers' mutex orders the other half).
+    readiness: AtomicU64,
+    /// The process waiting to read / to write; written by the owner,
+    /// taken by the reactor.
+    reader: Mutex<Option<Waker>>,
+    writer: Mutex<Option<Waker>>,
+}
+
+impl ScheduledIo {
+    fn waker(&self, d: Direction) -> &Mutex<Option<Waker>> {
+        match d {
+            Direction::Read => &self.reader,
+            Direction::Write => &self.writer,
+        }
+    }
+
+    fn wake(&self, d: Direction) {
+        let w = lock(self.waker(d)).take();
+        if let Some(w) = w {
+            w.wake();
+        }
+    }
+}
+
+/// A mutex whose holder cannot panic while holding it (the critical
+/// sections only move an `Option<Waker>`); poisoning is ignored.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The slot table: written under its mutex by registration and
+/// deregistration, read by the reactor per event.
+struct Slots {
+    entries: Vec<(u32, Option<Arc<ScheduledIo>>)>,
+    free: Vec<u32>,
+}
+
+pub(crate) struct Reactor {
+    registry: Registry,
+    slots: Mutex<Slots>,
+}
+
+/// Token layout: slot index in the low 32 bits, its generation above.
+fn token(index: u32, gen: u32) -> Token {
+    Token(((gen as usize) << 32) | index as usize)
+}
+
+impl Reactor {
+    /// The node's reactor, started on first use.
+    pub(crate) fn get() -> io::Result<&'static Reactor> {
+        static REACTOR: OnceLock<Result<&'static Reactor, String>> = OnceLock::new();
+        REACTOR
+            .get_or_init(|| Reactor::start().map_err(|e| e.to_string()))
+            .as_ref()
+            .copied()
+            .map_err(|e| io::Error::other(format!("the I/O reactor could not start: {e}")))
+    }
+
+    fn start() -> io::Result<&'static Reactor> {
+        let poll = MioPoll::new()?;
+        let reactor: &'static Reactor = Box::leak(Box::new(Reactor {
+            registry: poll.registry().try_clone()?,
+            slots: Mutex::new(Slots {
+                entries: Vec::new(),
+                free: Vec::new(),
+            }),
+        }));
+        std::thread::Builder::new()
+            .name("lona-io".into())
+            .spawn(move || reactor.run(poll))?;
+        Ok(reactor)
+    }
+
+    fn run(&self, mut poll: MioPoll) {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            if let Err(e) = poll.poll(&mut events, None) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                log::error!(target: "lona::io", "the I/O reactor stopped: {e}");
+                return;
+            }
+            for ev in events.iter() {
+                let t = ev.token().0;
+                let (index, gen) = (t as u32, (t >> 32) as u32);
+                let io = {
+                    let slots = lock(&self.slots);
+                    match slots.entries.get(index as usize) {
+                        Some((g, Some(io))) if *g == gen => io.clone(),
+                        _ => continue, // deregistered since
+                    }
+                };
+                let mut bits = 0;
+                if ev.is_readable() {
+                    bits |= READABLE;
+                }
+                if ev.is_writable() {
+                    bits |= WRITABLE;
+                }
+                if ev.is_read_closed() {
+                    bits |= READ_CLOSED;
+                }
+                if ev.is_write_closed() {
+                    bits |= WRITE_CLOSED;
+                }
+                if ev.is_error() {
+                    bits |= ERROR;
+                }
+                // Step 2: readiness first (with a new tick), then wakers.
+                let _ = io.readiness.fetch_update(SeqCst, SeqCst, |w| {
+                    Some(((w >> 16) + 1) << 16 | (w & BITS) | bits)
+                });
+                if bits & Direction::Read.mask() != 0 {
+                    io.wake(Direction::Read);
+                }
+                if bits & Direction::Write.mask() != 0 {
+                    io.wake(Direction::Write);
+                }
+            }
+        }
+    }
+}
+
+/// A socket's registration with the reactor: deregistered when dropped
+/// (before the socket itself closes, as its owner drops it after this).
+pub(crate) struct Registration {
+    io: Arc<ScheduledIo>,
+    index: u32,
+    reactor: &'static Reactor,
+}
+
+impl Registration {
+    /// Registers `source` for reading and writing (edge-triggered).
+    pub(crate) fn new(source: &mut impl mio::event::Source) -> io::Result<Registration> {
+        let reactor = Reactor::get()?;
+        // Assumed ready until a try says otherwise: a socket that already
+        // has data (a fresh connection's request) is read at once, without
+        // a trip through the reactor; a wrong guess costs one `WouldBlock`.
+        let io = Arc::new(ScheduledIo {
+            readiness: AtomicU64::new(READABLE | WRITABLE),
+            ..ScheduledIo::default()
+        });
+        let (index, gen) = {
+            let mut s = lock(&reactor.slots);
+            let index = match s.free.pop() {
+                Some(i) => i,
+                None => {
+                    s.entries.push((0, None));
+                    (s.entries.len() - 1) as u32
+                }
+            };
+            let e = &mut s.entries[index as usize];
+            e.0 = e.0.wrapping_add(1);
+            e.1 = Some(io.clone());
+            (index, e.0)
+        };
+        let r = reactor.registry.register(
+            source,
+            token(index, gen),
+            Interest::READABLE | Interest::WRITABLE,
+        );
+        let reg = Registration { io, index, reactor };
+        r.map(|()| reg)
+    }
+
+    /// Step 3: ready to try an operation in direction `d`, or `Pending`
+    /// with the waker stored.
+    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, d: Direction) -> Poll<u64> {
+        let w = self.io.readiness.load(SeqCst);
+        if w & d.mask() != 0 {
+            return Poll::Ready(w);
+        }
+        {
+            let mut slot = lock(self.io.waker(d));
+            match &*slot {
+                Some(old) if old.will_wake(cx.waker()) => {}
+                _ => *slot = Some(cx.waker().clone()),
+            }
+        }
+        let w = self.io.readiness.load(SeqCst);
+        if w & d.mask() != 0 {
+            Poll::Ready(w)
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// Step 4: the readiness `seen` (a word `poll_ready` returned) is used
+    /// up in direction `d`; cleared unless an event came in since.
+    pub(crate) fn clear(&self, seen: u64, d: Direction) {
+        let ready = match d {
+            Direction::Read => READABLE,
+            Direction::Write => WRITABLE,
+        };
+        let _ = self
+            .io
+            .readiness
+            .compare_exchange(seen, seen & !ready, SeqCst, SeqCst);
+    }
+
+    /// Runs the non-blocking `op` in direction `d` until it does not
+    /// report `WouldBlock`, waiting for readiness between tries; charges
+    /// the calling process (`super::coop`) before each.
+    pub(crate) fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        d: Direction,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        if super::coop::spent(cx) {
+            return Poll::Pending;
+        }
+        loop {
+            let seen = match self.poll_ready(cx, d) {
+                Poll::Ready(w) => w,
+                Poll::Pending => return Poll::Pending,
+            };
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear(seen, d),
+                r => return Poll::Ready(r),
+            }
+        }
+    }
+
+    /// Deregisters `source` (call before dropping it).
+    pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) {
+        let _ = self.reactor.registry.deregister(source);
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut s = lock(&self.reactor.slots);
+        if let Some(e) = s.entries.get_mut(self.index as usize) {
+            e.1 = None;
+        }
+        s.free.push(self.index);
+    }
+}

@@ -1,0 +1,292 @@
+//! TCP for processes: [`TcpListener`] and [`TcpStream`].
+
+use std::future::poll_fn;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::reactor::{Direction, Registration};
+
+/// A TCP socket listening for connections, owned by the process that
+/// holds it (it closes when dropped, so when that process ends).
+///
+/// ```
+/// use lona_runtime::{io::{TcpListener, TcpStream}, Runtime};
+///
+/// let rt = Runtime::builder().workers(2).build().unwrap();
+/// let echoed = rt.block_on(|ctx| async move {
+///     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+///     let addr = listener.local_addr().unwrap();
+///     ctx.spawn(move |_| async move {
+///         let (conn, _) = listener.accept().await.unwrap();
+///         let mut buf = [0; 5];
+///         conn.read_exact(&mut buf).await.unwrap();
+///         conn.write_all(&buf).await.unwrap();
+///     }).await.unwrap();
+///     let client = TcpStream::connect(addr).await.unwrap();
+///     client.write_all(b"hello").await.unwrap();
+///     let mut buf = [0; 5];
+///     client.read_exact(&mut buf).await.unwrap();
+///     buf
+/// });
+/// assert_eq!(&echoed.unwrap(), b"hello");
+/// ```
+pub struct TcpListener {
+    // Field order: the registration is dropped (deregistered) before the
+    // socket closes.
+    reg: Registration,
+    inner: mio::net::TcpListener,
+}
+
+impl TcpListener {
+    /// Binds to `addr` (port 0: one the system picks; see
+    /// [`TcpListener::local_addr`]). `SO_REUSEADDR` is set, as Erlang's
+    /// `gen_tcp:listen` with `{reuseaddr, true}` and most servers do.
+    pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+        let mut inner = mio::net::TcpListener::bind(addr)?;
+        let reg = Registration::new(&mut inner)?;
+        Ok(TcpListener { reg, inner })
+    }
+
+    /// A listener of a standard one (made non-blocking here).
+    pub fn from_std(l: std::net::TcpListener) -> io::Result<TcpListener> {
+        l.set_nonblocking(true)?;
+        let mut inner = mio::net::TcpListener::from_std(l);
+        let reg = Registration::new(&mut inner)?;
+        Ok(TcpListener { reg, inner })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// Waits for a connection. Errors are the system's: out of file
+    /// descriptors is `EMFILE` (`raw_os_error() == Some(24)`), after which
+    /// the listener keeps working once descriptors are freed.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// [`TcpListener::accept`] as a poll function.
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        match self
+            .reg
+            .poll_io(cx, Direction::Read, || self.inner.accept())
+        {
+            Poll::Ready(Ok((s, addr))) => Poll::Ready(TcpStream::new(s).map(|s| (s, addr))),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for TcpListener {
+    fn drop(&mut self) {
+        self.reg.deregister(&mut self.inner);
+    }
+}
+
+impl std::fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpListener")
+            .field("local_addr", &self.inner.local_addr().ok())
+            .finish()
+    }
+}
+
+/// A TCP connection, owned by the process that holds it (closed when
+/// dropped). Reads and writes wait as `receive` does: the process sleeps
+/// until the socket is ready, and each operation costs a reduction.
+///
+/// It implements `futures-io`'s `AsyncRead` and `AsyncWrite` (and, with
+/// the `tokio` feature, tokio's), so protocol crates written against those
+/// traits run on it; `&TcpStream` does too, to read and write from two
+/// places (one reader and one writer at a time: a second reader waiting
+/// at once replaces the first one's wake-up, as in tokio).
+pub struct TcpStream {
+    reg: Registration,
+    inner: mio::net::TcpStream,
+}
+
+impl TcpStream {
+    fn new(mut inner: mio::net::TcpStream) -> io::Result<TcpStream> {
+        let reg = Registration::new(&mut inner)?;
+        Ok(TcpStream { reg, inner })
+    }
+
+    /// Connects to `addr`, waiting (as in `receive`) until the connection
+    /// is made or refused.
+    pub async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+        let s = TcpStream::new(mio::net::TcpStream::connect(addr)?)?;
+        poll_fn(|cx| loop {
+            let seen = match s.reg.poll_ready(cx, Direction::Write) {
+                Poll::Ready(w) => w,
+                Poll::Pending => return Poll::Pending,
+            };
+            if let Some(e) = s.inner.take_error()? {
+                return Poll::Ready(Err(e));
+            }
+            match s.inner.peer_addr() {
+                Ok(_) => return Poll::Ready(Ok(())),
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                    s.reg.clear(seen, Direction::Write)
+                }
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        })
+        .await?;
+        Ok(s)
+    }
+
+    /// A stream of a connected standard one (made non-blocking here).
+    pub fn from_std(s: std::net::TcpStream) -> io::Result<TcpStream> {
+        s.set_nonblocking(true)?;
+        TcpStream::new(mio::net::TcpStream::from_std(s))
+    }
+
+    /// Reads what is there (at least one byte, waiting until there is);
+    /// `Ok(0)` at the end of the stream.
+    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_read_buf(cx, buf)).await
+    }
+
+    /// Reads exactly `buf.len()` bytes; `UnexpectedEof` if the stream ends
+    /// first.
+    pub async fn read_exact(&self, mut buf: &mut [u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.read(buf).await? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => buf = &mut buf[n..],
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes some of `buf` (waiting for room), returning how much.
+    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_write_buf(cx, buf)).await
+    }
+
+    /// Writes all of `buf`.
+    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.write(buf).await? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => buf = &buf[n..],
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads as a poll function.
+    pub fn poll_read_buf(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.reg
+            .poll_io(cx, Direction::Read, || (&self.inner).read(buf))
+    }
+
+    /// Writes as a poll function.
+    pub fn poll_write_buf(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.reg
+            .poll_io(cx, Direction::Write, || (&self.inner).write(buf))
+    }
+
+    /// Shuts down the reading, writing, or both halves.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.inner.shutdown(how)
+    }
+
+    /// The address of the other end.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.peer_addr()
+    }
+
+    /// The address of this end.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// Sets `TCP_NODELAY` (no Nagle delay for small writes).
+    pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
+        self.inner.set_nodelay(on)
+    }
+}
+
+impl Drop for TcpStream {
+    fn drop(&mut self) {
+        self.reg.deregister(&mut self.inner);
+    }
+}
+
+impl std::fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("local_addr", &self.inner.local_addr().ok())
+            .field("peer_addr", &self.inner.peer_addr().ok())
+            .finish()
+    }
+}
+
+macro_rules! async_io_traits {
+    ($t:ty) => {
+        impl futures_io::AsyncRead for $t {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut [u8],
+            ) -> Poll<io::Result<usize>> {
+                self.poll_read_buf(cx, buf)
+            }
+        }
+
+        impl futures_io::AsyncWrite for $t {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                self.poll_write_buf(cx, buf)
+            }
+            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(Ok(())) // nothing is buffered here
+            }
+            fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(self.shutdown(Shutdown::Write))
+            }
+        }
+
+        #[cfg(feature = "tokio")]
+        impl tokio::io::AsyncRead for $t {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> Poll<io::Result<()>> {
+                let n = std::task::ready!(self.poll_read_buf(cx, buf.initialize_unfilled()))?;
+                buf.advance(n);
+                Poll::Ready(Ok(()))
+            }
+        }
+
+        #[cfg(feature = "tokio")]
+        impl tokio::io::AsyncWrite for $t {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                self.poll_write_buf(cx, buf)
+            }
+            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(Ok(()))
+            }
+            fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(self.shutdown(Shutdown::Write))
+            }
+        }
+    };
+}
+
+async_io_traits!(TcpStream);
+async_io_traits!(&TcpStream);

@@ -1,0 +1,106 @@
+//! [`Ctx::timeout`](super::Ctx::timeout): any future, bounded in time by
+//! one of the runtime's timers.
+//!
+//! 1. The first poll polls the future; if it is not done, it starts a
+//!    timer that *wakes* the process at the deadline (no message: the
+//!    timer's target is `Target::Wake`), and notes the deadline.
+//! 2. Each later poll polls the future first (a result that is there wins
+//!    over a deadline that passed at the same time), then compares the
+//!    clock with the deadline: past it, the timer is gone (it fired) and
+//!    the answer is [`Elapsed`].
+//! 3. Done or dropped before the deadline, the timer is cancelled; a
+//!    process that ends has its timers cancelled by the runtime.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::try_with_cx;
+use super::with_cx;
+use crate::timer::{TimerRef, MAX_DELAY};
+use crate::Pid;
+
+/// The error of a future that [`Ctx::timeout`](super::Ctx::timeout) gave
+/// up on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Elapsed;
+
+impl std::fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("deadline elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl From<Elapsed> for std::io::Error {
+    fn from(_: Elapsed) -> std::io::Error {
+        std::io::ErrorKind::TimedOut.into()
+    }
+}
+
+/// Future of [`Ctx::timeout`](super::Ctx::timeout): `fut` with a deadline.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Deadline<F> {
+    fut: Pin<Box<F>>,
+    pid: Pid,
+    after: Duration,
+    /// Set at the first poll that had to wait; `None` inside for a delay
+    /// too long to ever end (as a timer beyond `MAX_DELAY`).
+    deadline: Option<Option<Instant>>,
+    timer: Option<TimerRef>,
+}
+
+impl<F> Deadline<F> {
+    pub(crate) fn new(pid: Pid, after: Duration, fut: F) -> Deadline<F> {
+        Deadline {
+            fut: Box::pin(fut),
+            pid,
+            after,
+            deadline: None,
+            timer: None,
+        }
+    }
+
+    fn cancel(&mut self) {
+        if let Some(t) = self.timer.take() {
+            try_with_cx(self.pid, |cx| drop(cx.shared.timers.cancel(t)));
+        }
+    }
+}
+
+impl<F: Future> Future for Deadline<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(v) = self.fut.as_mut().poll(cx) {
+            self.cancel();
+            return Poll::Ready(Ok(v));
+        }
+        match self.deadline {
+            None => {
+                let (pid, after) = (self.pid, self.after);
+                let deadline = (after <= MAX_DELAY)
+                    .then(|| Instant::now().checked_add(after))
+                    .flatten();
+                self.deadline = Some(deadline);
+                if deadline.is_some() {
+                    self.timer = Some(with_cx(pid, |cx| cx.shared.wake_after(after, pid)));
+                }
+                Poll::Pending
+            }
+            Some(Some(d)) if Instant::now() >= d => {
+                self.timer = None; // fired
+                Poll::Ready(Err(Elapsed))
+            }
+            Some(_) => Poll::Pending,
+        }
+    }
+}
+
+impl<F> Drop for Deadline<F> {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
