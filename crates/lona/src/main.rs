@@ -114,8 +114,10 @@ enum Command {
     /// Run a benchmark workload and print its one-line result.
     Bench {
         /// Workload name, or `all`.
-        #[arg(value_parser = clap::builder::PossibleValuesParser::new(bench::NAMES.iter().copied().chain(["all"])))]
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(bench::NAMES.iter().chain(bench::SERVERS).copied().chain(["all"])))]
         workload: String,
+        /// For a server (`echo-server`): the port to listen on (0: any).
+        port: Option<u16>,
         /// Worker threads (default: available cores).
         #[arg(long)]
         workers: Option<usize>,
@@ -144,7 +146,15 @@ fn main() -> ExitCode {
             timeout,
             node,
         } => test::run(paths, timeout, node),
-        Command::Bench { workload, workers } => match bench::run(&workload, workers) {
+        Command::Bench {
+            workload,
+            port,
+            workers,
+        } => match if bench::SERVERS.contains(&workload.as_str()) {
+            bench::serve(&workload, port.unwrap_or(0), workers)
+        } else {
+            bench::run(&workload, workers)
+        } {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("lona bench {workload}: {e}");

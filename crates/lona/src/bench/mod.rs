@@ -6,6 +6,7 @@
 //! `suprestart`).
 
 mod call;
+mod echo_server;
 mod fair;
 mod fanin;
 mod gc;
@@ -19,6 +20,25 @@ mod suprestart;
 mod supstart;
 
 use lona_runtime::{Builder, Runtime};
+
+/// Servers: run until killed, on the port given after the name
+/// (`lona bench echo-server 7000`); not part of `all`.
+pub const SERVERS: &[&str] = &["echo-server"];
+
+/// Runs the server `name` on `port` (0: one the system picks).
+pub fn serve(name: &str, port: u16, workers: Option<usize>) -> Result<(), String> {
+    let mut b = Builder::default().process_limit(4 << 20);
+    if let Some(w) = workers {
+        b = b.workers(w);
+    }
+    let rt = b
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    match name {
+        "echo-server" => echo_server::run(&rt, port),
+        other => Err(format!("unknown server {other:?}; one of {SERVERS:?}")),
+    }
+}
 
 /// Workload names, in the order `all` runs them.
 pub const NAMES: &[&str] = &[
