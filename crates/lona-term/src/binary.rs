@@ -223,12 +223,20 @@ mod tests {
         // copies n^2 * 2 bytes: 200 million for 10,000 chunks.
         // Scaled down under Miri, where an append costs milliseconds (the
         // full sizes took CI's Miri step past its 25-minute bound).
-        let sizes: &[usize] = if cfg!(miri) { &[100, 1_000] } else { &[1_000, 10_000, 100_000] };
+        let sizes: &[usize] = if cfg!(miri) {
+            &[100, 1_000]
+        } else {
+            &[1_000, 10_000, 100_000]
+        };
         for &n in sizes {
             let c = copied_building(n);
             assert!(c <= 3 * 4 * n + 256, "{n} appends copied {c} bytes");
         }
-        let (small, large) = if cfg!(miri) { (500, 2_000) } else { (10_000, 40_000) };
+        let (small, large) = if cfg!(miri) {
+            (500, 2_000)
+        } else {
+            (10_000, 40_000)
+        };
         let (small, large) = (copied_building(small), copied_building(large));
         assert!(large <= 5 * small, "{small} then {large}: not linear");
     }

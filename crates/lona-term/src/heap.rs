@@ -584,7 +584,13 @@ impl Heap {
     }
 
     /// A closure: an opaque code id and its captured values.
-    pub fn closure(&self, code: u64, captured: &[Term<'_>]) -> Term<'_> {
+    ///
+    /// # Safety
+    /// `code` must be a code word its interpreter made and keeps alive
+    /// (for `lona-vm`, the id of a live compiled function): the
+    /// interpreter calls it, and the printer names it, by following it as
+    /// a pointer. This crate itself never reads it.
+    pub unsafe fn closure(&self, code: u64, captured: &[Term<'_>]) -> Term<'_> {
         self.with_terms(header(Kind::Closure, 1 + captured.len()), &[code], captured)
     }
 
@@ -782,7 +788,8 @@ impl Heap {
     /// A closure from raw words, without the ownership check.
     ///
     /// # Safety
-    /// As for [`Heap::cons_raw`], for every captured value.
+    /// As for [`Heap::cons_raw`], for every captured value; `code` as for
+    /// [`Heap::closure`].
     pub unsafe fn closure_raw(&self, code: u64, captured: &[RawTerm]) -> RawTerm {
         // SAFETY: per the caller.
         unsafe { self.boxed_raw(header(Kind::Closure, 1 + captured.len()), &[code], captured) }

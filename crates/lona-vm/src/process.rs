@@ -353,7 +353,7 @@ impl LonaProcess {
                     if items.is_empty() {
                         return Step::Exit(Reason::from("bad spawn fragment"));
                     }
-                    let mut buf = [RawTerm(0); 8];
+                    let mut buf = [crate::tag::raw(0); 8];
                     let raw: Vec<RawTerm>;
                     let raw: &[RawTerm] = if items.len() <= buf.len() {
                         for (b, x) in buf.iter_mut().zip(items) {

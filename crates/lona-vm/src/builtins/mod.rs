@@ -42,7 +42,8 @@ pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: Nativ
         min_heap_size: 1,
         ..Default::default()
     });
-    let c = h.closure(proto.code_id(), &[]).raw();
+    // SAFETY: the code id of a leaked (never freed) prototype.
+    let c = unsafe { h.closure(proto.code_id(), &[]) }.raw();
     lona_term::make_permanent(h);
     // SAFETY: `c` lives in the heap just made permanent.
     unsafe { ns.intern(name).set(c) };
