@@ -389,6 +389,16 @@ impl Heap {
                 .any(|f| f.block.contains(p))
     }
 
+    /// Whether `t` may be stored in this heap as it is: an immediate, an
+    /// object of this heap (or of a fragment it took in), or a permanent
+    /// term. Otherwise it belongs to another heap or fragment and must be
+    /// copied in first ([`Heap::copy_from`]).
+    #[inline]
+    pub fn owns(&self, t: Term<'_>) -> bool {
+        let bits = t.bits();
+        self.owns_bits(bits) || crate::permanent::is_permanent(bits)
+    }
+
     /// The word of a term about to be stored in this heap.
     ///
     /// # Panics

@@ -55,23 +55,16 @@ impl Env {
         env
     }
 
-    /// Defines `ns/name` as a built-in written in Rust taking `min` to
+    /// Defines `ns/name` as a function written in Rust taking `min` to
     /// `max` arguments (`u16::MAX`: any number), for a Rust program that
     /// embeds Lonala. The namespace is made if needed; code compiled
     /// afterwards calls it like any function, and defining it again
     /// changes what every process calls next. `f` gets the caller's heap
-    /// and arguments as [`NativeCx`](crate::native::NativeCx) words;
+    /// and its arguments as terms ([`Native`](crate::Native));
     /// [`crate::bridge`] converts them to and from Rust values.
-    pub fn define_native(
-        &self,
-        ns: &str,
-        name: &str,
-        min: u16,
-        max: u16,
-        f: crate::bytecode::NativeFn,
-    ) {
+    pub fn define_native(&self, ns: &str, name: &str, min: u16, max: u16, f: crate::Native) {
         let ns = self.namespaces.get_or_create(ns);
-        crate::builtins::def(ns, name, min, max, f);
+        crate::builtins::def_user(ns, name, min, max, f);
     }
 
     /// Sets the default `:max-heap-size` (words, 0: none) of every process

@@ -113,7 +113,7 @@ struct Unit {
 pub struct Evaluator {
     env: Arc<Env>,
     /// The interpreter (its heap is the process's heap).
-    pub vm: Vm,
+    pub(crate) vm: Vm,
     units: Vec<Unit>,
     running: bool,
     main: Option<(&'static Namespace, Vec<String>)>,
@@ -127,6 +127,27 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
+    /// Words in use on the VM's stack (tests of stack growth).
+    pub fn stack_words(&self) -> usize {
+        self.vm.stack_words()
+    }
+
+    /// Words in use on the process heap (tests of heap growth).
+    pub fn heap_words(&self) -> usize {
+        self.vm.heap.heap_words()
+    }
+
+    /// Limits the VM's register stack to `words` (at least 64); deeper
+    /// calls raise `:system-limit`.
+    pub fn set_stack_limit(&mut self, words: usize) {
+        self.vm.set_stack_limit(words);
+    }
+
+    /// Runs a major collection of the process heap now (between steps).
+    pub fn collect_major(&mut self) {
+        self.vm.collect_major();
+    }
+
     /// An evaluator with a fresh VM in namespace `user`.
     pub fn new(env: Arc<Env>) -> Evaluator {
         let vm = Vm::new(env.clone());

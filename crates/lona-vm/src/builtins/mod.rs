@@ -36,8 +36,31 @@ pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: Nativ
         &format!("{}/{}", ns.name, name),
         Vec::new(),
         Some((f, lo, hi)),
-    )
-    .leak();
+    );
+    bind(ns, name, proto.leak());
+}
+
+/// Defines `name` in `ns` as a native of the embedding program
+/// ([`crate::Env::define_native`]), called through
+/// [`crate::native::call_user_native`].
+pub(crate) fn def_user(
+    ns: &'static Namespace,
+    name: &str,
+    lo: u16,
+    hi: u16,
+    f: crate::native::Native,
+) {
+    let mut proto = Proto::bare(
+        &format!("{}/{}", ns.name, name),
+        Vec::new(),
+        Some((crate::native::call_user_native, lo, hi)),
+    );
+    proto.user_native = Some(f);
+    bind(ns, name, proto.leak());
+}
+
+/// Binds `ns/name` to a closure of the built-in `proto`.
+fn bind(ns: &'static Namespace, name: &str, proto: &'static Proto) {
     let h = lona_term::Heap::with_config(lona_term::HeapConfig {
         min_heap_size: 1,
         ..Default::default()

@@ -198,6 +198,7 @@ impl<'e> Compiler<'e> {
             lines: st.lines.into(),
             native: None,
             native_arity: (0, 0),
+            user_native: None,
             ncaptures: st.captures.len() as u8,
         }
         .leak()

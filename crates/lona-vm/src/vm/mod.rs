@@ -41,9 +41,7 @@
 mod memory;
 mod trace;
 
-pub use memory::FRAME_WORDS;
 pub(crate) use trace::trace_text;
-pub use trace::TRACE_DEPTH;
 
 use std::sync::Arc;
 
@@ -179,11 +177,6 @@ impl Vm {
         &self.env
     }
 
-    /// Whether a call is in progress.
-    pub fn is_active(&self) -> bool {
-        self.active
-    }
-
     /// Words in the register stack (part of the process's memory).
     pub fn stack_words(&self) -> usize {
         self.stack.len()
@@ -193,11 +186,6 @@ impl Vm {
     /// raise `:system-limit`. Default [`MAX_STACK_WORDS`].
     pub fn set_stack_limit(&mut self, words: usize) {
         self.max_stack = words.clamp(64, MAX_STACK_WORDS);
-    }
-
-    /// Frames on the call stack.
-    pub fn depth(&self) -> usize {
-        self.frames.len() + usize::from(self.active)
     }
 
     /// Begins calling `f` with `args` (words of this heap or permanent);
@@ -331,6 +319,7 @@ impl Vm {
                     rt: rt.as_deref_mut(),
                     request: None,
                     dict: &mut self.dict,
+                    callee: p,
                 };
                 let r = nf(&mut cx, args);
                 if let Some(q) = cx.request {
@@ -695,6 +684,7 @@ impl Vm {
                                 rt: rt.as_deref_mut(),
                                 request: None,
                                 dict: &mut self.dict,
+                                callee: p,
                             };
                             let r = nf(&mut cx, args);
                             // `Redirect`: leave the fast path with the new
