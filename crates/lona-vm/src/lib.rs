@@ -22,6 +22,7 @@ pub mod node;
 mod num;
 pub mod process;
 mod reader;
+pub mod safety;
 pub mod shell;
 mod tag;
 pub mod test_runner;

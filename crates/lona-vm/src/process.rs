@@ -1,8 +1,9 @@
 //! Lonala processes: the interpreter as a [`Process`] of `lona-runtime`.
 //!
-//! Each Lonala process owns a [`Vm`]: its heap (young/old, 712 bytes to
-//! start; `:min-heap-size` and `:max-heap-size` from `spawn-opt`), its
-//! register stack and its frames. The runtime knows nothing of terms or
+//! Each Lonala process owns an interpreter (the crate's private `Vm`): its
+//! heap (young/old; a spawned process's starts at 34 words, 272 bytes, see
+//! [`spawned_heap`]; `:min-heap-size` and `:max-heap-size` from
+//! `spawn-opt`), its register stack and its frames. The runtime knows nothing of terms or
 //! bytecode: it calls [`Process::step`] with the slice's reductions, and
 //! the VM uses the runtime only through [`Cx`], the API every kind of
 //! process uses.
