@@ -252,7 +252,7 @@ impl Evaluator {
                 }
                 if self.print_last {
                     let mut s = String::new();
-                    crate::builtins::readable(&mut s, self.last_value());
+                    crate::print::readable(&mut s, self.last_value());
                     s.push('\n');
                     self.env.write_out(&s);
                 }
@@ -451,10 +451,10 @@ impl Evaluator {
         // SAFETY: the reason is a word of the VM heap (no collection since).
         let reason = unsafe { self.vm.heap.term(r.reason) };
         let mut text = String::new();
-        crate::builtins::readable(&mut text, reason);
+        crate::print::readable(&mut text, reason);
         let t = crate::process::exit_term(&self.vm.heap, r.class, reason);
         let mut exit_reason = String::new();
-        crate::builtins::readable(&mut exit_reason, t);
+        crate::print::readable(&mut exit_reason, t);
         let trace = self.vm.trace_text();
         let exit = crate::msg::term_reason(t, Some(&trace));
         self.units.clear();
@@ -604,7 +604,7 @@ pub fn eval_str(env: &Arc<Env>, name: &str, text: &str) -> Result<String, EvalEr
             Progress::Yield => continue,
             Progress::Done => {
                 let mut s = String::new();
-                crate::builtins::readable(&mut s, ev.last_value());
+                crate::print::readable(&mut s, ev.last_value());
                 return Ok(s);
             }
             Progress::Failed(e) => return Err(e),

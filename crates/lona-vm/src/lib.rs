@@ -8,6 +8,7 @@
 //! `lona-runtime` (messages and exit reasons as terms); `shell` is the
 //! REPL's process and `introspect` the process table and node figures.
 
+mod boot;
 pub mod bridge;
 mod builtins;
 mod bytecode;
@@ -20,12 +21,14 @@ mod msg;
 mod native;
 pub mod node;
 mod num;
+mod print;
 pub mod process;
 mod reader;
 pub mod safety;
 pub mod shell;
 mod tag;
 pub mod test_runner;
+mod trace;
 mod var;
 mod vm;
 

@@ -70,17 +70,6 @@ pub enum Ending {
     Killed(String),
 }
 
-impl Ending {
-    /// The process exit status `lona run` uses.
-    pub fn status(&self) -> i32 {
-        match self {
-            Ending::Normal => 0,
-            Ending::Halt(n) => *n,
-            Ending::Failed(_) | Ending::Killed(_) => 1,
-        }
-    }
-}
-
 /// Where the program's ending is reported (and the thread that started it
 /// waits). The first ending set wins.
 #[derive(Default)]

@@ -104,20 +104,3 @@ pub fn get<'h>(coll: Term<'h>, key: Term<'_>) -> Option<Term<'h>> {
 }
 
 pub(crate) use coll::cons_any;
-
-/// Appends `t` printed readably (`pr-str`).
-pub fn readable(out: &mut String, t: Term<'_>) {
-    text::readable_into(out, t);
-}
-
-/// Appends `t` as `str` shows it.
-pub fn display(out: &mut String, t: Term<'_>) {
-    text::display_into(out, t);
-}
-
-/// The closure's name for printing (`#fn<ns/name>`).
-pub fn fn_name(code: u64) -> String {
-    // SAFETY: closures are made only by this VM with leaked Proto addresses.
-    let p = unsafe { Proto::from_code(code) };
-    p.name.to_string()
-}

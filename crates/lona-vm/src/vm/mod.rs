@@ -41,8 +41,6 @@
 mod memory;
 mod trace;
 
-pub(crate) use trace::trace_text;
-
 use std::sync::Arc;
 
 use std::time::Duration;
