@@ -37,9 +37,12 @@
 //!    the owner's next transition sees the notification, or the
 //!    notification sees the owner's transition and the owner's next drain
 //!    of the inbox happens after the item was pushed. Except on its fast
-//!    path: when NOTIFIED is already set (queued, or running and notified),
-//!    `notify` only loads the word and writes nothing, so a busy receiver's
-//!    cache line is not bounced by every sender. That is safe because the
+//!    path: when the word is of the caller's generation, not exited, and
+//!    NOTIFIED is already set (queued, or running and notified), `notify`
+//!    only loads the word, writes nothing and returns [`Notify::Busy`]
+//!    (compiled out under loom, which checks the read-modify-write path
+//!    alone), so a busy receiver's cache line is not bounced by every
+//!    sender. That is safe because the
 //!    inbox push, this load, the owner's transitions that clear NOTIFIED
 //!    (`start`, `park`) and its inbox take are all SeqCst: in their single
 //!    order, either the load sees the flag cleared (and takes the
@@ -48,8 +51,10 @@
 //! 2. `notify` on *waiting* moves the process to *queued* and returns
 //!    [`Notify::Schedule`]: the caller, and only that caller, pushes it into a
 //!    run queue. So a process is never queued twice.
-//! 3. `notify` on *queued* or *running* sets NOTIFIED (idempotent) and returns
-//!    [`Notify::Busy`]: the owner will see the item.
+//! 3. `notify` on *running* sets NOTIFIED and returns [`Notify::Busy`]; on
+//!    *queued* (or *running* and already notified) NOTIFIED is set already
+//!    and the fast path returns [`Notify::Busy`] without writing. Either
+//!    way the owner will see the item.
 //! 4. A worker that pops the process calls [`State::start`] (*queued* →
 //!    *running*, clearing NOTIFIED), then drains the inbox.
 //! 5. A step that ends waiting calls [`State::park`]: *running* → *waiting*

@@ -354,7 +354,8 @@ mod tests {
             Term::keyword("a"),
             Term::symbol("a"),
             h.reference(1),
-            h.closure(1, &[]),
+            // SAFETY: no interpreter here; the code word is only compared.
+            unsafe { h.closure(1, &[]) },
             h.pid(crate::Pid::new(1, 0)),
             h.vector(&[]),
             h.map(&[]),

@@ -608,7 +608,8 @@ mod tests {
     #[test]
     fn a_function_never_encodes() {
         let h = Heap::new();
-        let f = h.closure(7, &[h.int(1)]);
+        // SAFETY: no interpreter here; the code word is never followed.
+        let f = unsafe { h.closure(7, &[h.int(1)]) };
         assert_eq!(encode(f), Err(EncodeError::Function));
         let nested = h.map(&[(Term::keyword("ok"), h.vector(&[h.int(1), f]))]);
         assert_eq!(encode(nested), Err(EncodeError::Function));

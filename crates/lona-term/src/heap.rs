@@ -389,6 +389,16 @@ impl Heap {
                 .any(|f| f.block.contains(p))
     }
 
+    /// Whether `t` may be stored in this heap as it is: an immediate, an
+    /// object of this heap (or of a fragment it took in), or a permanent
+    /// term. Otherwise it belongs to another heap or fragment and must be
+    /// copied in first ([`Heap::copy_from`]).
+    #[inline]
+    pub fn owns(&self, t: Term<'_>) -> bool {
+        let bits = t.bits();
+        self.owns_bits(bits) || crate::permanent::is_permanent(bits)
+    }
+
     /// The word of a term about to be stored in this heap.
     ///
     /// # Panics
@@ -584,7 +594,13 @@ impl Heap {
     }
 
     /// A closure: an opaque code id and its captured values.
-    pub fn closure(&self, code: u64, captured: &[Term<'_>]) -> Term<'_> {
+    ///
+    /// # Safety
+    /// `code` must be a code word its interpreter made and keeps alive
+    /// (for `lona-vm`, the id of a live compiled function): the
+    /// interpreter calls it, and the printer names it, by following it as
+    /// a pointer. This crate itself never reads it.
+    pub unsafe fn closure(&self, code: u64, captured: &[Term<'_>]) -> Term<'_> {
         self.with_terms(header(Kind::Closure, 1 + captured.len()), &[code], captured)
     }
 
@@ -782,7 +798,8 @@ impl Heap {
     /// A closure from raw words, without the ownership check.
     ///
     /// # Safety
-    /// As for [`Heap::cons_raw`], for every captured value.
+    /// As for [`Heap::cons_raw`], for every captured value; `code` as for
+    /// [`Heap::closure`].
     pub unsafe fn closure_raw(&self, code: u64, captured: &[RawTerm]) -> RawTerm {
         // SAFETY: per the caller.
         unsafe { self.boxed_raw(header(Kind::Closure, 1 + captured.len()), &[code], captured) }

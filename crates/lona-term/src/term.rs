@@ -232,9 +232,34 @@ impl Pid {
 /// `RawTerm` that points into a heap is only meaningful until that heap's
 /// next collection, unless it is passed to the collection as a root; turning
 /// it back into a [`Term`] is therefore `unsafe` ([`crate::Heap::term`]).
+///
+/// Its word is private: safe code gets a `RawTerm` only from a real term
+/// ([`Term::raw`]), and making one from bits is `unsafe`
+/// ([`RawTerm::from_raw`]), so no safe path hands the VM a forged pointer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(transparent)]
-pub struct RawTerm(pub u64);
+pub struct RawTerm(pub(crate) u64);
+
+impl RawTerm {
+    /// A raw term from its word.
+    ///
+    /// # Safety
+    /// `bits` must be a valid term word: an immediate (as the layout in
+    /// the module docs defines it), or a pointer word into a live heap,
+    /// fragment or the permanent area, tagged as the object it points to
+    /// is. Every function that reads a `RawTerm` back (the VM, the
+    /// collector's roots, [`crate::Heap::term`]) relies on it.
+    #[inline(always)]
+    pub const unsafe fn from_raw(bits: u64) -> RawTerm {
+        RawTerm(bits)
+    }
+
+    /// The word.
+    #[inline(always)]
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+}
 
 /// A Lonala value: one tagged 64-bit word (layout in the module docs).
 ///

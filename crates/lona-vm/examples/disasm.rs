@@ -13,17 +13,9 @@ fn main() {
     }
     for name in args {
         let (ns, n) = name.rsplit_once('/').unwrap_or(("user", &name));
-        let Some(v) = env.namespaces.get(ns).and_then(|ns| ns.lookup(n)) else {
-            eprintln!("no var {name}");
-            continue;
-        };
-        match v.term().map(|t| t.view()) {
-            Some(lona_term::View::Closure { code, .. }) => {
-                // SAFETY: closures of this VM carry leaked Proto addresses.
-                let p = unsafe { lona_vm::bytecode::Proto::from_code(code) };
-                println!("{}", p.disassemble());
-            }
-            _ => eprintln!("{name} is not a function"),
+        match lona_vm::introspect::disassemble(&env, ns, n) {
+            Ok(text) => println!("{text}"),
+            Err(e) => eprintln!("{e}"),
         }
     }
 }

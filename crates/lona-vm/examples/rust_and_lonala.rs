@@ -50,7 +50,7 @@ fn main() {
     let env = Env::stdout();
     // A Rust function as a Lonala built-in: `(geo/pi)`.
     env.define_native("geo", "pi", 0, 0, |cx, _args| {
-        Ok(cx.heap.float(std::f64::consts::PI).raw())
+        Ok(cx.heap().float(std::f64::consts::PI))
     });
     eval_str(&env, "geo.lona", SERVER).expect("the server compiles");
 

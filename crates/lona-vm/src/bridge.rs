@@ -580,7 +580,7 @@ fn kind(t: Term<'_>) -> &'static str {
 impl<'de> De<'de> {
     fn wrong(&self, want: &str) -> BridgeError {
         let mut s = String::new();
-        crate::builtins::readable(&mut s, self.0);
+        crate::print::readable(&mut s, self.0);
         if s.len() > 60 {
             s.truncate(57);
             s.push_str("...");
@@ -1007,7 +1007,7 @@ mod tests {
         let h = Heap::new();
         let t = to_term(&h, v).unwrap();
         let mut s = String::new();
-        crate::builtins::readable(&mut s, t);
+        crate::print::readable(&mut s, t);
         s
     }
 

@@ -47,7 +47,8 @@ pub const NO_TIMEOUT: Reg = Reg::MAX;
 /// Built-ins are leaf functions: they never call back into Lonala. They get
 /// their arguments as raw words of the process heap and may allocate on it
 /// (allocation never moves the heap; see [`crate::vm`]).
-pub type NativeFn = fn(&mut crate::native::NativeCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
+pub(crate) type NativeFn =
+    fn(&mut crate::native::NativeCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
 
 /// One instruction. Each variant documents its effect; `R[x]` is register
 /// `x` of the current frame, `K[k]` constant `k`, `pc` the next instruction.
@@ -78,6 +79,9 @@ pub enum Instr {
     /// `R[dst] = ` a vector of `R[from] .. R[from + n]`.
     MakeVector { dst: Reg, from: Reg, n: u8 },
     /// `R[dst] = ` a list of `R[from] .. R[from + n]`.
+    // The VM runs it; the compiler does not emit it at present (it was
+    // unseen while the module was public).
+    #[allow(dead_code)]
     MakeList { dst: Reg, from: Reg, n: u8 },
     /// `R[dst] = ` a map of the `n` pairs `R[from] R[from+1] ...` (a later
     /// equal key wins).
@@ -95,6 +99,8 @@ pub enum Instr {
     /// `if R[r] is nil or false: pc = to`
     JumpIfFalse { r: Reg, to: u32 },
     /// `if R[r] is neither nil nor false: pc = to`
+    // As `MakeList`: the VM runs it, the compiler does not emit it now.
+    #[allow(dead_code)]
     JumpIfTrue { r: Reg, to: u32 },
 
     // ---- calls ----------------------------------------------------------
@@ -294,7 +300,14 @@ pub struct Proto {
     pub native: Option<NativeFn>,
     /// A built-in's fewest and most arguments (`u16::MAX`: any number).
     pub native_arity: (u16, u16),
+    /// A native defined by the embedding program
+    /// ([`Env::define_native`](crate::Env::define_native)): `native` is
+    /// then the trampoline that calls it with typed terms.
+    pub user_native: Option<crate::native::Native>,
     /// Number of captured values a closure of this prototype carries.
+    // Recorded by the compiler for debugging; the VM reads the count from
+    // the closure itself.
+    #[allow(dead_code)]
     pub ncaptures: u8,
 }
 
@@ -416,6 +429,7 @@ impl Proto {
             lines: Box::new([]),
             native: native.map(|n| n.0),
             native_arity: native.map_or((0, 0), |n| (n.1, n.2)),
+            user_native: None,
             ncaptures: 0,
         }
     }

@@ -34,13 +34,14 @@ pub struct Env {
 }
 
 impl Env {
-    /// A node writing to `out`, with the core library loaded.
-    pub fn new(out: Box<dyn Write + Send>) -> Arc<Env> {
-        lona_term::set_closure_namer(crate::builtins::fn_name);
+    /// A node writing to `out`, with no namespace but an empty `lona.core`
+    /// and `user`: the data [`Env::new`](crate::Env::new) (in `boot.rs`,
+    /// above the evaluator) fills with the built-ins and the prelude.
+    pub(crate) fn empty(out: Box<dyn Write + Send>) -> Env {
         let namespaces = Namespaces::default();
         let core = namespaces.get_or_create(CORE_NS);
         namespaces.get_or_create("user");
-        let env = Arc::new(Env {
+        Env {
             namespaces,
             core,
             out: Mutex::new(out),
@@ -49,29 +50,7 @@ impl Env {
             ending: Arc::default(),
             reports: std::sync::atomic::AtomicBool::new(true),
             max_heap_size: std::sync::atomic::AtomicUsize::new(0),
-        });
-        crate::builtins::install(&env);
-        crate::eval::load_prelude(&env);
-        env
-    }
-
-    /// Defines `ns/name` as a built-in written in Rust taking `min` to
-    /// `max` arguments (`u16::MAX`: any number), for a Rust program that
-    /// embeds Lonala. The namespace is made if needed; code compiled
-    /// afterwards calls it like any function, and defining it again
-    /// changes what every process calls next. `f` gets the caller's heap
-    /// and arguments as [`NativeCx`](crate::native::NativeCx) words;
-    /// [`crate::bridge`] converts them to and from Rust values.
-    pub fn define_native(
-        &self,
-        ns: &str,
-        name: &str,
-        min: u16,
-        max: u16,
-        f: crate::bytecode::NativeFn,
-    ) {
-        let ns = self.namespaces.get_or_create(ns);
-        crate::builtins::def(ns, name, min, max, f);
+        }
     }
 
     /// Sets the default `:max-heap-size` (words, 0: none) of every process
@@ -88,11 +67,6 @@ impl Env {
     pub fn max_heap_size(&self) -> usize {
         self.max_heap_size
             .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// A node writing to standard output.
-    pub fn stdout() -> Arc<Env> {
-        Env::new(Box::new(std::io::stdout()))
     }
 
     /// Writes text to the node's output.

@@ -113,7 +113,7 @@ struct Unit {
 pub struct Evaluator {
     env: Arc<Env>,
     /// The interpreter (its heap is the process's heap).
-    pub vm: Vm,
+    pub(crate) vm: Vm,
     units: Vec<Unit>,
     running: bool,
     main: Option<(&'static Namespace, Vec<String>)>,
@@ -127,6 +127,27 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
+    /// Words in use on the VM's stack (tests of stack growth).
+    pub fn stack_words(&self) -> usize {
+        self.vm.stack_words()
+    }
+
+    /// Words in use on the process heap (tests of heap growth).
+    pub fn heap_words(&self) -> usize {
+        self.vm.heap.heap_words()
+    }
+
+    /// Limits the VM's register stack to `words` (at least 64); deeper
+    /// calls raise `:system-limit`.
+    pub fn set_stack_limit(&mut self, words: usize) {
+        self.vm.set_stack_limit(words);
+    }
+
+    /// Runs a major collection of the process heap now (between steps).
+    pub fn collect_major(&mut self) {
+        self.vm.collect_major();
+    }
+
     /// An evaluator with a fresh VM in namespace `user`.
     pub fn new(env: Arc<Env>) -> Evaluator {
         let vm = Vm::new(env.clone());
@@ -231,7 +252,7 @@ impl Evaluator {
                 }
                 if self.print_last {
                     let mut s = String::new();
-                    crate::builtins::readable(&mut s, self.last_value());
+                    crate::print::readable(&mut s, self.last_value());
                     s.push('\n');
                     self.env.write_out(&s);
                 }
@@ -430,10 +451,10 @@ impl Evaluator {
         // SAFETY: the reason is a word of the VM heap (no collection since).
         let reason = unsafe { self.vm.heap.term(r.reason) };
         let mut text = String::new();
-        crate::builtins::readable(&mut text, reason);
+        crate::print::readable(&mut text, reason);
         let t = crate::process::exit_term(&self.vm.heap, r.class, reason);
         let mut exit_reason = String::new();
-        crate::builtins::readable(&mut exit_reason, t);
+        crate::print::readable(&mut exit_reason, t);
         let trace = self.vm.trace_text();
         let exit = crate::msg::term_reason(t, Some(&trace));
         self.units.clear();
@@ -584,7 +605,7 @@ pub fn eval_str(env: &Arc<Env>, name: &str, text: &str) -> Result<String, EvalEr
             Progress::Yield => continue,
             Progress::Done => {
                 let mut s = String::new();
-                crate::builtins::readable(&mut s, ev.last_value());
+                crate::print::readable(&mut s, ev.last_value());
                 return Ok(s);
             }
             Progress::Failed(e) => return Err(e),

@@ -249,6 +249,26 @@ pub fn runtime_info_term<'h>(heap: &'h Heap, info: &RuntimeInfo) -> Term<'h> {
     ])
 }
 
+/// The bytecode of the function `ns/name` as text (the `disasm` example),
+/// or why there is none.
+pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, String> {
+    let v = env
+        .namespaces
+        .get(ns)
+        .and_then(|n| n.lookup(name))
+        .ok_or_else(|| format!("no var {ns}/{name}"))?;
+    match v.term().map(|t| t.view()) {
+        Some(lona_term::View::Closure { code, .. }) => {
+            // SAFETY: closures carry the code id the VM gave them, the
+            // address of a leaked Proto (making one with another code word
+            // takes `unsafe`, `Heap::closure`).
+            let p = unsafe { crate::bytecode::Proto::from_code(code) };
+            Ok(p.disassemble())
+        }
+        _ => Err(format!("{ns}/{name} is not a function")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

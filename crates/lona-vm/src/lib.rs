@@ -8,29 +8,34 @@
 //! `lona-runtime` (messages and exit reasons as terms); `shell` is the
 //! REPL's process and `introspect` the process table and node figures.
 
+mod boot;
 pub mod bridge;
-pub mod builtins;
-pub mod bytecode;
-pub mod compiler;
-pub mod env;
-pub mod eval;
-pub mod form;
+mod builtins;
+mod bytecode;
+mod compiler;
+mod env;
+mod eval;
+mod form;
 pub mod introspect;
-pub mod msg;
-pub mod native;
+mod msg;
+mod native;
 pub mod node;
-pub mod num;
+mod num;
+mod print;
 pub mod process;
-pub mod reader;
+mod reader;
+pub mod safety;
 pub mod shell;
 mod tag;
 pub mod test_runner;
-pub mod var;
-pub mod vm;
+mod trace;
+mod var;
+mod vm;
 
-pub use compiler::CompileError;
-pub use env::{Env, SharedBuf};
+pub use compiler::{form_to_term, CompileError};
+pub use env::{Env, SharedBuf, CORE_NS};
 pub use eval::{eval_str, EvalError, Evaluator, Progress};
 pub use form::{Form, FormKind, Pos, Source};
+pub use native::{Class, Exception, Native, NativeCall};
 pub use reader::{read_all, ReadError, Reader};
-pub use vm::{Outcome, Vm};
+pub use var::{Namespace, Namespaces, Var};

@@ -46,7 +46,7 @@ pub struct TermReason {
 enum Trace {
     None,
     Text(Arc<str>),
-    Frames(Vec<(&'static crate::bytecode::Proto, u32)>),
+    Frames(crate::trace::Frames),
 }
 
 // SAFETY: a fragment is never written after it is made, and the shared
@@ -70,12 +70,12 @@ impl PartialEq for TermReason {
 impl fmt::Debug for TermReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::new();
-        crate::builtins::readable(&mut s, self.value());
+        crate::print::readable(&mut s, self.value());
         f.write_str(&s)?;
         match &self.trace {
             Trace::None => {}
             Trace::Text(t) => write!(f, "\n{}", t.trim_end())?,
-            Trace::Frames(t) => write!(f, "\n{}", crate::vm::trace_text(t).trim_end())?,
+            Trace::Frames(t) => write!(f, "\n{}", crate::trace::trace_text(t).trim_end())?,
         }
         Ok(())
     }
@@ -86,7 +86,7 @@ pub fn reason_text(r: &Reason) -> String {
     match r.downcast_ref::<TermReason>() {
         Some(t) => {
             let mut s = String::new();
-            crate::builtins::readable(&mut s, t.value());
+            crate::print::readable(&mut s, t.value());
             s
         }
         None => format!("{r:?}"),
@@ -105,10 +105,7 @@ pub fn term_reason(t: Term<'_>, trace: Option<&str>) -> Reason {
 
 /// [`term_reason`] with the trace as the VM's frames (formatted only if a
 /// crash report shows it).
-pub(crate) fn term_reason_frames(
-    t: Term<'_>,
-    frames: Vec<(&'static crate::bytecode::Proto, u32)>,
-) -> Reason {
+pub(crate) fn term_reason_frames(t: Term<'_>, frames: crate::trace::Frames) -> Reason {
     let trace = if frames.is_empty() {
         Trace::None
     } else {

@@ -96,6 +96,9 @@ pub struct NativeCx<'a, 'r> {
     pub reds: &'a mut i32,
     /// The process dictionary's root, once it has one (`pd-put`).
     pub dict: &'a mut Option<lona_term::Root>,
+    /// The built-in being called (where a native of the embedding program
+    /// keeps its function: [`call_user_native`]).
+    pub callee: &'static crate::bytecode::Proto,
 }
 
 impl<'a, 'r> NativeCx<'a, 'r> {
@@ -145,4 +148,150 @@ pub enum Request {
     /// `first` of a lazy sequence runs the prelude's `first-lazy`, which
     /// calls the sequence's thunk. The common case stays one built-in call.
     Redirect,
+}
+
+// ---- natives of the embedding program ----------------------------------
+
+/// A function written in Rust that Lonala code calls like any function:
+/// what [`Env::define_native`] takes.
+///
+/// It gets its call ([`NativeCall`]: the heap to allocate on, the node)
+/// and its arguments as terms of that heap, and returns a term or raises
+/// an [`Exception`]. Everything it sees and returns is a [`Term`] tied to
+/// the heap borrow `'h` (or an immediate, `Term<'static>`), so a native
+/// written in safe Rust cannot hand the VM a word that is not a term: the
+/// VM reads no raw words from it. A term of some other heap that outlives
+/// the call (a leaked or permanent one) is copied onto the process heap.
+///
+/// ```
+/// # #![forbid(unsafe_code)]
+/// use lona_vm::{Env, Exception, NativeCall};
+/// use lona_term::Term;
+///
+/// fn twice<'h>(cx: &mut NativeCall<'h, '_>, args: &[Term<'h>]) -> Result<Term<'h>, Exception<'h>> {
+///     let n = args[0].as_i64().ok_or_else(Exception::badarg)?;
+///     Ok(cx.heap().int(n.checked_mul(2).ok_or_else(Exception::badarith)?))
+/// }
+///
+/// let env = Env::new(Box::new(std::io::sink()));
+/// env.define_native("calc", "twice", 1, 1, twice);
+/// env.define_native("calc", "answer", 0, 0, |_cx, _args| Ok(Term::small_int(42).unwrap()));
+/// assert_eq!(lona_vm::eval_str(&env, "t", "(calc/twice (calc/answer))").unwrap(), "84");
+/// ```
+pub type Native =
+    for<'h> fn(&mut NativeCall<'h, '_>, &[Term<'h>]) -> Result<Term<'h>, Exception<'h>>;
+
+/// What a [`Native`] sees of its call: the process heap its arguments live
+/// on and its result is made on, the node, its reduction budget.
+pub struct NativeCall<'h, 'c> {
+    heap: &'h Heap,
+    env: &'c Arc<Env>,
+    reds: &'c mut i32,
+}
+
+impl<'h, 'c> NativeCall<'h, 'c> {
+    /// The calling process's heap: allocate the result here. Nothing moves
+    /// during the call, so the arguments stay valid.
+    #[inline]
+    pub fn heap(&self) -> &'h Heap {
+        self.heap
+    }
+
+    /// The node the process belongs to.
+    pub fn env(&self) -> &Arc<Env> {
+        self.env
+    }
+
+    /// Charges `n` reductions, for work proportional to an input's size, so
+    /// that a long native call still lets other processes run soon after.
+    pub fn charge(&mut self, n: usize) {
+        let n = i32::try_from(n).unwrap_or(i32::MAX);
+        *self.reds = self.reds.saturating_sub(n);
+    }
+}
+
+/// An exception a [`Native`] raises: its class and reason, which Lonala's
+/// `try`/`catch` sees as for any built-in (`(catch :error e ...)`).
+#[derive(Clone, Copy, Debug)]
+pub struct Exception<'h> {
+    class: Class,
+    reason: Term<'h>,
+}
+
+impl<'h> Exception<'h> {
+    /// An `:error` with `reason` (`(error reason)`).
+    pub fn error(reason: Term<'h>) -> Exception<'h> {
+        Exception {
+            class: Class::Error,
+            reason,
+        }
+    }
+
+    /// A `:throw` of `value` (`(throw value)`).
+    pub fn throw(value: Term<'h>) -> Exception<'h> {
+        Exception {
+            class: Class::Throw,
+            reason: value,
+        }
+    }
+
+    /// An `:exit` with `reason` (`(exit reason)`).
+    pub fn exit(reason: Term<'h>) -> Exception<'h> {
+        Exception {
+            class: Class::Exit,
+            reason,
+        }
+    }
+
+    /// The `:error` `:badarg` (a wrong argument).
+    pub fn badarg() -> Exception<'h> {
+        Exception::error(Term::keyword("badarg"))
+    }
+
+    /// The `:error` `:badarith` (an arithmetic error).
+    pub fn badarith() -> Exception<'h> {
+        Exception::error(Term::keyword("badarith"))
+    }
+
+    /// The reason (or thrown value).
+    pub fn reason(&self) -> Term<'h> {
+        self.reason
+    }
+}
+
+/// A term a native returned, as a word the VM may keep: itself if the
+/// process heap may hold it, else a copy on that heap.
+#[inline]
+fn adopt(heap: &Heap, t: Term<'_>) -> RawTerm {
+    if heap.owns(t) {
+        t.raw()
+    } else {
+        heap.copy_from(t).raw()
+    }
+}
+
+/// The built-in every [`Native`] is defined as: calls the native kept in
+/// the callee's prototype with the arguments as terms.
+pub(crate) fn call_user_native(cx: &mut NativeCx<'_, '_>, args: &[RawTerm]) -> NResult {
+    let Some(f) = cx.callee.user_native else {
+        return Err(Raise::error(Term::keyword("undef")));
+    };
+    let heap = cx.heap;
+    // SAFETY: `Term` and `RawTerm` are both `repr(transparent)` over
+    // `u64`; the argument words are terms of this heap, valid for the
+    // whole call (no collection happens during a built-in).
+    let args: &[Term<'_>] =
+        unsafe { std::slice::from_raw_parts(args.as_ptr() as *const Term<'_>, args.len()) };
+    let mut call = NativeCall {
+        heap,
+        env: cx.env,
+        reds: &mut *cx.reds,
+    };
+    match f(&mut call, args) {
+        Ok(t) => Ok(adopt(heap, t)),
+        Err(e) => Err(Raise {
+            class: e.class,
+            reason: adopt(heap, e.reason),
+        }),
+    }
 }

@@ -1,8 +1,9 @@
 //! Lonala processes: the interpreter as a [`Process`] of `lona-runtime`.
 //!
-//! Each Lonala process owns a [`Vm`]: its heap (young/old, 712 bytes to
-//! start; `:min-heap-size` and `:max-heap-size` from `spawn-opt`), its
-//! register stack and its frames. The runtime knows nothing of terms or
+//! Each Lonala process owns an interpreter (the crate's private `Vm`): its
+//! heap (young/old; a spawned process's starts at 34 words, 272 bytes, see
+//! [`spawned_heap`]; `:min-heap-size` and `:max-heap-size` from
+//! `spawn-opt`), its register stack and its frames. The runtime knows nothing of terms or
 //! bytecode: it calls [`Process::step`] with the slice's reductions, and
 //! the VM uses the runtime only through [`Cx`], the API every kind of
 //! process uses.
@@ -67,17 +68,6 @@ pub enum Ending {
     /// The main process was ended from outside (an exit signal, a heap
     /// limit): exit status 1.
     Killed(String),
-}
-
-impl Ending {
-    /// The process exit status `lona run` uses.
-    pub fn status(&self) -> i32 {
-        match self {
-            Ending::Normal => 0,
-            Ending::Halt(n) => *n,
-            Ending::Failed(_) | Ending::Killed(_) => 1,
-        }
-    }
 }
 
 /// Where the program's ending is reported (and the thread that started it
@@ -353,7 +343,7 @@ impl LonaProcess {
                     if items.is_empty() {
                         return Step::Exit(Reason::from("bad spawn fragment"));
                     }
-                    let mut buf = [RawTerm(0); 8];
+                    let mut buf = [crate::tag::raw(0); 8];
                     let raw: Vec<RawTerm>;
                     let raw: &[RawTerm] = if items.len() <= buf.len() {
                         for (b, x) in buf.iter_mut().zip(items) {

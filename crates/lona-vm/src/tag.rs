@@ -8,7 +8,17 @@
 //! words is comparison of the values. So adding, subtracting and
 //! comparing small integers never untags them.
 
-use lona_term::Term;
+use lona_term::{RawTerm, Term};
+
+/// A word of the VM's own as a [`RawTerm`]: zero-cost, for the registers,
+/// stack and constants the VM keeps as plain `u64`s.
+#[inline(always)]
+pub(crate) fn raw(w: u64) -> RawTerm {
+    // SAFETY: lona-vm only passes words it tagged itself or read from its
+    // registers, stack, constants and heaps (all valid term words, kept
+    // live by the collector's roots), never bits from outside the crate.
+    unsafe { RawTerm::from_raw(w) }
+}
 
 /// `nil`
 pub const NIL: u64 = 0b000_111;
@@ -200,7 +210,9 @@ mod tests {
         assert_eq!(TRUE, Term::TRUE.bits());
         assert_eq!(EMPTY_LIST, Term::EMPTY_LIST.bits());
         let h = Heap::new();
-        let c = h.closure(77, &[Term::small_int(5).unwrap()]);
+        // SAFETY: the closure is only inspected by its tag and words;
+        // nothing calls or prints it.
+        let c = unsafe { h.closure(77, &[Term::small_int(5).unwrap()]) };
         assert_eq!(closure_code(c.bits()), Some(77));
         assert_eq!(unsafe { closure_captured(c.bits(), 0) }, small(5));
         let v = h.vector(&[Term::NIL, Term::TRUE]);

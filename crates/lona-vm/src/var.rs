@@ -46,7 +46,7 @@ impl Var {
         // Acquire: pairs with the Release store in `set`, so the permanent
         // object behind the word is visible.
         let w = self.value.load(Ordering::Acquire);
-        (w != UNBOUND).then_some(RawTerm(w))
+        (w != UNBOUND).then_some(crate::tag::raw(w))
     }
 
     /// The value as a term.
@@ -61,9 +61,9 @@ impl Var {
     /// `value` must be an immediate or a permanent term
     /// ([`lona_term::make_permanent`]).
     pub unsafe fn set(&self, value: RawTerm) {
-        debug_assert!(lona_term::is_permanent(value.0));
+        debug_assert!(lona_term::is_permanent(value.bits()));
         // Release: see `get`.
-        self.value.store(value.0, Ordering::Release);
+        self.value.store(value.bits(), Ordering::Release);
     }
 
     /// Binds the var to a copy of `t` in permanent memory.

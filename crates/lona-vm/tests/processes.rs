@@ -165,9 +165,8 @@ fn rust_and_lonala_processes_exchange_typed_messages() {
 
     let env = Env::new(Box::new(SharedBuf::default()));
     env.define_native("calc", "twice", 1, 1, |cx, a| {
-        let n: i64 = lona_vm::bridge::from_term(cx.term(a[0]))
-            .map_err(|_| lona_vm::native::Raise::badarg())?;
-        Ok(cx.heap.int(2 * n).raw())
+        let n: i64 = lona_vm::bridge::from_term(a[0]).map_err(|_| lona_vm::Exception::badarg())?;
+        Ok(cx.heap().int(2 * n))
     });
     lona_vm::eval_str(
         &env,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use lona_term::Heap;
-use lona_vm::compiler::form_to_term;
+use lona_vm::form_to_term;
 use lona_vm::{eval_str, read_all, Env, Form, FormKind, Pos, SharedBuf, Source};
 use proptest::prelude::*;
 

@@ -13,8 +13,8 @@ fn run(src: &str) -> Evaluator {
     loop {
         match ev.step(2000) {
             Progress::Yield => {
-                max_stack = max_stack.max(ev.vm.stack_words());
-                max_heap = max_heap.max(ev.vm.heap.heap_words());
+                max_stack = max_stack.max(ev.stack_words());
+                max_heap = max_heap.max(ev.heap_words());
             }
             Progress::Done => break,
             other => panic!("{other:?}"),
@@ -32,7 +32,7 @@ fn a_billion_tail_calls_in_constant_memory() {
         "(defn spin [i n acc] (if (= i n) acc (spin (inc i) n (+ acc 1)))) (spin 0 1000000000 0)",
     );
     assert_eq!(ev.last_value().as_i64(), Some(1_000_000_000));
-    assert!(ev.vm.stack_words() < 1000);
+    assert!(ev.stack_words() < 1000);
     println!("10^9 iterations in {:?}", t.elapsed());
 }
 

@@ -72,9 +72,9 @@ fn deep_non_tail_recursion_runs_on_the_heap_and_the_stack_shrinks_after() {
     r.unwrap();
     assert_eq!(buf.text(), "1000000\n");
     assert!(
-        ev.vm.stack_words() < 10_000,
+        ev.stack_words() < 10_000,
         "stack kept {} words",
-        ev.vm.stack_words()
+        ev.stack_words()
     );
 }
 
@@ -87,7 +87,7 @@ fn a_tail_recursive_loop_runs_in_constant_space() {
     );
     let (r, _) = finish(&mut ev, 1_000_000);
     r.unwrap();
-    assert!(ev.vm.stack_words() < 1000);
+    assert!(ev.stack_words() < 1000);
     assert_eq!(ev.last_value().as_i64(), Some(3_000_000));
 }
 
@@ -102,7 +102,7 @@ fn the_heap_grows_with_live_data_and_shrinks_when_it_is_dropped() {
     );
     let (r, _) = finish(&mut ev, 1_000_000);
     r.unwrap();
-    let big = ev.vm.heap.heap_words();
+    let big = ev.heap_words();
     // now run something small for a while: the big list is garbage
     ev.push_source(&Source::new(
         "t2.lona",
@@ -111,8 +111,8 @@ fn the_heap_grows_with_live_data_and_shrinks_when_it_is_dropped() {
     .unwrap();
     let (r, _) = finish(&mut ev, 1_000_000);
     r.unwrap();
-    ev.vm.collect_major();
-    let small = ev.vm.heap.heap_words();
+    ev.collect_major();
+    let small = ev.heap_words();
     assert!(big > 600_000, "big {big}");
     assert!(small < big / 10, "small {small} big {big}");
 }
@@ -251,7 +251,7 @@ fn a_huge_recursion_ends_with_system_limit_not_a_crash() {
         &env,
         "(defn down [n] (inc (down n))) (try (down 0) (catch :error e e))",
     );
-    ev.vm.set_stack_limit(1 << 20);
+    ev.set_stack_limit(1 << 20);
     let (r, _) = finish(&mut ev, 10_000_000);
     r.unwrap();
     assert_eq!(ev.last_value().to_string(), ":system-limit");

@@ -105,7 +105,8 @@ fn compile(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let proto = Compiler::new(&env, ns, file.into())
         .compile_toplevel(&form)
         .map_err(|e| fail(cx, "compile-error", &e.to_string()))?;
-    Ok(cx.heap.closure(proto.code_id(), &[]).raw())
+    // SAFETY: the code id of a compiled, leaked (never freed) prototype.
+    Ok(unsafe { cx.heap.closure(proto.code_id(), &[]) }.raw())
 }
 
 fn is_ns_form(f: &Form) -> bool {

@@ -34,9 +34,9 @@ fn fold(cx: &mut NativeCx<'_, '_>, args: &[RawTerm], op: Op, unit: i64) -> NResu
 
 fn add(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let [x, y] = a {
-        if crate::tag::both_small(x.0, y.0) {
-            if let Some(v) = crate::tag::add_small(x.0, y.0) {
-                return Ok(RawTerm(v));
+        if crate::tag::both_small(x.bits(), y.bits()) {
+            if let Some(v) = crate::tag::add_small(x.bits(), y.bits()) {
+                return Ok(crate::tag::raw(v));
             }
         }
     }
@@ -68,9 +68,9 @@ fn modulo(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(num::arith(cx.heap, Op::Mod, t(cx, a[0]), t(cx, a[1]))?.raw())
 }
 fn inc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    if crate::tag::is_small(a[0].0) {
-        if let Some(v) = crate::tag::add_small(a[0].0, crate::tag::small(1)) {
-            return Ok(RawTerm(v));
+    if crate::tag::is_small(a[0].bits()) {
+        if let Some(v) = crate::tag::add_small(a[0].bits(), crate::tag::small(1)) {
+            return Ok(crate::tag::raw(v));
         }
     }
     let one = Term::small_int(1).unwrap_or(Term::NIL);
@@ -220,8 +220,8 @@ fn is_neg(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(sign(cx, a[0])? == Ordering::Less).raw())
 }
 fn parity(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<bool, Raise> {
-    if crate::tag::is_small(r.0) {
-        return Ok(crate::tag::small_value(r.0) % 2 == 0);
+    if crate::tag::is_small(r.bits()) {
+        return Ok(crate::tag::small_value(r.bits()) % 2 == 0);
     }
     match t(cx, r).view() {
         View::Int(i) => Ok(i % 2 == 0),

@@ -171,7 +171,7 @@ fn format(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                     // As `print` (Java prints "null").
                     s.push_str("nil");
                 } else {
-                    super::display(&mut s, x);
+                    crate::print::display_into(&mut s, x);
                 }
                 if conv == 'S' {
                     s = s.to_uppercase();

@@ -36,13 +36,37 @@ pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: Nativ
         &format!("{}/{}", ns.name, name),
         Vec::new(),
         Some((f, lo, hi)),
-    )
-    .leak();
+    );
+    bind(ns, name, proto.leak());
+}
+
+/// Defines `name` in `ns` as a native of the embedding program
+/// ([`crate::Env::define_native`]), called through
+/// [`crate::native::call_user_native`].
+pub(crate) fn def_user(
+    ns: &'static Namespace,
+    name: &str,
+    lo: u16,
+    hi: u16,
+    f: crate::native::Native,
+) {
+    let mut proto = Proto::bare(
+        &format!("{}/{}", ns.name, name),
+        Vec::new(),
+        Some((crate::native::call_user_native, lo, hi)),
+    );
+    proto.user_native = Some(f);
+    bind(ns, name, proto.leak());
+}
+
+/// Binds `ns/name` to a closure of the built-in `proto`.
+fn bind(ns: &'static Namespace, name: &str, proto: &'static Proto) {
     let h = lona_term::Heap::with_config(lona_term::HeapConfig {
         min_heap_size: 1,
         ..Default::default()
     });
-    let c = h.closure(proto.code_id(), &[]).raw();
+    // SAFETY: the code id of a leaked (never freed) prototype.
+    let c = unsafe { h.closure(proto.code_id(), &[]) }.raw();
     lona_term::make_permanent(h);
     // SAFETY: `c` lives in the heap just made permanent.
     unsafe { ns.intern(name).set(c) };
@@ -80,20 +104,3 @@ pub fn get<'h>(coll: Term<'h>, key: Term<'_>) -> Option<Term<'h>> {
 }
 
 pub(crate) use coll::cons_any;
-
-/// Appends `t` printed readably (`pr-str`).
-pub fn readable(out: &mut String, t: Term<'_>) {
-    text::readable_into(out, t);
-}
-
-/// Appends `t` as `str` shows it.
-pub fn display(out: &mut String, t: Term<'_>) {
-    text::display_into(out, t);
-}
-
-/// The closure's name for printing (`#fn<ns/name>`).
-pub fn fn_name(code: u64) -> String {
-    // SAFETY: closures are made only by this VM with leaked Proto addresses.
-    let p = unsafe { Proto::from_code(code) };
-    p.name.to_string()
-}

@@ -169,7 +169,7 @@ fn re_seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn re_parts(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let re = regex_arg(cx, a[0])?;
     let s = string_arg(cx, a[1])?;
-    let all = crate::tag::truthy(a[2].0);
+    let all = crate::tag::truthy(a[2].bits());
     cx.charge(s.len() / 64);
     let mut out = Vec::new();
     let mut at = 0;

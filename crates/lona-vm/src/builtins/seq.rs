@@ -62,7 +62,8 @@ fn make_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if !matches!(f.view(), View::Closure { .. }) {
         return Err(Raise::badarg());
     }
-    Ok(cx.heap.closure(lazy_code(), &[f]).raw())
+    // SAFETY: `lazy_code` is the code id of a leaked prototype.
+    Ok(unsafe { cx.heap.closure(lazy_code(), &[f]) }.raw())
 }
 
 /// `(destructure-map* x)`: what a map binding form reads its keys from

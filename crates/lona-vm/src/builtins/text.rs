@@ -6,35 +6,11 @@ use lona_term::{RawTerm, Term, View};
 
 use super::{coll::items, def, ANY};
 use crate::native::{NResult, NativeCx, Raise};
+use crate::print::{display_into, readable_into};
 use crate::var::Namespace;
 
 fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
-}
-
-/// Appends `x` as `str` shows it: a string's own text, `nil` as nothing,
-/// anything else printed readably.
-pub(crate) fn display_into(out: &mut String, x: Term<'_>) {
-    if crate::tag::is_small(x.bits()) {
-        let _ = write!(out, "{}", crate::tag::small_value(x.bits()));
-        return;
-    }
-    match x.view() {
-        View::Str(s) => out.push_str(s),
-        View::Nil => {}
-        View::Keyword(k) => {
-            out.push(':');
-            out.push_str(k.name());
-        }
-        _ => {
-            let _ = write!(out, "{x}");
-        }
-    }
-}
-
-/// `pr-str` of one value (readable: strings quoted).
-pub(crate) fn readable_into(out: &mut String, x: Term<'_>) {
-    let _ = write!(out, "{x}");
 }
 
 /// `(str & xs)`. When the first argument is a string, the rest is

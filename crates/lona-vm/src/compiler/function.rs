@@ -129,7 +129,8 @@ impl Compiler<'_> {
         let captures: Vec<(String, Loc)> = st.captures.clone();
         let proto = self.finish(st, entries, variadic);
         if captures.is_empty() {
-            let c = self.lits.closure(proto.code_id(), &[]).raw();
+            // SAFETY: the code id of the leaked prototype just finished.
+            let c = unsafe { self.lits.closure(proto.code_id(), &[]) }.raw();
             let k = self.konst_lit(c);
             self.emit(Instr::LoadConst { dst, k });
         } else {

@@ -199,6 +199,7 @@ impl<'e> Compiler<'e> {
             lines: st.lines.into(),
             native: None,
             native_arity: (0, 0),
+            user_native: None,
             ncaptures: st.captures.len() as u8,
         }
         .leak()
@@ -343,11 +344,11 @@ impl<'e> Compiler<'e> {
 
     fn konst_lit(&mut self, raw: RawTerm) -> u32 {
         let st = self.fns.last_mut().expect("function");
-        if raw.0 & 0b110 != 0 {
-            if let Some(k) = st.const_index.get(&raw.0) {
+        if raw.bits() & 0b110 != 0 {
+            if let Some(k) = st.const_index.get(&raw.bits()) {
                 return *k;
             }
-            st.const_index.insert(raw.0, st.consts.len() as u32);
+            st.const_index.insert(raw.bits(), st.consts.len() as u32);
         }
         st.consts.push(raw);
         (st.consts.len() - 1) as u32

@@ -145,7 +145,7 @@ impl Compiler<'_> {
             | FormKind::Int(_)
             | FormKind::Float(_)
             | FormKind::Keyword(_) => {
-                let w = form_to_term(&self.lits, p).ok()?.raw().0;
+                let w = form_to_term(&self.lits, p).ok()?.raw().bits();
                 crate::tag::both_immediate(w, w).then_some(w)
             }
             _ => None,

@@ -41,10 +41,6 @@
 mod memory;
 mod trace;
 
-pub use memory::FRAME_WORDS;
-pub(crate) use trace::trace_text;
-pub use trace::TRACE_DEPTH;
-
 use std::sync::Arc;
 
 use std::time::Duration;
@@ -179,11 +175,6 @@ impl Vm {
         &self.env
     }
 
-    /// Whether a call is in progress.
-    pub fn is_active(&self) -> bool {
-        self.active
-    }
-
     /// Words in the register stack (part of the process's memory).
     pub fn stack_words(&self) -> usize {
         self.stack.len()
@@ -193,11 +184,6 @@ impl Vm {
     /// raise `:system-limit`. Default [`MAX_STACK_WORDS`].
     pub fn set_stack_limit(&mut self, words: usize) {
         self.max_stack = words.clamp(64, MAX_STACK_WORDS);
-    }
-
-    /// Frames on the call stack.
-    pub fn depth(&self) -> usize {
-        self.frames.len() + usize::from(self.active)
     }
 
     /// Begins calling `f` with `args` (words of this heap or permanent);
@@ -212,9 +198,9 @@ impl Vm {
         self.recv_timer = None;
         self.stack.iter_mut().for_each(|w| *w = NIL);
         self.ensure(3 + args.len());
-        self.stack[1] = f.0;
+        self.stack[1] = f.bits();
         for (i, a) in args.iter().enumerate() {
-            self.stack[2 + i] = a.0;
+            self.stack[2 + i] = a.bits();
         }
         // A two-instruction trampoline frame with its window at 1:
         // `stack[1]` is the callee, `stack[2..]` the arguments; the result
@@ -275,7 +261,7 @@ impl Vm {
         if !keep_trace {
             self.capture_trace();
         }
-        self.exn_reason = r.reason.0;
+        self.exn_reason = r.reason.bits();
         match self.handlers.pop() {
             None => {
                 self.active = false;
@@ -291,7 +277,7 @@ impl Vm {
                 self.cur.pc = h.pc;
                 let at = self.cur.base as usize + h.reg as usize;
                 self.stack[at] = r.class.keyword().bits();
-                self.stack[at + 1] = r.reason.0;
+                self.stack[at + 1] = r.reason.bits();
                 None
             }
         }
@@ -331,6 +317,7 @@ impl Vm {
                     rt: rt.as_deref_mut(),
                     request: None,
                     dict: &mut self.dict,
+                    callee: p,
                 };
                 let r = nf(&mut cx, args);
                 if let Some(q) = cx.request {
@@ -338,13 +325,13 @@ impl Vm {
                         // The same arguments, another callee (a Lonala
                         // function of the prelude, never a redirecting
                         // built-in: the recursion is one level).
-                        self.stack[slot] = g.0;
+                        self.stack[slot] = g.bits();
                         return self.enter(slot, argc, tail, reds, rt);
                     }
                     self.request(q, reds);
                 }
                 let v = r.inspect_err(|_| self.fault_native = Some(p))?;
-                self.stack[slot] = v.0;
+                self.stack[slot] = v.bits();
                 return Ok(false);
             }
             let Some((e, variadic)) = p.entry(argc) else {
@@ -360,20 +347,23 @@ impl Vm {
                 };
                 for i in (fixed..argc).rev() {
                     // SAFETY: stack words are valid terms of this heap.
-                    rest = unsafe { self.heap.cons_raw(RawTerm(self.stack[slot + 1 + i]), rest) };
+                    rest = unsafe {
+                        self.heap
+                            .cons_raw(crate::tag::raw(self.stack[slot + 1 + i]), rest)
+                    };
                 }
-                self.stack[slot + 1 + fixed] = rest.0;
+                self.stack[slot + 1 + fixed] = rest.bits();
             }
             self.push_frame(p, e, slot + 1, tail)?;
             return Ok(true);
         }
         // Keywords, maps, sets and vectors are functions of their keys.
         // SAFETY: a stack word is a valid term of this heap.
-        let ft = unsafe { self.heap.term(RawTerm(f)) };
+        let ft = unsafe { self.heap.term(crate::tag::raw(f)) };
         let args: Vec<Term<'_>> = self.stack[slot + 1..slot + 1 + argc]
             .iter()
             // SAFETY: as above.
-            .map(|w| unsafe { self.heap.term(RawTerm(*w)) })
+            .map(|w| unsafe { self.heap.term(crate::tag::raw(*w)) })
             .collect();
         let v = match (ft.view(), args.as_slice()) {
             (View::Keyword(_), [m]) | (View::Keyword(_), [m, _]) => {
@@ -396,7 +386,7 @@ impl Vm {
                 return Err(Raise::error(unsafe { self.heap.term(r) }));
             }
         };
-        self.stack[slot] = v.0;
+        self.stack[slot] = v.bits();
         Ok(false)
     }
 
@@ -418,7 +408,7 @@ impl Vm {
 
     fn badarity(&self, f: u64, argc: usize) -> Raise {
         // SAFETY: a stack word is a valid term of this heap.
-        let ft = unsafe { self.heap.term(RawTerm(f)) };
+        let ft = unsafe { self.heap.term(crate::tag::raw(f)) };
         let v = self.heap.vector(&[
             Term::keyword("badarity"),
             ft,
@@ -461,7 +451,7 @@ impl Vm {
             }
             None => {
                 self.active = false;
-                Some(Outcome::Done(RawTerm(v)))
+                Some(Outcome::Done(crate::tag::raw(v)))
             }
         }
     }
@@ -470,7 +460,7 @@ impl Vm {
     /// on; returns how many.
     fn spread(&mut self, at: usize) -> Result<usize, Raise> {
         // SAFETY: a stack word is a valid term of this heap.
-        let t = unsafe { self.heap.term(RawTerm(self.stack[at])) };
+        let t = unsafe { self.heap.term(crate::tag::raw(self.stack[at])) };
         let items: Vec<u64> = match t.view() {
             View::Vector(v) => v.iter().map(|x| x.bits()).collect(),
             View::EmptyList | View::Nil => Vec::new(),
@@ -575,7 +565,7 @@ impl Vm {
             ($w:expr) => {{
                 let w: u64 = $w;
                 // SAFETY: register words are valid terms of this heap.
-                unsafe { self.heap.term(RawTerm(w)) }
+                unsafe { self.heap.term(crate::tag::raw(w)) }
             }};
         }
         macro_rules! raise {
@@ -622,7 +612,7 @@ impl Vm {
                 let Some(fw) = v.get() else {
                     raise!(self.undef(v));
                 };
-                set!($a, fw.0);
+                set!($a, fw.bits());
                 fw
             }};
         }
@@ -660,7 +650,7 @@ impl Vm {
                         sync!();
                         self.active = false;
                         *reds_out = reds;
-                        return Outcome::Done(RawTerm(v));
+                        return Outcome::Done(crate::tag::raw(v));
                     }
                 }
             }};
@@ -692,6 +682,7 @@ impl Vm {
                                 rt: rt.as_deref_mut(),
                                 request: None,
                                 dict: &mut self.dict,
+                                callee: p,
                             };
                             let r = nf(&mut cx, args);
                             // `Redirect`: leave the fast path with the new
@@ -701,12 +692,12 @@ impl Vm {
                                 _ => None,
                             };
                             if let Some(g) = redirect {
-                                set!($a, g.0);
+                                set!($a, g.bits());
                             } else if let Some(q) = cx.request {
                                 if let (Request::Yield, Ok(v)) = (q, r) {
                                     // `(yield)`: end the slice now (the
                                     // call is complete; resume after it).
-                                    set!($a, v.0);
+                                    set!($a, v.bits());
                                     sync!();
                                     *reds_out = 0;
                                     return Outcome::Yield;
@@ -716,7 +707,7 @@ impl Vm {
                             if redirect.is_none() {
                                 match r {
                                     Ok(v) => {
-                                        set!($a, v.0);
+                                        set!($a, v.bits());
                                         continue;
                                     }
                                     Err(e) => {
@@ -805,13 +796,15 @@ impl Vm {
                 Instr::Move { dst, src } => set!(dst, r!(src)),
                 Instr::LoadConst { dst, k } => {
                     // SAFETY: the compiler emits only valid constant indices.
-                    set!(dst, unsafe { proto.consts.get_unchecked(k as usize).0 })
+                    set!(dst, unsafe {
+                        proto.consts.get_unchecked(k as usize).bits()
+                    })
                 }
                 Instr::LoadNil { dst } => set!(dst, NIL),
                 Instr::LoadVar { dst, var } => {
                     let v = proto.vars[var as usize];
                     match v.get() {
-                        Some(w) => set!(dst, w.0),
+                        Some(w) => set!(dst, w.bits()),
                         None => raise!(self.undef(v)),
                     }
                 }
@@ -839,7 +832,7 @@ impl Vm {
                     };
                     // SAFETY: captured words are valid terms of this heap.
                     let c = unsafe { self.heap.closure_raw(p.code_id(), caps) };
-                    set!(dst, c.0);
+                    set!(dst, c.bits());
                 }
                 Instr::MakeVector { dst, from, n } => {
                     // SAFETY: as for Closure.
@@ -850,15 +843,18 @@ impl Vm {
                         )
                     };
                     let v = unsafe { self.heap.vector_raw(items) };
-                    set!(dst, v.0);
+                    set!(dst, v.bits());
                 }
                 Instr::MakeList { dst, from, n } => {
                     let mut acc = Term::EMPTY_LIST.raw();
                     for i in (0..n as usize).rev() {
                         // SAFETY: as for Closure.
-                        acc = unsafe { self.heap.cons_raw(RawTerm(r!(from as usize + i)), acc) };
+                        acc = unsafe {
+                            self.heap
+                                .cons_raw(crate::tag::raw(r!(from as usize + i)), acc)
+                        };
                     }
-                    set!(dst, acc.0);
+                    set!(dst, acc.bits());
                 }
                 Instr::MakeMap { dst, from, n } => {
                     let pairs: Vec<(Term<'_>, Term<'_>)> = (0..n as usize)
@@ -893,7 +889,7 @@ impl Vm {
                 Instr::CallVar { a, argc, var } => {
                     safepoint!();
                     let fw = callee_var!(var, a);
-                    call_fast!(a, argc, fw.0);
+                    call_fast!(a, argc, fw.bits());
                     sync!();
                     match self.enter(
                         base!() + a as usize,
@@ -929,7 +925,7 @@ impl Vm {
                     // SAFETY: the fused CallVar follows in the code.
                     ip = unsafe { ip.add(1) };
                     let fw = callee_var!(var, a);
-                    call_fast!(a, 1u8, fw.0);
+                    call_fast!(a, 1u8, fw.bits());
                     sync!();
                     match self.enter(base!() + a as usize, 1, false, &mut reds, &mut rt) {
                         Ok(_) => reload!(),
@@ -976,7 +972,7 @@ impl Vm {
                     // A self tail call (the var still holds the running
                     // closure): a jump to the entry, with no decoding.
                     // SAFETY: base >= 1: the callee slot is below the window.
-                    let same = fw.0 == unsafe { *regs.sub(1) };
+                    let same = fw.bits() == unsafe { *regs.sub(1) };
                     // Move callee and arguments down to the callee slot.
                     // SAFETY: the source is inside the window, the target
                     // starts at the callee slot below it.
@@ -989,7 +985,7 @@ impl Vm {
                             }
                         }
                     }
-                    if let Some(code_id) = tag::closure_code(fw.0) {
+                    if let Some(code_id) = tag::closure_code(fw.bits()) {
                         // SAFETY: closures carry leaked Proto addresses.
                         let p = unsafe { Proto::from_code(code_id) };
                         if p.native.is_none() {
@@ -1084,8 +1080,9 @@ impl Vm {
                     let (x, y) = (r!(a), r!(b));
                     if tag::is_cons(y) || y == tag::EMPTY_LIST {
                         // SAFETY: both are registers: valid words of this heap.
-                        let c = unsafe { self.heap.cons_raw(RawTerm(x), RawTerm(y)) };
-                        set!(dst, c.0);
+                        let c =
+                            unsafe { self.heap.cons_raw(crate::tag::raw(x), crate::tag::raw(y)) };
+                        set!(dst, c.bits());
                     } else {
                         match crate::builtins::cons_any(&self.heap, term!(x), term!(y)) {
                             Ok(v) => set!(dst, v.bits()),
@@ -1171,7 +1168,7 @@ impl Vm {
                 }
                 Instr::TestEqConst { r, k, fail } => {
                     let x = r!(r);
-                    let y = proto.consts[k as usize].0;
+                    let y = proto.consts[k as usize].bits();
                     let eq = x == y
                         || (!tag::both_immediate(x, y) && lona_term::equal(term!(x), term!(y)));
                     if !eq {
@@ -1203,14 +1200,14 @@ impl Vm {
                         .heap
                         .vector(&[Term::keyword("badmatch"), term!(r!(r))])
                         .raw();
-                    raise!(Raise::error(term!(v.0)))
+                    raise!(Raise::error(term!(v.bits())))
                 }
                 Instr::CaseClause { r } => {
                     let v = self
                         .heap
                         .vector(&[Term::keyword("case-clause"), term!(r!(r))])
                         .raw();
-                    raise!(Raise::error(term!(v.0)))
+                    raise!(Raise::error(term!(v.bits())))
                 }
                 Instr::FunctionClause => raise!(Raise::error(Term::keyword("function-clause"))),
                 Instr::TryBegin { r, handler } => {
@@ -1230,7 +1227,7 @@ impl Vm {
                     let class = Class::from_keyword(term!(r!(r))).unwrap_or(Class::Error);
                     let e = Raise {
                         class,
-                        reason: RawTerm(r!(r + 1)),
+                        reason: crate::tag::raw(r!(r + 1)),
                     };
                     sync!();
                     if let Some(out) = self.throw(e, true) {
@@ -1241,7 +1238,7 @@ impl Vm {
                 }
                 Instr::StackTrace { dst } => {
                     let t = self.trace_term();
-                    set!(dst, t.0);
+                    set!(dst, t.bits());
                 }
                 Instr::RecvStart => {
                     let Some(cx) = rt.as_deref_mut() else {
@@ -1263,7 +1260,7 @@ impl Vm {
                         .peek_message(self.recv_id)
                         .map(|e| crate::msg::message_term(&self.heap, &e));
                     match w {
-                        Some(w) => set!(dst, w.0),
+                        Some(w) => set!(dst, w.bits()),
                         None if cx.exiting() => {
                             // A signal ended the process: stop here (the
                             // worker ends it after this step).
@@ -1282,16 +1279,16 @@ impl Vm {
                     };
                     let filter = &proto.recv_filters[f as usize];
                     let heap = &self.heap;
-                    let mut w = RawTerm(0);
+                    let mut w = crate::tag::raw(0);
                     let limit = reds.max(1) as u32;
                     let (seen, rejected) = cx.peek_matching(self.recv_id, limit, |e| {
                         w = crate::msg::message_term(heap, e);
-                        filter.admits(w.0)
+                        filter.admits(w.bits())
                     });
                     let seen = seen.is_some();
                     reds -= rejected as i32;
                     if seen {
-                        set!(dst, w.0);
+                        set!(dst, w.bits());
                     } else if rejected >= limit {
                         // A long scan yields, and resumes here after the
                         // messages it rejected (as `RecvNext` does).

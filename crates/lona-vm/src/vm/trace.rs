@@ -6,23 +6,7 @@ use lona_term::{RawTerm, Term};
 
 use super::Vm;
 use crate::bytecode::Proto;
-
-/// Frames kept in a stack trace.
-pub const TRACE_DEPTH: usize = 24;
-
-/// A trace (innermost first) as text lines `  at ns/f (file:line)`.
-pub(crate) fn trace_text(trace: &[(&'static Proto, u32)]) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    for (p, pc) in trace {
-        let _ = if p.native.is_some() {
-            writeln!(s, "  at {} (built-in)", p.name)
-        } else {
-            writeln!(s, "  at {} ({}:{})", p.name, p.file, p.line_at(*pc))
-        };
-    }
-    s
-}
+use crate::trace::{trace_text, TRACE_DEPTH};
 
 impl Vm {
     /// Captures the stack trace at the current (synced) position.
