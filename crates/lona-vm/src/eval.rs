@@ -575,11 +575,17 @@ pub(crate) fn library(ns: &str) -> Option<&'static str> {
 /// prelude (`builtins/code.rs` has the Rust half).
 const CODE: &str = include_str!("code.lona");
 
+/// The `tcp` namespace's Lonala functions (over the built-ins of
+/// `builtins/tcp.rs`).
+const TCP: &str = include_str!("lib/tcp.lona");
+
 /// Compiles and runs the prelude into `lona.core` (at node start).
 pub fn load_prelude(env: &Arc<Env>) {
     let mut ev = Evaluator::new(env.clone());
     ev.ns = env.core;
     // Units run last pushed first.
+    ev.push_source(&Source::new("<tcp>", TCP))
+        .expect("tcp.lona reads");
     ev.push_source(&Source::new("<code>", CODE))
         .expect("code.lona reads");
     ev.push_source(&Source::new("<prelude>", PRELUDE))

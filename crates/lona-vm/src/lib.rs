@@ -19,6 +19,7 @@ mod form;
 pub mod introspect;
 mod msg;
 mod native;
+mod net;
 pub mod node;
 mod num;
 mod print;

@@ -293,6 +293,25 @@ impl Registration {
         }
     }
 
+    /// One try of the non-blocking `op` in direction `d`, without waiting
+    /// and without charging: `WouldBlock` when the socket is not ready
+    /// (readiness used up is cleared, as in `poll_io`).
+    pub(crate) fn try_io<R>(
+        &self,
+        d: Direction,
+        op: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        let seen = self.io.readiness.load(SeqCst);
+        if seen & d.mask() == 0 {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let r = op();
+        if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+            self.clear(seen, d);
+        }
+        r
+    }
+
     /// Deregisters `source` (call before dropping it).
     pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) {
         let _ = self.reactor.registry.deregister(source);

@@ -82,6 +82,23 @@ impl TcpListener {
     }
 }
 
+impl TcpListener {
+    /// One non-blocking try of `accept`: `WouldBlock` if no connection is
+    /// waiting. With [`TcpListener::poll_accept_ready`], for code that
+    /// waits its own way (the Lonala built-ins do: a waker that sends a
+    /// message).
+    pub fn try_accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let (s, addr) = self.reg.try_io(Direction::Read, || self.inner.accept())?;
+        Ok((TcpStream::new(s)?, addr))
+    }
+
+    /// Ready when a connection may be waiting; otherwise `cx`'s waker is
+    /// kept and woken when one comes (the last waker given wins).
+    pub fn poll_accept_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.reg.poll_ready(cx, Direction::Read).map(|_| ())
+    }
+}
+
 impl Drop for TcpListener {
     fn drop(&mut self) {
         self.reg.deregister(&mut self.inner);
@@ -119,25 +136,37 @@ impl TcpStream {
     /// Connects to `addr`, waiting (as in `receive`) until the connection
     /// is made or refused.
     pub async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-        let s = TcpStream::new(mio::net::TcpStream::connect(addr)?)?;
-        poll_fn(|cx| loop {
-            let seen = match s.reg.poll_ready(cx, Direction::Write) {
+        let s = TcpStream::connect_nonblocking(addr)?;
+        poll_fn(|cx| s.poll_connected(cx)).await?;
+        Ok(s)
+    }
+
+    /// Starts connecting to `addr` and returns at once; the stream is
+    /// usable once [`TcpStream::poll_connected`] is ready with `Ok`.
+    pub fn connect_nonblocking(addr: SocketAddr) -> io::Result<TcpStream> {
+        TcpStream::new(mio::net::TcpStream::connect(addr)?)
+    }
+
+    /// Ready with `Ok` once a connection started by
+    /// [`TcpStream::connect_nonblocking`] is made, with the error if it
+    /// failed; otherwise `cx`'s waker is kept.
+    pub fn poll_connected(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            let seen = match self.reg.poll_ready(cx, Direction::Write) {
                 Poll::Ready(w) => w,
                 Poll::Pending => return Poll::Pending,
             };
-            if let Some(e) = s.inner.take_error()? {
+            if let Some(e) = self.inner.take_error()? {
                 return Poll::Ready(Err(e));
             }
-            match s.inner.peer_addr() {
+            match self.inner.peer_addr() {
                 Ok(_) => return Poll::Ready(Ok(())),
                 Err(e) if e.kind() == io::ErrorKind::NotConnected => {
-                    s.reg.clear(seen, Direction::Write)
+                    self.reg.clear(seen, Direction::Write)
                 }
                 Err(e) => return Poll::Ready(Err(e)),
             }
-        })
-        .await?;
-        Ok(s)
+        }
     }
 
     /// A stream of a connected standard one (made non-blocking here).
@@ -190,6 +219,30 @@ impl TcpStream {
     pub fn poll_write_buf(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.reg
             .poll_io(cx, Direction::Write, || (&self.inner).write(buf))
+    }
+
+    /// One non-blocking read: `WouldBlock` if nothing is there (see
+    /// [`TcpStream::poll_read_ready`] to wait for it).
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reg.try_io(Direction::Read, || (&self.inner).read(buf))
+    }
+
+    /// One non-blocking write: `WouldBlock` if there is no room.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.reg
+            .try_io(Direction::Write, || (&self.inner).write(buf))
+    }
+
+    /// Ready when a read may succeed (or report the end or an error);
+    /// otherwise `cx`'s waker is kept and woken when it may (the last
+    /// waker given wins).
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.reg.poll_ready(cx, Direction::Read).map(|_| ())
+    }
+
+    /// As [`TcpStream::poll_read_ready`], for writing.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.reg.poll_ready(cx, Direction::Write).map(|_| ())
     }
 
     /// Shuts down the reading, writing, or both halves.

@@ -52,6 +52,7 @@ mod waker;
 
 pub use ctx::Ctx;
 pub use receive::{Charge, ExitNow, Receive, ReceiveTimeout, YieldNow};
+pub use spawn::native_process;
 pub use timeout::{Deadline, Elapsed};
 
 use crate::cx::Cx;

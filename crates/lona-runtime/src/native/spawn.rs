@@ -31,6 +31,17 @@ impl Handle {
     }
 }
 
+/// A native process, as [`Cx::spawn`] takes one: how a process of
+/// another kind (the Lonala interpreter) starts an `async` Rust process,
+/// e.g. linked to itself with [`crate::SpawnOpts`].
+pub fn native_process<F, Fut>(f: F) -> impl FnOnce(Pid) -> Box<dyn Process>
+where
+    F: FnOnce(Ctx) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    move |pid| Box::new(Native::new(f(Ctx::new(pid))))
+}
+
 impl Runtime {
     /// Run `f` as a main process and wait for it: `Ok` with what its future
     /// returned, or `Err` with the reason it ended otherwise (a panic, a

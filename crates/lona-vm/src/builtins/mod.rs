@@ -8,6 +8,7 @@
 //! the call (`[:badarity f n]`). Work proportional to an input's size is
 //! charged as reductions.
 
+mod bytes;
 mod code;
 mod coll;
 mod core;
@@ -18,6 +19,7 @@ mod process;
 mod regex;
 mod seq;
 mod string;
+mod tcp;
 mod testing;
 mod text;
 
@@ -87,6 +89,8 @@ pub fn install(env: &Env) {
     regex::install(env.core);
     string::install(env.namespaces.get_or_create("string"));
     format::install(env.core);
+    bytes::install(env.core);
+    tcp::install(env.namespaces.get_or_create("tcp"));
 }
 
 /// `(get coll key)`: a map's value, a vector's element, a set's element;

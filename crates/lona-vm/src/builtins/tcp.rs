@@ -1,0 +1,449 @@
+//! The leaf built-ins of the `tcp` namespace (`net/mod.rs` has the
+//! design; `lib/tcp.lona` the Lonala functions users call). Each does what
+//! it can without waiting and answers `:wait` when it cannot, having armed
+//! a waker that sends the caller `[:lona.io/ready s]`.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use lona_runtime::io::{TcpListener, TcpStream};
+use lona_runtime::{native_process, Pid, Ref, SpawnOpts};
+use lona_term::{RawTerm, Term, View};
+
+use super::def;
+use crate::msg::term_pid;
+use crate::native::{NResult, NativeCx, Raise};
+use crate::net::error_name;
+use crate::net::frame::{self, Packet};
+use crate::net::port::{self, Cmd};
+use crate::net::table::{self, Active, Io, Sock, State, HIGH_WATERMARK};
+use crate::var::Namespace;
+
+fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+    cx.term(r)
+}
+
+fn io_error(e: &std::io::Error) -> Raise {
+    Raise::error(Term::keyword(error_name(e)))
+}
+
+fn kw(s: &str) -> RawTerm {
+    Term::keyword(s).raw()
+}
+
+fn error_tuple(cx: &NativeCx<'_, '_>, reason: &str) -> RawTerm {
+    cx.heap
+        .vector(&[Term::keyword("error"), Term::keyword(reason)])
+        .raw()
+}
+
+/// Socket options (`:active`, `:packet`, `:packet-size`), over `base`.
+#[derive(Clone, Copy)]
+struct Opts {
+    active: Active,
+    packet: Packet,
+    max: usize,
+}
+
+const DEFAULT_OPTS: Opts = Opts {
+    active: Active::Passive,
+    packet: Packet::Raw,
+    max: frame::DEFAULT_MAX,
+};
+
+fn opts(cx: &NativeCx<'_, '_>, r: RawTerm, base: Opts) -> Result<(Opts, Option<IpAddr>), Raise> {
+    let mut o = base;
+    let mut ip = None;
+    let m = t(cx, r);
+    let View::Map(m) = m.view() else {
+        return if matches!(m.view(), View::Nil) {
+            Ok((o, ip))
+        } else {
+            Err(Raise::badarg())
+        };
+    };
+    for (k, v) in m.iter() {
+        match k.view() {
+            View::Keyword(a) if a.name() == "active" => {
+                o.active = match v.view() {
+                    View::Bool(true) => Active::Always,
+                    View::Bool(false) => Active::Passive,
+                    View::Keyword(a) if a.name() == "once" => Active::Once,
+                    View::Int(n) if n > 0 => Active::Count(n as u64),
+                    View::Int(0) => Active::Passive,
+                    _ => return Err(Raise::badarg()),
+                }
+            }
+            View::Keyword(a) if a.name() == "packet" => {
+                o.packet = match v.view() {
+                    View::Keyword(a) if a.name() == "raw" => Packet::Raw,
+                    View::Keyword(a) if a.name() == "line" => Packet::Line,
+                    View::Int(0) => Packet::Raw,
+                    View::Int(n @ (1 | 2 | 4)) => Packet::Len(n as u8),
+                    _ => return Err(Raise::badarg()),
+                }
+            }
+            View::Keyword(a) if a.name() == "packet-size" => match v.view() {
+                View::Int(n) if n > 0 => o.max = n as usize,
+                _ => return Err(Raise::badarg()),
+            },
+            View::Keyword(a) if a.name() == "ip" => {
+                ip = Some(ip_arg(cx, v)?);
+            }
+            _ => return Err(Raise::badarg()),
+        }
+    }
+    Ok((o, ip))
+}
+
+fn ip_arg(_cx: &NativeCx<'_, '_>, v: Term<'_>) -> Result<IpAddr, Raise> {
+    let s = v.as_str().ok_or_else(Raise::badarg)?;
+    if s == "localhost" {
+        return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    }
+    // Names are not looked up (that would block a worker): addresses only.
+    s.parse().map_err(|_| Raise::error(Term::keyword("einval")))
+}
+
+fn port_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u16, Raise> {
+    t(cx, r)
+        .as_i64()
+        .and_then(|p| u16::try_from(p).ok())
+        .ok_or_else(Raise::badarg)
+}
+
+/// The socket a term names; `None` if it is closed (or never was one).
+fn sock(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<Sock>>, Raise> {
+    match t(cx, r).view() {
+        View::Ref(id) => Ok(table::get(id)),
+        _ => Err(Raise::badarg()),
+    }
+}
+
+/// Makes a socket owned by the caller, with its port process linked to
+/// the caller, and its term.
+fn open(cx: &mut NativeCx<'_, '_>, io: Io, o: Opts) -> NResult {
+    let rt = cx.rt()?;
+    let owner = rt.pid();
+    let id = Ref::new().to_bits();
+    let s = Arc::new(Sock {
+        id,
+        state: Mutex::new(State {
+            io: Some(io),
+            owner,
+            active: o.active,
+            packet: o.packet,
+            max_packet: o.max,
+            inbuf: Vec::new(),
+            out: Vec::new(),
+            blocked: None,
+            closed: false,
+            eof: false,
+        }),
+        port: OnceLock::new(),
+        handle: rt.handle(),
+    });
+    table::insert(s.clone());
+    let guard = port::CloseOnDrop(s.clone());
+    match rt.spawn(
+        SpawnOpts::new().link(true),
+        native_process(move |ctx| port::run(ctx, guard)),
+    ) {
+        Ok((pid, _)) => {
+            let _ = s.port.set(pid);
+        }
+        Err(_) => {
+            table::remove(id);
+            return Err(Raise::error(Term::keyword("system-limit")));
+        }
+    }
+    Ok(cx.heap.reference(id).raw())
+}
+
+fn notify_port(cx: &mut NativeCx<'_, '_>, s: &Sock, cmd: Cmd) -> Result<(), Raise> {
+    if let Some(p) = s.port.get() {
+        cx.rt()?.send(*p, cmd);
+    }
+    Ok(())
+}
+
+/// `(tcp/listen* port opts)`: a listening socket, or an error raised.
+fn listen(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let port = port_arg(cx, a[0])?;
+    let (o, ip) = opts(cx, a[1], DEFAULT_OPTS)?;
+    let addr = SocketAddr::new(ip.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)), port);
+    let l = TcpListener::bind(addr).map_err(|e| io_error(&e))?;
+    open(cx, Io::Listener(l), o)
+}
+
+/// `(tcp/accept* l)`: a connected socket (owned by the caller, with the
+/// listener's options), `:wait`, or an error raised.
+fn accept(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(l) = sock(cx, a[0])? else {
+        return Err(Raise::error(Term::keyword("closed")));
+    };
+    let me = cx.rt()?.pid();
+    loop {
+        let st = l.state();
+        let r = match &st.io {
+            Some(Io::Listener(listener)) => listener.try_accept(),
+            Some(Io::Stream(_)) => return Err(Raise::badarg()),
+            None => return Err(Raise::error(Term::keyword("closed"))),
+        };
+        match r {
+            Ok((s, _)) => {
+                // A listener's options are what its connections start with.
+                let o = Opts {
+                    active: st.active,
+                    packet: st.packet,
+                    max: st.max_packet,
+                };
+                drop(st);
+                let _ = s.set_nodelay(true);
+                return open(cx, Io::Stream(s), o);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if !l.arm_read(&st, me) {
+                    return Ok(kw("wait"));
+                }
+            }
+            Err(e) => return Err(io_error(&e)),
+        }
+    }
+}
+
+/// `(tcp/connect* host port opts)`: a socket being connected (see
+/// `connected*`), or an error raised.
+fn connect(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let ip = ip_arg(cx, t(cx, a[0]))?;
+    let port = port_arg(cx, a[1])?;
+    let (o, _) = opts(cx, a[2], DEFAULT_OPTS)?;
+    let s = TcpStream::connect_nonblocking(SocketAddr::new(ip, port)).map_err(|e| io_error(&e))?;
+    let _ = s.set_nodelay(true);
+    open(cx, Io::Stream(s), o)
+}
+
+/// `(tcp/connected* s)`: `:ok` once connected, `:wait`, or the error
+/// raised (the socket is closed).
+fn connected(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(s) = sock(cx, a[0])? else {
+        return Err(Raise::error(Term::keyword("closed")));
+    };
+    let me = cx.rt()?.pid();
+    let r = s.poll_connected(&s.state(), me);
+    match r {
+        Some(Ok(())) => Ok(kw("ok")),
+        None => Ok(kw("wait")),
+        Some(Err(e)) => {
+            notify_port(cx, &s, Cmd::Close)?;
+            Err(io_error(&e))
+        }
+    }
+}
+
+fn data_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a [u8], Raise> {
+    match t(cx, r).view() {
+        View::Binary(b) => Ok(b),
+        View::Str(s) => Ok(s.as_bytes()),
+        _ => Err(Raise::badarg()),
+    }
+}
+
+/// `(tcp/send* s data)`: `:ok`, `[:error :closed]`, or `:wait` when the
+/// bytes are queued past the high watermark (the caller then waits for
+/// `[:lona.io/sent s r]`).
+fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(s) = sock(cx, a[0])? else {
+        return Ok(error_tuple(cx, "closed"));
+    };
+    let data = data_arg(cx, a[1])?;
+    cx.charge(data.len() / 4096);
+    let mut st = s.state();
+    if st.closed {
+        return Ok(error_tuple(cx, "closed"));
+    }
+    if st.stream().is_none() {
+        return Err(Raise::badarg());
+    }
+    let framed;
+    let bytes: &[u8] = match st.packet {
+        Packet::Len(_) => {
+            framed = frame::frame(st.packet, data).ok_or_else(Raise::badarg)?;
+            &framed
+        }
+        _ => data,
+    };
+    let mut rest = bytes;
+    if st.out.is_empty() {
+        while !rest.is_empty() {
+            let Some(stream) = st.stream() else { break };
+            match stream.try_write(rest) {
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    st.close();
+                    return Ok(error_tuple(cx, error_name(&e)));
+                }
+            }
+        }
+    }
+    if rest.is_empty() {
+        return Ok(kw("ok"));
+    }
+    st.out.extend_from_slice(rest);
+    let wait = st.out.len() > HIGH_WATERMARK;
+    if wait {
+        st.blocked = Some(cx.rt()?.pid());
+    }
+    drop(st);
+    notify_port(cx, &s, Cmd::Flush)?;
+    Ok(kw(if wait { "wait" } else { "ok" }))
+}
+
+/// `(tcp/recv* s n)`: `[:ok data]`, `[:error reason]`, or `:wait`.
+fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(s) = sock(cx, a[0])? else {
+        return Ok(error_tuple(cx, "closed"));
+    };
+    let want = t(cx, a[1])
+        .as_i64()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(Raise::badarg)?;
+    let me = cx.rt()?.pid();
+    let mut st = s.state();
+    if matches!(st.io, Some(Io::Listener(_))) {
+        return Err(Raise::badarg());
+    }
+    if st.active != Active::Passive {
+        return Ok(error_tuple(cx, "einval"));
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let (packet, max) = (st.packet, st.max_packet);
+        if want > max {
+            return Ok(error_tuple(cx, "emsgsize"));
+        }
+        match frame::take(packet, &mut st.inbuf, want, max) {
+            Ok(Some(p)) => {
+                cx.charge(p.len() / 4096);
+                let d = cx.heap.binary(&p);
+                return Ok(cx.heap.vector(&[Term::keyword("ok"), d]).raw());
+            }
+            Err(frame::TooLong) => return Ok(error_tuple(cx, "emsgsize")),
+            Ok(None) => {}
+        }
+        if st.closed || st.eof {
+            return Ok(error_tuple(cx, "closed"));
+        }
+        let Some(stream) = st.stream() else {
+            return Ok(error_tuple(cx, "closed"));
+        };
+        match stream.try_read(&mut buf) {
+            Ok(0) => st.eof = true,
+            Ok(n) => st.inbuf.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if !s.arm_read(&st, me) {
+                    return Ok(kw("wait"));
+                }
+            }
+            Err(e) => {
+                st.close();
+                return Ok(error_tuple(cx, error_name(&e)));
+            }
+        }
+    }
+}
+
+/// `(tcp/disarm* s)`: forget an armed wait (it timed out).
+fn disarm(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(s) = sock(cx, a[0])? {
+        s.disarm(&s.state());
+    }
+    Ok(Term::NIL.raw())
+}
+
+/// `(tcp/close s)`: `:ok` (also for a socket already closed).
+fn close(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(s) = sock(cx, a[0])? {
+        table::remove(s.id);
+        s.state().close();
+        notify_port(cx, &s, Cmd::Close)?;
+    }
+    Ok(kw("ok"))
+}
+
+/// `(tcp/controlling-process s pid)`: `:ok`, or `[:error :not-owner]`
+/// when the caller does not own `s`.
+fn controlling_process(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(s) = sock(cx, a[0])? else {
+        return Ok(error_tuple(cx, "closed"));
+    };
+    let to: Pid = term_pid(t(cx, a[1])).ok_or_else(Raise::badarg)?;
+    let me = cx.rt()?.pid();
+    {
+        let mut st = s.state();
+        if st.owner != me {
+            return Ok(error_tuple(cx, "not-owner"));
+        }
+        st.owner = to;
+    }
+    notify_port(cx, &s, Cmd::Transfer { from: me, to })?;
+    Ok(kw("ok"))
+}
+
+/// `(tcp/set-opts s opts)`: `:ok`; active data already read is delivered.
+fn set_opts(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(s) = sock(cx, a[0])? else {
+        return Ok(error_tuple(cx, "closed"));
+    };
+    let mut st = s.state();
+    let base = Opts {
+        active: st.active,
+        packet: st.packet,
+        max: st.max_packet,
+    };
+    let (o, _) = opts(cx, a[1], base)?;
+    st.active = o.active;
+    st.packet = o.packet;
+    st.max_packet = o.max;
+    if let Some(Io::Stream(_)) = st.io {
+        port::deliver(&s, &mut st);
+    }
+    drop(st);
+    notify_port(cx, &s, Cmd::Opts)?;
+    Ok(kw("ok"))
+}
+
+/// `(tcp/port s)`: the local port number.
+fn local_port(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(s) = sock(cx, a[0])? else {
+        return Ok(error_tuple(cx, "closed"));
+    };
+    let addr = match &s.state().io {
+        Some(Io::Listener(l)) => l.local_addr(),
+        Some(Io::Stream(st)) => st.local_addr(),
+        None => return Ok(error_tuple(cx, "closed")),
+    };
+    let port = addr.map_err(|e| io_error(&e))?.port();
+    Ok(cx.heap.int(port as i64).raw())
+}
+
+/// `(tcp/open-count)`: how many sockets of the node are open (tests).
+fn open_count(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    Ok(cx.heap.int(table::count() as i64).raw())
+}
+
+pub(super) fn install(tcp: &'static Namespace) {
+    def(tcp, "listen*", 2, 2, listen);
+    def(tcp, "accept*", 1, 1, accept);
+    def(tcp, "connect*", 3, 3, connect);
+    def(tcp, "connected*", 1, 1, connected);
+    def(tcp, "send*", 2, 2, send);
+    def(tcp, "recv*", 2, 2, recv);
+    def(tcp, "disarm*", 1, 1, disarm);
+    def(tcp, "close", 1, 1, close);
+    def(tcp, "controlling-process", 2, 2, controlling_process);
+    def(tcp, "set-opts", 2, 2, set_opts);
+    def(tcp, "port", 1, 1, local_port);
+    def(tcp, "open-count", 0, 0, open_count);
+}

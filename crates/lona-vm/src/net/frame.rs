@@ -1,0 +1,145 @@
+//! Packet framing, Erlang's `{packet, ...}`: how a byte stream becomes the
+//! messages a Lonala process receives, and how what it sends is framed.
+//!
+//! | `:packet` | a packet is | sent as |
+//! | --- | --- | --- |
+//! | `:raw` (default) | whatever has arrived (or exactly `n` bytes for `(recv s n)`) | the bytes |
+//! | `:line` | bytes through the next `\n` (kept) | the bytes |
+//! | `1`, `2`, `4` | a big-endian length header of that many bytes, then that many bytes (header removed) | header + bytes |
+//!
+//! A packet longer than the socket's `:packet-size` (default 8 MB) is an
+//! error (`:emsgsize`), so a peer claiming a 4 GB packet or sending a line
+//! without end cannot make the node buffer it.
+
+/// A socket's framing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Packet {
+    Raw,
+    Line,
+    Len(u8),
+}
+
+/// The default `:packet-size`.
+pub(crate) const DEFAULT_MAX: usize = 8 << 20;
+
+/// A packet that cannot be: longer than the limit.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TooLong;
+
+/// Takes the next complete packet from the front of `buf`, if there is
+/// one. `want` is `recv`'s length for `:raw` (0: whatever is there).
+pub(crate) fn take(
+    packet: Packet,
+    buf: &mut Vec<u8>,
+    want: usize,
+    max: usize,
+) -> Result<Option<Vec<u8>>, TooLong> {
+    match packet {
+        Packet::Raw => {
+            if buf.is_empty() || buf.len() < want {
+                Ok(None)
+            } else if want == 0 {
+                Ok(Some(std::mem::take(buf)))
+            } else {
+                Ok(Some(buf.drain(..want).collect()))
+            }
+        }
+        Packet::Line => match buf.iter().position(|&b| b == b'\n') {
+            Some(i) if i < max => Ok(Some(buf.drain(..=i).collect())),
+            Some(_) => Err(TooLong),
+            None if buf.len() >= max => Err(TooLong),
+            None => Ok(None),
+        },
+        Packet::Len(k) => {
+            let k = k as usize;
+            if buf.len() < k {
+                return Ok(None);
+            }
+            let n = buf[..k].iter().fold(0usize, |n, &b| (n << 8) | b as usize);
+            if n > max {
+                return Err(TooLong);
+            }
+            if buf.len() < k + n {
+                return Ok(None);
+            }
+            let body = buf[k..k + n].to_vec();
+            buf.drain(..k + n);
+            Ok(Some(body))
+        }
+    }
+}
+
+/// `data` framed for sending (`None`: too long for the header).
+pub(crate) fn frame(packet: Packet, data: &[u8]) -> Option<Vec<u8>> {
+    match packet {
+        Packet::Raw | Packet::Line => Some(data.to_vec()),
+        Packet::Len(k) => {
+            let k = k as usize;
+            if k < 8 && data.len() >> (8 * k) != 0 {
+                return None;
+            }
+            let mut v = Vec::with_capacity(k + data.len());
+            for i in (0..k).rev() {
+                v.push((data.len() >> (8 * i)) as u8);
+            }
+            v.extend_from_slice(data);
+            Some(v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_takes_what_is_there_or_exactly_n() {
+        let mut b = b"hello".to_vec();
+        assert_eq!(
+            take(Packet::Raw, &mut b, 3, DEFAULT_MAX),
+            Ok(Some(b"hel".to_vec()))
+        );
+        assert_eq!(take(Packet::Raw, &mut b, 3, DEFAULT_MAX), Ok(None));
+        assert_eq!(
+            take(Packet::Raw, &mut b, 0, DEFAULT_MAX),
+            Ok(Some(b"lo".to_vec()))
+        );
+        assert_eq!(take(Packet::Raw, &mut b, 0, DEFAULT_MAX), Ok(None));
+    }
+
+    #[test]
+    fn lines_keep_their_newline_and_are_bounded() {
+        let mut b = b"one\ntwo\nthr".to_vec();
+        assert_eq!(
+            take(Packet::Line, &mut b, 0, 100),
+            Ok(Some(b"one\n".to_vec()))
+        );
+        assert_eq!(
+            take(Packet::Line, &mut b, 0, 100),
+            Ok(Some(b"two\n".to_vec()))
+        );
+        assert_eq!(take(Packet::Line, &mut b, 0, 100), Ok(None));
+        let mut long = vec![b'x'; 10];
+        assert_eq!(take(Packet::Line, &mut long, 0, 10), Err(TooLong));
+    }
+
+    #[test]
+    fn length_headers_round_trip_and_hostile_lengths_are_refused() {
+        for k in [1u8, 2, 4] {
+            let mut b = frame(Packet::Len(k), b"abc").unwrap();
+            b.extend(frame(Packet::Len(k), b"").unwrap());
+            b.extend(&frame(Packet::Len(k), b"zz").unwrap()[..2]);
+            assert_eq!(
+                take(Packet::Len(k), &mut b, 0, 100),
+                Ok(Some(b"abc".to_vec()))
+            );
+            assert_eq!(take(Packet::Len(k), &mut b, 0, 100), Ok(Some(Vec::new())));
+            assert_eq!(take(Packet::Len(k), &mut b, 0, 100), Ok(None));
+        }
+        // A header claiming 4 GB: refused before anything is buffered.
+        let mut b = vec![0xff, 0xff, 0xff, 0xff, 1];
+        assert_eq!(take(Packet::Len(4), &mut b, 0, DEFAULT_MAX), Err(TooLong));
+        assert_eq!(frame(Packet::Len(1), &[0; 256]), None);
+        assert_eq!(frame(Packet::Len(1), &[0; 255]).map(|v| v.len()), Some(256));
+    }
+}

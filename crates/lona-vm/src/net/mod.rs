@@ -1,0 +1,62 @@
+//! Sockets for Lonala processes: the `tcp` namespace.
+//!
+//! Lonala is not `async`: a built-in cannot wait. So each operation is a
+//! built-in that does what it can at once (`accept*`, `recv*`, `send*`,
+//! `connected*`, on non-blocking sockets), and says `:wait` when it
+//! cannot; it has then armed a waker that sends the caller
+//! `[:lona.io/ready s]` when the socket becomes ready. The Lonala
+//! functions of `lib/tcp.lona` wrap them: try, and on `:wait` receive the
+//! ready message (with the caller's timeout), then try again. A process
+//! waiting on a socket is therefore waiting in `receive`, and receives
+//! anything else meanwhile only if it asks for it.
+//!
+//! A socket term is a reference (`table.rs`); each socket has a *port
+//! process* (`port.rs`) linked to its owner, which closes the socket when
+//! the owner ends, reads in active mode, and writes what `send` could not
+//! write at once. Framing (`:packet`) is in `frame.rs`.
+
+pub(crate) mod frame;
+pub(crate) mod port;
+pub(crate) mod table;
+
+/// The keyword for an I/O error, as Erlang's `inet` names them.
+pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc_errno::EADDRINUSE) => "eaddrinuse",
+        Some(libc_errno::EADDRNOTAVAIL) => "eaddrnotavail",
+        Some(libc_errno::ECONNREFUSED) => "econnrefused",
+        Some(libc_errno::ECONNRESET) => "econnreset",
+        Some(libc_errno::ECONNABORTED) => "econnaborted",
+        Some(libc_errno::EPIPE) => "epipe",
+        Some(libc_errno::EMFILE) => "emfile",
+        Some(libc_errno::ENFILE) => "enfile",
+        Some(libc_errno::EACCES) => "eacces",
+        Some(libc_errno::ETIMEDOUT) => "etimedout",
+        Some(libc_errno::ENETUNREACH) => "enetunreach",
+        Some(libc_errno::EHOSTUNREACH) => "ehostunreach",
+        Some(libc_errno::ENOTCONN) => "enotconn",
+        _ => match e.kind() {
+            std::io::ErrorKind::TimedOut => "timeout",
+            std::io::ErrorKind::UnexpectedEof => "closed",
+            _ => "einval",
+        },
+    }
+}
+
+/// The Linux error numbers `error_name` knows (std's `io::Error` keeps
+/// the number; these are the stable values of Linux's `errno.h`).
+mod libc_errno {
+    pub const EACCES: i32 = 13;
+    pub const EMFILE: i32 = 24;
+    pub const ENFILE: i32 = 23;
+    pub const EPIPE: i32 = 32;
+    pub const EADDRINUSE: i32 = 98;
+    pub const EADDRNOTAVAIL: i32 = 99;
+    pub const ENETUNREACH: i32 = 101;
+    pub const ECONNABORTED: i32 = 103;
+    pub const ECONNRESET: i32 = 104;
+    pub const ENOTCONN: i32 = 107;
+    pub const ETIMEDOUT: i32 = 110;
+    pub const ECONNREFUSED: i32 = 111;
+    pub const EHOSTUNREACH: i32 = 113;
+}

@@ -1,0 +1,243 @@
+//! A socket's port process: the native process that owns a Lonala socket
+//! for as long as it is open (Erlang's port).
+//!
+//! 1. It is spawned linked to the socket's owner and traps exits: when
+//!    the owner ends, for any reason (even `:normal`, as an Erlang port),
+//!    an `Exit` from the owner of record reaches it and it closes the
+//!    socket. `controlling-process` links the new owner and unlinks the
+//!    old one (a `Cmd::Transfer`).
+//! 2. In active mode it waits for the socket to be readable, reads,
+//!    frames, and sends each packet to the owner as `[:tcp s data]`
+//!    (`[:tcp-closed s]` at the end, `[:tcp-error s reason]` on an error),
+//!    counting `:once` and `n` down to passive.
+//! 3. Bytes `send` could not write at once wait in the socket's `out`;
+//!    it writes them when the socket has room, and answers a sender that
+//!    waited for them to drain (`[:lona.io/sent s r]`).
+//! 4. `close` (a `Cmd::Close`) or the owner's end: the socket leaves the
+//!    table, a waiting sender hears `[:error :closed]`, and the socket is
+//!    dropped, so closed.
+
+use std::future::{poll_fn, Future};
+use std::sync::Arc;
+use std::task::Poll;
+
+use lona_runtime::{Ctx, Envelope, Exit, Pid};
+use lona_term::Term;
+
+use super::frame;
+use super::table::{self, Active, Sock, LOW_WATERMARK};
+
+/// What a socket's built-ins tell its port process.
+pub(crate) enum Cmd {
+    /// Options changed (active mode): look again.
+    Opts,
+    /// Bytes are waiting in `out`.
+    Flush,
+    /// `controlling-process`: link `to`, unlink `from`.
+    Transfer { from: Pid, to: Pid },
+    /// `close`.
+    Close,
+}
+
+enum Event {
+    Msg(Envelope),
+    Readable,
+    Writable,
+}
+
+/// The port process's body. `guard` is made when the process is spawned,
+/// outside this future: however the process ends, even killed by its
+/// owner's crash before its first step (when this future is dropped
+/// without ever running), the socket closes.
+pub(crate) async fn run(ctx: Ctx, guard: CloseOnDrop) {
+    let sock = guard.0.clone();
+    ctx.trap_exit(true).await;
+    // An owner that ended before exits were trapped sent a signal this
+    // process ignored (a `:normal` one): ask.
+    let owner = sock.state().owner;
+    if !ctx.is_alive(owner).await {
+        return;
+    }
+    let mut recv = Box::pin(ctx.receive_any());
+    loop {
+        let ev = poll_fn(|cx| {
+            if let Poll::Ready(e) = recv.as_mut().poll(cx) {
+                return Poll::Ready(Event::Msg(e));
+            }
+            let st = sock.state();
+            let reading = st.active != Active::Passive && !st.closed && !st.eof;
+            let writing = !st.out.is_empty() && !st.closed;
+            if let Some(s) = st.stream() {
+                if reading && s.poll_read_ready(cx).is_ready() {
+                    return Poll::Ready(Event::Readable);
+                }
+                if writing && s.poll_write_ready(cx).is_ready() {
+                    return Poll::Ready(Event::Writable);
+                }
+            }
+            Poll::Pending
+        })
+        .await;
+        match ev {
+            Event::Msg(e) => {
+                recv = Box::pin(ctx.receive_any());
+                if let Some(x) = e.downcast_ref::<Exit>() {
+                    if x.from == sock.state().owner {
+                        break;
+                    }
+                } else if let Ok(cmd) = e.downcast::<Cmd>() {
+                    match cmd {
+                        Cmd::Opts | Cmd::Flush => {}
+                        Cmd::Transfer { from, to } => {
+                            // A new owner already gone: its Exit (noproc)
+                            // comes back at once and closes the socket.
+                            let _ = ctx.link(to).await;
+                            if from != to {
+                                ctx.unlink(from).await;
+                            }
+                        }
+                        Cmd::Close => break,
+                    }
+                }
+                // Anything else sent to a port is dropped.
+            }
+            Event::Readable => read_active(&sock),
+            Event::Writable => flush(&sock),
+        }
+        ctx.charge(1).await;
+    }
+}
+
+/// Step 4 when the port process ends, whichever way.
+pub(crate) struct CloseOnDrop(pub(crate) Arc<Sock>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        close(&self.0);
+    }
+}
+
+/// Step 2: one read, and the packets it completes sent to the owner.
+fn read_active(sock: &Sock) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut st = sock.state();
+    let Some(s) = st.stream() else { return };
+    let r = s.try_read(&mut buf);
+    match r {
+        Ok(0) => st.eof = true,
+        Ok(n) => st.inbuf.extend_from_slice(&buf[..n]),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+        Err(e) => {
+            let owner = st.owner;
+            st.close();
+            drop(st);
+            let reason = super::error_name(&e);
+            table::send_tagged(
+                &sock.handle,
+                owner,
+                "tcp-error",
+                sock.id,
+                Some(&|_| Term::keyword(reason)),
+            );
+            table::send_tagged(&sock.handle, owner, "tcp-closed", sock.id, None);
+            return;
+        }
+    }
+    deliver(sock, &mut st);
+}
+
+/// Sends the owner every complete packet its active mode allows.
+pub(crate) fn deliver(sock: &Sock, st: &mut table::State) {
+    let owner = st.owner;
+    while st.active != Active::Passive {
+        let (packet, max) = (st.packet, st.max_packet);
+        match frame::take(packet, &mut st.inbuf, 0, max) {
+            Ok(Some(p)) => {
+                table::send_tagged(&sock.handle, owner, "tcp", sock.id, Some(&|h| h.binary(&p)));
+                match st.active {
+                    Active::Once => st.active = Active::Passive,
+                    Active::Count(1) => {
+                        st.active = Active::Passive;
+                        table::send_tagged(&sock.handle, owner, "tcp-passive", sock.id, None);
+                    }
+                    Active::Count(n) => st.active = Active::Count(n - 1),
+                    Active::Always | Active::Passive => {}
+                }
+            }
+            Ok(None) => break,
+            Err(frame::TooLong) => {
+                st.close();
+                table::send_tagged(
+                    &sock.handle,
+                    owner,
+                    "tcp-error",
+                    sock.id,
+                    Some(&|_| Term::keyword("emsgsize")),
+                );
+                table::send_tagged(&sock.handle, owner, "tcp-closed", sock.id, None);
+                return;
+            }
+        }
+    }
+    if st.eof && st.active != Active::Passive && !st.closed {
+        // What was left is delivered; then the end, once.
+        st.closed = true;
+        table::send_tagged(&sock.handle, owner, "tcp-closed", sock.id, None);
+    }
+}
+
+/// Step 3: writes what waits in `out`.
+fn flush(sock: &Sock) {
+    let mut st = sock.state();
+    while !st.out.is_empty() {
+        let Some(s) = st.stream() else { break };
+        match s.try_write(&st.out) {
+            Ok(n) => {
+                st.out.drain(..n);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(_) => {
+                st.out.clear();
+                st.close();
+            }
+        }
+    }
+    if st.out.len() <= LOW_WATERMARK {
+        if let Some(p) = st.blocked.take() {
+            let ok = !st.closed;
+            drop(st);
+            table::send_tagged(
+                &sock.handle,
+                p,
+                "lona.io/sent",
+                sock.id,
+                Some(&move |h| {
+                    if ok {
+                        Term::keyword("ok")
+                    } else {
+                        h.vector(&[Term::keyword("error"), Term::keyword("closed")])
+                    }
+                }),
+            );
+        }
+    }
+}
+
+/// Step 4.
+fn close(sock: &Arc<Sock>) {
+    table::remove(sock.id);
+    let blocked = {
+        let mut st = sock.state();
+        st.close();
+        st.blocked.take()
+    };
+    if let Some(p) = blocked {
+        table::send_tagged(
+            &sock.handle,
+            p,
+            "lona.io/sent",
+            sock.id,
+            Some(&|h| h.vector(&[Term::keyword("error"), Term::keyword("closed")])),
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! The node's Lonala sockets: a socket term is a reference, looked up in
+//! one table; each record says who owns the socket and how it delivers.
+//!
+//! Who writes what (`Sock::state`, under its mutex): the owner's built-ins
+//! (`recv*` fills and drains `inbuf`, `send*` appends to `out`,
+//! `set-opts`, `controlling-process`), and the socket's port process
+//! (drains `out`, fills and drains `inbuf` in active mode, `closed`).
+//! The port process is the only one that waits for readiness in active
+//! mode; in passive mode the caller of `recv*` arms a message waker.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context, Wake, Waker};
+
+use lona_runtime::io::{TcpListener, TcpStream};
+use lona_runtime::{Handle, Pid};
+use lona_term::{Fragment, Heap, Term};
+
+use super::frame::Packet;
+
+/// What the socket is.
+pub(crate) enum Io {
+    Listener(TcpListener),
+    Stream(TcpStream),
+}
+
+/// `:active`: how data reaches the owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Active {
+    /// `false`: only by `recv`.
+    Passive,
+    /// `:once`: one message, then passive.
+    Once,
+    /// `n`: `n` messages, then passive (and a `[:tcp-passive s]`).
+    Count(u64),
+    /// `true`: every packet as a message.
+    Always,
+}
+
+/// A socket's mutable state (module doc: who writes what).
+pub(crate) struct State {
+    /// The socket; `None` once closed (dropping it closes it, at once,
+    /// whoever closes).
+    pub(crate) io: Option<Io>,
+    pub(crate) owner: Pid,
+    pub(crate) active: Active,
+    pub(crate) packet: Packet,
+    pub(crate) max_packet: usize,
+    /// Bytes read and not yet delivered (a partial packet).
+    pub(crate) inbuf: Vec<u8>,
+    /// Bytes to write that did not fit the socket yet.
+    pub(crate) out: Vec<u8>,
+    /// A sender waiting for `out` to drain (it gets `[:lona.io/sent s r]`).
+    pub(crate) blocked: Option<Pid>,
+    /// Closed by `close`, the peer, an error, or the owner's end.
+    pub(crate) closed: bool,
+    /// The peer closed its side (after what it sent is delivered).
+    pub(crate) eof: bool,
+}
+
+/// One socket.
+pub(crate) struct Sock {
+    pub(crate) id: u64,
+    pub(crate) state: Mutex<State>,
+    /// The port process (set once, right after it is spawned).
+    pub(crate) port: OnceLock<Pid>,
+    pub(crate) handle: Handle,
+}
+
+/// `out` above this: `send` waits until it drains below `LOW_WATERMARK`
+/// (Erlang's busy port; the numbers are `inet`'s defaults times eight).
+pub(crate) const HIGH_WATERMARK: usize = 64 * 1024;
+pub(crate) const LOW_WATERMARK: usize = 32 * 1024;
+
+fn table() -> MutexGuard<'static, HashMap<u64, Arc<Sock>>> {
+    static T: OnceLock<Mutex<HashMap<u64, Arc<Sock>>>> = OnceLock::new();
+    T.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+impl Sock {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn notify(&self, to: Pid) -> Waker {
+        Waker::from(Arc::new(Notify {
+            handle: self.handle.clone(),
+            to,
+            id: self.id,
+        }))
+    }
+
+    /// Arms a waker that sends `[:lona.io/ready s]` to `to` when the
+    /// socket may read (or accept); true if it is ready already (the
+    /// caller tries again at once, and no message comes).
+    pub(crate) fn arm_read(&self, st: &State, to: Pid) -> bool {
+        let w = self.notify(to);
+        let mut cx = Context::from_waker(&w);
+        match &st.io {
+            Some(Io::Listener(l)) => l.poll_accept_ready(&mut cx).is_ready(),
+            Some(Io::Stream(s)) => s.poll_read_ready(&mut cx).is_ready(),
+            None => true,
+        }
+    }
+
+    /// Whether a connection being made is made (`Some(Ok)`), failed, or
+    /// not yet (`None`: a waker is armed that sends `to` the ready
+    /// message).
+    pub(crate) fn poll_connected(&self, st: &State, to: Pid) -> Option<std::io::Result<()>> {
+        let w = self.notify(to);
+        match &st.io {
+            Some(Io::Stream(s)) => match s.poll_connected(&mut Context::from_waker(&w)) {
+                std::task::Poll::Ready(r) => Some(r),
+                std::task::Poll::Pending => None,
+            },
+            Some(Io::Listener(_)) => Some(Ok(())),
+            None => Some(Err(std::io::ErrorKind::NotConnected.into())),
+        }
+    }
+
+    /// Replaces an armed message waker by one that does nothing (a wait
+    /// that timed out).
+    pub(crate) fn disarm(&self, st: &State) {
+        let mut cx = Context::from_waker(Waker::noop());
+        match &st.io {
+            Some(Io::Listener(l)) => {
+                let _ = l.poll_accept_ready(&mut cx);
+            }
+            Some(Io::Stream(s)) => {
+                let _ = s.poll_read_ready(&mut cx);
+                let _ = s.poll_write_ready(&mut cx);
+            }
+            None => {}
+        }
+    }
+}
+
+impl State {
+    pub(crate) fn stream(&self) -> Option<&TcpStream> {
+        match &self.io {
+            Some(Io::Stream(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Closes the socket now (its descriptor is freed here).
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+        self.io = None;
+    }
+}
+
+/// Adds `s` to the table.
+pub(crate) fn insert(s: Arc<Sock>) {
+    table().insert(s.id, s);
+}
+
+/// The socket `id`, if it is open.
+pub(crate) fn get(id: u64) -> Option<Arc<Sock>> {
+    table().get(&id).cloned()
+}
+
+/// Takes `id` out of the table (it is closing).
+pub(crate) fn remove(id: u64) -> Option<Arc<Sock>> {
+    table().remove(&id)
+}
+
+/// How many sockets are open (tests).
+pub(crate) fn count() -> usize {
+    table().len()
+}
+
+/// A waker that tells a Lonala process its socket is ready:
+/// `[:lona.io/ready s]`.
+struct Notify {
+    handle: Handle,
+    to: Pid,
+    id: u64,
+}
+
+impl Wake for Notify {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref()
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        send_tagged(&self.handle, self.to, "lona.io/ready", self.id, None);
+    }
+}
+
+/// Sends `[:tag s]`, or `[:tag s x]` with `x` made on a scratch heap.
+pub(crate) fn send_tagged(
+    handle: &Handle,
+    to: Pid,
+    tag: &str,
+    id: u64,
+    x: Option<&dyn Fn(&Heap) -> Term<'_>>,
+) {
+    let h = Heap::new();
+    let s = h.reference(id);
+    let frag = match x {
+        None => Fragment::vector(&[Term::keyword(tag), s]),
+        Some(f) => Fragment::vector(&[Term::keyword(tag), s, f(&h)]),
+    };
+    handle.send(to, frag);
+}
