@@ -1,0 +1,89 @@
+//! The echo servers, end to end on 127.0.0.1: `lona bench echo-server 0`
+//! (the Rust API) and `lona run bench/lonala/echo.lona 0` (Lonala). Each
+//! must print `echo listening port=PORT`, then echo every connection, many
+//! at once, until it is killed.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `lona ARGS...` and reads the port from its first line.
+fn start(args: &[&str]) -> (Server, u16) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lona"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("echo listening port=")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .parse()
+        .unwrap();
+    (Server(child), port)
+}
+
+/// 50 clients at once, each 20 round trips of different sizes (up to
+/// 100 KB, so reads and writes come in parts), then one that sends and
+/// disconnects mid-stream; the server keeps serving.
+fn exercise(port: u16) {
+    let clients: Vec<_> = (0..50)
+        .map(|c| {
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                for m in 0..20usize {
+                    let len = 1 + (c * 977 + m * 5003) % 100_000;
+                    let msg: Vec<u8> = (0..len).map(|i| (i + c + m) as u8).collect();
+                    s.write_all(&msg).unwrap();
+                    let mut back = vec![0; len];
+                    s.read_exact(&mut back).unwrap();
+                    assert_eq!(back, msg, "client {c} message {m}");
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    // A client that leaves mid-message.
+    let mut rude = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    rude.write_all(&[1; 10_000]).unwrap();
+    drop(rude);
+    // Still serving.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"still here").unwrap();
+    let mut back = [0; 10];
+    s.read_exact(&mut back).unwrap();
+    assert_eq!(&back, b"still here");
+}
+
+#[test]
+fn rust_api_echo_server() {
+    let (_server, port) = start(&["bench", "echo-server", "0"]);
+    exercise(port);
+}
+
+#[test]
+fn lonala_echo_server() {
+    let (_server, port) = start(&["run", "bench/lonala/echo.lona", "0"]);
+    exercise(port);
+}
