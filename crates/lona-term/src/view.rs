@@ -134,6 +134,20 @@ impl<'h> MapView<'h> {
 }
 
 impl<'h> Term<'h> {
+    /// The code id of a closure, without building a [`View`] (one tag test
+    /// for anything that is not boxed: the lazy-sequence check that every
+    /// `first`/`rest` makes).
+    #[inline]
+    pub fn closure_code(self) -> Option<u64> {
+        let h = self.boxed_header()?;
+        if Kind::from_header(h) == Kind::Closure {
+            // SAFETY: a closure's first payload word is its code id.
+            Some(unsafe { self.payload(0) })
+        } else {
+            None
+        }
+    }
+
     /// The term's contents.
     pub fn view(self) -> View<'h> {
         if let Some(v) = self.small_value() {

@@ -135,10 +135,23 @@ fn do_spawn_named(
     let start = start_fragment(cx, f, args)?;
     cx.charge(start.words() / 64);
     let env = cx.env.clone();
-    // Made here, fallibly: a `:min-heap-size` the node cannot back fails
-    // the spawn with `:system-limit`, as a full process table does.
-    let heap = Heap::try_with_config(heap).map_err(|_| system_limit())?;
+    // A large `:min-heap-size` is made here, fallibly: one the node cannot
+    // back fails the spawn with `:system-limit`, as a full process table
+    // does. The usual small heap is made inside `make`, so the closure
+    // moved through the spawn stays a few words (a `Heap` moved by value
+    // through three calls cost every spawn ~200 instructions of memcpy).
+    let heap = if heap.min_heap_size <= SMALL_HEAP_WORDS {
+        SpawnHeap::Config(heap)
+    } else {
+        SpawnHeap::Made(Box::new(
+            Heap::try_with_config(heap).map_err(|_| system_limit())?,
+        ))
+    };
     let make = move |_| -> Box<dyn lona_runtime::Process> {
+        let heap = match heap {
+            SpawnHeap::Config(c) => Heap::with_config(c),
+            SpawnHeap::Made(h) => *h,
+        };
         Box::new(crate::process::LonaProcess::spawned_on(env, start, heap))
     };
     let r = match name {
@@ -153,6 +166,15 @@ fn do_spawn_named(
             pid_term(cx.heap, holder),
         ])),
     })
+}
+
+/// A `:min-heap-size` up to this is made by the new process itself.
+const SMALL_HEAP_WORDS: usize = 4096;
+
+/// The heap a spawn hands to its new process.
+enum SpawnHeap {
+    Config(lona_term::HeapConfig),
+    Made(Box<Heap>),
 }
 
 fn system_limit() -> Raise {

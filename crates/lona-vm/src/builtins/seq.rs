@@ -50,6 +50,10 @@ fn lazy_code() -> u64 {
 
 /// The thunk of a lazy sequence, if `x` is one.
 pub(crate) fn lazy_thunk(x: Term<'_>) -> Option<Term<'_>> {
+    // The common case, a list or a vector: no view built.
+    if x.closure_code()? != lazy_code() {
+        return None;
+    }
     match x.view() {
         View::Closure { code, captured } if code == lazy_code() => captured.first().copied(),
         _ => None,
