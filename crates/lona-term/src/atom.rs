@@ -168,6 +168,13 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "enotconn",
     "einval",
     "replace",
+    // files
+    "lona.io/done",
+    "enoent",
+    "eisdir",
+    "enotdir",
+    "eexist",
+    "enospc",
     "nonode@nohost",
 ];
 

@@ -579,11 +579,16 @@ const CODE: &str = include_str!("code.lona");
 /// `builtins/tcp.rs`).
 const TCP: &str = include_str!("lib/tcp.lona");
 
+/// The `file` namespace's Lonala functions (over `builtins/file.rs`).
+const FILE: &str = include_str!("lib/file.lona");
+
 /// Compiles and runs the prelude into `lona.core` (at node start).
 pub fn load_prelude(env: &Arc<Env>) {
     let mut ev = Evaluator::new(env.clone());
     ev.ns = env.core;
     // Units run last pushed first.
+    ev.push_source(&Source::new("<file>", FILE))
+        .expect("file.lona reads");
     ev.push_source(&Source::new("<tcp>", TCP))
         .expect("tcp.lona reads");
     ev.push_source(&Source::new("<code>", CODE))

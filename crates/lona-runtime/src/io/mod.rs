@@ -17,16 +17,26 @@
 //! tokio's, with the `tokio` feature), so protocol crates written against
 //! those traits run on them.
 //!
+//! Files go through a small pool of blocking threads (`blocking.rs`), so
+//! no scheduler worker waits on a disk: [`fs`] for whole files,
+//! directories and line-by-line reading, [`spawn_blocking`] for anything
+//! else that blocks.
+//!
 //! # Files
 //! - `reactor.rs`: the reactor thread and the readiness protocol;
+//! - `blocking.rs`: the blocking pool;
+//! - `fs.rs`: files;
 //! - `coop.rs`: the reduction each operation costs;
 //! - `tcp.rs`: [`TcpListener`], [`TcpStream`];
 //! - `udp.rs`: [`UdpSocket`].
 
+mod blocking;
 mod coop;
+pub mod fs;
 mod reactor;
 mod tcp;
 mod udp;
 
+pub use blocking::{run_detached, spawn_blocking, Blocking, MAX_THREADS};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;

@@ -13,6 +13,7 @@ mod code;
 mod coll;
 mod core;
 mod dict;
+mod file;
 mod format;
 mod math;
 mod process;
@@ -91,6 +92,7 @@ pub fn install(env: &Env) {
     format::install(env.core);
     bytes::install(env.core);
     tcp::install(env.namespaces.get_or_create("tcp"));
+    file::install(env.namespaces.get_or_create("file"));
 }
 
 /// `(get coll key)`: a map's value, a vector's element, a set's element;

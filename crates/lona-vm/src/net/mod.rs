@@ -19,7 +19,7 @@ pub(crate) mod frame;
 pub(crate) mod port;
 pub(crate) mod table;
 
-/// The keyword for an I/O error, as Erlang's `inet` names them.
+/// The keyword for an I/O error, as Erlang's `inet` and `file` name them.
 pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
     match e.raw_os_error() {
         Some(libc_errno::EADDRINUSE) => "eaddrinuse",
@@ -35,9 +35,15 @@ pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
         Some(libc_errno::ENETUNREACH) => "enetunreach",
         Some(libc_errno::EHOSTUNREACH) => "ehostunreach",
         Some(libc_errno::ENOTCONN) => "enotconn",
+        Some(libc_errno::ENOENT) => "enoent",
+        Some(libc_errno::EISDIR) => "eisdir",
+        Some(libc_errno::ENOTDIR) => "enotdir",
+        Some(libc_errno::EEXIST) => "eexist",
+        Some(libc_errno::ENOSPC) => "enospc",
         _ => match e.kind() {
             std::io::ErrorKind::TimedOut => "timeout",
             std::io::ErrorKind::UnexpectedEof => "closed",
+            std::io::ErrorKind::InvalidData => "badarg",
             _ => "einval",
         },
     }
@@ -46,6 +52,11 @@ pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
 /// The Linux error numbers `error_name` knows (std's `io::Error` keeps
 /// the number; these are the stable values of Linux's `errno.h`).
 mod libc_errno {
+    pub const ENOENT: i32 = 2;
+    pub const EEXIST: i32 = 17;
+    pub const ENOTDIR: i32 = 20;
+    pub const EISDIR: i32 = 21;
+    pub const ENOSPC: i32 = 28;
     pub const EACCES: i32 = 13;
     pub const EMFILE: i32 = 24;
     pub const ENFILE: i32 = 23;
