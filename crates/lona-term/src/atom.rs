@@ -175,6 +175,7 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "enotdir",
     "eexist",
     "enospc",
+    "eagain",
     "nonode@nohost",
 ];
 

@@ -63,6 +63,24 @@ impl UdpSocket {
         .await
     }
 
+    /// One non-blocking `send_to`: `WouldBlock` if there is no room.
+    pub fn try_send_to(&self, buf: &[u8], addr: SocketAddr) -> io::Result<usize> {
+        self.reg
+            .try_io(Direction::Write, || self.inner.send_to(buf, addr))
+    }
+
+    /// One non-blocking `recv_from`: `WouldBlock` if no datagram waits.
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.reg
+            .try_io(Direction::Read, || self.inner.recv_from(buf))
+    }
+
+    /// Ready when a datagram may be waiting; otherwise `cx`'s waker is
+    /// kept and woken when one may be (the last waker given wins).
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.reg.poll_ready(cx, Direction::Read).map(|_| ())
+    }
+
     /// [`UdpSocket::send_to`] as a poll function.
     pub fn poll_send_to(
         &self,

@@ -23,6 +23,7 @@ mod string;
 mod tcp;
 mod testing;
 mod text;
+mod udp;
 
 use lona_term::{Term, View};
 
@@ -93,6 +94,7 @@ pub fn install(env: &Env) {
     bytes::install(env.core);
     tcp::install(env.namespaces.get_or_create("tcp"));
     file::install(env.namespaces.get_or_create("file"));
+    udp::install(env.namespaces.get_or_create("udp"));
 }
 
 /// `(get coll key)`: a map's value, a vector's element, a set's element;

@@ -19,19 +19,19 @@ use crate::net::port::{self, Cmd};
 use crate::net::table::{self, Active, Io, Sock, State, HIGH_WATERMARK};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+pub(super) fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
-fn io_error(e: &std::io::Error) -> Raise {
+pub(super) fn io_error(e: &std::io::Error) -> Raise {
     Raise::error(Term::keyword(error_name(e)))
 }
 
-fn kw(s: &str) -> RawTerm {
+pub(super) fn kw(s: &str) -> RawTerm {
     Term::keyword(s).raw()
 }
 
-fn error_tuple(cx: &NativeCx<'_, '_>, reason: &str) -> RawTerm {
+pub(super) fn error_tuple(cx: &NativeCx<'_, '_>, reason: &str) -> RawTerm {
     cx.heap
         .vector(&[Term::keyword("error"), Term::keyword(reason)])
         .raw()
@@ -39,19 +39,23 @@ fn error_tuple(cx: &NativeCx<'_, '_>, reason: &str) -> RawTerm {
 
 /// Socket options (`:active`, `:packet`, `:packet-size`), over `base`.
 #[derive(Clone, Copy)]
-struct Opts {
+pub(super) struct Opts {
     active: Active,
     packet: Packet,
     max: usize,
 }
 
-const DEFAULT_OPTS: Opts = Opts {
+pub(super) const DEFAULT_OPTS: Opts = Opts {
     active: Active::Passive,
     packet: Packet::Raw,
     max: frame::DEFAULT_MAX,
 };
 
-fn opts(cx: &NativeCx<'_, '_>, r: RawTerm, base: Opts) -> Result<(Opts, Option<IpAddr>), Raise> {
+pub(super) fn opts(
+    cx: &NativeCx<'_, '_>,
+    r: RawTerm,
+    base: Opts,
+) -> Result<(Opts, Option<IpAddr>), Raise> {
     let mut o = base;
     let mut ip = None;
     let m = t(cx, r);
@@ -96,7 +100,7 @@ fn opts(cx: &NativeCx<'_, '_>, r: RawTerm, base: Opts) -> Result<(Opts, Option<I
     Ok((o, ip))
 }
 
-fn ip_arg(_cx: &NativeCx<'_, '_>, v: Term<'_>) -> Result<IpAddr, Raise> {
+pub(super) fn ip_arg(_cx: &NativeCx<'_, '_>, v: Term<'_>) -> Result<IpAddr, Raise> {
     let s = v.as_str().ok_or_else(Raise::badarg)?;
     if s == "localhost" {
         return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
@@ -105,7 +109,7 @@ fn ip_arg(_cx: &NativeCx<'_, '_>, v: Term<'_>) -> Result<IpAddr, Raise> {
     s.parse().map_err(|_| Raise::error(Term::keyword("einval")))
 }
 
-fn port_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u16, Raise> {
+pub(super) fn port_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u16, Raise> {
     t(cx, r)
         .as_i64()
         .and_then(|p| u16::try_from(p).ok())
@@ -113,7 +117,7 @@ fn port_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u16, Raise> {
 }
 
 /// The socket a term names; `None` if it is closed (or never was one).
-fn sock(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<Sock>>, Raise> {
+pub(super) fn sock(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<Sock>>, Raise> {
     match t(cx, r).view() {
         View::Ref(id) => Ok(table::get(id)),
         _ => Err(Raise::badarg()),
@@ -122,7 +126,7 @@ fn sock(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<Sock>>, Raise> {
 
 /// Makes a socket owned by the caller, with its port process linked to
 /// the caller, and its term.
-fn open(cx: &mut NativeCx<'_, '_>, io: Io, o: Opts) -> NResult {
+pub(super) fn open(cx: &mut NativeCx<'_, '_>, io: Io, o: Opts) -> NResult {
     let rt = cx.rt()?;
     let owner = rt.pid();
     let id = Ref::new().to_bits();
@@ -187,7 +191,7 @@ fn accept(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         let st = l.state();
         let r = match &st.io {
             Some(Io::Listener(listener)) => listener.try_accept(),
-            Some(Io::Stream(_)) => return Err(Raise::badarg()),
+            Some(Io::Stream(_) | Io::Udp(_)) => return Err(Raise::badarg()),
             None => return Err(Raise::error(Term::keyword("closed"))),
         };
         match r {
@@ -241,7 +245,7 @@ fn connected(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 
-fn data_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a [u8], Raise> {
+pub(super) fn data_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a [u8], Raise> {
     match t(cx, r).view() {
         View::Binary(b) => Ok(b),
         View::Str(s) => Ok(s.as_bytes()),
@@ -311,7 +315,7 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         .ok_or_else(Raise::badarg)?;
     let me = cx.rt()?.pid();
     let mut st = s.state();
-    if matches!(st.io, Some(Io::Listener(_))) {
+    if matches!(st.io, Some(Io::Listener(_) | Io::Udp(_))) {
         return Err(Raise::badarg());
     }
     if st.active != Active::Passive {
@@ -422,6 +426,7 @@ fn local_port(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let addr = match &s.state().io {
         Some(Io::Listener(l)) => l.local_addr(),
         Some(Io::Stream(st)) => st.local_addr(),
+        Some(Io::Udp(u)) => u.local_addr(),
         None => return Ok(error_tuple(cx, "closed")),
     };
     let port = addr.map_err(|e| io_error(&e))?.port();

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Wake, Waker};
 
-use lona_runtime::io::{TcpListener, TcpStream};
+use lona_runtime::io::{TcpListener, TcpStream, UdpSocket};
 use lona_runtime::{Handle, Pid};
 use lona_term::{Fragment, Heap, Term};
 
@@ -22,6 +22,7 @@ use super::frame::Packet;
 pub(crate) enum Io {
     Listener(TcpListener),
     Stream(TcpStream),
+    Udp(UdpSocket),
 }
 
 /// `:active`: how data reaches the owner.
@@ -101,6 +102,7 @@ impl Sock {
         match &st.io {
             Some(Io::Listener(l)) => l.poll_accept_ready(&mut cx).is_ready(),
             Some(Io::Stream(s)) => s.poll_read_ready(&mut cx).is_ready(),
+            Some(Io::Udp(u)) => u.poll_recv_ready(&mut cx).is_ready(),
             None => true,
         }
     }
@@ -115,7 +117,7 @@ impl Sock {
                 std::task::Poll::Ready(r) => Some(r),
                 std::task::Poll::Pending => None,
             },
-            Some(Io::Listener(_)) => Some(Ok(())),
+            Some(Io::Listener(_) | Io::Udp(_)) => Some(Ok(())),
             None => Some(Err(std::io::ErrorKind::NotConnected.into())),
         }
     }
@@ -131,6 +133,9 @@ impl Sock {
             Some(Io::Stream(s)) => {
                 let _ = s.poll_read_ready(&mut cx);
                 let _ = s.poll_write_ready(&mut cx);
+            }
+            Some(Io::Udp(u)) => {
+                let _ = u.poll_recv_ready(&mut cx);
             }
             None => {}
         }

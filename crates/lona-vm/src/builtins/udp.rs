@@ -1,0 +1,100 @@
+//! The leaf built-ins of the `udp` namespace (Erlang's `gen_udp`, passive
+//! mode): a socket owned by its caller (closed when the caller ends, by
+//! its port process, as a TCP socket), datagrams sent and received. The
+//! waiting half of `recv` is in `lib/tcp.lona` (`udp/recv`).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use lona_runtime::io::UdpSocket;
+use lona_term::{RawTerm, Term};
+
+use super::def;
+use super::tcp::{
+    data_arg, error_tuple, io_error, ip_arg, kw, open, port_arg, sock, t, DEFAULT_OPTS,
+};
+use crate::native::{NResult, NativeCx, Raise};
+use crate::net::error_name;
+use crate::net::table::Io;
+use crate::var::Namespace;
+
+/// The largest datagram (IPv4's limit).
+const MAX_DATAGRAM: usize = 65_535;
+
+/// `(udp/open port ip)`: a socket bound to `port` (0: any) on `ip` (nil:
+/// all interfaces), owned by the caller; an error is raised.
+fn open_udp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let port = port_arg(cx, a[0])?;
+    let ip = match t(cx, a[1]).as_str() {
+        None => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        Some(_) => ip_arg(cx, t(cx, a[1]))?,
+    };
+    let u = UdpSocket::bind(SocketAddr::new(ip, port)).map_err(|e| io_error(&e))?;
+    open(cx, Io::Udp(u), DEFAULT_OPTS)
+}
+
+/// `(udp/send s host port data)`: `:ok` or `[:error reason]` (a full
+/// send buffer drops the datagram, as UDP may: `[:error :eagain]`).
+fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(s) = sock(cx, a[0])? else {
+        return Ok(error_tuple(cx, "closed"));
+    };
+    let to = SocketAddr::new(ip_arg(cx, t(cx, a[1]))?, port_arg(cx, a[2])?);
+    let data = data_arg(cx, a[3])?;
+    if data.len() > MAX_DATAGRAM {
+        return Ok(error_tuple(cx, "emsgsize"));
+    }
+    let st = s.state();
+    let Some(Io::Udp(u)) = &st.io else {
+        return if st.io.is_none() {
+            Ok(error_tuple(cx, "closed"))
+        } else {
+            Err(Raise::badarg())
+        };
+    };
+    match u.try_send_to(data, to) {
+        Ok(_) => Ok(kw("ok")),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(error_tuple(cx, "eagain")),
+        Err(e) => Ok(error_tuple(cx, error_name(&e))),
+    }
+}
+
+/// `(udp/recv* s)`: `[:ok [host port data]]`, `[:error reason]`, or
+/// `:wait` (a ready message is armed).
+fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let Some(s) = sock(cx, a[0])? else {
+        return Ok(error_tuple(cx, "closed"));
+    };
+    let me = cx.rt()?.pid();
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let st = s.state();
+    loop {
+        let Some(Io::Udp(u)) = &st.io else {
+            return if st.io.is_none() {
+                Ok(error_tuple(cx, "closed"))
+            } else {
+                Err(Raise::badarg())
+            };
+        };
+        match u.try_recv_from(&mut buf) {
+            Ok((n, from)) => {
+                let h = cx.heap;
+                let host = h.string(&from.ip().to_string());
+                let d = h.binary(&buf[..n]);
+                let v = h.vector(&[host, h.int(from.port() as i64), d]);
+                return Ok(h.vector(&[Term::keyword("ok"), v]).raw());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if !s.arm_read(&st, me) {
+                    return Ok(kw("wait"));
+                }
+            }
+            Err(e) => return Ok(error_tuple(cx, error_name(&e))),
+        }
+    }
+}
+
+pub(super) fn install(udp: &'static Namespace) {
+    def(udp, "open*", 2, 2, open_udp);
+    def(udp, "send", 4, 4, send);
+    def(udp, "recv*", 1, 1, recv);
+}
