@@ -1,7 +1,8 @@
-//! The echo servers, end to end on 127.0.0.1: `lona bench echo-server 0`
-//! (the Rust API) and `lona run bench/lonala/echo.lona 0` (Lonala). Each
-//! must print `echo listening port=PORT`, then echo every connection, many
-//! at once, until it is killed.
+//! The example servers, end to end on 127.0.0.1: the echo servers, `lona
+//! bench echo-server 0` (the Rust API) and `lona run bench/lonala/echo.lona
+//! 0` (Lonala), which must print `echo listening port=PORT`, then echo
+//! every connection, many at once, until killed; and the chat server of
+//! `examples/chat.lona`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -18,8 +19,13 @@ impl Drop for Server {
     }
 }
 
-/// Starts `lona ARGS...` and reads the port from its first line.
+/// Starts `lona ARGS...` and reads the port from its first line,
+/// `WHAT listening port=PORT`.
 fn start(args: &[&str]) -> (Server, u16) {
+    start_as("echo", args)
+}
+
+fn start_as(what: &str, args: &[&str]) -> (Server, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lona"))
         .args(args)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
@@ -33,7 +39,7 @@ fn start(args: &[&str]) -> (Server, u16) {
         .unwrap();
     let port = line
         .trim()
-        .strip_prefix("echo listening port=")
+        .strip_prefix(&format!("{what} listening port="))
         .unwrap_or_else(|| panic!("first line: {line:?}"))
         .parse()
         .unwrap();
@@ -86,4 +92,41 @@ fn rust_api_echo_server() {
 fn lonala_echo_server() {
     let (_server, port) = start(&["run", "bench/lonala/echo.lona", "0"]);
     exercise(port);
+}
+
+/// Reads from `s` until `want` has arrived (lines from the chat come as
+/// the room sends them).
+fn expect(s: &mut TcpStream, want: &str) {
+    let mut got = Vec::new();
+    let mut buf = [0; 256];
+    while !String::from_utf8_lossy(&got).contains(want) {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed while waiting for {want:?}; got {got:?}");
+        got.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[test]
+fn lonala_chat_server() {
+    let (_server, port) = start_as("chat", &["run", "examples/chat.lona", "0"]);
+    let connect = || {
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s
+    };
+    let (mut a, mut b, mut c) = (connect(), connect(), connect());
+    for (s, name) in [(&mut a, "alice\n"), (&mut b, "bob\n"), (&mut c, "carol\n")] {
+        expect(s, "name? ");
+        s.write_all(name.as_bytes()).unwrap();
+    }
+    expect(&mut a, "* carol joined\n");
+    expect(&mut b, "* carol joined\n");
+    a.write_all(b"hello all\n").unwrap();
+    expect(&mut b, "alice: hello all\n");
+    expect(&mut c, "alice: hello all\n");
+    // A client that leaves: the others hear it, and the room goes on.
+    drop(b);
+    expect(&mut a, "* bob left\n");
+    c.write_all(b"still here\n").unwrap();
+    expect(&mut a, "carol: still here\n");
 }
