@@ -564,6 +564,7 @@ const LIBRARY: &[(&str, &str)] = &[
     ("lona.test", include_str!("lib/test.lona")),
     ("clojure.string", include_str!("lib/clojure_string.lona")),
     ("clojure.set", include_str!("lib/clojure_set.lona")),
+    ("lona.http", include_str!("lib/http.lona")),
 ];
 
 /// The source of a namespace that comes with Lonala.

@@ -130,3 +130,46 @@ fn lonala_chat_server() {
     c.write_all(b"still here\n").unwrap();
     expect(&mut a, "carol: still here\n");
 }
+
+/// Sends a raw HTTP/1.1 request and reads the response up to its body's
+/// `content-length`.
+fn http_get(s: &mut TcpStream, path: &str) -> String {
+    s.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0; 1024];
+    loop {
+        let text = String::from_utf8_lossy(&got).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len: usize = text
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            if got.len() >= end + 4 + len {
+                return text;
+            }
+        }
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed: {got:?}");
+        got.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[test]
+fn lonala_http_example() {
+    let (_server, port) = start_as("http", &["run", "examples/http.lona", "0"]);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // Keep-alive: three requests on one connection.
+    assert!(http_get(&mut s, "/").ends_with("\r\n\r\nhello\n"));
+    let json = http_get(&mut s, "/json?name=lona");
+    assert!(json.contains("content-type: application/json"), "{json}");
+    assert!(
+        json.ends_with("{\"hello\": \"lona\", \"method\": \"get\"}\n"),
+        "{json}"
+    );
+    assert!(http_get(&mut s, "/elsewhere").starts_with("HTTP/1.1 404"));
+}

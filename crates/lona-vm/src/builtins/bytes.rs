@@ -95,7 +95,29 @@ fn subbytes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.binary(&part).raw())
 }
 
+/// `(concat-bytes coll)`: one binary of the binaries (or strings) of
+/// `coll`, in order.
+fn concat_bytes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let c = t(cx, a[0]);
+    let items: Vec<lona_term::Term<'_>> = match c.view() {
+        View::Vector(v) => v.to_vec(),
+        View::Cons(..) | View::EmptyList | View::Nil => c.list_iter().collect(),
+        _ => return Err(Raise::badarg()),
+    };
+    let mut out = Vec::new();
+    for i in items {
+        match i.view() {
+            View::Binary(b) => out.extend_from_slice(b),
+            View::Str(s) => out.extend_from_slice(s.as_bytes()),
+            _ => return Err(Raise::badarg()),
+        }
+    }
+    cx.charge(out.len() / 64);
+    Ok(cx.heap.binary(&out).raw())
+}
+
 pub(super) fn install(core: &'static Namespace) {
+    def(core, "concat-bytes", 1, 1, concat_bytes);
     def(core, "bytes", 1, 1, bytes);
     def(core, "bytes->string", 1, 2, to_string);
     def(core, "binary?", 1, 1, is_binary);
