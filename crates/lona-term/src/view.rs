@@ -87,6 +87,14 @@ impl<'h> MapView<'h> {
     /// The value for `key`.
     pub fn get(&self, key: Term<'_>) -> Option<Term<'h>> {
         match self.repr {
+            // An immediate key (a keyword, a small integer...) equals only
+            // the same word, so a scan of a small map's keys by word finds
+            // it without comparing names (the binary search compares a
+            // keyword by its name: most of a record lookup's cost).
+            MapRepr::Flat { keys, values } if key.is_immediate() => keys
+                .iter()
+                .position(|k| k.bits() == key.bits())
+                .map(|i| values[i]),
             MapRepr::Flat { keys, values } => keys
                 .binary_search_by(|k| crate::cmp::compare(*k, key))
                 .ok()

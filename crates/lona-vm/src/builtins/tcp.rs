@@ -321,7 +321,6 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if st.active != Active::Passive {
         return Ok(error_tuple(cx, "einval"));
     }
-    let mut buf = vec![0u8; 64 * 1024];
     loop {
         let (packet, max) = (st.packet, st.max_packet);
         if want > max {
@@ -339,12 +338,21 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         if st.closed || st.eof {
             return Ok(error_tuple(cx, "closed"));
         }
-        let Some(stream) = st.stream() else {
+        let fields = &mut *st;
+        let Some(Io::Stream(stream)) = &fields.io else {
             return Ok(error_tuple(cx, "closed"));
         };
-        match stream.try_read(&mut buf) {
+        let inbuf = &mut fields.inbuf;
+        let r = crate::net::with_read_buf(|buf| {
+            let r = stream.try_read(buf);
+            if let Ok(n) = r {
+                inbuf.extend_from_slice(&buf[..n]);
+            }
+            r
+        });
+        match r {
             Ok(0) => st.eof = true,
-            Ok(n) => st.inbuf.extend_from_slice(&buf[..n]),
+            Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 if !s.arm_read(&st, me) {
                     return Ok(kw("wait"));

@@ -19,6 +19,19 @@ pub(crate) mod frame;
 pub(crate) mod port;
 pub(crate) mod table;
 
+/// Runs `f` with this thread's 64 KB read buffer (a socket read lands here
+/// first: allocating and zeroing one per read cost more than the read).
+pub(crate) fn with_read_buf<R>(f: impl FnOnce(&mut [u8]) -> R) -> R {
+    thread_local! {
+        static BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; 64 * 1024]);
+    }
+    BUF.with(|b| match b.try_borrow_mut() {
+        Ok(mut b) => f(&mut b),
+        // Re-entered (never expected): a buffer of its own.
+        Err(_) => f(&mut vec![0; 64 * 1024]),
+    })
+}
+
 /// The keyword for an I/O error, as Erlang's `inet` and `file` name them.
 pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
     match e.raw_os_error() {

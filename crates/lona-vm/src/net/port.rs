@@ -119,13 +119,12 @@ impl Drop for CloseOnDrop {
 
 /// Step 2: one read, and the packets it completes sent to the owner.
 fn read_active(sock: &Sock) {
-    let mut buf = vec![0u8; 64 * 1024];
     let mut st = sock.state();
     let Some(s) = st.stream() else { return };
-    let r = s.try_read(&mut buf);
+    let r = super::with_read_buf(|buf| s.try_read(buf).map(|n| (n, buf[..n].to_vec())));
     match r {
-        Ok(0) => st.eof = true,
-        Ok(n) => st.inbuf.extend_from_slice(&buf[..n]),
+        Ok((0, _)) => st.eof = true,
+        Ok((_, data)) => st.inbuf.extend_from_slice(&data),
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
         Err(e) => {
             let owner = st.owner;
