@@ -82,6 +82,7 @@ pub(super) fn opts(
                 o.packet = match v.view() {
                     View::Keyword(a) if a.name() == "raw" => Packet::Raw,
                     View::Keyword(a) if a.name() == "line" => Packet::Line,
+                    View::Keyword(a) if a.name() == "http" => Packet::Http,
                     View::Int(0) => Packet::Raw,
                     View::Int(n @ (1 | 2 | 4)) => Packet::Len(n as u8),
                     _ => return Err(Raise::badarg()),
@@ -326,14 +327,31 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         if want > max {
             return Ok(error_tuple(cx, "emsgsize"));
         }
-        match frame::take(packet, &mut st.inbuf, want, max) {
-            Ok(Some(p)) => {
-                cx.charge(p.len() / 4096);
-                let d = cx.heap.binary(&p);
-                return Ok(cx.heap.vector(&[Term::keyword("ok"), d]).raw());
+        if packet == Packet::Http {
+            match crate::net::http::parse(cx.heap, &st.inbuf) {
+                crate::net::http::Head::Request(_, n) if n > max => {
+                    return Ok(error_tuple(cx, "emsgsize"));
+                }
+                crate::net::http::Head::Request(m, n) => {
+                    st.inbuf.drain(..n);
+                    return Ok(cx.heap.vector(&[Term::keyword("ok"), m]).raw());
+                }
+                crate::net::http::Head::Error(e) => return Ok(error_tuple(cx, e)),
+                crate::net::http::Head::Partial if st.inbuf.len() >= max => {
+                    return Ok(error_tuple(cx, "emsgsize"));
+                }
+                crate::net::http::Head::Partial => {}
             }
-            Err(frame::TooLong) => return Ok(error_tuple(cx, "emsgsize")),
-            Ok(None) => {}
+        } else {
+            match frame::take(packet, &mut st.inbuf, want, max) {
+                Ok(Some(p)) => {
+                    cx.charge(p.len() / 4096);
+                    let d = cx.heap.binary(&p);
+                    return Ok(cx.heap.vector(&[Term::keyword("ok"), d]).raw());
+                }
+                Err(frame::TooLong) => return Ok(error_tuple(cx, "emsgsize")),
+                Ok(None) => {}
+            }
         }
         if st.closed || st.eof {
             return Ok(error_tuple(cx, "closed"));

@@ -5,6 +5,7 @@
 //! | --- | --- | --- |
 //! | `:raw` (default) | whatever has arrived (or exactly `n` bytes for `(recv s n)`) | the bytes |
 //! | `:line` | bytes through the next `\n` (kept) | the bytes |
+//! | `:http` | for `recv`: an HTTP request head, parsed into a map (`http.rs`) | the bytes |
 //! | `1`, `2`, `4` | a big-endian length header of that many bytes, then that many bytes (header removed) | header + bytes |
 //!
 //! A packet longer than the socket's `:packet-size` (default 8 MB) is an
@@ -17,6 +18,9 @@ pub(crate) enum Packet {
     Raw,
     Line,
     Len(u8),
+    /// An HTTP request head, parsed (`http.rs`), for `recv`; in active
+    /// mode and for `send` it is `:raw`.
+    Http,
 }
 
 /// The default `:packet-size`.
@@ -35,7 +39,7 @@ pub(crate) fn take(
     max: usize,
 ) -> Result<Option<Vec<u8>>, TooLong> {
     match packet {
-        Packet::Raw => {
+        Packet::Raw | Packet::Http => {
             if buf.is_empty() || buf.len() < want {
                 Ok(None)
             } else if want == 0 {
@@ -72,7 +76,7 @@ pub(crate) fn take(
 /// `data` framed for sending (`None`: too long for the header).
 pub(crate) fn frame(packet: Packet, data: &[u8]) -> Option<Vec<u8>> {
     match packet {
-        Packet::Raw | Packet::Line => Some(data.to_vec()),
+        Packet::Raw | Packet::Line | Packet::Http => Some(data.to_vec()),
         Packet::Len(k) => {
             let k = k as usize;
             if k < 8 && data.len() >> (8 * k) != 0 {

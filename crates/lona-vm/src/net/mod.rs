@@ -16,6 +16,7 @@
 //! write at once. Framing (`:packet`) is in `frame.rs`.
 
 pub(crate) mod frame;
+pub(crate) mod http;
 pub(crate) mod port;
 pub(crate) mod table;
 
