@@ -147,3 +147,81 @@ mod tests {
         assert_eq!(frame(Packet::Len(1), &[0; 255]).map(|v| v.len()), Some(256));
     }
 }
+
+/// Bytes from a socket claim anything: framing any bytes, fed in any
+/// pieces, never panics, never holds more than it must, and gives the same
+/// packets however the bytes were split (the oracle: one feed of all).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn packets(packet: Packet, chunks: &[Vec<u8>], max: usize) -> (Vec<Vec<u8>>, bool) {
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            buf.extend_from_slice(c);
+            loop {
+                match take(packet, &mut buf, 0, max) {
+                    Ok(Some(p)) => {
+                        if packet != Packet::Raw {
+                            assert!(p.len() <= max, "a packet past the limit");
+                        }
+                        out.push(p)
+                    }
+                    Ok(None) => break,
+                    Err(TooLong) => return (out, true),
+                }
+            }
+        }
+        (out, false)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 8 } else { 256 }))]
+        #[test]
+        fn any_bytes_in_any_pieces(
+            data in proptest::collection::vec(any::<u8>(), 0..600),
+            cuts in proptest::collection::vec(0usize..600, 0..8),
+            kind in 0usize..5,
+            max in 1usize..300,
+        ) {
+            let packet = [Packet::Raw, Packet::Line, Packet::Len(1), Packet::Len(2), Packet::Len(4)][kind];
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
+            cuts.sort();
+            let mut chunks = Vec::new();
+            let mut at = 0;
+            for c in cuts {
+                chunks.push(data[at..c].to_vec());
+                at = c;
+            }
+            chunks.push(data[at..].to_vec());
+            let (pieces, err1) = packets(packet, &chunks, max);
+            let (whole, err2) = packets(packet, &[data.clone()], max);
+            if packet == Packet::Raw {
+                // Raw packets are whatever arrived: the same bytes in order.
+                prop_assert_eq!(pieces.concat(), whole.concat());
+            } else {
+                prop_assert_eq!(err1, err2);
+                prop_assert_eq!(pieces, whole);
+            }
+        }
+
+        #[test]
+        fn http_heads_from_any_bytes(data in proptest::collection::vec(any::<u8>(), 0..400)) {
+            let h = lona_term::Heap::new();
+            let mut with_head = b"GET / HTTP/1.1\r\n".to_vec();
+            with_head.extend_from_slice(&data);
+            for bytes in [&data, &with_head] {
+                if let crate::net::http::Head::Request(m, n) = crate::net::http::parse(&h, bytes) {
+                    prop_assert!(n <= bytes.len());
+                    // The oracle uses what was decoded: print it, compare it.
+                    let s = m.to_string();
+                    prop_assert!(s.contains(":headers"));
+                    prop_assert!(lona_term::equal(m, m));
+                    let _ = lona_term::term_hash(m);
+                }
+            }
+        }
+    }
+}
