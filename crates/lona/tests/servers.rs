@@ -114,11 +114,19 @@ fn lonala_chat_server() {
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         s
     };
-    let (mut a, mut b, mut c) = (connect(), connect(), connect());
-    for (s, name) in [(&mut a, "alice\n"), (&mut b, "bob\n"), (&mut c, "carol\n")] {
-        expect(s, "name? ");
-        s.write_all(name.as_bytes()).unwrap();
-    }
+    // Joins one at a time (each client's join reaches the room on its own
+    // path): the room's welcome says the client is in.
+    let join = |name: &str, others: usize| {
+        let mut s = connect();
+        expect(&mut s, "name? ");
+        s.write_all(format!("{name}\n").as_bytes()).unwrap();
+        expect(&mut s, &format!("* welcome {name}, {others} others here\n"));
+        s
+    };
+    let mut a = join("alice", 0);
+    let mut b = join("bob", 1);
+    expect(&mut a, "* bob joined\n");
+    let mut c = join("carol", 2);
     expect(&mut a, "* carol joined\n");
     expect(&mut b, "* carol joined\n");
     a.write_all(b"hello all\n").unwrap();
