@@ -148,10 +148,14 @@ fn sockets_close_when_their_process_ends_however_it_ends() {
         // Four owners of a client socket each (and the echo side's four),
         // ending in four ways while they wait in a read.
         let mut endings = Vec::new();
+        let me = ctx.pid();
         for how in 0..4 {
             let p = ctx
                 .spawn(move |ctx| async move {
                     let s = TcpStream::connect(addr).await.unwrap();
+                    // Connected (so the echo side accepts all four before
+                    // any is killed, and its acceptor ends).
+                    ctx.send(me, Connected).await;
                     let mut buf = [0; 1];
                     match how {
                         0 => {} // ends normally, dropping it
@@ -167,7 +171,9 @@ fn sockets_close_when_their_process_ends_however_it_ends() {
             let m = ctx.monitor(p).await;
             endings.push((p, m, how));
         }
-        ctx.yield_now().await;
+        for _ in 0..4 {
+            ctx.receive::<Connected>().await;
+        }
         let (p2, p3) = (endings[2].0, endings[3].0);
         ctx.send_exit(p2, Reason::Kill).await;
         ctx.send_exit(p3, Reason::Shutdown).await;
@@ -188,6 +194,9 @@ fn sockets_close_when_their_process_ends_however_it_ends() {
     wait_until("sockets closed at shutdown", || open_fds() <= before);
     drop(rt);
 }
+
+/// A client's "I am connected".
+struct Connected;
 
 fn rt2_with_waiting_sockets() -> Runtime {
     let rt = rt(1);

@@ -192,8 +192,8 @@ impl Reactor {
     }
 }
 
-/// A socket's registration with the reactor: deregistered when dropped
-/// (before the socket itself closes, as its owner drops it after this).
+/// A socket's registration with the reactor (its slot, freed when
+/// dropped); [`Evented`] pairs it with its socket.
 pub(crate) struct Registration {
     io: Arc<ScheduledIo>,
     index: u32,
@@ -311,10 +311,26 @@ impl Registration {
         }
         r
     }
+}
 
-    /// Deregisters `source` (call before dropping it).
-    pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) {
-        let _ = self.reactor.registry.deregister(source);
+/// A socket and its registration: every socket type of `io` is one. When
+/// dropped, the socket is deregistered, then closed, then its slot freed.
+pub(crate) struct Evented<S: mio::event::Source> {
+    // Field order: the socket closes before the slot is given back.
+    pub(crate) source: S,
+    pub(crate) reg: Registration,
+}
+
+impl<S: mio::event::Source> Evented<S> {
+    pub(crate) fn new(mut source: S) -> io::Result<Evented<S>> {
+        let reg = Registration::new(&mut source)?;
+        Ok(Evented { source, reg })
+    }
+}
+
+impl<S: mio::event::Source> Drop for Evented<S> {
+    fn drop(&mut self) {
+        let _ = self.reg.reactor.registry.deregister(&mut self.source);
     }
 }
 

@@ -6,7 +6,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::reactor::{Direction, Registration};
+use super::reactor::{Direction, Evented};
 
 /// A TCP socket listening for connections, owned by the process that
 /// holds it (it closes when dropped, so when that process ends).
@@ -33,10 +33,7 @@ use super::reactor::{Direction, Registration};
 /// assert_eq!(&echoed.unwrap(), b"hello");
 /// ```
 pub struct TcpListener {
-    // Field order: the registration is dropped (deregistered) before the
-    // socket closes.
-    reg: Registration,
-    inner: mio::net::TcpListener,
+    io: Evented<mio::net::TcpListener>,
 }
 
 impl TcpListener {
@@ -44,22 +41,20 @@ impl TcpListener {
     /// [`TcpListener::local_addr`]). `SO_REUSEADDR` is set, as Erlang's
     /// `gen_tcp:listen` with `{reuseaddr, true}` and most servers do.
     pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
-        let mut inner = mio::net::TcpListener::bind(addr)?;
-        let reg = Registration::new(&mut inner)?;
-        Ok(TcpListener { reg, inner })
+        let io = Evented::new(mio::net::TcpListener::bind(addr)?)?;
+        Ok(TcpListener { io })
     }
 
     /// A listener of a standard one (made non-blocking here).
     pub fn from_std(l: std::net::TcpListener) -> io::Result<TcpListener> {
         l.set_nonblocking(true)?;
-        let mut inner = mio::net::TcpListener::from_std(l);
-        let reg = Registration::new(&mut inner)?;
-        Ok(TcpListener { reg, inner })
+        let io = Evented::new(mio::net::TcpListener::from_std(l))?;
+        Ok(TcpListener { io })
     }
 
     /// The address it listens on.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
+        self.io.source.local_addr()
     }
 
     /// Waits for a connection. Errors are the system's: out of file
@@ -72,8 +67,9 @@ impl TcpListener {
     /// [`TcpListener::accept`] as a poll function.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         match self
+            .io
             .reg
-            .poll_io(cx, Direction::Read, || self.inner.accept())
+            .poll_io(cx, Direction::Read, || self.io.source.accept())
         {
             Poll::Ready(Ok((s, addr))) => Poll::Ready(TcpStream::new(s).map(|s| (s, addr))),
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
@@ -88,27 +84,24 @@ impl TcpListener {
     /// waits its own way (the Lonala built-ins do: a waker that sends a
     /// message).
     pub fn try_accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let (s, addr) = self.reg.try_io(Direction::Read, || self.inner.accept())?;
+        let (s, addr) = self
+            .io
+            .reg
+            .try_io(Direction::Read, || self.io.source.accept())?;
         Ok((TcpStream::new(s)?, addr))
     }
 
     /// Ready when a connection may be waiting; otherwise `cx`'s waker is
     /// kept and woken when one comes (the last waker given wins).
     pub fn poll_accept_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
-        self.reg.poll_ready(cx, Direction::Read).map(|_| ())
-    }
-}
-
-impl Drop for TcpListener {
-    fn drop(&mut self) {
-        self.reg.deregister(&mut self.inner);
+        self.io.reg.poll_ready(cx, Direction::Read).map(|_| ())
     }
 }
 
 impl std::fmt::Debug for TcpListener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcpListener")
-            .field("local_addr", &self.inner.local_addr().ok())
+            .field("local_addr", &self.io.source.local_addr().ok())
             .finish()
     }
 }
@@ -123,14 +116,14 @@ impl std::fmt::Debug for TcpListener {
 /// places (one reader and one writer at a time: a second reader waiting
 /// at once replaces the first one's wake-up, as in tokio).
 pub struct TcpStream {
-    reg: Registration,
-    inner: mio::net::TcpStream,
+    io: Evented<mio::net::TcpStream>,
 }
 
 impl TcpStream {
-    fn new(mut inner: mio::net::TcpStream) -> io::Result<TcpStream> {
-        let reg = Registration::new(&mut inner)?;
-        Ok(TcpStream { reg, inner })
+    fn new(inner: mio::net::TcpStream) -> io::Result<TcpStream> {
+        Ok(TcpStream {
+            io: Evented::new(inner)?,
+        })
     }
 
     /// Connects to `addr`, waiting (as in `receive`) until the connection
@@ -152,17 +145,17 @@ impl TcpStream {
     /// failed; otherwise `cx`'s waker is kept.
     pub fn poll_connected(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         loop {
-            let seen = match self.reg.poll_ready(cx, Direction::Write) {
+            let seen = match self.io.reg.poll_ready(cx, Direction::Write) {
                 Poll::Ready(w) => w,
                 Poll::Pending => return Poll::Pending,
             };
-            if let Some(e) = self.inner.take_error()? {
+            if let Some(e) = self.io.source.take_error()? {
                 return Poll::Ready(Err(e));
             }
-            match self.inner.peer_addr() {
+            match self.io.source.peer_addr() {
                 Ok(_) => return Poll::Ready(Ok(())),
                 Err(e) if e.kind() == io::ErrorKind::NotConnected => {
-                    self.reg.clear(seen, Direction::Write)
+                    self.io.reg.clear(seen, Direction::Write)
                 }
                 Err(e) => return Poll::Ready(Err(e)),
             }
@@ -211,72 +204,71 @@ impl TcpStream {
 
     /// Reads as a poll function.
     pub fn poll_read_buf(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.reg
-            .poll_io(cx, Direction::Read, || (&self.inner).read(buf))
+        self.io
+            .reg
+            .poll_io(cx, Direction::Read, || (&self.io.source).read(buf))
     }
 
     /// Writes as a poll function.
     pub fn poll_write_buf(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.reg
-            .poll_io(cx, Direction::Write, || (&self.inner).write(buf))
+        self.io
+            .reg
+            .poll_io(cx, Direction::Write, || (&self.io.source).write(buf))
     }
 
     /// One non-blocking read: `WouldBlock` if nothing is there (see
     /// [`TcpStream::poll_read_ready`] to wait for it).
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.reg.try_io(Direction::Read, || (&self.inner).read(buf))
+        self.io
+            .reg
+            .try_io(Direction::Read, || (&self.io.source).read(buf))
     }
 
     /// One non-blocking write: `WouldBlock` if there is no room.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.reg
-            .try_io(Direction::Write, || (&self.inner).write(buf))
+        self.io
+            .reg
+            .try_io(Direction::Write, || (&self.io.source).write(buf))
     }
 
     /// Ready when a read may succeed (or report the end or an error);
     /// otherwise `cx`'s waker is kept and woken when it may (the last
     /// waker given wins).
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
-        self.reg.poll_ready(cx, Direction::Read).map(|_| ())
+        self.io.reg.poll_ready(cx, Direction::Read).map(|_| ())
     }
 
     /// As [`TcpStream::poll_read_ready`], for writing.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
-        self.reg.poll_ready(cx, Direction::Write).map(|_| ())
+        self.io.reg.poll_ready(cx, Direction::Write).map(|_| ())
     }
 
     /// Shuts down the reading, writing, or both halves.
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.inner.shutdown(how)
+        self.io.source.shutdown(how)
     }
 
     /// The address of the other end.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.peer_addr()
+        self.io.source.peer_addr()
     }
 
     /// The address of this end.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
+        self.io.source.local_addr()
     }
 
     /// Sets `TCP_NODELAY` (no Nagle delay for small writes).
     pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
-        self.inner.set_nodelay(on)
-    }
-}
-
-impl Drop for TcpStream {
-    fn drop(&mut self) {
-        self.reg.deregister(&mut self.inner);
+        self.io.source.set_nodelay(on)
     }
 }
 
 impl std::fmt::Debug for TcpStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcpStream")
-            .field("local_addr", &self.inner.local_addr().ok())
-            .field("peer_addr", &self.inner.peer_addr().ok())
+            .field("local_addr", &self.io.source.local_addr().ok())
+            .field("peer_addr", &self.io.source.peer_addr().ok())
             .finish()
     }
 }

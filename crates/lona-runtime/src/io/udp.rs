@@ -5,33 +5,31 @@ use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
-use super::reactor::{Direction, Registration};
+use super::reactor::{Direction, Evented};
 
 /// A UDP socket, owned by the process that holds it (closed when
 /// dropped). Sends and receives wait as `receive` does, and each costs a
 /// reduction.
 pub struct UdpSocket {
-    reg: Registration,
-    inner: mio::net::UdpSocket,
+    io: Evented<mio::net::UdpSocket>,
 }
 
 impl UdpSocket {
     /// Binds to `addr` (port 0: one the system picks).
     pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
-        let mut inner = mio::net::UdpSocket::bind(addr)?;
-        let reg = Registration::new(&mut inner)?;
-        Ok(UdpSocket { reg, inner })
+        let io = Evented::new(mio::net::UdpSocket::bind(addr)?)?;
+        Ok(UdpSocket { io })
     }
 
     /// The address it is bound to.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
+        self.io.source.local_addr()
     }
 
     /// Sets the only peer [`UdpSocket::send`] sends to and
     /// [`UdpSocket::recv`] receives from.
     pub fn connect(&self, addr: SocketAddr) -> io::Result<()> {
-        self.inner.connect(addr)
+        self.io.source.connect(addr)
     }
 
     /// Sends one datagram to `addr`; the bytes sent.
@@ -48,8 +46,9 @@ impl UdpSocket {
     /// Sends one datagram to the connected peer.
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
         poll_fn(|cx| {
-            self.reg
-                .poll_io(cx, Direction::Write, || self.inner.send(buf))
+            self.io
+                .reg
+                .poll_io(cx, Direction::Write, || self.io.source.send(buf))
         })
         .await
     }
@@ -57,28 +56,31 @@ impl UdpSocket {
     /// Receives one datagram from the connected peer.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         poll_fn(|cx| {
-            self.reg
-                .poll_io(cx, Direction::Read, || self.inner.recv(buf))
+            self.io
+                .reg
+                .poll_io(cx, Direction::Read, || self.io.source.recv(buf))
         })
         .await
     }
 
     /// One non-blocking `send_to`: `WouldBlock` if there is no room.
     pub fn try_send_to(&self, buf: &[u8], addr: SocketAddr) -> io::Result<usize> {
-        self.reg
-            .try_io(Direction::Write, || self.inner.send_to(buf, addr))
+        self.io
+            .reg
+            .try_io(Direction::Write, || self.io.source.send_to(buf, addr))
     }
 
     /// One non-blocking `recv_from`: `WouldBlock` if no datagram waits.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.reg
-            .try_io(Direction::Read, || self.inner.recv_from(buf))
+        self.io
+            .reg
+            .try_io(Direction::Read, || self.io.source.recv_from(buf))
     }
 
     /// Ready when a datagram may be waiting; otherwise `cx`'s waker is
     /// kept and woken when one may be (the last waker given wins).
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
-        self.reg.poll_ready(cx, Direction::Read).map(|_| ())
+        self.io.reg.poll_ready(cx, Direction::Read).map(|_| ())
     }
 
     /// [`UdpSocket::send_to`] as a poll function.
@@ -88,8 +90,9 @@ impl UdpSocket {
         buf: &[u8],
         addr: SocketAddr,
     ) -> Poll<io::Result<usize>> {
-        self.reg
-            .poll_io(cx, Direction::Write, || self.inner.send_to(buf, addr))
+        self.io
+            .reg
+            .poll_io(cx, Direction::Write, || self.io.source.send_to(buf, addr))
     }
 
     /// [`UdpSocket::recv_from`] as a poll function.
@@ -98,21 +101,16 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        self.reg
-            .poll_io(cx, Direction::Read, || self.inner.recv_from(buf))
-    }
-}
-
-impl Drop for UdpSocket {
-    fn drop(&mut self) {
-        self.reg.deregister(&mut self.inner);
+        self.io
+            .reg
+            .poll_io(cx, Direction::Read, || self.io.source.recv_from(buf))
     }
 }
 
 impl std::fmt::Debug for UdpSocket {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UdpSocket")
-            .field("local_addr", &self.inner.local_addr().ok())
+            .field("local_addr", &self.io.source.local_addr().ok())
             .finish()
     }
 }

@@ -14,7 +14,7 @@ use super::tcp::{
 };
 use crate::native::{NResult, NativeCx, Raise};
 use crate::net::error_name;
-use crate::net::table::Io;
+use crate::net::table::{Io, State};
 use crate::var::Namespace;
 
 /// The largest datagram (IPv4's limit).
@@ -44,12 +44,8 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         return Ok(error_tuple(cx, "emsgsize"));
     }
     let st = s.state();
-    let Some(Io::Udp(u)) = &st.io else {
-        return if st.io.is_none() {
-            Ok(error_tuple(cx, "closed"))
-        } else {
-            Err(Raise::badarg())
-        };
+    let Some(u) = udp(&st)? else {
+        return Ok(error_tuple(cx, "closed"));
     };
     match u.try_send_to(data, to) {
         Ok(_) => Ok(kw("ok")),
@@ -65,24 +61,23 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         return Ok(error_tuple(cx, "closed"));
     };
     let me = cx.rt()?.pid();
-    let mut buf = vec![0u8; MAX_DATAGRAM];
     let st = s.state();
     loop {
-        let Some(Io::Udp(u)) = &st.io else {
-            return if st.io.is_none() {
-                Ok(error_tuple(cx, "closed"))
-            } else {
-                Err(Raise::badarg())
-            };
+        let Some(u) = udp(&st)? else {
+            return Ok(error_tuple(cx, "closed"));
         };
-        match u.try_recv_from(&mut buf) {
-            Ok((n, from)) => {
+        // The thread's read buffer holds the largest datagram (64 KB).
+        let r = crate::net::with_read_buf(|buf| {
+            u.try_recv_from(buf).map(|(n, from)| {
                 let h = cx.heap;
                 let host = h.string(&from.ip().to_string());
                 let d = h.binary(&buf[..n]);
                 let v = h.vector(&[host, h.int(from.port() as i64), d]);
-                return Ok(h.vector(&[Term::keyword("ok"), v]).raw());
-            }
+                h.vector(&[Term::keyword("ok"), v]).raw()
+            })
+        });
+        match r {
+            Ok(v) => return Ok(v),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 if !s.arm_read(&st, me) {
                     return Ok(kw("wait"));
@@ -90,6 +85,16 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             }
             Err(e) => return Ok(error_tuple(cx, error_name(&e))),
         }
+    }
+}
+
+/// The UDP socket of a socket's state: `None` once closed, `:badarg` for
+/// a TCP one.
+fn udp(st: &State) -> Result<Option<&UdpSocket>, Raise> {
+    match &st.io {
+        Some(Io::Udp(u)) => Ok(Some(u)),
+        None => Ok(None),
+        Some(_) => Err(Raise::badarg()),
     }
 }
 

@@ -960,22 +960,30 @@ impl<'e> Compiler<'e> {
         Ok(bindings)
     }
 
+    /// Destructures the value in `r` by the binding form `form` and makes
+    /// its names visible; a literal that does not match raises
+    /// `[:badmatch value]`.
+    fn bind_form(&mut self, form: &Form, r: Reg) -> R<()> {
+        let mut fail = Vec::new();
+        let mut bound = Vec::new();
+        self.destructure(form, r, &mut fail, &mut bound)?;
+        if !fail.is_empty() {
+            let ok = self.emit(Instr::Jump { to: u32::MAX });
+            self.bind(fail);
+            self.emit(Instr::Badmatch { r });
+            self.bind(vec![ok]);
+        }
+        self.bind_all(bound);
+        Ok(())
+    }
+
     fn let_(&mut self, f: &Form, items: &[Form], dst: Reg, tail: bool) -> R<()> {
         let bindings = self.binding_vector(f, items, "let", "pattern value")?;
         let m = self.mark();
         for pair in bindings.chunks(2) {
             let r = self.alloc(pair[1].pos)?;
             self.expr(&pair[1], r, false)?;
-            let mut fail = Vec::new();
-            let mut bound = Vec::new();
-            self.destructure(&pair[0], r, &mut fail, &mut bound)?;
-            if !fail.is_empty() {
-                let ok = self.emit(Instr::Jump { to: u32::MAX });
-                self.bind(fail);
-                self.emit(Instr::Badmatch { r });
-                self.bind(vec![ok]);
-            }
-            self.bind_all(bound);
+            self.bind_form(&pair[0], r)?;
         }
         self.body(&items[2..], f.pos, dst, tail)?;
         self.release(m);
@@ -1003,16 +1011,7 @@ impl<'e> Compiler<'e> {
         let pc = self.pc();
         // Binding forms are destructured at the top of every iteration.
         for (form, r) in forms {
-            let mut fail = Vec::new();
-            let mut bound = Vec::new();
-            self.destructure(form, r, &mut fail, &mut bound)?;
-            if !fail.is_empty() {
-                let ok = self.emit(Instr::Jump { to: u32::MAX });
-                self.bind(fail);
-                self.emit(Instr::Badmatch { r });
-                self.bind(vec![ok]);
-            }
-            self.bind_all(bound);
+            self.bind_form(form, r)?;
         }
         let saved = self.st().loop_target.replace(LoopTarget { pc, first, n });
         let r = if tail {

@@ -120,29 +120,35 @@ impl Drop for CloseOnDrop {
 /// Step 2: one read, and the packets it completes sent to the owner.
 fn read_active(sock: &Sock) {
     let mut st = sock.state();
-    let Some(s) = st.stream() else { return };
-    let r = super::with_read_buf(|buf| s.try_read(buf).map(|n| (n, buf[..n].to_vec())));
-    match r {
-        Ok((0, _)) => st.eof = true,
-        Ok((_, data)) => st.inbuf.extend_from_slice(&data),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-        Err(e) => {
-            let owner = st.owner;
-            st.close();
-            drop(st);
-            let reason = super::error_name(&e);
-            table::send_tagged(
-                &sock.handle,
-                owner,
-                "tcp-error",
-                sock.id,
-                Some(&|_| Term::keyword(reason)),
-            );
-            table::send_tagged(&sock.handle, owner, "tcp-closed", sock.id, None);
-            return;
+    let fields = &mut *st;
+    let Some(table::Io::Stream(s)) = &fields.io else {
+        return;
+    };
+    let inbuf = &mut fields.inbuf;
+    let r = super::with_read_buf(|buf| {
+        let r = s.try_read(buf);
+        if let Ok(n) = r {
+            inbuf.extend_from_slice(&buf[..n]);
         }
+        r
+    });
+    match r {
+        Ok(0) => st.eof = true,
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+        Err(e) => return fail(sock, &mut st, super::error_name(&e)),
     }
     deliver(sock, &mut st);
+}
+
+/// The socket fails: closed, and the owner told `[:tcp-error s reason]`,
+/// then `[:tcp-closed s]`.
+fn fail(sock: &Sock, st: &mut table::State, reason: &'static str) {
+    st.close();
+    let owner = st.owner;
+    let reason = Term::keyword(reason);
+    table::send_tagged(&sock.handle, owner, "tcp-error", sock.id, Some(&|_| reason));
+    table::send_tagged(&sock.handle, owner, "tcp-closed", sock.id, None);
 }
 
 /// Sends the owner every complete packet its active mode allows.
@@ -164,18 +170,7 @@ pub(crate) fn deliver(sock: &Sock, st: &mut table::State) {
                 }
             }
             Ok(None) => break,
-            Err(frame::TooLong) => {
-                st.close();
-                table::send_tagged(
-                    &sock.handle,
-                    owner,
-                    "tcp-error",
-                    sock.id,
-                    Some(&|_| Term::keyword("emsgsize")),
-                );
-                table::send_tagged(&sock.handle, owner, "tcp-closed", sock.id, None);
-                return;
-            }
+            Err(frame::TooLong) => return fail(sock, st, "emsgsize"),
         }
     }
     if st.eof && st.active != Active::Passive && !st.closed {
