@@ -100,6 +100,9 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "snapshot-reply",
     // process-info
     "status",
+    // tcp/http-response
+    "bad-response",
+    "header",
     "running",
     "waiting",
     "message-queue-len",
@@ -221,15 +224,22 @@ impl std::fmt::Display for AtomError {
 
 impl std::error::Error for AtomError {}
 
+/// The index from names to atoms: written under its lock by interning,
+/// read under it by lookups by name.
 struct Table {
-    names: Vec<&'static str>,
-    index: HashMap<&'static str, u32>,
+    /// foldhash: fast, and seeded per process (names come from data).
+    index: HashMap<&'static str, u32, foldhash::fast::RandomState>,
 }
+
+/// The names by index, append-only: written only under [`Table`]'s write
+/// lock (so an atom's index is its position), read without any lock by
+/// [`Atom::name`], which compares, hashes and prints keywords. A
+/// `boxcar::Vec` never moves an element, so a name read once stays valid.
+static NAMES: boxcar::Vec<&'static str> = boxcar::Vec::new();
 
 impl Table {
     fn push(&mut self, name: &'static str) -> u32 {
-        let i = self.names.len() as u32;
-        self.names.push(name);
+        let i = NAMES.push(name) as u32;
         self.index.insert(name, i);
         i
     }
@@ -239,14 +249,50 @@ fn table() -> &'static RwLock<Table> {
     static TABLE: OnceLock<RwLock<Table>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut t = Table {
-            names: Vec::with_capacity(RUNTIME_ATOMS.len()),
-            index: HashMap::with_capacity(RUNTIME_ATOMS.len()),
+            index: HashMap::with_capacity_and_hasher(RUNTIME_ATOMS.len(), Default::default()),
         };
         for name in RUNTIME_ATOMS {
             t.push(name);
         }
         RwLock::new(t)
     })
+}
+
+/// The index of `name` in [`RUNTIME_ATOMS`], found at compile time by
+/// [`kw!`](crate::kw); a name not there is a compile error.
+#[doc(hidden)]
+pub const fn runtime_index(name: &str) -> u32 {
+    let mut i = 0;
+    while i < RUNTIME_ATOMS.len() {
+        let (a, b) = (RUNTIME_ATOMS[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i as u32;
+            }
+        }
+        i += 1;
+    }
+    panic!("kw!: the name is not in RUNTIME_ATOMS")
+}
+
+/// The keyword `:name` for a name in [`RUNTIME_ATOMS`], its index found
+/// at compile time: no lookup at run time, and a name missing from the
+/// list does not compile. `Term::keyword` finds any other name by a
+/// hash lookup.
+///
+/// ```
+/// assert_eq!(lona_term::kw!("normal"), lona_term::Term::keyword("normal"));
+/// ```
+#[macro_export]
+macro_rules! kw {
+    ($name:literal) => {{
+        const INDEX: u32 = $crate::atom_runtime_index($name);
+        $crate::Term::keyword_atom($crate::Atom::runtime(INDEX))
+    }};
 }
 
 /// Whether `name` may become an atom made from data.
@@ -305,7 +351,7 @@ impl Atom {
         if let Some(&i) = w.index.get(name) {
             return Ok((Atom(i), false));
         }
-        if w.names.len() >= limit {
+        if NAMES.count() >= limit {
             return Err(AtomError::TableFull);
         }
         let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
@@ -327,18 +373,32 @@ impl Atom {
         Atom(i)
     }
 
-    /// The atom's name.
+    /// The atom of [`RUNTIME_ATOMS`] at `index` (for [`kw!`](crate::kw)).
+    ///
+    /// # Panics
+    /// If `index` is not one of theirs.
+    #[doc(hidden)]
+    pub const fn runtime(index: u32) -> Atom {
+        assert!((index as usize) < RUNTIME_ATOMS.len());
+        Atom(index)
+    }
+
+    /// The atom's name (no lock: see `NAMES`).
     pub fn name(self) -> &'static str {
-        table().read().unwrap_or_else(|e| e.into_inner()).names[self.0 as usize]
+        match NAMES.get(self.0 as usize) {
+            Some(n) => n,
+            None => {
+                // The runtime's names are pushed when the table is made.
+                table();
+                NAMES.get(self.0 as usize).expect("an atom's name")
+            }
+        }
     }
 
     /// How many atoms exist.
     pub fn count() -> usize {
-        table()
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .names
-            .len()
+        let _t = table().read().unwrap_or_else(|e| e.into_inner());
+        NAMES.count()
     }
 }
 

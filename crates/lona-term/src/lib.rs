@@ -34,6 +34,8 @@ mod sizes;
 mod term;
 mod view;
 
+#[doc(hidden)]
+pub use atom::runtime_index as atom_runtime_index;
 pub use atom::{Atom, AtomError, MAX_ATOMS, MAX_ATOM_CHARS, RESERVED_ATOMS, RUNTIME_ATOMS};
 pub use binary::{live_shared_binaries, shared_binary_bytes, SHARED_THRESHOLD};
 pub use block::{

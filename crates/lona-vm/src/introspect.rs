@@ -170,7 +170,7 @@ pub fn start_table(handle: Handle, to: Pid, tag: Ref) -> std::io::Result<()> {
             let text = process_table(&handle.snapshot(PATIENCE), I_ROWS);
             let heap = Heap::new();
             let msg = heap.vector(&[
-                Term::keyword("snapshot-reply"),
+                lona_term::kw!("snapshot-reply"),
                 ref_term(&heap, tag),
                 heap.string(&text),
             ]);
@@ -216,10 +216,10 @@ pub fn runtime_info_term<'h>(heap: &'h Heap, info: &RuntimeInfo) -> Term<'h> {
                 0.0
             };
             heap.map(&[
-                (Term::keyword("busy-ms"), int(w.busy.as_millis())),
-                (Term::keyword("idle-ms"), int(w.idle.as_millis())),
-                (Term::keyword("utilisation"), heap.float(util)),
-                (Term::keyword("run-queue"), int(w.run_queue as u128)),
+                (lona_term::kw!("busy-ms"), int(w.busy.as_millis())),
+                (lona_term::kw!("idle-ms"), int(w.idle.as_millis())),
+                (lona_term::kw!("utilisation"), heap.float(util)),
+                (lona_term::kw!("run-queue"), int(w.run_queue as u128)),
             ])
         })
         .collect();
@@ -228,24 +228,24 @@ pub fn runtime_info_term<'h>(heap: &'h Heap, info: &RuntimeInfo) -> Term<'h> {
         .map(|(k, v)| (Term::keyword(k), int(*v as u128)))
         .collect();
     heap.map(&[
-        (Term::keyword("uptime-ms"), int(info.uptime.as_millis())),
-        (Term::keyword("workers"), heap.vector(&workers)),
+        (lona_term::kw!("uptime-ms"), int(info.uptime.as_millis())),
+        (lona_term::kw!("workers"), heap.vector(&workers)),
         (
-            Term::keyword("injector-queue"),
+            lona_term::kw!("injector-queue"),
             int(info.injector_queue as u128),
         ),
-        (Term::keyword("run-queue"), int(info.runnable() as u128)),
+        (lona_term::kw!("run-queue"), int(info.runnable() as u128)),
         (
-            Term::keyword("process-count"),
+            lona_term::kw!("process-count"),
             int(info.process_count as u128),
         ),
         (
-            Term::keyword("process-limit"),
+            lona_term::kw!("process-limit"),
             int(info.process_limit as u128),
         ),
-        (Term::keyword("registered"), int(info.registered as u128)),
-        (Term::keyword("timers"), int(info.timers as u128)),
-        (Term::keyword("memory"), heap.map(&memory)),
+        (lona_term::kw!("registered"), int(info.registered as u128)),
+        (lona_term::kw!("timers"), int(info.timers as u128)),
+        (lona_term::kw!("memory"), heap.map(&memory)),
     ])
 }
 

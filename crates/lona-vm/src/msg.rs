@@ -24,14 +24,6 @@ use std::sync::Arc;
 use lona_runtime::{AliveReply, Down, Envelope, Exit, InfoReply, Pid, ProcessInfo, Reason, Ref};
 use lona_term::{Fragment, Heap, RawTerm, Term, View};
 
-/// The keyword `:name`, interned once (not looked up at every message).
-macro_rules! cached_keyword {
-    ($name:literal) => {{
-        static ATOM: std::sync::OnceLock<lona_term::Atom> = std::sync::OnceLock::new();
-        Term::keyword_atom(*ATOM.get_or_init(|| lona_term::Atom::new($name)))
-    }};
-}
-
 /// An exit reason that is a Lonala term (anything but the runtime's
 /// standard reasons).
 pub struct TermReason {
@@ -139,12 +131,12 @@ fn reason_of(t: Term<'_>, trace: Trace) -> Reason {
 /// The term for a runtime reason, built on `heap`.
 pub fn reason_term<'h>(heap: &'h Heap, r: &Reason) -> Term<'h> {
     match r {
-        Reason::Normal => cached_keyword!("normal"),
-        Reason::Kill => cached_keyword!("kill"),
-        Reason::Killed => cached_keyword!("killed"),
-        Reason::Shutdown => cached_keyword!("shutdown"),
-        Reason::NoProc => cached_keyword!("noproc"),
-        Reason::Panic(p) => heap.vector(&[Term::keyword("panic"), heap.string(&p.message)]),
+        Reason::Normal => lona_term::kw!("normal"),
+        Reason::Kill => lona_term::kw!("kill"),
+        Reason::Killed => lona_term::kw!("killed"),
+        Reason::Shutdown => lona_term::kw!("shutdown"),
+        Reason::NoProc => lona_term::kw!("noproc"),
+        Reason::Panic(p) => heap.vector(&[lona_term::kw!("panic"), heap.string(&p.message)]),
         Reason::Custom(_) => {
             if let Some(tr) = r.downcast_ref::<TermReason>() {
                 heap.copy_from(tr.value())
@@ -153,7 +145,7 @@ pub fn reason_term<'h>(heap: &'h Heap, r: &Reason) -> Term<'h> {
             } else if let Some(s) = r.downcast_ref::<&'static str>() {
                 heap.string(s)
             } else {
-                heap.vector(&[Term::keyword("rust"), heap.string(&format!("{r:?}"))])
+                heap.vector(&[lona_term::kw!("rust"), heap.string(&format!("{r:?}"))])
             }
         }
     }
@@ -196,20 +188,20 @@ pub fn message_term(heap: &Heap, e: &Envelope) -> RawTerm {
 fn runtime_message_term(heap: &Heap, e: &Envelope) -> RawTerm {
     let t = if let Some(x) = e.downcast_ref::<Exit>() {
         heap.vector(&[
-            cached_keyword!("EXIT"),
+            lona_term::kw!("EXIT"),
             pid_term(heap, x.from),
             reason_term(heap, &x.reason),
         ])
     } else if let Some(d) = e.downcast_ref::<Down>() {
         heap.vector(&[
-            cached_keyword!("DOWN"),
+            lona_term::kw!("DOWN"),
             ref_term(heap, d.mref),
             pid_term(heap, d.pid),
             reason_term(heap, &d.reason),
         ])
     } else if let Some(a) = e.downcast_ref::<AliveReply>() {
         heap.vector(&[
-            Term::keyword("alive-reply"),
+            lona_term::kw!("alive-reply"),
             ref_term(heap, a.tag),
             Term::bool(a.alive),
         ])
@@ -218,9 +210,9 @@ fn runtime_message_term(heap: &Heap, e: &Envelope) -> RawTerm {
             Some(info) => info_term(heap, info),
             None => Term::NIL,
         };
-        heap.vector(&[Term::keyword("info-reply"), ref_term(heap, i.tag), info])
+        heap.vector(&[lona_term::kw!("info-reply"), ref_term(heap, i.tag), info])
     } else {
-        heap.vector(&[Term::keyword("foreign"), heap.string(e.type_name())])
+        heap.vector(&[lona_term::kw!("foreign"), heap.string(e.type_name())])
     };
     t.raw()
 }
@@ -238,42 +230,42 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo) -> Term<'h> {
     };
     let int = |n: u64| heap.int(i64::try_from(n).unwrap_or(i64::MAX));
     let mut pairs = vec![
-        (Term::keyword("status"), Term::keyword(status)),
+        (lona_term::kw!("status"), Term::keyword(status)),
         (
-            Term::keyword("message-queue-len"),
+            lona_term::kw!("message-queue-len"),
             int(i.message_queue_len as u64),
         ),
-        (Term::keyword("reductions"), int(i.reductions)),
-        (Term::keyword("links"), pids(&i.links)),
-        (Term::keyword("monitors"), pids(&i.monitors)),
-        (Term::keyword("monitored-by"), pids(&i.monitored_by)),
+        (lona_term::kw!("reductions"), int(i.reductions)),
+        (lona_term::kw!("links"), pids(&i.links)),
+        (lona_term::kw!("monitors"), pids(&i.monitors)),
+        (lona_term::kw!("monitored-by"), pids(&i.monitored_by)),
         (
-            Term::keyword("registered-name"),
+            lona_term::kw!("registered-name"),
             // a name registered from Rust may be new: a string when the
             // atom table cannot take it
             i.registered_name.as_deref().map_or(Term::NIL, |n| {
                 Term::try_keyword(n).unwrap_or_else(|_| heap.string(n))
             }),
         ),
-        (Term::keyword("trap-exit"), Term::bool(i.trap_exit)),
+        (lona_term::kw!("trap-exit"), Term::bool(i.trap_exit)),
         (
-            Term::keyword("parent"),
+            lona_term::kw!("parent"),
             i.parent.map_or(Term::NIL, |p| pid_term(heap, p)),
         ),
         (
-            Term::keyword("priority"),
+            lona_term::kw!("priority"),
             Term::keyword(i.priority.as_str()),
         ),
     ];
     if let Some(w) = i.heap_words {
-        pairs.push((Term::keyword("heap-size"), int(w as u64)));
+        pairs.push((lona_term::kw!("heap-size"), int(w as u64)));
     }
     pairs.push((
-        Term::keyword("current-function"),
+        lona_term::kw!("current-function"),
         i.current_function.as_deref().map_or(Term::NIL, |n| {
             Term::try_symbol(n).unwrap_or_else(|_| heap.string(n))
         }),
     ));
-    pairs.push((Term::keyword("memory"), int(i.memory as u64)));
+    pairs.push((lona_term::kw!("memory"), int(i.memory as u64)));
     heap.map(&pairs)
 }

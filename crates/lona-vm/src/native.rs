@@ -26,9 +26,9 @@ impl Class {
     /// The keyword `catch` clauses name: `:error`, `:throw`, `:exit`.
     pub fn keyword(self) -> Term<'static> {
         match self {
-            Class::Error => Term::keyword("error"),
-            Class::Throw => Term::keyword("throw"),
-            Class::Exit | Class::Halt(_) => Term::keyword("exit"),
+            Class::Error => lona_term::kw!("error"),
+            Class::Throw => lona_term::kw!("throw"),
+            Class::Exit | Class::Halt(_) => lona_term::kw!("exit"),
         }
     }
 
@@ -67,12 +67,12 @@ impl Raise {
 
     /// `:badarg`
     pub fn badarg() -> Raise {
-        Raise::error(Term::keyword("badarg"))
+        Raise::error(lona_term::kw!("badarg"))
     }
 
     /// `:badarith`
     pub fn badarith() -> Raise {
-        Raise::error(Term::keyword("badarith"))
+        Raise::error(lona_term::kw!("badarith"))
     }
 }
 
@@ -114,7 +114,7 @@ impl<'a, 'r> NativeCx<'a, 'r> {
     pub fn rt(&mut self) -> Result<&mut Cx<'r>, Raise> {
         self.rt
             .as_deref_mut()
-            .ok_or_else(|| Raise::error(Term::keyword("no-process")))
+            .ok_or_else(|| Raise::error(lona_term::kw!("no-process")))
     }
 
     /// An argument word as a term of this heap.
@@ -245,12 +245,12 @@ impl<'h> Exception<'h> {
 
     /// The `:error` `:badarg` (a wrong argument).
     pub fn badarg() -> Exception<'h> {
-        Exception::error(Term::keyword("badarg"))
+        Exception::error(lona_term::kw!("badarg"))
     }
 
     /// The `:error` `:badarith` (an arithmetic error).
     pub fn badarith() -> Exception<'h> {
-        Exception::error(Term::keyword("badarith"))
+        Exception::error(lona_term::kw!("badarith"))
     }
 
     /// The reason (or thrown value).
@@ -274,7 +274,7 @@ fn adopt(heap: &Heap, t: Term<'_>) -> RawTerm {
 /// the callee's prototype with the arguments as terms.
 pub(crate) fn call_user_native(cx: &mut NativeCx<'_, '_>, args: &[RawTerm]) -> NResult {
     let Some(f) = cx.callee.user_native else {
-        return Err(Raise::error(Term::keyword("undef")));
+        return Err(Raise::error(lona_term::kw!("undef")));
     };
     let heap = cx.heap;
     // SAFETY: `Term` and `RawTerm` are both `repr(transparent)` over

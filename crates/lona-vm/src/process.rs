@@ -111,10 +111,10 @@ impl EndSignal {
 /// The exit reason for an uncaught exception (lonala.md, "Errors").
 pub fn exit_term<'h>(heap: &'h Heap, class: Class, reason: Term<'h>) -> Term<'h> {
     match class {
-        Class::Error => heap.vector(&[Term::keyword("error"), reason]),
+        Class::Error => heap.vector(&[lona_term::kw!("error"), reason]),
         Class::Throw => heap.vector(&[
-            Term::keyword("error"),
-            heap.vector(&[Term::keyword("nocatch"), reason]),
+            lona_term::kw!("error"),
+            heap.vector(&[lona_term::kw!("nocatch"), reason]),
         ]),
         Class::Exit | Class::Halt(_) => reason,
     }
@@ -266,8 +266,8 @@ pub(crate) fn heap_limit(cx: &Cx<'_>, e: HeapError) -> Step {
 fn out_of_memory_reason() -> Reason {
     let h = Heap::new();
     let t = h.vector(&[
-        Term::keyword("system-limit"),
-        Term::keyword("out-of-memory"),
+        lona_term::kw!("system-limit"),
+        lona_term::kw!("out-of-memory"),
     ]);
     crate::msg::term_reason(t, None)
 }

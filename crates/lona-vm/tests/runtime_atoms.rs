@@ -4,7 +4,8 @@
 //! new atom and work however full the table is (issue 17, defect 4).
 //!
 //! A new `Term::keyword("...")` in `src/` fails this test until its name
-//! is added to `RUNTIME_ATOMS` (in `lona-term/src/atom.rs`).
+//! is added to `RUNTIME_ATOMS` (in `lona-term/src/atom.rs`); `kw!("...")`,
+//! which the VM uses for its own names, does not compile until then.
 
 use std::path::Path;
 
@@ -54,7 +55,7 @@ fn every_name_the_vm_spells_out_is_interned_from_the_start() {
         for pat in [
             "Term::keyword(\"",
             "Term::symbol(\"",
-            "cached_keyword!(\"",
+            "kw!(\"",
             "Atom::new(\"",
         ] {
             literals_after(text, pat, &mut names);
@@ -66,7 +67,10 @@ fn every_name_the_vm_spells_out_is_interned_from_the_start() {
             }
         }
     }
-    assert!(seen > 50, "found only {seen} names: the patterns are stale");
+    assert!(
+        seen > 100,
+        "found only {seen} names: the patterns are stale"
+    );
     // names the code computes from a fixed set
     for n in [
         "running",

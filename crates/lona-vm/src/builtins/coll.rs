@@ -429,7 +429,7 @@ fn range(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             / step.unsigned_abs() as i128
     };
     if n > MAX_BUILD as i128 {
-        return Err(Raise::error(Term::keyword("system-limit")));
+        return Err(Raise::error(lona_term::kw!("system-limit")));
     }
     cx.charge(n as usize / 8);
     let mut acc = Term::EMPTY_LIST.raw();
@@ -478,7 +478,7 @@ fn drop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn repeat(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = int_arg(cx, a[0])?;
     if n > MAX_BUILD {
-        return Err(Raise::error(Term::keyword("system-limit")));
+        return Err(Raise::error(lona_term::kw!("system-limit")));
     }
     let x = t(cx, a[1]);
     let v = vec![x; n.max(0) as usize];

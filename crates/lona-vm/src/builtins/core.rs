@@ -309,7 +309,7 @@ fn var_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         let q = format!("{ns}/{name}");
         // an error path: a string when the atom table cannot take the name
         let sym = Term::try_symbol(&q).unwrap_or_else(|_| cx.heap.string(&q));
-        Raise::error(cx.heap.vector(&[Term::keyword("undef"), sym]))
+        Raise::error(cx.heap.vector(&[lona_term::kw!("undef"), sym]))
     })
 }
 

@@ -53,11 +53,11 @@ fn job(
                     Done::Bool(b) => Term::bool(b),
                     Done::Nil => Term::NIL,
                 };
-                h.vector(&[Term::keyword("ok"), v])
+                h.vector(&[lona_term::kw!("ok"), v])
             }
-            Err(e) => h.vector(&[Term::keyword("error"), Term::keyword(error_name(&e))]),
+            Err(e) => h.vector(&[lona_term::kw!("error"), Term::keyword(error_name(&e))]),
         };
-        let msg = Fragment::vector(&[Term::keyword("lona.io/done"), h.reference(id), v]);
+        let msg = Fragment::vector(&[lona_term::kw!("lona.io/done"), h.reference(id), v]);
         handle.send(me, msg);
     });
     Ok(cx.heap.reference(id).raw())

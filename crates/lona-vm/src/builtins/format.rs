@@ -28,7 +28,7 @@ const MAX_WIDTH: usize = 1 << 16;
 
 fn bad(cx: &NativeCx<'_, '_>, msg: &str) -> Raise {
     let m = cx.heap.string(msg);
-    Raise::error(cx.heap.vector(&[Term::keyword("bad-format"), m]))
+    Raise::error(cx.heap.vector(&[lona_term::kw!("bad-format"), m]))
 }
 
 #[derive(Default)]

@@ -22,7 +22,7 @@ fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
 }
 
 fn system_limit() -> Raise {
-    Raise::error(Term::keyword("system-limit"))
+    Raise::error(lona_term::kw!("system-limit"))
 }
 
 /// A number as a float; `:badarith` for anything else.

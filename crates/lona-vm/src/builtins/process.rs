@@ -160,9 +160,9 @@ fn do_spawn_named(
     };
     r.map_err(|e| match e {
         SpawnError::SystemLimit { .. } => system_limit(),
-        SpawnError::ShuttingDown => Raise::error(Term::keyword("shutting-down")),
+        SpawnError::ShuttingDown => Raise::error(lona_term::kw!("shutting-down")),
         SpawnError::NameTaken { holder, .. } => Raise::error(cx.heap.vector(&[
-            Term::keyword("already-registered"),
+            lona_term::kw!("already-registered"),
             pid_term(cx.heap, holder),
         ])),
     })
@@ -178,7 +178,7 @@ enum SpawnHeap {
 }
 
 fn system_limit() -> Raise {
-    Raise::error(Term::keyword("system-limit"))
+    Raise::error(lona_term::kw!("system-limit"))
 }
 
 fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
@@ -264,7 +264,7 @@ fn link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let pid = pid_arg(cx, a[0])?;
     cx.rt()?
         .link(pid)
-        .map_err(|_| Raise::error(Term::keyword("noproc")))?;
+        .map_err(|_| Raise::error(lona_term::kw!("noproc")))?;
     Ok(Term::TRUE.raw())
 }
 
@@ -289,10 +289,10 @@ fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                     let mref = Ref::new();
                     let me = rt.pid();
                     let down = cx.heap.vector(&[
-                        Term::keyword("DOWN"),
+                        lona_term::kw!("DOWN"),
                         ref_term(cx.heap, mref),
                         target,
-                        Term::keyword("noproc"),
+                        lona_term::kw!("noproc"),
                     ]);
                     let frag = Fragment::new(down);
                     cx.rt()?.send(me, frag);
@@ -448,7 +448,7 @@ fn request_snapshot(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let rt = cx.rt()?;
     let tag = Ref::new();
     crate::introspect::start_table(rt.handle(), rt.pid(), tag)
-        .map_err(|_| Raise::error(Term::keyword("system-limit")))?;
+        .map_err(|_| Raise::error(lona_term::kw!("system-limit")))?;
     Ok(ref_term(cx.heap, tag).raw())
 }
 
@@ -494,7 +494,7 @@ fn make_ref(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 }
 
 fn node(_cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
-    Ok(Term::keyword("nonode@nohost").raw())
+    Ok(lona_term::kw!("nonode@nohost").raw())
 }
 
 fn millis(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Duration, Raise> {
@@ -524,7 +524,7 @@ fn cancel_timer(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
     let left = cx.rt()?.cancel_timer(TimerRef::from_bits(id & !TIMER_BIT));
     Ok(match left {
-        Some(d) if d == Duration::MAX => Term::keyword("infinity").raw(),
+        Some(d) if d == Duration::MAX => lona_term::kw!("infinity").raw(),
         Some(d) => cx
             .heap
             .int(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

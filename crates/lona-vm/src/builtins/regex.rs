@@ -50,7 +50,7 @@ pub(crate) fn pattern_of(x: Term<'_>) -> Option<&str> {
 
 fn bad_regex(cx: &NativeCx<'_, '_>, msg: &str) -> Raise {
     let m = cx.heap.string(msg);
-    Raise::error(cx.heap.vector(&[Term::keyword("bad-regex"), m]))
+    Raise::error(cx.heap.vector(&[lona_term::kw!("bad-regex"), m]))
 }
 
 thread_local! {

@@ -162,7 +162,7 @@ fn pop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         }
         View::Cons(_, tl) => Ok(tl.raw()),
         View::Nil => Ok(Term::NIL.raw()),
-        _ => Err(Raise::error(Term::keyword("badarg"))),
+        _ => Err(Raise::error(lona_term::kw!("badarg"))),
     }
 }
 

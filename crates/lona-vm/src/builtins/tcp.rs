@@ -33,7 +33,7 @@ pub(super) fn kw(s: &str) -> RawTerm {
 
 pub(super) fn error_tuple(cx: &NativeCx<'_, '_>, reason: &str) -> RawTerm {
     cx.heap
-        .vector(&[Term::keyword("error"), Term::keyword(reason)])
+        .vector(&[lona_term::kw!("error"), Term::keyword(reason)])
         .raw()
 }
 
@@ -107,7 +107,8 @@ pub(super) fn ip_arg(_cx: &NativeCx<'_, '_>, v: Term<'_>) -> Result<IpAddr, Rais
         return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
     }
     // Names are not looked up (that would block a worker): addresses only.
-    s.parse().map_err(|_| Raise::error(Term::keyword("einval")))
+    s.parse()
+        .map_err(|_| Raise::error(lona_term::kw!("einval")))
 }
 
 pub(super) fn port_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u16, Raise> {
@@ -159,7 +160,7 @@ pub(super) fn open(cx: &mut NativeCx<'_, '_>, io: Io, o: Opts) -> NResult {
         }
         Err(_) => {
             table::remove(id);
-            return Err(Raise::error(Term::keyword("system-limit")));
+            return Err(Raise::error(lona_term::kw!("system-limit")));
         }
     }
     Ok(cx.heap.reference(id).raw())
@@ -185,7 +186,7 @@ fn listen(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// listener's options), `:wait`, or an error raised.
 fn accept(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(l) = sock(cx, a[0])? else {
-        return Err(Raise::error(Term::keyword("closed")));
+        return Err(Raise::error(lona_term::kw!("closed")));
     };
     let me = cx.rt()?.pid();
     loop {
@@ -193,7 +194,7 @@ fn accept(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         let r = match &st.io {
             Some(Io::Listener(listener)) => listener.try_accept(),
             Some(Io::Stream(_) | Io::Udp(_)) => return Err(Raise::badarg()),
-            None => return Err(Raise::error(Term::keyword("closed"))),
+            None => return Err(Raise::error(lona_term::kw!("closed"))),
         };
         match r {
             Ok((s, _)) => {
@@ -232,7 +233,7 @@ fn connect(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// raised (the socket is closed).
 fn connected(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
-        return Err(Raise::error(Term::keyword("closed")));
+        return Err(Raise::error(lona_term::kw!("closed")));
     };
     let me = cx.rt()?.pid();
     let r = s.poll_connected(&s.state(), me);
@@ -334,7 +335,7 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 }
                 crate::net::http::Head::Request(m, n) => {
                     st.inbuf.drain(..n);
-                    return Ok(cx.heap.vector(&[Term::keyword("ok"), m]).raw());
+                    return Ok(cx.heap.vector(&[lona_term::kw!("ok"), m]).raw());
                 }
                 crate::net::http::Head::Error(e) => return Ok(error_tuple(cx, e)),
                 crate::net::http::Head::Partial if st.inbuf.len() >= max => {
@@ -347,7 +348,7 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 Ok(Some(p)) => {
                     cx.charge(p.len() / 4096);
                     let d = cx.heap.binary(&p);
-                    return Ok(cx.heap.vector(&[Term::keyword("ok"), d]).raw());
+                    return Ok(cx.heap.vector(&[lona_term::kw!("ok"), d]).raw());
                 }
                 Err(frame::TooLong) => return Ok(error_tuple(cx, "emsgsize")),
                 Ok(None) => {}
@@ -464,7 +465,63 @@ fn open_count(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(cx.heap.int(table::count() as i64).raw())
 }
 
+/// `(tcp/http-response status headers body close?)`: an HTTP/1.1
+/// response's bytes, head and body in one binary (`:packet :http`'s other
+/// half; `lona.http` writes every response with it): the status line with
+/// its reason phrase, `headers` (a map of names, strings or keywords, to
+/// values written as `str` writes them) but `content-length` and
+/// `connection`, which it writes itself, then `body` (a binary, a string,
+/// nil, or anything else as `str` writes it). Raises
+/// `[:bad-response :status]` for a status outside 100-999 and
+/// `[:bad-response :header]` for a header holding CR or LF.
+fn http_response(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    thread_local! {
+        // One buffer per worker thread, reused (one response at a time).
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let status = t(cx, a[0]).as_i64().ok_or_else(Raise::badarg)?;
+    let headers = t(cx, a[1]);
+    let body = t(cx, a[2]);
+    let close = crate::tag::truthy(a[3].bits());
+    let shown;
+    let body: &[u8] = match body.view() {
+        View::Binary(b) => b,
+        View::Str(s) => s.as_bytes(),
+        View::Nil => &[],
+        _ => {
+            let mut s = String::new();
+            crate::print::display_into(&mut s, body);
+            shown = s;
+            shown.as_bytes()
+        }
+    };
+    BUF.with(|b| {
+        let mut out = b.borrow_mut();
+        out.clear();
+        match crate::net::http::encode_response(&mut out, status, headers, body, close) {
+            Ok(()) => {}
+            Err(e) => {
+                let what = match e {
+                    crate::net::http::EncodeError::Status => "status",
+                    crate::net::http::EncodeError::Header => "header",
+                };
+                let r = cx
+                    .heap
+                    .vector(&[lona_term::kw!("bad-response"), Term::keyword(what)]);
+                return Err(Raise::error(r));
+            }
+        }
+        cx.charge(out.len() / 64);
+        let r = cx.heap.binary(&out).raw();
+        if out.capacity() > 1 << 16 {
+            *out = Vec::new(); // a big body: not kept per thread
+        }
+        Ok(r)
+    })
+}
+
 pub(super) fn install(tcp: &'static Namespace) {
+    def(tcp, "http-response", 4, 4, http_response);
     def(tcp, "listen*", 2, 2, listen);
     def(tcp, "accept*", 1, 1, accept);
     def(tcp, "connect*", 3, 3, connect);

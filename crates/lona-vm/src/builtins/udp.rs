@@ -6,7 +6,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use lona_runtime::io::UdpSocket;
-use lona_term::{RawTerm, Term};
+use lona_term::RawTerm;
 
 use super::def;
 use super::tcp::{
@@ -73,7 +73,7 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 let host = h.string(&from.ip().to_string());
                 let d = h.binary(&buf[..n]);
                 let v = h.vector(&[host, h.int(from.port() as i64), d]);
-                h.vector(&[Term::keyword("ok"), v]).raw()
+                h.vector(&[lona_term::kw!("ok"), v]).raw()
             })
         });
         match r {

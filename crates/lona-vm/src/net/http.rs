@@ -2,7 +2,9 @@
 //! head parsed in Rust, by the `httparse` crate, into the request map
 //! `lona.http` hands its handlers (the body is read after it, by length).
 
-use lona_term::{Heap, Term};
+use std::fmt::Write as _;
+
+use lona_term::{Heap, Term, View};
 
 /// The most header lines a request may have (more: `:too-many-headers`).
 pub(crate) const MAX_HEADERS: usize = 100;
@@ -31,15 +33,15 @@ pub(crate) fn parse<'h>(heap: &'h Heap, buf: &[u8]) -> Head<'h> {
         Err(_) => return Head::Error("bad-request"),
     };
     let method = match req.method.unwrap_or("") {
-        "GET" => Term::keyword("get"),
-        "HEAD" => Term::keyword("head"),
-        "POST" => Term::keyword("post"),
-        "PUT" => Term::keyword("put"),
-        "DELETE" => Term::keyword("delete"),
-        "PATCH" => Term::keyword("patch"),
-        "OPTIONS" => Term::keyword("options"),
-        "TRACE" => Term::keyword("trace"),
-        "CONNECT" => Term::keyword("connect"),
+        "GET" => lona_term::kw!("get"),
+        "HEAD" => lona_term::kw!("head"),
+        "POST" => lona_term::kw!("post"),
+        "PUT" => lona_term::kw!("put"),
+        "DELETE" => lona_term::kw!("delete"),
+        "PATCH" => lona_term::kw!("patch"),
+        "OPTIONS" => lona_term::kw!("options"),
+        "TRACE" => lona_term::kw!("trace"),
+        "CONNECT" => lona_term::kw!("connect"),
         other => heap.string(other),
     };
     let target = req.path.unwrap_or("/");
@@ -52,33 +54,132 @@ pub(crate) fn parse<'h>(heap: &'h Heap, buf: &[u8]) -> Head<'h> {
     } else {
         "HTTP/1.1"
     };
-    let mut pairs: Vec<(String, String)> = Vec::with_capacity(req.headers.len());
+    // Header names lower-cased in one reused buffer; a repeated header
+    // (rare) has its values joined.
+    let mut hs: Vec<(Term<'h>, Term<'h>)> = Vec::with_capacity(req.headers.len());
+    let mut name = String::new();
     for h in req.headers.iter() {
-        let name = h.name.to_ascii_lowercase();
-        let value = String::from_utf8_lossy(h.value).trim().to_string();
-        match pairs.iter_mut().find(|(k, _)| *k == name) {
+        name.clear();
+        name.push_str(h.name);
+        name.make_ascii_lowercase();
+        let value = String::from_utf8_lossy(h.value);
+        let value = value.trim();
+        match hs
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some(name.as_str()))
+        {
             Some((_, v)) => {
-                v.push_str(", ");
-                v.push_str(&value);
+                let joined = format!("{}, {value}", v.as_str().unwrap_or(""));
+                *v = heap.string(&joined);
             }
-            None => pairs.push((name, value)),
+            None => hs.push((heap.string(&name), heap.string(value))),
         }
     }
-    let hs: Vec<(Term<'_>, Term<'_>)> = pairs
-        .iter()
-        .map(|(k, v)| (heap.string(k), heap.string(v)))
-        .collect();
+    // The keys in the map's order (by name), so it is built sorted.
     let map = heap.map(&[
-        (Term::keyword("method"), method),
-        (Term::keyword("uri"), heap.string(uri)),
+        (lona_term::kw!("headers"), heap.map(&hs)),
+        (lona_term::kw!("method"), method),
+        (lona_term::kw!("protocol"), heap.string(protocol)),
         (
-            Term::keyword("query-string"),
+            lona_term::kw!("query-string"),
             query.map_or(Term::NIL, |q| heap.string(q)),
         ),
-        (Term::keyword("protocol"), heap.string(protocol)),
-        (Term::keyword("headers"), heap.map(&hs)),
+        (lona_term::kw!("uri"), heap.string(uri)),
     ]);
     Head::Request(map, n)
+}
+
+/// The reason phrase HTTP gives `status` (`"Status"` for one not known).
+pub(crate) fn reason(status: i64) -> &'static str {
+    match status {
+        100 => "Continue",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
+
+/// Why a response could not be encoded.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum EncodeError {
+    /// A status outside 100-999.
+    Status,
+    /// A header name or value holding CR or LF (response splitting).
+    Header,
+}
+
+/// Writes a response's head and body into `out`: the status line, each
+/// header of `headers` (a map, or nil) but `content-length` and
+/// `connection`, which it writes itself, then the body. Names and values
+/// are written as `str` writes them; one holding CR or LF is refused.
+pub(crate) fn encode_response(
+    out: &mut Vec<u8>,
+    status: i64,
+    headers: Term<'_>,
+    body: &[u8],
+    close: bool,
+) -> Result<(), EncodeError> {
+    if !(100..=999).contains(&status) {
+        return Err(EncodeError::Status);
+    }
+    let mut head = String::with_capacity(128);
+    let _ = write!(head, "HTTP/1.1 {status} {}\r\n", reason(status));
+    if let View::Map(m) = headers.view() {
+        let mut field = String::new();
+        for (k, v) in m.iter() {
+            field.clear();
+            match k.view() {
+                View::Keyword(a) => field.push_str(a.name()),
+                _ => crate::print::display_into(&mut field, k),
+            }
+            let name_len = field.len();
+            if field.eq_ignore_ascii_case("content-length")
+                || field.eq_ignore_ascii_case("connection")
+            {
+                continue;
+            }
+            field.push_str(": ");
+            crate::print::display_into(&mut field, v);
+            if field.contains(['\r', '\n']) || name_len == 0 {
+                return Err(EncodeError::Header);
+            }
+            head.push_str(&field);
+            head.push_str("\r\n");
+        }
+    }
+    let _ = write!(head, "content-length: {}\r\n", body.len());
+    if close {
+        head.push_str("connection: close\r\n");
+    }
+    head.push_str("\r\n");
+    out.reserve(head.len() + body.len());
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(body);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -122,6 +223,46 @@ mod tests {
                 assert!(s.contains("HTTP/1.0"), "{s}");
             }
             _ => panic!("not parsed"),
+        }
+    }
+
+    #[test]
+    fn responses_are_encoded_and_bad_ones_refused() {
+        let h = Heap::new();
+        let headers = h.map(&[
+            (h.string("Content-Type"), h.string("text/plain")),
+            (Term::keyword("status"), h.int(7)),
+            (h.string("Content-Length"), h.string("999")),
+            (h.string("connection"), h.string("keep-alive")),
+        ]);
+        let mut out = Vec::new();
+        encode_response(&mut out, 404, headers, b"gone", true).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("HTTP/1.1 404 Not Found\r\n"), "{text}");
+        assert!(text.contains("Content-Type: text/plain\r\n"), "{text}");
+        // A keyword name is written without its colon.
+        assert!(text.contains("\r\nstatus: 7\r\n"), "{text}");
+        // The caller's length and connection are replaced by the real ones.
+        assert!(
+            !text.contains("999") && !text.contains("keep-alive"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("content-length: 4\r\nconnection: close\r\n\r\ngone"),
+            "{text}"
+        );
+        let mut out = Vec::new();
+        encode_response(&mut out, 299, Term::NIL, b"", false).unwrap();
+        assert_eq!(out, b"HTTP/1.1 299 Status\r\ncontent-length: 0\r\n\r\n");
+        for status in [99, 1000, -1] {
+            let r = encode_response(&mut Vec::new(), status, Term::NIL, b"", false);
+            assert_eq!(r, Err(EncodeError::Status));
+        }
+        // Response splitting: CR or LF in a name or a value.
+        for (k, v) in [("x", "a\r\nset-cookie: evil"), ("x\ny", "v"), ("", "v")] {
+            let hs = h.map(&[(h.string(k), h.string(v))]);
+            let r = encode_response(&mut Vec::new(), 200, hs, b"", false);
+            assert_eq!(r, Err(EncodeError::Header), "{k:?} {v:?}");
         }
     }
 }

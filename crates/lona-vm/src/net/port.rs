@@ -207,9 +207,9 @@ fn flush(sock: &Sock) {
                 sock.id,
                 Some(&move |h| {
                     if ok {
-                        Term::keyword("ok")
+                        lona_term::kw!("ok")
                     } else {
-                        h.vector(&[Term::keyword("error"), Term::keyword("closed")])
+                        h.vector(&[lona_term::kw!("error"), lona_term::kw!("closed")])
                     }
                 }),
             );
@@ -231,7 +231,7 @@ fn close(sock: &Arc<Sock>) {
             p,
             "lona.io/sent",
             sock.id,
-            Some(&|h| h.vector(&[Term::keyword("error"), Term::keyword("closed")])),
+            Some(&|h| h.vector(&[lona_term::kw!("error"), lona_term::kw!("closed")])),
         );
     }
 }

@@ -382,7 +382,7 @@ impl Vm {
                 return Err(self.badarity(f, argc))
             }
             _ => {
-                let r = self.heap.vector(&[Term::keyword("badfun"), ft]).raw();
+                let r = self.heap.vector(&[lona_term::kw!("badfun"), ft]).raw();
                 return Err(Raise::error(unsafe { self.heap.term(r) }));
             }
         };
@@ -410,7 +410,7 @@ impl Vm {
         // SAFETY: a stack word is a valid term of this heap.
         let ft = unsafe { self.heap.term(crate::tag::raw(f)) };
         let v = self.heap.vector(&[
-            Term::keyword("badarity"),
+            lona_term::kw!("badarity"),
             ft,
             Term::small_int(argc as i64).unwrap_or(Term::NIL),
         ]);
@@ -425,7 +425,7 @@ impl Vm {
         tail: bool,
     ) -> Result<(), Raise> {
         if !self.ensure(base + e.nregs as usize + 1) {
-            return Err(Raise::error(Term::keyword("system-limit")));
+            return Err(Raise::error(lona_term::kw!("system-limit")));
         }
         if !tail {
             self.push_caller(self.cur);
@@ -478,7 +478,7 @@ impl Vm {
             _ => return Err(Raise::badarg()),
         };
         if !self.ensure(at + items.len() + 1) {
-            return Err(Raise::error(Term::keyword("system-limit")));
+            return Err(Raise::error(lona_term::kw!("system-limit")));
         }
         self.stack[at..at + items.len()].copy_from_slice(&items);
         Ok(items.len())
@@ -1198,18 +1198,18 @@ impl Vm {
                 Instr::Badmatch { r } => {
                     let v = self
                         .heap
-                        .vector(&[Term::keyword("badmatch"), term!(r!(r))])
+                        .vector(&[lona_term::kw!("badmatch"), term!(r!(r))])
                         .raw();
                     raise!(Raise::error(term!(v.bits())))
                 }
                 Instr::CaseClause { r } => {
                     let v = self
                         .heap
-                        .vector(&[Term::keyword("case-clause"), term!(r!(r))])
+                        .vector(&[lona_term::kw!("case-clause"), term!(r!(r))])
                         .raw();
                     raise!(Raise::error(term!(v.bits())))
                 }
-                Instr::FunctionClause => raise!(Raise::error(Term::keyword("function-clause"))),
+                Instr::FunctionClause => raise!(Raise::error(lona_term::kw!("function-clause"))),
                 Instr::TryBegin { r, handler } => {
                     if self.handlers.len() == self.handlers.capacity() {
                         self.grow_handlers();
@@ -1242,19 +1242,19 @@ impl Vm {
                 }
                 Instr::RecvStart => {
                     let Some(cx) = rt.as_deref_mut() else {
-                        raise!(Raise::error(Term::keyword("no-process")))
+                        raise!(Raise::error(lona_term::kw!("no-process")))
                     };
                     if self.recv_id != 0 {
                         // A guard of another receive is receiving: its
                         // scan would lose its place (the guard fails).
-                        raise!(Raise::error(Term::keyword("receive-in-guard")))
+                        raise!(Raise::error(lona_term::kw!("receive-in-guard")))
                     }
                     self.recv_id = cx.new_receive();
                     self.recv_timer = None;
                 }
                 Instr::RecvPeek { dst, empty } => {
                     let Some(cx) = rt.as_deref_mut() else {
-                        raise!(Raise::error(Term::keyword("no-process")))
+                        raise!(Raise::error(lona_term::kw!("no-process")))
                     };
                     let w = cx
                         .peek_message(self.recv_id)
@@ -1275,7 +1275,7 @@ impl Vm {
                 }
                 Instr::RecvScan { dst, f, empty } => {
                     let Some(cx) = rt.as_deref_mut() else {
-                        raise!(Raise::error(Term::keyword("no-process")))
+                        raise!(Raise::error(lona_term::kw!("no-process")))
                     };
                     let filter = &proto.recv_filters[f as usize];
                     let heap = &self.heap;
@@ -1338,7 +1338,7 @@ impl Vm {
                 }
                 Instr::RecvWait { t, to } => {
                     let Some(cx) = rt.as_deref_mut() else {
-                        raise!(Raise::error(Term::keyword("no-process")))
+                        raise!(Raise::error(lona_term::kw!("no-process")))
                     };
                     match self.recv_timer {
                         Some((token, _)) if cx.timed_out(token) => {
@@ -1356,7 +1356,7 @@ impl Vm {
                                 View::Keyword(k) if k.name() == "infinity" => None,
                                 _ => {
                                     self.recv_id = 0;
-                                    let r = self.heap.vector(&[Term::keyword("timeout-value"), v]);
+                                    let r = self.heap.vector(&[lona_term::kw!("timeout-value"), v]);
                                     raise!(Raise::error(r))
                                 }
                             };
@@ -1416,7 +1416,7 @@ impl Vm {
     fn undef(&self, v: &crate::var::Var) -> Raise {
         // SAFETY: the var's symbol is an immediate.
         let sym = unsafe { lona_term::permanent_term(v.symbol) };
-        Raise::error(self.heap.vector(&[Term::keyword("undef"), sym]))
+        Raise::error(self.heap.vector(&[lona_term::kw!("undef"), sym]))
     }
 }
 
