@@ -147,8 +147,20 @@ fn fail(sock: &Sock, st: &mut table::State, reason: &'static str) {
     st.close();
     let owner = st.owner;
     let reason = Term::keyword(reason);
-    table::send_tagged(&sock.handle, owner, "tcp-error", sock.id, Some(&|_| reason));
-    table::send_tagged(&sock.handle, owner, "tcp-closed", sock.id, None);
+    table::send_tagged(
+        &sock.handle,
+        owner,
+        lona_term::kw!("tcp-error"),
+        sock.id,
+        Some(&|_| reason),
+    );
+    table::send_tagged(
+        &sock.handle,
+        owner,
+        lona_term::kw!("tcp-closed"),
+        sock.id,
+        None,
+    );
 }
 
 /// Sends the owner every complete packet its active mode allows.
@@ -158,12 +170,24 @@ pub(crate) fn deliver(sock: &Sock, st: &mut table::State) {
         let (packet, max) = (st.packet, st.max_packet);
         match frame::take(packet, &mut st.inbuf, 0, max) {
             Ok(Some(p)) => {
-                table::send_tagged(&sock.handle, owner, "tcp", sock.id, Some(&|h| h.binary(&p)));
+                table::send_tagged(
+                    &sock.handle,
+                    owner,
+                    lona_term::kw!("tcp"),
+                    sock.id,
+                    Some(&|h| h.binary(&p)),
+                );
                 match st.active {
                     Active::Once => st.active = Active::Passive,
                     Active::Count(1) => {
                         st.active = Active::Passive;
-                        table::send_tagged(&sock.handle, owner, "tcp-passive", sock.id, None);
+                        table::send_tagged(
+                            &sock.handle,
+                            owner,
+                            lona_term::kw!("tcp-passive"),
+                            sock.id,
+                            None,
+                        );
                     }
                     Active::Count(n) => st.active = Active::Count(n - 1),
                     Active::Always | Active::Passive => {}
@@ -176,7 +200,13 @@ pub(crate) fn deliver(sock: &Sock, st: &mut table::State) {
     if st.eof && st.active != Active::Passive && !st.closed {
         // What was left is delivered; then the end, once.
         st.closed = true;
-        table::send_tagged(&sock.handle, owner, "tcp-closed", sock.id, None);
+        table::send_tagged(
+            &sock.handle,
+            owner,
+            lona_term::kw!("tcp-closed"),
+            sock.id,
+            None,
+        );
     }
 }
 
@@ -203,7 +233,7 @@ fn flush(sock: &Sock) {
             table::send_tagged(
                 &sock.handle,
                 p,
-                "lona.io/sent",
+                lona_term::kw!("lona.io/sent"),
                 sock.id,
                 Some(&move |h| {
                     if ok {
@@ -229,7 +259,7 @@ fn close(sock: &Arc<Sock>) {
         table::send_tagged(
             &sock.handle,
             p,
-            "lona.io/sent",
+            lona_term::kw!("lona.io/sent"),
             sock.id,
             Some(&|h| h.vector(&[lona_term::kw!("error"), lona_term::kw!("closed")])),
         );

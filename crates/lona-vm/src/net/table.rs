@@ -73,9 +73,20 @@ pub(crate) struct Sock {
 pub(crate) const HIGH_WATERMARK: usize = 64 * 1024;
 pub(crate) const LOW_WATERMARK: usize = 32 * 1024;
 
-fn table() -> MutexGuard<'static, HashMap<u64, Arc<Sock>>> {
-    static T: OnceLock<Mutex<HashMap<u64, Arc<Sock>>>> = OnceLock::new();
+/// The open sockets by id, in shards (each id's shard by its low bits),
+/// so that two workers serving different sockets seldom wait for each
+/// other's lookup. Written by open and close; read by every operation.
+type Shard = Mutex<HashMap<u64, Arc<Sock>, foldhash::fast::FixedState>>;
+const SHARDS: usize = 16;
+
+fn shards() -> &'static [Shard; SHARDS] {
+    static T: OnceLock<[Shard; SHARDS]> = OnceLock::new();
     T.get_or_init(Default::default)
+}
+
+fn table(id: u64) -> MutexGuard<'static, HashMap<u64, Arc<Sock>, foldhash::fast::FixedState>> {
+    // Refs count up: the low bits spread consecutive sockets.
+    shards()[(id as usize) % SHARDS]
         .lock()
         .unwrap_or_else(|e| e.into_inner())
 }
@@ -159,22 +170,25 @@ impl State {
 
 /// Adds `s` to the table.
 pub(crate) fn insert(s: Arc<Sock>) {
-    table().insert(s.id, s);
+    table(s.id).insert(s.id, s);
 }
 
 /// The socket `id`, if it is open.
 pub(crate) fn get(id: u64) -> Option<Arc<Sock>> {
-    table().get(&id).cloned()
+    table(id).get(&id).cloned()
 }
 
 /// Takes `id` out of the table (it is closing).
 pub(crate) fn remove(id: u64) -> Option<Arc<Sock>> {
-    table().remove(&id)
+    table(id).remove(&id)
 }
 
 /// How many sockets are open (tests).
 pub(crate) fn count() -> usize {
-    table().len()
+    shards()
+        .iter()
+        .map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).len())
+        .sum()
 }
 
 /// A waker that tells a Lonala process its socket is ready:
@@ -190,23 +204,30 @@ impl Wake for Notify {
         self.wake_by_ref()
     }
     fn wake_by_ref(self: &Arc<Self>) {
-        send_tagged(&self.handle, self.to, "lona.io/ready", self.id, None);
+        send_tagged(
+            &self.handle,
+            self.to,
+            lona_term::kw!("lona.io/ready"),
+            self.id,
+            None,
+        );
     }
 }
 
-/// Sends `[:tag s]`, or `[:tag s x]` with `x` made on a scratch heap.
+/// Sends `[tag s]` (`tag` a keyword), or `[tag s x]` with `x` made on a
+/// scratch heap.
 pub(crate) fn send_tagged(
     handle: &Handle,
     to: Pid,
-    tag: &str,
+    tag: Term<'static>,
     id: u64,
     x: Option<&dyn Fn(&Heap) -> Term<'_>>,
 ) {
     let h = Heap::new();
     let s = h.reference(id);
     let frag = match x {
-        None => Fragment::vector(&[Term::keyword(tag), s]),
-        Some(f) => Fragment::vector(&[Term::keyword(tag), s, f(&h)]),
+        None => Fragment::vector(&[tag, s]),
+        Some(f) => Fragment::vector(&[tag, s, f(&h)]),
     };
     handle.send(to, frag);
 }
