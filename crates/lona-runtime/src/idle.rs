@@ -24,7 +24,14 @@ pub(crate) struct Idle {
     num_sleeping: AtomicUsize,
     sleepers: Mutex<Vec<usize>>,
     unparkers: Vec<Unparker>,
+    /// Workers-poll mode: the worker waiting in `epoll_wait` (`NONE` if
+    /// none). Written by that worker; read by `notify_one` after it
+    /// unparks a worker, so one in epoll is woken through the reactor's
+    /// waker (`worker.rs`, the park step).
+    poller: AtomicUsize,
 }
+
+const NONE: usize = usize::MAX;
 
 impl Idle {
     pub(crate) fn new(workers: usize) -> (Idle, Vec<Parker>) {
@@ -33,6 +40,7 @@ impl Idle {
             num_sleeping: AtomicUsize::new(0),
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             unparkers: parkers.iter().map(|p| p.unparker().clone()).collect(),
+            poller: AtomicUsize::new(NONE),
         };
         (idle, parkers)
     }
@@ -50,6 +58,12 @@ impl Idle {
         }
         let woken = {
             let mut s = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
+            // A worker parked on its parker before the one in epoll: the
+            // poller keeps watching the sockets.
+            let n = s.len();
+            if n > 1 && s[n - 1] == self.poller.load(Relaxed) {
+                s.swap(n - 1, n - 2);
+            }
             let w = s.pop();
             if w.is_some() {
                 // Relaxed: changed under the lock; read per the fences above.
@@ -58,8 +72,32 @@ impl Idle {
             w
         };
         if let Some(w) = woken {
-            self.unparkers[w].unpark();
+            self.unpark(w);
         }
+    }
+
+    /// Unparks `w`, and if it waits in epoll, wakes the poll: the unpark
+    /// first, then (SeqCst) the read of `poller`, against the poller's
+    /// store of `poller`, then its look at its parker's token
+    /// (`Parker::park_timeout(0)`): either it sees the token and does not
+    /// wait in epoll, or this sees it there and wakes the poll.
+    fn unpark(&self, w: usize) {
+        self.unparkers[w].unpark();
+        if self.poller.load(SeqCst) == w {
+            if let Some(r) = crate::io::reactor::polled() {
+                r.wake_poller();
+            }
+        }
+    }
+
+    /// Workers-poll mode: this worker is about to wait in epoll.
+    pub(crate) fn set_poller(&self, worker: usize) {
+        self.poller.store(worker, SeqCst);
+    }
+
+    /// Workers-poll mode: this worker is back from epoll.
+    pub(crate) fn clear_poller(&self) {
+        self.poller.store(NONE, SeqCst);
     }
 
     /// Wake every worker (shutdown).
@@ -68,8 +106,8 @@ impl Idle {
         s.clear();
         // Relaxed: under the lock (see `notify_one`).
         self.num_sleeping.store(0, Relaxed);
-        for u in &self.unparkers {
-            u.unpark();
+        for w in 0..self.unparkers.len() {
+            self.unpark(w);
         }
     }
 

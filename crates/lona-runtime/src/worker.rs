@@ -117,6 +117,10 @@ struct Outbox {
 
 const OUTBOX_MAX: u32 = 64;
 
+/// Workers-poll mode: a busy worker looks at the reactor every this many
+/// slices (tokio's `event_interval` is 61 ticks).
+const POLL_EVERY: u32 = 61;
+
 // SAFETY: the chain's nodes are owned by the outbox and hold `Send` values;
 // the outbox lives in a `WorkerCore`, which moves to its thread once.
 unsafe impl Send for Outbox {}
@@ -360,9 +364,17 @@ impl WorkerCore {
         let shared = &*self.shared;
         // Acquire: pairs with shutdown's SeqCst store of `stop`, issued
         // after every process ended; nothing else is published through it.
+        let polled = crate::io::reactor::polled;
+        let mut slices = 0u32;
         'outer: while !shared.stop.load(Acquire) {
             if let Some(i) = self.next_task() {
                 self.run_slice(i);
+                slices = slices.wrapping_add(1);
+                if slices % POLL_EVERY == 0 {
+                    if let Some(r) = polled() {
+                        r.try_turn(Some(std::time::Duration::ZERO));
+                    }
+                }
                 continue;
             }
             // Idle from here until a task is found (`stats`, steps 1-2).
@@ -394,12 +406,37 @@ impl WorkerCore {
                 load.idle_end(shared.epoch);
                 break;
             }
-            parker.park();
+            let found = self.park(parker);
             shared.idle.unregister(self.index);
             load.idle_end(shared.epoch);
+            if let Some(i) = found {
+                self.run_slice(i);
+            }
         }
         shared.table.return_cache(&mut self.free.borrow_mut());
         CURRENT.with(|c| c.set(std::ptr::null()));
+    }
+
+    /// Waits for work: in epoll if workers poll the reactor and no other
+    /// worker does (`idle::Idle::unpark` for the wake-up's order), else on
+    /// the parker.
+    fn park(&self, parker: &Parker) -> Option<u32> {
+        if let Some(r) = crate::io::reactor::polled() {
+            let idle = &self.shared.idle;
+            idle.set_poller(self.index);
+            // Takes a token left by an unpark that did not see `poller`;
+            // the work it announced is then visible to the look below.
+            parker.park_timeout(std::time::Duration::ZERO);
+            if let Some(i) = self.next_task() {
+                idle.clear_poller();
+                return Some(i);
+            }
+            r.park_worker(parker);
+            idle.clear_poller();
+            return None;
+        }
+        parker.park();
+        None
     }
 
     /// Run one slice of the process in slot `index` (module doc).

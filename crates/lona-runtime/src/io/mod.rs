@@ -33,7 +33,7 @@
 mod blocking;
 mod coop;
 pub mod fs;
-mod reactor;
+pub(crate) mod reactor;
 mod tcp;
 mod udp;
 

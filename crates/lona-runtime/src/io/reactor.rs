@@ -29,7 +29,7 @@
 //! wakes nothing.
 
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{fence, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
@@ -108,7 +108,44 @@ struct Slots {
 pub(crate) struct Reactor {
     registry: Registry,
     slots: Mutex<Slots>,
+    /// Workers mode (`LONA_IO_POLL=workers`, an experiment measured in
+    /// `docs/design.md` D21): no reactor thread; the poll is taken by one
+    /// idle worker at a time, which waits in `epoll_wait` instead of
+    /// parking, and busy workers look at it every few slices.
+    polled: Option<Polled>,
 }
+
+/// The poll as workers share it (workers mode).
+struct Polled {
+    /// Held by the worker waiting in (or looking at) epoll.
+    poll: Mutex<(MioPoll, Events)>,
+    /// Makes the worker in epoll return.
+    waker: mio::Waker,
+    /// Workers parked because another held the poll, by their parker's
+    /// address; `waiting` counts them (written under the lock, read after
+    /// a fence by a worker letting go of the poll).
+    waiters: Mutex<Vec<(usize, crossbeam_utils::sync::Unparker)>>,
+    waiting: std::sync::atomic::AtomicUsize,
+}
+
+/// The waker's token in workers mode (no slot has it: indices are u32).
+const WAKER: Token = Token(usize::MAX);
+
+/// Whether workers poll (`LONA_IO_POLL=workers`) rather than a thread.
+fn workers_mode() -> bool {
+    static MODE: OnceLock<bool> = OnceLock::new();
+    *MODE.get_or_init(|| std::env::var("LONA_IO_POLL").is_ok_and(|v| v == "workers"))
+}
+
+/// The reactor, if workers poll it and it has started.
+pub(crate) fn polled() -> Option<&'static Reactor> {
+    if !workers_mode() {
+        return None;
+    }
+    REACTOR.get().and_then(|r| r.as_ref().ok().copied())
+}
+
+static REACTOR: OnceLock<Result<&'static Reactor, String>> = OnceLock::new();
 
 /// Token layout: slot index in the low 32 bits, its generation above.
 fn token(index: u32, gen: u32) -> Token {
@@ -118,7 +155,6 @@ fn token(index: u32, gen: u32) -> Token {
 impl Reactor {
     /// The node's reactor, started on first use.
     pub(crate) fn get() -> io::Result<&'static Reactor> {
-        static REACTOR: OnceLock<Result<&'static Reactor, String>> = OnceLock::new();
         REACTOR
             .get_or_init(|| Reactor::start().map_err(|e| e.to_string()))
             .as_ref()
@@ -128,12 +164,29 @@ impl Reactor {
 
     fn start() -> io::Result<&'static Reactor> {
         let poll = MioPoll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let slots = Mutex::new(Slots {
+            entries: Vec::new(),
+            free: Vec::new(),
+        });
+        if workers_mode() {
+            let waker = mio::Waker::new(poll.registry(), WAKER)?;
+            let events = Events::with_capacity(1024);
+            return Ok(Box::leak(Box::new(Reactor {
+                registry,
+                slots,
+                polled: Some(Polled {
+                    poll: Mutex::new((poll, events)),
+                    waker,
+                    waiters: Mutex::new(Vec::new()),
+                    waiting: Default::default(),
+                }),
+            })));
+        }
         let reactor: &'static Reactor = Box::leak(Box::new(Reactor {
-            registry: poll.registry().try_clone()?,
-            slots: Mutex::new(Slots {
-                entries: Vec::new(),
-                free: Vec::new(),
-            }),
+            registry,
+            slots,
+            polled: None,
         }));
         std::thread::Builder::new()
             .name("lona-io".into())
@@ -151,7 +204,89 @@ impl Reactor {
                 log::error!(target: "lona::io", "the I/O reactor stopped: {e}");
                 return;
             }
+            self.dispatch(&events);
+        }
+    }
+
+    /// Workers mode: if no other worker holds the poll, waits for events
+    /// up to `timeout` (`None`: until [`Reactor::wake_poller`]) and wakes
+    /// their processes from this worker; false if another holds it.
+    pub(crate) fn try_turn(&self, timeout: Option<std::time::Duration>) -> bool {
+        let Some(p) = &self.polled else {
+            return false;
+        };
+        let Ok(mut g) = p.poll.try_lock() else {
+            return false;
+        };
+        let (poll, events) = &mut *g;
+        match poll.poll(events, timeout) {
+            Ok(()) => self.dispatch(events),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => log::error!(target: "lona::io", "epoll_wait: {e}"),
+        }
+        drop(g);
+        // Hand the poll on (`park_worker`): SeqCst fence, then the count,
+        // against the waiter's count, fence, then its try of the lock.
+        fence(SeqCst);
+        if p.waiting.load(Relaxed) > 0 {
+            let w = lock(&p.waiters).pop();
+            if let Some((_, u)) = w {
+                p.waiting.fetch_sub(1, Relaxed);
+                u.unpark();
+            }
+        }
+        true
+    }
+
+    /// Workers mode: an idle worker waits in epoll if it can take the
+    /// poll, else on `parker` as a waiter, unparked when the worker holding
+    /// the poll lets go of it, so an idle worker always watches the sockets
+    /// (of every runtime: a worker of one may wake processes of another).
+    /// True if it waited in epoll.
+    pub(crate) fn park_worker(&self, parker: &crossbeam_utils::sync::Parker) -> bool {
+        let Some(p) = &self.polled else {
+            return false;
+        };
+        if self.try_turn(None) {
+            return true;
+        }
+        let id = parker as *const _ as usize;
+        lock(&p.waiters).push((id, parker.unparker().clone()));
+        // Relaxed: under the lock; published by the fence below.
+        p.waiting.fetch_add(1, Relaxed);
+        fence(SeqCst);
+        let remove = || {
+            let mut w = lock(&p.waiters);
+            if let Some(i) = w.iter().position(|(x, _)| *x == id) {
+                w.swap_remove(i);
+                p.waiting.fetch_sub(1, Relaxed);
+            }
+        };
+        if p.poll.try_lock().is_ok() {
+            // Let go at once: the holder that was there has gone without
+            // seeing this waiter, or is about to see it; either way, turn.
+            remove();
+            return self.try_turn(None);
+        }
+        parker.park();
+        remove();
+        false
+    }
+
+    /// Workers mode: makes a worker waiting in [`Reactor::try_turn`]
+    /// return.
+    pub(crate) fn wake_poller(&self) {
+        if let Some(p) = &self.polled {
+            let _ = p.waker.wake();
+        }
+    }
+
+    fn dispatch(&self, events: &Events) {
+        {
             for ev in events.iter() {
+                if ev.token() == WAKER {
+                    continue;
+                }
                 let t = ev.token().0;
                 let (index, gen) = (t as u32, (t >> 32) as u32);
                 let io = {
