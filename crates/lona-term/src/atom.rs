@@ -176,6 +176,16 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "eexist",
     "enospc",
     "eagain",
+    "ebadf",
+    // file handles: results, modes, positions
+    "eof",
+    "line-too-long",
+    "read",
+    "write",
+    "append",
+    "exclusive",
+    "bof",
+    "cur",
     // :packet :http
     "http",
     "bad-request",

@@ -54,6 +54,7 @@ pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
         Some(libc_errno::ENOTDIR) => "enotdir",
         Some(libc_errno::EEXIST) => "eexist",
         Some(libc_errno::ENOSPC) => "enospc",
+        Some(libc_errno::EBADF) => "ebadf",
         _ => match e.kind() {
             std::io::ErrorKind::TimedOut => "timeout",
             std::io::ErrorKind::UnexpectedEof => "closed",
@@ -67,6 +68,7 @@ pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
 /// the number; these are the stable values of Linux's `errno.h`).
 mod libc_errno {
     pub const ENOENT: i32 = 2;
+    pub const EBADF: i32 = 9;
     pub const EEXIST: i32 = 17;
     pub const ENOTDIR: i32 = 20;
     pub const EISDIR: i32 = 21;
