@@ -186,6 +186,9 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "exclusive",
     "bof",
     "cur",
+    // udp active mode
+    "udp",
+    "udp-passive",
     // :packet :http
     "http",
     "bad-request",
