@@ -16,7 +16,7 @@ use crate::native::{NResult, NativeCx, Raise};
 use crate::net::frame::{self, Packet};
 use crate::net::port::{self, Cmd};
 use crate::net::table::{self, Active, Io, Sock, State, HIGH_WATERMARK};
-use crate::net::error_name;
+use crate::net::{error_name, stream_error_name};
 use crate::var::Namespace;
 
 pub(super) fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
@@ -287,7 +287,7 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) => {
                     st.close();
-                    return Ok(error_tuple(cx, error_name(&e)));
+                    return Ok(error_tuple(cx, stream_error_name(&e)));
                 }
             }
         }
@@ -378,7 +378,7 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             }
             Err(e) => {
                 st.close();
-                return Ok(error_tuple(cx, error_name(&e)));
+                return Ok(error_tuple(cx, stream_error_name(&e)));
             }
         }
     }

@@ -148,7 +148,11 @@ fn read_active(sock: &Sock) {
         Ok(0) => st.eof = true,
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-        Err(e) => return fail(sock, &mut st, super::error_name(&e)),
+        Err(e) => match super::stream_error_name(&e) {
+            // A reset is the end of the stream, as Erlang's default.
+            "closed" => st.eof = true,
+            reason => return fail(sock, &mut st, reason),
+        },
     }
     deliver(sock, &mut st);
 }
