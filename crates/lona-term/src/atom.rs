@@ -179,6 +179,19 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "eexist",
     "enospc",
     "eagain",
+    "ebadf",
+    // file handles: results, modes, positions
+    "eof",
+    "line-too-long",
+    "read",
+    "write",
+    "append",
+    "exclusive",
+    "bof",
+    "cur",
+    // udp active mode
+    "udp",
+    "udp-passive",
     // :packet :http
     "http",
     "bad-request",

@@ -15,6 +15,7 @@ mod bytecode;
 mod compiler;
 mod env;
 mod eval;
+mod files;
 mod form;
 pub mod introspect;
 mod msg;

@@ -13,10 +13,10 @@ use lona_term::{RawTerm, Term, View};
 use super::def;
 use crate::msg::term_pid;
 use crate::native::{NResult, NativeCx, Raise};
-use crate::net::error_name;
 use crate::net::frame::{self, Packet};
 use crate::net::port::{self, Cmd};
 use crate::net::table::{self, Active, Io, Sock, State, HIGH_WATERMARK};
+use crate::net::{error_name, stream_error_name};
 use crate::var::Namespace;
 
 pub(super) fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
@@ -40,8 +40,8 @@ pub(super) fn error_tuple(cx: &NativeCx<'_, '_>, reason: &str) -> RawTerm {
 /// Socket options (`:active`, `:packet`, `:packet-size`), over `base`.
 #[derive(Clone, Copy)]
 pub(super) struct Opts {
-    active: Active,
-    packet: Packet,
+    pub(super) active: Active,
+    pub(super) packet: Packet,
     max: usize,
 }
 
@@ -288,7 +288,7 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) => {
                     st.close();
-                    return Ok(error_tuple(cx, error_name(&e)));
+                    return Ok(error_tuple(cx, stream_error_name(&e)));
                 }
             }
         }
@@ -379,7 +379,7 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             }
             Err(e) => {
                 st.close();
-                return Ok(error_tuple(cx, error_name(&e)));
+                return Ok(error_tuple(cx, stream_error_name(&e)));
             }
         }
     }
@@ -394,7 +394,7 @@ fn disarm(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(tcp/close s)`: `:ok` (also for a socket already closed).
-fn close(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn close(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some(s) = sock(cx, a[0])? {
         table::remove(s.id);
         s.state().close();
@@ -405,7 +405,7 @@ fn close(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(tcp/controlling-process s pid)`: `:ok`, or `[:error :not-owner]`
 /// when the caller does not own `s`.
-fn controlling_process(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn controlling_process(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
@@ -423,7 +423,7 @@ fn controlling_process(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(tcp/set-opts s opts)`: `:ok`; active data already read is delivered.
-fn set_opts(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn set_opts(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
@@ -446,7 +446,7 @@ fn set_opts(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(tcp/port s)`: the local port number.
-fn local_port(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn local_port(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };

@@ -1,6 +1,8 @@
-//! The leaf built-ins of the `udp` namespace (Erlang's `gen_udp`, passive
-//! mode): a socket owned by its caller (closed when the caller ends, by
-//! its port process, as a TCP socket), datagrams sent and received. The
+//! The leaf built-ins of the `udp` namespace (Erlang's `gen_udp`): a
+//! socket owned by its caller (closed when the caller ends, by its port
+//! process, as a TCP socket), datagrams sent and received: by `recv` in
+//! passive mode, or, in active mode, read by the port process and sent
+//! to the owner as `[:udp s [host port] data]` (`net/port.rs`). The
 //! waiting half of `recv` is in `lib/tcp.lona` (`udp/recv`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -10,26 +12,30 @@ use lona_term::RawTerm;
 
 use super::def;
 use super::tcp::{
-    data_arg, error_tuple, io_error, ip_arg, kw, open, port_arg, sock, t, DEFAULT_OPTS,
+    data_arg, error_tuple, io_error, ip_arg, kw, open, opts, port_arg, sock, t, DEFAULT_OPTS,
 };
 use crate::native::{NResult, NativeCx, Raise};
 use crate::net::error_name;
-use crate::net::table::{Io, State};
+use crate::net::frame::Packet;
+use crate::net::table::{Active, Io, State};
 use crate::var::Namespace;
 
 /// The largest datagram (IPv4's limit).
 const MAX_DATAGRAM: usize = 65_535;
 
-/// `(udp/open port ip)`: a socket bound to `port` (0: any) on `ip` (nil:
-/// all interfaces), owned by the caller; an error is raised.
+/// `(udp/open* port opts)`: a socket bound to `port` (0: any) on `:ip`
+/// (default: all interfaces), owned by the caller, `:active` as a TCP
+/// socket's (`:packet` does not apply: a datagram is a packet); an error
+/// is raised.
 fn open_udp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let port = port_arg(cx, a[0])?;
-    let ip = match t(cx, a[1]).as_str() {
-        None => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-        Some(_) => ip_arg(cx, t(cx, a[1]))?,
-    };
+    let (o, ip) = opts(cx, a[1], DEFAULT_OPTS)?;
+    if o.packet != Packet::Raw {
+        return Err(Raise::badarg());
+    }
+    let ip = ip.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
     let u = UdpSocket::bind(SocketAddr::new(ip, port)).map_err(|e| io_error(&e))?;
-    open(cx, Io::Udp(u), DEFAULT_OPTS)
+    open(cx, Io::Udp(u), o)
 }
 
 /// `(udp/send s host port data)`: `:ok` or `[:error reason]` (a full
@@ -54,14 +60,18 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 
-/// `(udp/recv* s)`: `[:ok [host port data]]`, `[:error reason]`, or
-/// `:wait` (a ready message is armed).
+/// `(udp/recv* s)`: `[:ok [host port data]]`, `[:error reason]`
+/// (`[:error :einval]` in active mode), or `:wait` (a ready message is
+/// armed).
 fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
     let me = cx.rt()?.pid();
     let st = s.state();
+    if udp(&st)?.is_some() && st.active != Active::Passive {
+        return Ok(error_tuple(cx, "einval"));
+    }
     loop {
         let Some(u) = udp(&st)? else {
             return Ok(error_tuple(cx, "closed"));
@@ -102,4 +112,15 @@ pub(super) fn install(udp: &'static Namespace) {
     def(udp, "open*", 2, 2, open_udp);
     def(udp, "send", 4, 4, send);
     def(udp, "recv*", 1, 1, recv);
+    // A socket's own functions, shared with `tcp`.
+    def(udp, "set-opts", 2, 2, super::tcp::set_opts);
+    def(udp, "close", 1, 1, super::tcp::close);
+    def(udp, "port", 1, 1, super::tcp::local_port);
+    def(
+        udp,
+        "controlling-process",
+        2,
+        2,
+        super::tcp::controlling_process,
+    );
 }

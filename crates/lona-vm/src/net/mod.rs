@@ -54,6 +54,7 @@ pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
         Some(libc_errno::ENOTDIR) => "enotdir",
         Some(libc_errno::EEXIST) => "eexist",
         Some(libc_errno::ENOSPC) => "enospc",
+        Some(libc_errno::EBADF) => "ebadf",
         _ => match e.kind() {
             std::io::ErrorKind::TimedOut => "timeout",
             std::io::ErrorKind::UnexpectedEof => "closed",
@@ -63,10 +64,21 @@ pub(crate) fn error_name(e: &std::io::Error) -> &'static str {
     }
 }
 
+/// The keyword for an error reading or writing a connected stream: as
+/// Erlang's `gen_tcp` (without `show_econnreset`), a peer that reset the
+/// connection, or a write after the peer left (`EPIPE`), is `:closed`.
+pub(crate) fn stream_error_name(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc_errno::ECONNRESET | libc_errno::EPIPE) => "closed",
+        _ => error_name(e),
+    }
+}
+
 /// The Linux error numbers `error_name` knows (std's `io::Error` keeps
 /// the number; these are the stable values of Linux's `errno.h`).
 mod libc_errno {
     pub const ENOENT: i32 = 2;
+    pub const EBADF: i32 = 9;
     pub const EEXIST: i32 = 17;
     pub const ENOTDIR: i32 = 20;
     pub const EISDIR: i32 = 21;

@@ -9,7 +9,10 @@
 //! 2. In active mode it waits for the socket to be readable, reads,
 //!    frames, and sends each packet to the owner as `[:tcp s data]`
 //!    (`[:tcp-closed s]` at the end, `[:tcp-error s reason]` on an error),
-//!    counting `:once` and `n` down to passive.
+//!    counting `:once` and `n` down to passive. A UDP socket's datagrams
+//!    go one by one as `[:udp s [host port] data]`, each read only when
+//!    the active mode allows one more (the rest wait in the kernel's
+//!    buffer, which drops what overflows it, as UDP may).
 //! 3. Bytes `send` could not write at once wait in the socket's `out`;
 //!    it writes them when the socket has room, and answers a sender that
 //!    waited for them to drain (`[:lona.io/sent s r]`).
@@ -22,7 +25,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use lona_runtime::{Ctx, Envelope, Exit, Pid};
-use lona_term::Term;
+use lona_term::{Fragment, Heap, Term};
 
 use super::frame;
 use super::table::{self, Active, Sock, LOW_WATERMARK};
@@ -67,13 +70,19 @@ pub(crate) async fn run(ctx: Ctx, guard: CloseOnDrop) {
             let st = sock.state();
             let reading = st.active != Active::Passive && !st.closed && !st.eof;
             let writing = !st.out.is_empty() && !st.closed;
-            if let Some(s) = st.stream() {
-                if reading && s.poll_read_ready(cx).is_ready() {
+            match &st.io {
+                Some(table::Io::Stream(s)) => {
+                    if reading && s.poll_read_ready(cx).is_ready() {
+                        return Poll::Ready(Event::Readable);
+                    }
+                    if writing && s.poll_write_ready(cx).is_ready() {
+                        return Poll::Ready(Event::Writable);
+                    }
+                }
+                Some(table::Io::Udp(u)) if reading && u.poll_recv_ready(cx).is_ready() => {
                     return Poll::Ready(Event::Readable);
                 }
-                if writing && s.poll_write_ready(cx).is_ready() {
-                    return Poll::Ready(Event::Writable);
-                }
+                _ => {}
             }
             Poll::Pending
         })
@@ -120,6 +129,9 @@ impl Drop for CloseOnDrop {
 /// Step 2: one read, and the packets it completes sent to the owner.
 fn read_active(sock: &Sock) {
     let mut st = sock.state();
+    if let Some(table::Io::Udp(_)) = &st.io {
+        return read_datagrams(sock, &mut st);
+    }
     let fields = &mut *st;
     let Some(table::Io::Stream(s)) = &fields.io else {
         return;
@@ -136,9 +148,59 @@ fn read_active(sock: &Sock) {
         Ok(0) => st.eof = true,
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-        Err(e) => return fail(sock, &mut st, super::error_name(&e)),
+        Err(e) => match super::stream_error_name(&e) {
+            // A reset is the end of the stream, as Erlang's default.
+            "closed" => st.eof = true,
+            reason => return fail(sock, &mut st, reason),
+        },
     }
     deliver(sock, &mut st);
+}
+
+/// The most datagrams read for one readiness event (then the port looks
+/// at its messages, and is charged, before reading on).
+const DATAGRAMS_PER_EVENT: usize = 64;
+
+/// Step 2 for UDP: datagrams, each sent to the owner as `[:udp s [host
+/// port] data]`, while the active mode allows one more.
+fn read_datagrams(sock: &Sock, st: &mut table::State) {
+    let owner = st.owner;
+    for _ in 0..DATAGRAMS_PER_EVENT {
+        if st.active == Active::Passive {
+            return;
+        }
+        let Some(table::Io::Udp(u)) = &st.io else {
+            return;
+        };
+        let r = super::with_read_buf(|buf| {
+            u.try_recv_from(buf).map(|(n, from)| {
+                let h = Heap::new();
+                let addr = h.vector(&[
+                    h.string(&from.ip().to_string()),
+                    h.int(i64::from(from.port())),
+                ]);
+                let data = h.binary(&buf[..n]);
+                let msg =
+                    Fragment::vector(&[Term::keyword("udp"), h.reference(sock.id), addr, data]);
+                sock.handle.send(owner, msg);
+            })
+        });
+        match r {
+            Ok(()) => match st.active {
+                Active::Once => st.active = Active::Passive,
+                Active::Count(1) => {
+                    st.active = Active::Passive;
+                    table::send_tagged(&sock.handle, owner, "udp-passive", sock.id, None);
+                }
+                Active::Count(n) => st.active = Active::Count(n - 1),
+                Active::Always | Active::Passive => {}
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+            // An error a datagram socket reports (an ICMP message about an
+            // earlier send) concerns no datagram: read on.
+            Err(_) => {}
+        }
+    }
 }
 
 /// The socket fails: closed, and the owner told `[:tcp-error s reason]`,

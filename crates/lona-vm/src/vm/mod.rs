@@ -1142,10 +1142,15 @@ impl Vm {
                     let View::Vector(items) = t.view() else {
                         raise!(Raise::badarg())
                     };
-                    let v = self
-                        .heap
-                        .vector(&items[(i as usize).min(items.len())..])
-                        .bits();
+                    let rest = &items[(i as usize).min(items.len())..];
+                    let v = if rest.iter().all(|x| self.heap.owns(*x)) {
+                        self.heap.vector(rest).bits()
+                    } else {
+                        // A receive pattern looks at a message in place,
+                        // in its fragment: the new vector gets copies.
+                        let own: Vec<_> = rest.iter().map(|x| self.heap.copy_from(*x)).collect();
+                        self.heap.vector(&own).bits()
+                    };
                     set!(dst, v);
                 }
                 Instr::TestCons { r, fail } => {
