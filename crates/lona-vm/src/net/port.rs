@@ -190,7 +190,7 @@ fn read_datagrams(sock: &Sock, st: &mut table::State) {
                 Active::Once => st.active = Active::Passive,
                 Active::Count(1) => {
                     st.active = Active::Passive;
-                    table::send_tagged(&sock.handle, owner, "udp-passive", sock.id, None);
+                    table::send_tagged(&sock.handle, owner, lona_term::kw!("udp-passive"), sock.id, None);
                 }
                 Active::Count(n) => st.active = Active::Count(n - 1),
                 Active::Always | Active::Passive => {}
