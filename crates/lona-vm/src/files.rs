@@ -226,7 +226,7 @@ fn drain(rec: &Arc<FileRec>) {
         drop(left);
         let h = Heap::new();
         let v = reply.term(&h, rec.id);
-        let msg = Fragment::vector(&[Term::keyword("lona.io/done"), h.reference(job.tag), v]);
+        let msg = Fragment::vector(&[lona_term::kw!("lona.io/done"), h.reference(job.tag), v]);
         rec.handle.send(job.to, msg);
     }
 }
@@ -244,15 +244,15 @@ enum Reply {
 
 impl Reply {
     fn term<'h>(self, h: &'h Heap, id: u64) -> Term<'h> {
-        let ok = |v: Term<'h>| h.vector(&[Term::keyword("ok"), v]);
+        let ok = |v: Term<'h>| h.vector(&[lona_term::kw!("ok"), v]);
         match self {
             Reply::Opened => ok(h.reference(id)),
             Reply::Bytes(b) => ok(h.binary(&b)),
             Reply::Line(s) => ok(h.string(&s)),
-            Reply::Eof => Term::keyword("eof"),
-            Reply::Ok => Term::keyword("ok"),
+            Reply::Eof => lona_term::kw!("eof"),
+            Reply::Ok => lona_term::kw!("ok"),
             Reply::Pos(p) => ok(h.int(i64::try_from(p).unwrap_or(i64::MAX))),
-            Reply::Error(e) => h.vector(&[Term::keyword("error"), Term::keyword(e)]),
+            Reply::Error(e) => h.vector(&[lona_term::kw!("error"), Term::keyword(e)]),
         }
     }
 }

@@ -181,7 +181,7 @@ fn read_datagrams(sock: &Sock, st: &mut table::State) {
                 ]);
                 let data = h.binary(&buf[..n]);
                 let msg =
-                    Fragment::vector(&[Term::keyword("udp"), h.reference(sock.id), addr, data]);
+                    Fragment::vector(&[lona_term::kw!("udp"), h.reference(sock.id), addr, data]);
                 sock.handle.send(owner, msg);
             })
         });
@@ -190,7 +190,13 @@ fn read_datagrams(sock: &Sock, st: &mut table::State) {
                 Active::Once => st.active = Active::Passive,
                 Active::Count(1) => {
                     st.active = Active::Passive;
-                    table::send_tagged(&sock.handle, owner, lona_term::kw!("udp-passive"), sock.id, None);
+                    table::send_tagged(
+                        &sock.handle,
+                        owner,
+                        lona_term::kw!("udp-passive"),
+                        sock.id,
+                        None,
+                    );
                 }
                 Active::Count(n) => st.active = Active::Count(n - 1),
                 Active::Always | Active::Passive => {}
