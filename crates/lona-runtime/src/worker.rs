@@ -372,7 +372,7 @@ impl WorkerCore {
                 slices = slices.wrapping_add(1);
                 if slices % POLL_EVERY == 0 {
                     if let Some(r) = polled() {
-                        r.try_turn(Some(std::time::Duration::ZERO));
+                        r.try_turn_now();
                     }
                 }
                 continue;
@@ -418,24 +418,33 @@ impl WorkerCore {
     }
 
     /// Waits for work: in epoll if workers poll the reactor and no other
-    /// worker does (`idle::Idle::unpark` for the wake-up's order), else on
-    /// the parker.
+    /// worker does, else on the parker (as a waiter for the poll, in
+    /// workers mode). Returns a task found on the way.
     fn park(&self, parker: &Parker) -> Option<u32> {
-        if let Some(r) = crate::io::reactor::polled() {
-            let idle = &self.shared.idle;
-            idle.set_poller(self.index);
-            // Takes a token left by an unpark that did not see `poller`;
-            // the work it announced is then visible to the look below.
-            parker.park_timeout(std::time::Duration::ZERO);
-            if let Some(i) = self.next_task() {
-                idle.clear_poller();
-                return Some(i);
-            }
-            r.park_worker(parker);
-            idle.clear_poller();
+        let Some(r) = crate::io::reactor::polled() else {
+            parker.park();
             return None;
+        };
+        for _ in 0..2 {
+            if let Some(mut g) = r.try_take() {
+                let idle = &self.shared.idle;
+                // Set while holding the poll (one holder, so one poller);
+                // then take a token left by an unpark that did not see it
+                // (`idle::Idle::unpark`): the work it announced is then
+                // visible to the look below.
+                idle.set_poller(self.index);
+                parker.park_timeout(std::time::Duration::ZERO);
+                let found = self.next_task();
+                if found.is_none() {
+                    g.turn(None);
+                }
+                idle.clear_poller();
+                return found;
+            }
+            if !r.wait_as_waiter(parker) {
+                return None;
+            }
         }
-        parker.park();
         None
     }
 

@@ -208,72 +208,56 @@ impl Reactor {
         }
     }
 
-    /// Workers mode: if no other worker holds the poll, waits for events
-    /// up to `timeout` (`None`: until [`Reactor::wake_poller`]) and wakes
-    /// their processes from this worker; false if another holds it.
-    pub(crate) fn try_turn(&self, timeout: Option<std::time::Duration>) -> bool {
-        let Some(p) = &self.polled else {
-            return false;
-        };
-        let Ok(mut g) = p.poll.try_lock() else {
-            return false;
-        };
-        let (poll, events) = &mut *g;
-        match poll.poll(events, timeout) {
-            Ok(()) => self.dispatch(events),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => log::error!(target: "lona::io", "epoll_wait: {e}"),
-        }
-        drop(g);
-        // Hand the poll on (`park_worker`): SeqCst fence, then the count,
-        // against the waiter's count, fence, then its try of the lock.
-        fence(SeqCst);
-        if p.waiting.load(Relaxed) > 0 {
-            let w = lock(&p.waiters).pop();
-            if let Some((_, u)) = w {
-                p.waiting.fetch_sub(1, Relaxed);
-                u.unpark();
-            }
-        }
-        true
+    /// Workers mode: the poll, if no other worker holds it.
+    pub(crate) fn try_take(&self) -> Option<PollGuard<'_>> {
+        let p = self.polled.as_ref()?;
+        let g = p.poll.try_lock().ok()?;
+        Some(PollGuard {
+            reactor: self,
+            polled: p,
+            g: Some(g),
+        })
     }
 
-    /// Workers mode: an idle worker waits in epoll if it can take the
-    /// poll, else on `parker` as a waiter, unparked when the worker holding
-    /// the poll lets go of it, so an idle worker always watches the sockets
-    /// (of every runtime: a worker of one may wake processes of another).
-    /// True if it waited in epoll.
-    pub(crate) fn park_worker(&self, parker: &crossbeam_utils::sync::Parker) -> bool {
+    /// Workers mode: looks at the poll without waiting, if no other
+    /// worker holds it (a busy worker, every few slices).
+    pub(crate) fn try_turn_now(&self) {
+        if let Some(mut g) = self.try_take() {
+            g.turn(Some(std::time::Duration::ZERO));
+        }
+    }
+
+    /// Workers mode: an idle worker that found the poll taken parks on
+    /// `parker` as a waiter, unparked when the holder lets go of the poll
+    /// (`PollGuard`'s drop), so that an idle worker always watches the
+    /// sockets (of every runtime: a worker of one may wake processes of
+    /// another). True if the poll looked free after registering: the
+    /// caller tries to take it again instead of parking.
+    pub(crate) fn wait_as_waiter(&self, parker: &crossbeam_utils::sync::Parker) -> bool {
         let Some(p) = &self.polled else {
             return false;
         };
-        if self.try_turn(None) {
-            return true;
-        }
         let id = parker as *const _ as usize;
         lock(&p.waiters).push((id, parker.unparker().clone()));
         // Relaxed: under the lock; published by the fence below.
         p.waiting.fetch_add(1, Relaxed);
+        // The holder's order is: let go, fence, read `waiting`; this one's:
+        // count, fence, look at the lock. Either this sees it free or the
+        // holder sees this waiter (and unparks it).
         fence(SeqCst);
-        let remove = || {
-            let mut w = lock(&p.waiters);
-            if let Some(i) = w.iter().position(|(x, _)| *x == id) {
-                w.swap_remove(i);
-                p.waiting.fetch_sub(1, Relaxed);
-            }
-        };
-        if p.poll.try_lock().is_ok() {
-            // Let go at once: the holder that was there has gone without
-            // seeing this waiter, or is about to see it; either way, turn.
-            remove();
-            return self.try_turn(None);
+        let free = p.poll.try_lock().is_ok();
+        if !free {
+            parker.park();
         }
-        parker.park();
-        remove();
-        false
+        let mut w = lock(&p.waiters);
+        if let Some(i) = w.iter().position(|(x, _)| *x == id) {
+            w.swap_remove(i);
+            p.waiting.fetch_sub(1, Relaxed);
+        }
+        free
     }
 
-    /// Workers mode: makes a worker waiting in [`Reactor::try_turn`]
+    /// Workers mode: makes a worker waiting in [`PollGuard::turn`]
     /// return.
     pub(crate) fn wake_poller(&self) {
         if let Some(p) = &self.polled {
@@ -322,6 +306,44 @@ impl Reactor {
                 if bits & Direction::Write.mask() != 0 {
                     io.wake(Direction::Write);
                 }
+            }
+        }
+    }
+}
+
+/// The poll, held by one worker (workers mode); letting go of it unparks
+/// a waiter ([`Reactor::wait_as_waiter`]).
+pub(crate) struct PollGuard<'a> {
+    reactor: &'a Reactor,
+    polled: &'a Polled,
+    g: Option<std::sync::MutexGuard<'a, (MioPoll, Events)>>,
+}
+
+impl PollGuard<'_> {
+    /// Waits for events up to `timeout` (`None`: until an event or
+    /// [`Reactor::wake_poller`]) and wakes their processes from here.
+    pub(crate) fn turn(&mut self, timeout: Option<std::time::Duration>) {
+        let Some(g) = self.g.as_mut() else { return };
+        let (poll, events) = &mut **g;
+        match poll.poll(events, timeout) {
+            Ok(()) => self.reactor.dispatch(events),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => log::error!(target: "lona::io", "epoll_wait: {e}"),
+        }
+    }
+}
+
+impl Drop for PollGuard<'_> {
+    fn drop(&mut self) {
+        drop(self.g.take());
+        let p = self.polled;
+        // Let go, SeqCst fence, then the count (`wait_as_waiter`).
+        fence(SeqCst);
+        if p.waiting.load(Relaxed) > 0 {
+            let w = lock(&p.waiters).pop();
+            if let Some((_, u)) = w {
+                p.waiting.fetch_sub(1, Relaxed);
+                u.unpark();
             }
         }
     }
