@@ -131,7 +131,7 @@ impl Client {
         self
     }
 
-    /// The most bytes a response head may take.
+    /// The most bytes a response head may take (at least 64).
     pub fn max_header_bytes(mut self, n: usize) -> Client {
         self.max_header_bytes = n.max(64);
         self

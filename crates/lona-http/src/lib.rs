@@ -58,6 +58,8 @@
 //! - `wire.rs`: writing heads, header checks, the `date` header;
 //! - `io.rs`: a connection's read and write buffers, with timeouts.
 
+#![forbid(unsafe_code)]
+
 mod body;
 mod client;
 mod headers;

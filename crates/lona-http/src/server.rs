@@ -88,6 +88,10 @@ const BATCH_LIMIT: usize = 64 * 1024;
 /// }
 /// ```
 ///
+/// A closure's argument needs its type written (`|req: Request| ...`):
+/// it is known through this trait, which Rust does not infer closure
+/// arguments from.
+///
 /// It runs in the connection's process, one request at a time; a panic
 /// answers 500 and ends that process only (the module doc's rule 8).
 pub trait Handler: Send + Sync + 'static {
@@ -174,8 +178,8 @@ impl Server {
         }
     }
 
-    /// The most bytes a request head (request line and headers) may take;
-    /// more is answered 431.
+    /// The most bytes a request head (request line and headers) may take
+    /// (at least 64); more is answered 431.
     pub fn max_header_bytes(mut self, n: usize) -> Server {
         self.max_header_bytes = n.max(64);
         self
