@@ -116,7 +116,8 @@ enum Command {
         /// Workload name, or `all`.
         #[arg(value_parser = clap::builder::PossibleValuesParser::new(bench::NAMES.iter().chain(bench::SERVERS).copied().chain(["all"])))]
         workload: String,
-        /// For a server (`echo-server`): the port to listen on (0: any).
+        /// For a server (`echo-server`, `http-server`): the port to listen on
+        /// (0: any).
         port: Option<u16>,
         /// Worker threads (default: available cores).
         #[arg(long)]

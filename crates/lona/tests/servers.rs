@@ -2,7 +2,8 @@
 //! bench echo-server 0` (the Rust API) and `lona run bench/lonala/echo.lona
 //! 0` (Lonala), which must print `echo listening port=PORT`, then echo
 //! every connection, many at once, until killed; and the chat server of
-//! `examples/chat.lona`.
+//! `examples/chat.lona`; the HTTP servers, `lona bench http-server 0` and
+//! `examples/http.lona`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -180,4 +181,49 @@ fn lonala_http_example() {
         "{json}"
     );
     assert!(http_get(&mut s, "/elsewhere").starts_with("HTTP/1.1 404"));
+}
+
+#[test]
+fn rust_api_http_server() {
+    let (_server, port) = start_as("http", &["bench", "http-server", "0"]);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // What the anchors (bench/erlang/http.erl, bench/go/http_server.go)
+    // answer, on any path, keep-alive.
+    for path in ["/", "/anything", "/x?y=z"] {
+        let resp = http_get(&mut s, path);
+        assert!(resp.starts_with("HTTP/1.1 200 OK\r\n"), "{resp}");
+        assert!(resp.contains("Content-Type: text/plain\r\n"), "{resp}");
+        assert!(resp.contains("content-length: 13\r\n"), "{resp}");
+        assert!(resp.ends_with("\r\n\r\nHello, world!"), "{resp}");
+    }
+    // 50 clients at once, each with 20 pipelined requests.
+    let clients: Vec<_> = (0..50)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                s.write_all(&b"GET / HTTP/1.1\r\nhost: x\r\n\r\n".repeat(20))
+                    .unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0; 4096];
+                while got.windows(13).filter(|w| w == b"Hello, world!").count() < 20 {
+                    let n = s.read(&mut buf).unwrap();
+                    assert!(n > 0, "closed: {got:?}");
+                    got.extend_from_slice(&buf[..n]);
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    // Garbage is refused and closed; the server goes on.
+    let mut bad = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    bad.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    bad.write_all(b"\x00\x01\x02 nonsense\r\n\r\n").unwrap();
+    let mut got = String::new();
+    bad.read_to_string(&mut got).unwrap();
+    assert!(got.starts_with("HTTP/1.1 400 "), "{got}");
+    assert!(http_get(&mut s, "/").ends_with("Hello, world!"));
 }

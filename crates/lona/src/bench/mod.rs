@@ -10,6 +10,7 @@ mod echo_server;
 mod fair;
 mod fanin;
 mod gc;
+mod http_server;
 mod pingpong;
 mod restart;
 mod ring;
@@ -22,8 +23,9 @@ mod supstart;
 use lona_runtime::{Builder, Runtime};
 
 /// Servers: run until killed, on the port given after the name
-/// (`lona bench echo-server 7000`); not part of `all`.
-pub const SERVERS: &[&str] = &["echo-server"];
+/// (`lona bench echo-server 7000`, `lona bench http-server 8080`); not
+/// part of `all`.
+pub const SERVERS: &[&str] = &["echo-server", "http-server"];
 
 /// Runs the server `name` on `port` (0: one the system picks).
 pub fn serve(name: &str, port: u16, workers: Option<usize>) -> Result<(), String> {
@@ -36,6 +38,7 @@ pub fn serve(name: &str, port: u16, workers: Option<usize>) -> Result<(), String
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     match name {
         "echo-server" => echo_server::run(&rt, port),
+        "http-server" => http_server::run(&rt, port),
         other => Err(format!("unknown server {other:?}; one of {SERVERS:?}")),
     }
 }
