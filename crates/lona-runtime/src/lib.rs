@@ -59,7 +59,7 @@ mod worker;
 // Native `async` processes, a layer over the core.
 mod native;
 
-// Sockets for processes, on a reactor thread.
+// Sockets for processes: idle workers wait in epoll.
 pub mod io;
 
 pub use builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};

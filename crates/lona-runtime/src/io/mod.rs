@@ -2,9 +2,10 @@
 //!
 //! A process that reads a socket with nothing to read is *waiting*, like
 //! one in `receive`: it holds no thread, and it is queued on a worker
-//! again when the socket becomes ready. One reactor thread (`reactor.rs`,
-//! on `mio`/epoll) watches every socket of the node; an idle node sleeps
-//! in `epoll_wait`, whatever the number of connections.
+//! again when the socket becomes ready. One `epoll` instance (`reactor.rs`,
+//! on `mio`) holds every socket of the node, and an idle scheduler worker
+//! waits in it instead of parking; an idle node sleeps in `epoll_wait`,
+//! whatever the number of connections.
 //!
 //! A socket belongs to the process holding it, as an Erlang port belongs
 //! to its owner: it is a plain Rust value, closed when dropped, so when
@@ -23,7 +24,7 @@
 //! else that blocks.
 //!
 //! # Files
-//! - `reactor.rs`: the reactor thread and the readiness protocol;
+//! - `reactor.rs`: the poll, who waits in it, and the readiness protocol;
 //! - `blocking.rs`: the blocking pool;
 //! - `fs.rs`: files;
 //! - `coop.rs`: the reduction each operation costs;

@@ -1,19 +1,20 @@
-//! The reactor: one thread waiting in `epoll` (through `mio`) for every
-//! socket of the node, and waking the processes that wait on them.
+//! The reactor: one `epoll` instance (through `mio`) for every socket of
+//! the node, watched by the scheduler's idle workers, and waking the
+//! processes that wait on its sockets.
 //!
-//! # Protocol
+//! # Readiness protocol
 //! 1. A socket is registered once, edge-triggered, for reading and
 //!    writing; its [`Registration`] owns a [`ScheduledIo`] slot found by
 //!    the event's token (slot index and generation, so an event for a slot
 //!    freed and reused is ignored).
-//! 2. The reactor thread, on an event, first ORs the readiness into the
-//!    slot's word (bumping its tick), then takes the waker of each
-//!    direction that became ready and wakes it: the waiting process is
-//!    queued like one a message arrived for.
+//! 2. Whoever polls, on an event, first ORs the readiness into the slot's
+//!    word (bumping its tick), then takes the waker of each direction that
+//!    became ready and wakes it: the waiting process is queued like one a
+//!    message arrived for.
 //! 3. An operation (read, write, accept) first waits until its direction
 //!    is ready ([`Registration::poll_ready`]): it stores its waker, *then*
 //!    reads the readiness word, so either it sees an event that came in
-//!    the meantime or the reactor sees its waker (step 2's order,
+//!    the meantime or the poller sees its waker (step 2's order,
 //!    mirrored; both sides go through the slot's mutex).
 //! 4. It then tries the system call. `WouldBlock` means the readiness it
 //!    saw is used up: it clears that direction's bits, but only if the
@@ -21,12 +22,32 @@
 //!    goes back to 3. This is tokio's scheme (`ScheduledIo`), which avoids
 //!    both lost wake-ups and a second system call per operation.
 //!
+//! # Who polls (`docs/design.md`, D21)
+//! 1. A worker that finds no work and would park (`worker.rs`, `idle.rs`)
+//!    takes the poll instead if no other worker holds it ([`PollGuard`]),
+//!    marks itself the runtime's poller, and waits in `epoll_wait` with no
+//!    timeout. The processes its events wake are queued on *this* worker
+//!    (its LIFO slot and local queue), where their data is hot.
+//! 2. A worker that finds the poll taken parks as a waiter; whoever lets
+//!    go of the poll unparks one waiter, so while any worker is idle one
+//!    watches the sockets (workers of every runtime of the OS process
+//!    share the poll: a process woken from another runtime's worker goes
+//!    through its own runtime's injector, as any wake-up from outside).
+//! 3. Waking a worker that waits in epoll (new work for it) goes through
+//!    mio's waker (`Idle::unpark`); busy workers look at the poll without
+//!    waiting every 61 slices, so events are seen when no worker is idle.
+//!
+//! With `LONA_IO_POLL=thread`, a reactor thread waits in `epoll_wait`
+//! instead and every wake-up is a hand-off to a worker (the first design;
+//! it is kept to measure one against the other).
+//!
 //! There is one reactor per OS process, started with the first socket: a
 //! socket is owned by the process that holds it (closing when that process
-//! ends and drops it), not by a runtime, and an idle reactor sleeps in
+//! ends and drops it), not by a runtime, and an idle node waits in
 //! `epoll_wait` with no timeout: 10,000 idle connections cost no CPU.
-//! Wakers hold their runtime weakly, so a socket that outlives its runtime
-//! wakes nothing.
+//! Sockets are for Lona processes: their futures are woken by the
+//! runtime's workers, not by any other executor. Wakers hold their
+//! runtime weakly, so a socket that outlives its runtime wakes nothing.
 
 use std::io;
 use std::sync::atomic::{fence, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
@@ -108,10 +129,10 @@ struct Slots {
 pub(crate) struct Reactor {
     registry: Registry,
     slots: Mutex<Slots>,
-    /// Workers mode (`LONA_IO_POLL=workers`, an experiment measured in
-    /// `docs/design.md` D21): no reactor thread; the poll is taken by one
-    /// idle worker at a time, which waits in `epoll_wait` instead of
-    /// parking, and busy workers look at it every few slices.
+    /// Workers mode (the default; `docs/design.md` D21): no reactor
+    /// thread; the poll is taken by one idle worker at a time, which waits
+    /// in `epoll_wait` instead of parking, and busy workers look at it
+    /// every few slices. `None` with `LONA_IO_POLL=thread`.
     polled: Option<Polled>,
 }
 
@@ -131,10 +152,11 @@ struct Polled {
 /// The waker's token in workers mode (no slot has it: indices are u32).
 const WAKER: Token = Token(usize::MAX);
 
-/// Whether workers poll (`LONA_IO_POLL=workers`) rather than a thread.
+/// Whether workers poll (the default) rather than a reactor thread
+/// (`LONA_IO_POLL=thread`, kept to measure one against the other).
 fn workers_mode() -> bool {
     static MODE: OnceLock<bool> = OnceLock::new();
-    *MODE.get_or_init(|| std::env::var("LONA_IO_POLL").is_ok_and(|v| v == "workers"))
+    *MODE.get_or_init(|| std::env::var("LONA_IO_POLL").map_or(true, |v| v != "thread"))
 }
 
 /// The reactor, if workers poll it and it has started.
