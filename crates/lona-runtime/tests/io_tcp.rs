@@ -133,6 +133,40 @@ fn stampede_of_connections_each_in_its_own_process() {
 }
 
 #[test]
+fn a_burst_of_connections_waits_in_the_backlog() {
+    // 300 connections arrive while nobody accepts: with the standard
+    // library's backlog of 128 the rest would wait for SYN retries (a
+    // second and more each); with `DEFAULT_BACKLOG` all are queued, then
+    // accepted.
+    let _s = serial();
+    const CONNS: usize = 300;
+    let listener = TcpListener::bind(any_port()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let clients: Vec<std::net::TcpStream> = (0..CONNS)
+        .map(|i| {
+            std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+                .unwrap_or_else(|e| panic!("connection {i} not queued: {e}"))
+        })
+        .collect();
+    let rt = rt(1);
+    let accepted = rt
+        .block_on(move |_| async move {
+            let mut n = 0;
+            while n < CONNS {
+                listener.accept().await.unwrap();
+                n += 1;
+            }
+            n
+        })
+        .unwrap();
+    assert_eq!(accepted, CONNS);
+    drop(clients);
+    // A backlog of one still listens (the system's minimum applies).
+    let small = TcpListener::bind_with_backlog(any_port(), 1).unwrap();
+    assert!(small.local_addr().unwrap().port() > 0);
+}
+
+#[test]
 fn sockets_close_when_their_process_ends_however_it_ends() {
     let _s = serial();
     let rt = rt(2);

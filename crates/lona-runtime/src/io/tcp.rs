@@ -39,9 +39,31 @@ pub struct TcpListener {
 impl TcpListener {
     /// Binds to `addr` (port 0: one the system picks; see
     /// [`TcpListener::local_addr`]). `SO_REUSEADDR` is set, as Erlang's
-    /// `gen_tcp:listen` with `{reuseaddr, true}` and most servers do.
+    /// `gen_tcp:listen` with `{reuseaddr, true}` and most servers do, and
+    /// the queue of connections not yet accepted holds
+    /// [`TcpListener::DEFAULT_BACKLOG`] (the system may cap it:
+    /// `net.core.somaxconn`).
     pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
-        let io = Evented::new(mio::net::TcpListener::bind(addr)?)?;
+        TcpListener::bind_with_backlog(addr, TcpListener::DEFAULT_BACKLOG)
+    }
+
+    /// The backlog of [`TcpListener::bind`]: 4,096, as Go's (from
+    /// `somaxconn`) and Erlang's benchmarks' servers; the standard
+    /// library's 128 makes a burst of a thousand connections wait for the
+    /// clients' SYN retries.
+    pub const DEFAULT_BACKLOG: i32 = 4096;
+
+    /// [`TcpListener::bind`] with a backlog of `backlog` connections not
+    /// yet accepted.
+    pub fn bind_with_backlog(addr: SocketAddr, backlog: i32) -> io::Result<TcpListener> {
+        use socket2::{Domain, Protocol, Socket, Type};
+        let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_reuse_address(true)?;
+        socket.set_nonblocking(true)?;
+        socket.bind(&addr.into())?;
+        socket.listen(backlog)?;
+        let l: std::net::TcpListener = socket.into();
+        let io = Evented::new(mio::net::TcpListener::from_std(l))?;
         Ok(TcpListener { io })
     }
 
