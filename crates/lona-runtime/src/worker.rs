@@ -365,12 +365,13 @@ impl WorkerCore {
         // Acquire: pairs with shutdown's SeqCst store of `stop`, issued
         // after every process ended; nothing else is published through it.
         let polled = crate::io::reactor::polled;
-        let mut slices = 0u32;
+        let mut until_poll = POLL_EVERY;
         'outer: while !shared.stop.load(Acquire) {
             if let Some(i) = self.next_task() {
                 self.run_slice(i);
-                slices = slices.wrapping_add(1);
-                if slices % POLL_EVERY == 0 {
+                until_poll -= 1;
+                if until_poll == 0 {
+                    until_poll = POLL_EVERY;
                     if let Some(r) = polled() {
                         r.try_turn_now();
                     }
