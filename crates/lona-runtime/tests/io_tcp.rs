@@ -133,6 +133,54 @@ fn stampede_of_connections_each_in_its_own_process() {
 }
 
 #[test]
+fn a_short_read_uses_up_readiness_and_the_next_edge_brings_it_back() {
+    // A read that fills less than its buffer drained the socket: the next
+    // try says WouldBlock (without asking the kernel), and data that comes
+    // later wakes the reader: an event after the read is never lost.
+    let _s = serial();
+    let rt = rt(2);
+    let (got, after, more) = rt
+        .block_on(move |ctx| async move {
+            let listener = TcpListener::bind(any_port()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client = ctx
+                .spawn(move |ctx| async move {
+                    let c = TcpStream::connect(addr).await.unwrap();
+                    c.write_all(b"0123456789").await.unwrap();
+                    ctx.receive::<()>().await; // go
+                    c.write_all(b"abcde").await.unwrap();
+                    ctx.receive::<()>().await; // done: keep the socket till then
+                })
+                .await
+                .unwrap();
+            let (s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 64];
+            let mut got = Vec::new();
+            while got.len() < 10 {
+                let n = s.read(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            let after = s.try_read(&mut buf).map_err(|e| e.kind());
+            ctx.send(client, ()).await;
+            let mut more = Vec::new();
+            while more.len() < 5 {
+                let n = ctx
+                    .timeout(Duration::from_secs(30), s.read(&mut buf))
+                    .await
+                    .expect("woken by the data sent after the short read")
+                    .unwrap();
+                more.extend_from_slice(&buf[..n]);
+            }
+            ctx.send(client, ()).await;
+            (got, after, more)
+        })
+        .unwrap();
+    assert_eq!(got, b"0123456789");
+    assert_eq!(after, Err(std::io::ErrorKind::WouldBlock));
+    assert_eq!(more, b"abcde");
+}
+
+#[test]
 fn a_burst_of_connections_waits_in_the_backlog() {
     // 300 connections arrive while nobody accepts: with the standard
     // library's backlog of 128 the rest would wait for SYN retries (a

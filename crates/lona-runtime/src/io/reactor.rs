@@ -472,6 +472,60 @@ impl Registration {
         }
     }
 
+    /// [`Registration::poll_io`] for a stream's read or write of `len`
+    /// bytes: one that moves some but fewer than `len` has drained the
+    /// kernel's receive buffer (or filled its send buffer), so the
+    /// readiness it saw is cleared as after `WouldBlock`, and the next
+    /// operation waits for the next edge instead of making a system call
+    /// that would only say `WouldBlock` (tokio does the same). An event
+    /// in between bumps the tick and keeps the readiness (step 4).
+    pub(crate) fn poll_stream_io(
+        &self,
+        cx: &mut Context<'_>,
+        d: Direction,
+        len: usize,
+        mut op: impl FnMut() -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        if super::coop::spent(cx) {
+            return Poll::Pending;
+        }
+        loop {
+            let seen = match self.poll_ready(cx, d) {
+                Poll::Ready(w) => w,
+                Poll::Pending => return Poll::Pending,
+            };
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear(seen, d),
+                Ok(n) if n > 0 && n < len => {
+                    self.clear(seen, d);
+                    return Poll::Ready(Ok(n));
+                }
+                r => return Poll::Ready(r),
+            }
+        }
+    }
+
+    /// [`Registration::try_io`] for a stream (see
+    /// [`Registration::poll_stream_io`]).
+    pub(crate) fn try_stream_io(
+        &self,
+        d: Direction,
+        len: usize,
+        op: impl FnOnce() -> io::Result<usize>,
+    ) -> io::Result<usize> {
+        let seen = self.io.readiness.load(SeqCst);
+        if seen & d.mask() == 0 {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let r = op();
+        match &r {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear(seen, d),
+            Ok(n) if *n > 0 && *n < len => self.clear(seen, d),
+            _ => {}
+        }
+        r
+    }
+
     /// One try of the non-blocking `op` in direction `d`, without waiting
     /// and without charging: `WouldBlock` when the socket is not ready
     /// (readiness used up is cleared, as in `poll_io`).

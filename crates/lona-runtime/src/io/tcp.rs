@@ -228,14 +228,18 @@ impl TcpStream {
     pub fn poll_read_buf(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io
             .reg
-            .poll_io(cx, Direction::Read, || (&self.io.source).read(buf))
+            .poll_stream_io(cx, Direction::Read, buf.len(), || {
+                (&self.io.source).read(buf)
+            })
     }
 
     /// Writes as a poll function.
     pub fn poll_write_buf(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io
             .reg
-            .poll_io(cx, Direction::Write, || (&self.io.source).write(buf))
+            .poll_stream_io(cx, Direction::Write, buf.len(), || {
+                (&self.io.source).write(buf)
+            })
     }
 
     /// One non-blocking read: `WouldBlock` if nothing is there (see
@@ -243,14 +247,14 @@ impl TcpStream {
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io
             .reg
-            .try_io(Direction::Read, || (&self.io.source).read(buf))
+            .try_stream_io(Direction::Read, buf.len(), || (&self.io.source).read(buf))
     }
 
     /// One non-blocking write: `WouldBlock` if there is no room.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         self.io
             .reg
-            .try_io(Direction::Write, || (&self.io.source).write(buf))
+            .try_stream_io(Direction::Write, buf.len(), || (&self.io.source).write(buf))
     }
 
     /// Ready when a read may succeed (or report the end or an error);
