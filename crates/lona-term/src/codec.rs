@@ -148,7 +148,7 @@ impl AtomBudget {
     }
 
     /// The atom `name`, new only if the budget allows it.
-    fn atom(&mut self, name: &str) -> Result<Atom, DecodeError> {
+    pub(crate) fn atom(&mut self, name: &str) -> Result<Atom, DecodeError> {
         if let Some(a) = Atom::existing(name) {
             return Ok(a);
         }

@@ -1,7 +1,8 @@
 //! Lona's value model: tagged 64-bit terms, per-process heaps with a
 //! generational copying collector, heap fragments for messages, shared
 //! large binaries, and the operations every layer needs (deep copy,
-//! equality, order, hashing, printing, a serialized form).
+//! equality, order, hashing, printing, a serialized form, and Erlang's
+//! external term format in [`etf`]).
 //!
 //! Start with [`Term`] (the bit layout is documented in `term.rs`), then
 //! [`Heap`] and [`gc`]. `docs/term-and-gc.md` walks through the design.
@@ -24,6 +25,7 @@ mod block;
 mod cmp;
 mod codec;
 mod copy;
+pub mod etf;
 mod fragment;
 pub mod gc;
 mod hamt;

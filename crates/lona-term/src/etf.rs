@@ -1,0 +1,575 @@
+//! Erlang's External Term Format (version 131), the encoding of
+//! `term_to_binary/1` and of the distribution protocol: an encoder and a
+//! decoder for Lonala terms, groundwork for talking to Erlang nodes
+//! (issue 19). The format is `erts/doc/guides/erl_ext_dist.md` in OTP.
+//!
+//! # The mapping
+//!
+//! | Lonala                      | encoded as                                | decoded from                                   |
+//! |-----------------------------|-------------------------------------------|------------------------------------------------|
+//! | `nil`, `true`, `false`      | the atoms `nil`, `true`, `false` (Elixir's `nil` is the atom `nil`) | those atoms |
+//! | keyword `:name`             | `SMALL_ATOM_UTF8_EXT` / `ATOM_UTF8_EXT`   | any other atom: `ATOM_UTF8_EXT`, `SMALL_ATOM_UTF8_EXT`, and the old Latin-1 `ATOM_EXT`, `SMALL_ATOM_EXT` |
+//! | integer                     | `SMALL_INTEGER_EXT` (0..=255), `INTEGER_EXT` (32 bits), `SMALL_BIG_EXT`, `LARGE_BIG_EXT` | the same, in the canonical (smallest) Lonala form |
+//! | float                       | `NEW_FLOAT_EXT` (finite only: Erlang has no NaN or infinity) | `NEW_FLOAT_EXT`, `FLOAT_EXT` (finite only) |
+//! | vector                      | `SMALL_TUPLE_EXT` / `LARGE_TUPLE_EXT`     | tuples                                         |
+//! | `()`                        | `NIL_EXT`                                 | `NIL_EXT`                                      |
+//! | list (proper or improper)   | `LIST_EXT`, its tail encoded after the elements | `LIST_EXT` (an improper tail stays improper); `STRING_EXT` gives a list of integers |
+//! | map                         | `MAP_EXT`                                 | `MAP_EXT` (equal keys are an error)            |
+//! | binary                      | `BINARY_EXT`                              | `BINARY_EXT`, `BIT_BINARY_EXT` of whole bytes  |
+//! | string                      | `BINARY_EXT` of its UTF-8 (as Elixir strings): **it decodes as a binary** | — |
+//! | symbol, set, regex          | [`EncodeError::Unsupported`]: Erlang has no such kind; a tagged tuple convention can come later if Lona nodes need them | — |
+//! | pid, reference              | [`EncodeError::Unsupported`] for now: the distribution's pids and references name their node, which needs node identity (issue 19) | refused ([`DecodeError::Unsupported`]) |
+//! | function                    | [`EncodeError::Unsupported`]: code never crosses (as in `codec.rs`) | refused (`NEW_FUN_EXT`, `EXPORT_EXT`) |
+//!
+//! Lossy corners: a string comes back as a binary; the keywords `:nil`,
+//! `:true` and `:false` become the atoms `nil`, `true`, `false`, which
+//! decode as `nil`, `true`, `false` (Elixir has the same identity).
+//! Everything else in the table decodes to a term equal to the one encoded.
+//!
+//! Refused on decode with a clear error: compressed terms (tag 80,
+//! [`DecodeError::Compressed`]), pids, ports, references, funs, atom cache
+//! references and `LOCAL_EXT` ([`DecodeError::Unsupported`]), bit strings
+//! that are not whole bytes, non-finite floats, and unknown tags.
+//!
+//! # What the decoder trusts: nothing
+//!
+//! The rules of `codec.rs`, which this follows:
+//!
+//! * Terms are built with the heap's safe constructors from checked values.
+//! * **Atoms** from a peer become keywords only if they already exist
+//!   ([`decode`]), or within the caller's [`AtomBudget`] ([`decode_with`]),
+//!   so a peer cannot fill the never-freed atom table; a name over 255
+//!   characters is an error.
+//! * **Lengths** never reserve memory: every declared length or arity is
+//!   checked against the bytes left (each element takes at least one byte)
+//!   before anything is read, bytes are copied only once present, and
+//!   container elements go on one shared stack that grows only as elements
+//!   are decoded.
+//! * The decoder is **iterative** (an explicit stack of open containers), so
+//!   deep nesting cannot overflow the native stack; the encoder too.
+//! * Trailing bytes after the term are an error ([`decode_prefix`] allows
+//!   them, for the distribution's concatenated terms; [`encode_into`] and
+//!   [`decode_body_prefix`] leave out the version byte, which terms after a
+//!   distribution header do not carry).
+
+use num_bigint::{BigInt, BigUint, Sign};
+
+pub use crate::codec::AtomBudget;
+use crate::heap::Heap;
+use crate::term::Term;
+use crate::view::View;
+
+/// The version byte that starts every encoding.
+pub const VERSION: u8 = 131;
+
+const NEW_FLOAT_EXT: u8 = 70;
+const BIT_BINARY_EXT: u8 = 77;
+const COMPRESSED: u8 = 80;
+const SMALL_INTEGER_EXT: u8 = 97;
+const INTEGER_EXT: u8 = 98;
+const FLOAT_EXT: u8 = 99;
+const ATOM_EXT: u8 = 100;
+const SMALL_TUPLE_EXT: u8 = 104;
+const LARGE_TUPLE_EXT: u8 = 105;
+const NIL_EXT: u8 = 106;
+const STRING_EXT: u8 = 107;
+const LIST_EXT: u8 = 108;
+const BINARY_EXT: u8 = 109;
+const SMALL_BIG_EXT: u8 = 110;
+const LARGE_BIG_EXT: u8 = 111;
+const SMALL_ATOM_EXT: u8 = 115;
+const MAP_EXT: u8 = 116;
+const ATOM_UTF8_EXT: u8 = 118;
+const SMALL_ATOM_UTF8_EXT: u8 = 119;
+
+/// Why a byte string is not an external term this decoder accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The input ended in the middle of a term.
+    UnexpectedEnd,
+    /// The first byte is not the version, 131.
+    BadVersion,
+    /// A tag the format does not define.
+    UnknownTag(u8),
+    /// A tag the format defines that Lonala cannot take (yet): its name.
+    Unsupported(&'static str),
+    /// A compressed term (tag 80): not accepted.
+    Compressed,
+    /// A length or arity larger than the remaining input could hold.
+    LengthTooLarge,
+    /// A UTF-8 atom that is not UTF-8.
+    InvalidUtf8,
+    /// A map with two equal keys.
+    DuplicateKey,
+    /// A big integer with a sign byte other than 0 or 1.
+    BadSign,
+    /// A float that is not finite, or a `FLOAT_EXT` that is no number.
+    BadFloat,
+    /// A bit string that is not a whole number of bytes.
+    NotWholeBytes,
+    /// Bytes after the term.
+    TrailingBytes,
+    /// The node's atom table is full.
+    AtomTableFull,
+    /// An atom that does not exist, and the decoder may make no new one
+    /// (see [`AtomBudget`]).
+    UnknownAtom,
+    /// An atom name longer than 255 characters.
+    AtomTooLong,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::Unsupported(what) => {
+                write!(f, "external term format: {what} is not supported")
+            }
+            DecodeError::Compressed => {
+                f.write_str("external term format: compressed terms are not accepted")
+            }
+            e => write!(f, "malformed external term: {e:?}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Why a term cannot be encoded in the external term format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncodeError {
+    /// The term holds a value with no Erlang counterpart here (see the
+    /// module's table): `"function"`, `"pid"`, `"reference"`, `"symbol"`,
+    /// `"set"`, `"regex"`, `"non-finite float"`, or a size over 2^32 - 1.
+    Unsupported(&'static str),
+}
+
+impl std::fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EncodeError::Unsupported(what) => {
+                write!(f, "a {what} cannot be encoded in Erlang's term format")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+fn put_u32(out: &mut Vec<u8>, n: usize, what: &'static str) -> Result<(), EncodeError> {
+    let n = u32::try_from(n).map_err(|_| EncodeError::Unsupported(what))?;
+    out.extend_from_slice(&n.to_be_bytes());
+    Ok(())
+}
+
+fn put_int(out: &mut Vec<u8>, i: i64) {
+    if (0..=255).contains(&i) {
+        out.extend([SMALL_INTEGER_EXT, i as u8]);
+    } else if let Ok(v) = i32::try_from(i) {
+        out.push(INTEGER_EXT);
+        out.extend_from_slice(&v.to_be_bytes());
+    } else {
+        put_big(out, &BigInt::from(i)).expect("8 bytes");
+    }
+}
+
+fn put_big(out: &mut Vec<u8>, b: &BigInt) -> Result<(), EncodeError> {
+    let mag = b.magnitude().to_bytes_le();
+    let sign = u8::from(b.sign() == Sign::Minus);
+    if let Ok(n) = u8::try_from(mag.len()) {
+        out.extend([SMALL_BIG_EXT, n, sign]);
+    } else {
+        out.push(LARGE_BIG_EXT);
+        put_u32(out, mag.len(), "big integer over 2^32 - 1 bytes")?;
+        out.push(sign);
+    }
+    out.extend_from_slice(&mag);
+    Ok(())
+}
+
+fn put_atom(out: &mut Vec<u8>, name: &str) {
+    let b = name.as_bytes();
+    match u8::try_from(b.len()) {
+        Ok(n) => out.extend([SMALL_ATOM_UTF8_EXT, n]),
+        Err(_) => {
+            // At most 255 characters, so at most 1,020 bytes.
+            out.push(ATOM_UTF8_EXT);
+            out.extend_from_slice(&(b.len() as u16).to_be_bytes());
+        }
+    }
+    out.extend_from_slice(b);
+}
+
+fn put_binary(out: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
+    out.push(BINARY_EXT);
+    put_u32(out, b.len(), "binary over 2^32 - 1 bytes")?;
+    out.extend_from_slice(b);
+    Ok(())
+}
+
+enum Task<'h> {
+    Term(Term<'h>),
+    /// Remaining `n` elements of a list starting at this cons, then its tail.
+    List(Term<'h>, usize),
+}
+
+/// Encodes a term as `term_to_binary/1` would (version byte included),
+/// or says which part has no Erlang form (see the module's table).
+pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
+    let mut out = vec![VERSION];
+    encode_into(&mut out, t)?;
+    Ok(out)
+}
+
+/// [`encode`] without the version byte, appended to `out` (on an error,
+/// `out` may hold part of the term).
+pub fn encode_into(out: &mut Vec<u8>, t: Term<'_>) -> Result<(), EncodeError> {
+    let mut todo = vec![Task::Term(t)];
+    while let Some(task) = todo.pop() {
+        let t = match task {
+            Task::List(cur, 0) => cur,
+            Task::List(cur, n) => {
+                let (h, rest) = cur.cons_parts().expect("counted cons");
+                todo.push(Task::List(rest, n - 1));
+                h
+            }
+            Task::Term(t) => t,
+        };
+        match t.view() {
+            View::Nil => put_atom(out, "nil"),
+            View::Bool(false) => put_atom(out, "false"),
+            View::Bool(true) => put_atom(out, "true"),
+            View::EmptyList => out.push(NIL_EXT),
+            View::Int(i) => put_int(out, i),
+            View::BigInt(b) => match i64::try_from(&b) {
+                Ok(i) => put_int(out, i),
+                Err(_) => put_big(out, &b)?,
+            },
+            View::Float(f) => {
+                if !f.is_finite() {
+                    return Err(EncodeError::Unsupported("non-finite float"));
+                }
+                out.push(NEW_FLOAT_EXT);
+                out.extend_from_slice(&f.to_bits().to_be_bytes());
+            }
+            View::Keyword(a) => put_atom(out, a.name()),
+            View::Str(s) => put_binary(out, s.as_bytes())?,
+            View::Binary(b) => put_binary(out, b)?,
+            View::Vector(items) => {
+                match u8::try_from(items.len()) {
+                    Ok(n) => out.extend([SMALL_TUPLE_EXT, n]),
+                    Err(_) => {
+                        out.push(LARGE_TUPLE_EXT);
+                        put_u32(out, items.len(), "tuple over 2^32 - 1 elements")?;
+                    }
+                }
+                todo.extend(items.iter().rev().map(|x| Task::Term(*x)));
+            }
+            View::Cons(..) => {
+                let n = t.list_iter().count();
+                out.push(LIST_EXT);
+                put_u32(out, n, "list over 2^32 - 1 elements")?;
+                todo.push(Task::List(t, n));
+            }
+            View::Map(m) => {
+                out.push(MAP_EXT);
+                put_u32(out, m.len(), "map over 2^32 - 1 entries")?;
+                for (k, v) in m.iter().collect::<Vec<_>>().into_iter().rev() {
+                    todo.push(Task::Term(v));
+                    todo.push(Task::Term(k));
+                }
+            }
+            View::Symbol(_) => return Err(EncodeError::Unsupported("symbol")),
+            View::Set(_) => return Err(EncodeError::Unsupported("set")),
+            View::Regex(_) => return Err(EncodeError::Unsupported("regex")),
+            View::Pid(_) => return Err(EncodeError::Unsupported("pid")),
+            View::Ref(_) => return Err(EncodeError::Unsupported("reference")),
+            View::Closure { .. } => return Err(EncodeError::Unsupported("function")),
+        }
+    }
+    Ok(())
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if n > self.remaining() {
+            return Err(DecodeError::UnexpectedEnd);
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        Ok(self.take(N)?.try_into().expect("N bytes"))
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+    fn u16(&mut self) -> Result<usize, DecodeError> {
+        Ok(usize::from(u16::from_be_bytes(self.array()?)))
+    }
+    fn u32(&mut self) -> Result<usize, DecodeError> {
+        usize::try_from(u32::from_be_bytes(self.array()?)).map_err(|_| DecodeError::LengthTooLarge)
+    }
+    /// Checks that `n` items of at least `per` bytes each, plus `extra`
+    /// bytes, can still be in the input.
+    fn fits(&self, n: usize, per: usize, extra: usize) -> Result<usize, DecodeError> {
+        let bytes = n
+            .checked_mul(per)
+            .and_then(|b| b.checked_add(extra))
+            .ok_or(DecodeError::LengthTooLarge)?;
+        if bytes > self.remaining() {
+            return Err(DecodeError::LengthTooLarge);
+        }
+        Ok(n)
+    }
+    /// `n` bytes, after checking that they are there.
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        self.fits(n, 1, 0)?;
+        self.take(n)
+    }
+}
+
+enum Open {
+    Tuple,
+    List,
+    Map,
+}
+
+/// A container whose elements are still being read: `items[start..]` of
+/// the decoder's shared item stack, complete when there are `need` of them
+/// (as in `codec.rs`: nothing is reserved from a declared length).
+struct Frame {
+    open: Open,
+    need: usize,
+    start: usize,
+}
+
+/// Decodes one external term (version byte first) into `heap`, accepting
+/// only atoms that already exist (like `binary_to_term(B, [safe])`).
+pub fn decode<'h>(heap: &'h Heap, bytes: &[u8]) -> Result<Term<'h>, DecodeError> {
+    decode_with(heap, bytes, &mut AtomBudget::none())
+}
+
+/// [`decode`], letting the input add up to `atoms`' remaining count of new
+/// atoms (keywords) to the node's atom table, and counting them off.
+pub fn decode_with<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+) -> Result<Term<'h>, DecodeError> {
+    let (t, used) = decode_prefix(heap, bytes, atoms)?;
+    if used != bytes.len() {
+        return Err(DecodeError::TrailingBytes);
+    }
+    Ok(t)
+}
+
+/// Decodes the external term at the start of `bytes` (version byte first)
+/// and returns it with the number of bytes it took; what follows is left
+/// alone (distribution messages carry several terms one after another).
+pub fn decode_prefix<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+) -> Result<(Term<'h>, usize), DecodeError> {
+    match bytes.first() {
+        Some(&VERSION) => {}
+        _ => return Err(DecodeError::BadVersion),
+    }
+    let (t, used) = decode_body_prefix(heap, &bytes[1..], atoms)?;
+    Ok((t, used + 1))
+}
+
+/// [`decode_prefix`] for a term without the version byte, as the terms
+/// after a distribution header are sent (the header implies the version).
+pub fn decode_body_prefix<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+) -> Result<(Term<'h>, usize), DecodeError> {
+    let mut r = Reader { buf: bytes, pos: 0 };
+    let mut open: Vec<Frame> = Vec::new();
+    let mut items: Vec<Term<'h>> = Vec::new();
+    loop {
+        let tag = r.u8()?;
+        let frame = |open, need| Frame {
+            open,
+            need,
+            start: items.len(),
+        };
+        let value = match tag {
+            SMALL_INTEGER_EXT => heap.int(i64::from(r.u8()?)),
+            INTEGER_EXT => heap.int(i64::from(i32::from_be_bytes(r.array()?))),
+            SMALL_BIG_EXT | LARGE_BIG_EXT => {
+                let n = if tag == SMALL_BIG_EXT {
+                    usize::from(r.u8()?)
+                } else {
+                    r.u32()?
+                };
+                let sign = match r.u8()? {
+                    0 => Sign::Plus,
+                    1 => Sign::Minus,
+                    _ => return Err(DecodeError::BadSign),
+                };
+                let mag = BigUint::from_bytes_le(r.bytes(n)?);
+                heap.bigint(&BigInt::from_biguint(sign, mag))
+            }
+            NEW_FLOAT_EXT => float(heap, f64::from_be_bytes(r.array()?))?,
+            FLOAT_EXT => {
+                let raw: [u8; 31] = r.array()?;
+                let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+                let f = std::str::from_utf8(&raw[..end])
+                    .ok()
+                    .and_then(|s| s.trim().parse::<f64>().ok())
+                    .ok_or(DecodeError::BadFloat)?;
+                float(heap, f)?
+            }
+            ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT => {
+                let n = if tag == SMALL_ATOM_UTF8_EXT {
+                    usize::from(r.u8()?)
+                } else {
+                    r.u16()?
+                };
+                let name =
+                    std::str::from_utf8(r.bytes(n)?).map_err(|_| DecodeError::InvalidUtf8)?;
+                atom(name, atoms)?
+            }
+            ATOM_EXT | SMALL_ATOM_EXT => {
+                let n = if tag == SMALL_ATOM_EXT {
+                    usize::from(r.u8()?)
+                } else {
+                    r.u16()?
+                };
+                // Latin-1: each byte is the code point of its character.
+                let name: String = r.bytes(n)?.iter().map(|&b| char::from(b)).collect();
+                atom(&name, atoms)?
+            }
+            NIL_EXT => Term::EMPTY_LIST,
+            STRING_EXT => {
+                let n = r.u16()?;
+                let ints: Vec<Term<'h>> = r.bytes(n)?.iter().map(|&b| heap.int(b.into())).collect();
+                heap.list(&ints)
+            }
+            BINARY_EXT => {
+                let n = r.u32()?;
+                heap.binary(r.bytes(n)?)
+            }
+            BIT_BINARY_EXT => {
+                let n = r.u32()?;
+                let bits = r.u8()?;
+                let data = r.bytes(n)?;
+                if bits != 8 && !(n == 0 && bits == 0) {
+                    return Err(DecodeError::NotWholeBytes);
+                }
+                heap.binary(data)
+            }
+            SMALL_TUPLE_EXT | LARGE_TUPLE_EXT => {
+                let n = if tag == SMALL_TUPLE_EXT {
+                    usize::from(r.u8()?)
+                } else {
+                    r.u32()?
+                };
+                match r.fits(n, 1, 0)? {
+                    0 => heap.vector(&[]),
+                    n => {
+                        open.push(frame(Open::Tuple, n));
+                        continue;
+                    }
+                }
+            }
+            LIST_EXT => {
+                let n = r.u32()?;
+                let n = r.fits(n, 1, 1)?;
+                // n elements, then the tail.
+                open.push(frame(Open::List, n + 1));
+                continue;
+            }
+            MAP_EXT => {
+                let n = r.u32()?;
+                match r.fits(n, 2, 0)? {
+                    0 => heap.map(&[]),
+                    n => {
+                        open.push(frame(Open::Map, 2 * n));
+                        continue;
+                    }
+                }
+            }
+            COMPRESSED => return Err(DecodeError::Compressed),
+            t => return Err(unsupported(t)),
+        };
+        let mut v = value;
+        loop {
+            let Some(top) = open.last_mut() else {
+                return Ok((v, r.pos));
+            };
+            items.push(v);
+            if items.len() - top.start < top.need {
+                break;
+            }
+            let f = open.pop().expect("frame");
+            v = build(heap, f.open, &items[f.start..])?;
+            items.truncate(f.start);
+        }
+    }
+}
+
+fn float(heap: &Heap, f: f64) -> Result<Term<'_>, DecodeError> {
+    if f.is_finite() {
+        Ok(heap.float(f))
+    } else {
+        Err(DecodeError::BadFloat)
+    }
+}
+
+fn atom(name: &str, atoms: &mut AtomBudget) -> Result<Term<'static>, DecodeError> {
+    Ok(match name {
+        "nil" => Term::NIL,
+        "true" => Term::TRUE,
+        "false" => Term::FALSE,
+        _ => Term::keyword_atom(atoms.atom(name).map_err(|e| match e {
+            crate::codec::DecodeError::AtomTooLong => DecodeError::AtomTooLong,
+            crate::codec::DecodeError::AtomTableFull => DecodeError::AtomTableFull,
+            _ => DecodeError::UnknownAtom,
+        })?),
+    })
+}
+
+fn unsupported(tag: u8) -> DecodeError {
+    DecodeError::Unsupported(match tag {
+        82 => "atom cache reference (ATOM_CACHE_REF)",
+        88 | 103 => "pid",
+        89 | 102 | 120 => "port",
+        90 | 101 | 114 => "reference",
+        112 | 117 => "fun",
+        113 => "export (fun M:F/A)",
+        121 => "LOCAL_EXT",
+        t => return DecodeError::UnknownTag(t),
+    })
+}
+
+fn build<'h>(heap: &'h Heap, open: Open, items: &[Term<'h>]) -> Result<Term<'h>, DecodeError> {
+    Ok(match open {
+        Open::Tuple => heap.vector(items),
+        Open::List => {
+            let (elems, tail) = items.split_at(items.len() - 1);
+            heap.list_with_tail(elems, tail[0])
+        }
+        Open::Map => {
+            let mut pairs: Vec<(Term<'h>, Term<'h>)> =
+                items.chunks_exact(2).map(|c| (c[0], c[1])).collect();
+            pairs.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
+            if pairs.windows(2).any(|w| crate::cmp::equal(w[0].0, w[1].0)) {
+                return Err(DecodeError::DuplicateKey);
+            }
+            heap.map(&pairs)
+        }
+    })
+}
