@@ -455,21 +455,9 @@ impl Registration {
         &self,
         cx: &mut Context<'_>,
         d: Direction,
-        mut op: impl FnMut() -> io::Result<R>,
+        op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        if super::coop::spent(cx) {
-            return Poll::Pending;
-        }
-        loop {
-            let seen = match self.poll_ready(cx, d) {
-                Poll::Ready(w) => w,
-                Poll::Pending => return Poll::Pending,
-            };
-            match op() {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear(seen, d),
-                r => return Poll::Ready(r),
-            }
-        }
+        self.poll_io_until(cx, d, op, |_| false)
     }
 
     /// [`Registration::poll_io`] for a stream's read or write of `len`
@@ -484,8 +472,20 @@ impl Registration {
         cx: &mut Context<'_>,
         d: Direction,
         len: usize,
-        mut op: impl FnMut() -> io::Result<usize>,
+        op: impl FnMut() -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
+        self.poll_io_until(cx, d, op, |&n| n > 0 && n < len)
+    }
+
+    /// [`Registration::poll_io`], also clearing the readiness it saw after
+    /// a success `used_up` says drained the socket.
+    fn poll_io_until<R>(
+        &self,
+        cx: &mut Context<'_>,
+        d: Direction,
+        mut op: impl FnMut() -> io::Result<R>,
+        used_up: impl Fn(&R) -> bool,
+    ) -> Poll<io::Result<R>> {
         if super::coop::spent(cx) {
             return Poll::Pending;
         }
@@ -496,34 +496,14 @@ impl Registration {
             };
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear(seen, d),
-                Ok(n) if n > 0 && n < len => {
-                    self.clear(seen, d);
-                    return Poll::Ready(Ok(n));
+                r => {
+                    if matches!(&r, Ok(v) if used_up(v)) {
+                        self.clear(seen, d);
+                    }
+                    return Poll::Ready(r);
                 }
-                r => return Poll::Ready(r),
             }
         }
-    }
-
-    /// [`Registration::try_io`] for a stream (see
-    /// [`Registration::poll_stream_io`]).
-    pub(crate) fn try_stream_io(
-        &self,
-        d: Direction,
-        len: usize,
-        op: impl FnOnce() -> io::Result<usize>,
-    ) -> io::Result<usize> {
-        let seen = self.io.readiness.load(SeqCst);
-        if seen & d.mask() == 0 {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        let r = op();
-        match &r {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear(seen, d),
-            Ok(n) if *n > 0 && *n < len => self.clear(seen, d),
-            _ => {}
-        }
-        r
     }
 
     /// One try of the non-blocking `op` in direction `d`, without waiting
@@ -534,12 +514,36 @@ impl Registration {
         d: Direction,
         op: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
+        self.try_io_until(d, op, |_| false)
+    }
+
+    /// [`Registration::try_io`] for a stream (see
+    /// [`Registration::poll_stream_io`]).
+    pub(crate) fn try_stream_io(
+        &self,
+        d: Direction,
+        len: usize,
+        op: impl FnOnce() -> io::Result<usize>,
+    ) -> io::Result<usize> {
+        self.try_io_until(d, op, |&n| n > 0 && n < len)
+    }
+
+    fn try_io_until<R>(
+        &self,
+        d: Direction,
+        op: impl FnOnce() -> io::Result<R>,
+        used_up: impl Fn(&R) -> bool,
+    ) -> io::Result<R> {
         let seen = self.io.readiness.load(SeqCst);
         if seen & d.mask() == 0 {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         let r = op();
-        if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+        let drained = match &r {
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+            Ok(v) => used_up(v),
+        };
+        if drained {
             self.clear(seen, d);
         }
         r

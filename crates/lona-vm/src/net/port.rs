@@ -186,26 +186,27 @@ fn read_datagrams(sock: &Sock, st: &mut table::State) {
             })
         });
         match r {
-            Ok(()) => match st.active {
-                Active::Once => st.active = Active::Passive,
-                Active::Count(1) => {
-                    st.active = Active::Passive;
-                    table::send_tagged(
-                        &sock.handle,
-                        owner,
-                        lona_term::kw!("udp-passive"),
-                        sock.id,
-                        None,
-                    );
-                }
-                Active::Count(n) => st.active = Active::Count(n - 1),
-                Active::Always | Active::Passive => {}
-            },
+            Ok(()) => spend_active(sock, st, lona_term::kw!("udp-passive")),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
             // An error a datagram socket reports (an ICMP message about an
             // earlier send) concerns no datagram: read on.
             Err(_) => {}
         }
+    }
+}
+
+/// One message was delivered in active mode: `:once` and a count running
+/// out turn the socket passive, the latter telling the owner `[passive s]`
+/// (`:tcp-passive`, `:udp-passive`), as Erlang's `{tcp_passive, S}`.
+fn spend_active(sock: &Sock, st: &mut table::State, passive: Term<'static>) {
+    match st.active {
+        Active::Once => st.active = Active::Passive,
+        Active::Count(1) => {
+            st.active = Active::Passive;
+            table::send_tagged(&sock.handle, st.owner, passive, sock.id, None);
+        }
+        Active::Count(n) => st.active = Active::Count(n - 1),
+        Active::Always | Active::Passive => {}
     }
 }
 
@@ -245,21 +246,7 @@ pub(crate) fn deliver(sock: &Sock, st: &mut table::State) {
                     sock.id,
                     Some(&|h| h.binary(&p)),
                 );
-                match st.active {
-                    Active::Once => st.active = Active::Passive,
-                    Active::Count(1) => {
-                        st.active = Active::Passive;
-                        table::send_tagged(
-                            &sock.handle,
-                            owner,
-                            lona_term::kw!("tcp-passive"),
-                            sock.id,
-                            None,
-                        );
-                    }
-                    Active::Count(n) => st.active = Active::Count(n - 1),
-                    Active::Always | Active::Passive => {}
-                }
+                spend_active(sock, st, lona_term::kw!("tcp-passive"));
             }
             Ok(None) => break,
             Err(frame::TooLong) => return fail(sock, st, "emsgsize"),
