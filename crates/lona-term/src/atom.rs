@@ -211,6 +211,10 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "trace",
     "connect",
     "nonode@nohost",
+    // distribution
+    "up",
+    "pending",
+    "noconnection",
 ];
 
 /// An interned name.

@@ -31,6 +31,8 @@ pub struct Env {
     /// The default `:max-heap-size` of the node's processes, in words (0:
     /// none): [`Env::set_max_heap_size`].
     max_heap_size: std::sync::atomic::AtomicUsize,
+    /// The node's distribution, once `dist::start` made it a named node.
+    pub dist: std::sync::OnceLock<Arc<crate::dist::Dist>>,
 }
 
 impl Env {
@@ -50,6 +52,7 @@ impl Env {
             ending: Arc::default(),
             reports: std::sync::atomic::AtomicBool::new(true),
             max_heap_size: std::sync::atomic::AtomicUsize::new(0),
+            dist: std::sync::OnceLock::new(),
         }
     }
 

@@ -13,6 +13,7 @@ pub mod bridge;
 mod builtins;
 mod bytecode;
 mod compiler;
+pub mod dist;
 mod env;
 mod eval;
 mod files;

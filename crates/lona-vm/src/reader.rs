@@ -602,7 +602,7 @@ impl<'s> Reader<'s> {
                     let bad = name
                         .chars()
                         .enumerate()
-                        .find(|&(i, c)| !(symbol_char(c) || (c == '#' && i > 0)));
+                        .find(|&(i, c)| !(symbol_char(c) || ((c == '#' || c == '@') && i > 0)));
                     if let Some((_, bad)) = bad {
                         return Err(self.err(
                             start,

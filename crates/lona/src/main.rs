@@ -18,7 +18,7 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// How the node is built (`lona run`, `lona eval`, `lona repl`).
-#[derive(Args, Clone, Copy, Debug, Default)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct NodeArgs {
     /// Worker threads (default: available cores).
     #[arg(long)]
@@ -35,11 +35,28 @@ pub struct NodeArgs {
     /// back still ends alone, with `[:system-limit :out-of-memory]`).
     #[arg(long, value_name = "WORDS")]
     pub max_heap: Option<usize>,
+    /// Make this a distributed node with a short name, `NAME` or
+    /// `NAME@HOST` (Erlang's `-sname`): it registers with `epmd` (started
+    /// when none runs) and talks Erlang's distribution protocol.
+    #[arg(long, value_name = "NAME", conflicts_with = "name")]
+    pub sname: Option<String>,
+    /// Make this a distributed node with a long name, `NAME@HOST`
+    /// (Erlang's `-name`).
+    #[arg(long, value_name = "NAME@HOST")]
+    pub name: Option<String>,
+    /// The distribution cookie (default: `~/.erlang.cookie`, created as
+    /// Erlang creates it).
+    #[arg(long)]
+    pub cookie: Option<String>,
+    /// The address the distribution listens on (default 127.0.0.1: only
+    /// nodes on this host can connect; 0.0.0.0 for every interface).
+    #[arg(long, value_name = "IP")]
+    pub dist_ip: Option<std::net::IpAddr>,
 }
 
 impl NodeArgs {
     /// A runtime built as asked.
-    pub fn runtime(self) -> Result<lona_runtime::Runtime, String> {
+    pub fn runtime(&self) -> Result<lona_runtime::Runtime, String> {
         let mut b = lona_runtime::Runtime::builder();
         if let Some(w) = self.workers {
             b = b.workers(w);
@@ -51,10 +68,30 @@ impl NodeArgs {
     }
 
     /// Applies the node settings that belong to Lonala (`--max-heap`).
-    pub fn apply(self, env: &lona_vm::Env) {
+    pub fn apply(&self, env: &lona_vm::Env) {
         if let Some(words) = self.max_heap {
             env.set_max_heap_size(words);
         }
+    }
+
+    /// Makes the node distributed when `--sname` or `--name` asks.
+    pub fn distribute(
+        &self,
+        env: &std::sync::Arc<lona_vm::Env>,
+        rt: &lona_runtime::Runtime,
+    ) -> Result<(), String> {
+        let (name, long) = match (&self.sname, &self.name) {
+            (Some(n), _) => (n, false),
+            (None, Some(n)) => (n, true),
+            (None, None) => return Ok(()),
+        };
+        let mut cfg = lona_vm::dist::Config::short(name);
+        cfg.long_names = long;
+        cfg.cookie = self.cookie.clone();
+        if let Some(ip) = self.dist_ip {
+            cfg.ip = ip;
+        }
+        lona_vm::dist::start(env, &rt.handle(), cfg).map(|_| ())
     }
 }
 

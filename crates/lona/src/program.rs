@@ -31,7 +31,9 @@ fn report(e: &EvalError) {
 /// Runs the evaluator in a main process of a fresh node.
 fn run_main(env: &Arc<Env>, ev: Evaluator, node: NodeArgs) -> Result<Ending, String> {
     node.apply(env);
-    lona_vm::node::run_main_on(node.runtime()?, env, ev)
+    let rt = node.runtime()?;
+    node.distribute(env, &rt)?;
+    lona_vm::node::run_main_on(rt, env, ev)
 }
 
 /// Reports how the program ended and gives `lona run`'s exit status

@@ -321,6 +321,10 @@ pub fn repl(node: NodeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Err(e) = node.distribute(&env, &rt) {
+        eprintln!("lona: {e}");
+        return ExitCode::from(1);
+    }
     let h = rt.handle();
     let console = Arc::new(Console::default());
     let mut shell = match start_shell(&h, &env, &console) {

@@ -277,6 +277,10 @@ pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
         }
     };
     node.apply(&env);
+    if let Err(e) = node.distribute(&env, &rt) {
+        eprintln!("lona: {e}");
+        return ExitCode::from(1);
+    }
     let h = rt.handle();
     if let Err(e) = h.spawn_process(LonaProcess::main(ev, env.ending.clone())) {
         eprintln!("lona: cannot spawn the main process: {e}");

@@ -86,6 +86,28 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 return Err(Raise::badarg());
             }
         }
+        // `[name node]`: a registered process on a node, ours or another.
+        View::Vector(v) if v.len() == 2 => {
+            let (View::Keyword(name), View::Keyword(node)) = (v[0].view(), v[1].view()) else {
+                return Err(Raise::badarg());
+            };
+            let dist = cx.env.dist.get().cloned();
+            let ours = match &dist {
+                Some(d) => node == d.atom(),
+                None => node.name() == "nonode@nohost",
+            };
+            if ours {
+                // Erlang: `{Name, node()} ! M` to a name not registered
+                // is dropped silently, unlike `Name ! M`.
+                let _ = cx.rt()?.send_name(name.name(), frag);
+            } else if let Some(d) = dist {
+                let me = cx.rt()?.pid();
+                if !d.send_reg(me, name.name(), node.name(), frag) {
+                    return Err(Raise::badarg());
+                }
+            }
+            // Not distributed: a message for another node goes nowhere.
+        }
         _ => return Err(Raise::badarg()),
     }
     Ok(a[1])
@@ -493,8 +515,63 @@ fn make_ref(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(ref_term(cx.heap, Ref::new()).raw())
 }
 
-fn node(_cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
-    Ok(lona_term::kw!("nonode@nohost").raw())
+fn node(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    Ok(match cx.env.dist.get() {
+        Some(d) => Term::keyword_atom(d.atom()).raw(),
+        None => lona_term::kw!("nonode@nohost").raw(),
+    })
+}
+
+/// `(nodes)`: the nodes this one is connected to, as keywords.
+fn nodes(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+    let names = cx.env.dist.get().map(|d| d.nodes()).unwrap_or_default();
+    let items: Vec<Term<'_>> = names
+        .iter()
+        .filter_map(|n| lona_term::Atom::existing(n).map(Term::keyword_atom))
+        .collect();
+    Ok(cx.heap.vector(&items).raw())
+}
+
+/// A node name argument: a keyword or a string.
+fn node_name(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
+    match t(cx, r).view() {
+        View::Keyword(k) => Ok(k.name().to_string()),
+        View::Str(s) => Ok(s.to_string()),
+        _ => Err(Raise::badarg()),
+    }
+}
+
+/// `(connect-node n)`: connects to node `n` and waits for the
+/// handshake: true once connected, false when it cannot be reached (or
+/// this node is not distributed); true for this node itself.
+fn connect_node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let name = node_name(cx, a[0])?;
+    let Some(d) = cx.env.dist.get().cloned() else {
+        return Ok(Term::FALSE.raw());
+    };
+    if name == d.name() {
+        return Ok(Term::TRUE.raw());
+    }
+    Ok(Term::bool(d.connect(&name)).raw())
+}
+
+/// `(node-state* n)`: `:up` when a connection to `n` is up, `:pending`
+/// while one is being made, `nil` when there is none.
+fn node_state(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let name = node_name(cx, a[0])?;
+    Ok(match cx.env.dist.get().and_then(|d| d.state(&name)) {
+        Some(true) => lona_term::kw!("up").raw(),
+        Some(false) => lona_term::kw!("pending").raw(),
+        None => Term::NIL.raw(),
+    })
+}
+
+/// `(disconnect-node n)`: closes the connection to `n`: true if there
+/// was one.
+fn disconnect_node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let name = node_name(cx, a[0])?;
+    let was = cx.env.dist.get().is_some_and(|d| d.disconnect(&name));
+    Ok(Term::bool(was).raw())
 }
 
 fn millis(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Duration, Raise> {
@@ -570,6 +647,10 @@ pub(crate) fn install(ns: &'static Namespace) {
     def(ns, "runtime-info", 0, 0, runtime_info);
     def(ns, "make-ref", 0, 0, make_ref);
     def(ns, "node", 0, 0, node);
+    def(ns, "nodes", 0, 0, nodes);
+    def(ns, "connect-node*", 1, 1, connect_node);
+    def(ns, "node-state*", 1, 1, node_state);
+    def(ns, "disconnect-node", 1, 1, disconnect_node);
     def(ns, "send-after", 3, 3, send_after);
     def(ns, "cancel-timer", 1, 1, cancel_timer);
     def(ns, "gc", 0, 1, gc);

@@ -1,0 +1,669 @@
+//! The processes of a distribution connection: the acceptor, and per
+//! connected node a writer and a reader (the protocol is in `mod.rs`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use erl_dist::handshake::{ClientSideHandshake, HandshakeStatus, ServerSideHandshake};
+use erl_dist::node::{Creation, LocalNode, NodeName};
+use erl_dist::DistributionFlags;
+use lona_runtime::io::{TcpListener, TcpStream};
+use lona_runtime::{Ctx, Down, Envelope, Pid, Reason, Ref};
+use lona_term::etf::AtomBudget;
+use lona_term::{Fragment, Heap};
+
+use super::wire::{self, put, Cursor, WireError, WirePid};
+use super::{Dist, MAX_PACKET};
+
+/// How long a handshake may take (Erlang's `net_setuptime`, 7 s).
+const SETUP_TIME: Duration = Duration::from_secs(7);
+/// A writer's batch: it writes once this much is encoded, or its
+/// mailbox is empty.
+const BATCH_BYTES: usize = 64 << 10;
+
+/// What a writer's mailbox takes.
+pub(crate) enum Out {
+    /// A message for the process registered as `to` on the peer.
+    RegSend {
+        from: Pid,
+        to: String,
+        msg: Fragment,
+    },
+    /// A whole packet, composed by the reader (replies to the peer).
+    Packet(Vec<u8>),
+    /// The peer monitors local process `target`: when it ends, send
+    /// `MONITOR_P_EXIT` naming `toproc` (the pid or name the peer used),
+    /// `watcher` and `mref` (their bytes as the peer sent them).
+    Monitor {
+        target: Pid,
+        toproc: Vec<u8>,
+        watcher: Vec<u8>,
+        mref: Vec<u8>,
+    },
+    /// The peer no longer monitors (its reference's bytes).
+    Demonitor { mref: Vec<u8> },
+    /// A connection the acceptor completed while this writer was still
+    /// trying to reach the same node: use it.
+    Adopt(TcpStream),
+    /// Close the connection (`disconnect-node`).
+    Disconnect,
+}
+
+/// Why a connection process ended, as its exit reason.
+#[derive(Debug, PartialEq)]
+pub(crate) struct ConnectionLost(pub String);
+
+fn local_node(d: &Dist) -> Result<LocalNode, String> {
+    let name = NodeName::new(&d.alive, &d.host).map_err(|e| e.to_string())?;
+    let mut n = LocalNode::new(name, Creation::new(d.creation));
+    n.flags = DistributionFlags::mandatory()
+        | DistributionFlags::PUBLISHED
+        | DistributionFlags::DIST_MONITOR
+        | DistributionFlags::DIST_MONITOR_NAME;
+    Ok(n)
+}
+
+fn log(d: &Dist, what: std::fmt::Arguments<'_>) {
+    eprintln!("=WARNING REPORT==== distribution ({}): {what}", d.name);
+}
+
+/// Spawns the process that accepts connections from other nodes.
+pub(crate) fn spawn_acceptor(d: &Arc<Dist>, listener: TcpListener) -> Result<(), String> {
+    let d2 = d.clone();
+    d.handle
+        .spawn(move |ctx| async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        let _ = stream.set_nodelay(true);
+                        let d3 = d2.clone();
+                        let _ = ctx.spawn(move |ctx| accepted(ctx, d3, stream)).await;
+                    }
+                    Err(e) => {
+                        log(&d2, format_args!("accept: {e}"));
+                        let _ = ctx
+                            .timeout(Duration::from_millis(50), std::future::pending::<()>())
+                            .await;
+                    }
+                }
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot spawn the distribution acceptor: {e}"))
+}
+
+/// An incoming connection: the server half of the handshake, then this
+/// process is the node's writer (or hands the connection to the writer
+/// already trying to reach that node).
+async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
+    let me = ctx.pid();
+    let local = match local_node(&d) {
+        Ok(n) => n,
+        Err(_) => return,
+    };
+    let hs = async {
+        let mut hs = ServerSideHandshake::new(stream, local, &d.cookie);
+        let peer = match hs.execute_recv_name().await {
+            Ok(Some(n)) => n.to_string(),
+            Ok(None) => {
+                let _ = hs.execute_rest(HandshakeStatus::NotAllowed).await;
+                return Err("a peer asked for a dynamic name (not supported)".to_string());
+            }
+            Err(e) => return Err(format!("handshake: {e}")),
+        };
+        // Erlang's rule for an attempt of ours under way to the same
+        // node: the greater name's attempt goes on.
+        let status = {
+            let mut conns = d.conns.lock().unwrap_or_else(|e| e.into_inner());
+            match conns.get(&peer).copied() {
+                None => {
+                    conns.insert(
+                        peer.clone(),
+                        super::Conn {
+                            writer: me,
+                            up: false,
+                        },
+                    );
+                    (HandshakeStatus::Ok, None)
+                }
+                Some(c) if c.up => (HandshakeStatus::Alive, None),
+                Some(c) if peer.as_str() > d.name.as_str() => {
+                    (HandshakeStatus::OkSimultaneous, Some(c.writer))
+                }
+                Some(_) => (HandshakeStatus::Nok, None),
+            }
+        };
+        let (status, adopter) = status;
+        if matches!(status, HandshakeStatus::Alive) {
+            // We keep the connection we have (Erlang asks the peer; a
+            // live connection answers for itself).
+            let _ = hs.execute_rest(HandshakeStatus::Nok).await;
+            return Err(format!("{peer} connected again while connected"));
+        }
+        match hs.execute_rest(status).await {
+            Ok((stream, _peer)) => Ok((peer, stream, adopter)),
+            Err(e) => {
+                d.forget(&peer, me);
+                Err(format!("connection attempt from {peer} refused: {e}"))
+            }
+        }
+    };
+    match ctx.timeout(SETUP_TIME, hs).await {
+        Err(_) => log(
+            &d,
+            format_args!("a connection attempt timed out in the handshake"),
+        ),
+        Ok(Err(e)) => log(&d, format_args!("{e}")),
+        Ok(Ok((peer, stream, Some(writer)))) => {
+            ctx.send(writer, Out::Adopt(stream)).await;
+            let _ = peer;
+        }
+        Ok(Ok((peer, stream, None))) => run(&ctx, &d, &peer, stream).await,
+    }
+}
+
+/// Spawns the writer for `node`, which connects to it first.
+pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
+    let d2 = d.clone();
+    d.handle
+        .spawn(move |ctx| async move {
+            let me = ctx.pid();
+            match ctx.timeout(SETUP_TIME, connect(&d2, &node)).await {
+                Ok(Ok(stream)) => run(&ctx, &d2, &node, stream).await,
+                Ok(Err(Some(e))) => {
+                    d2.forget(&node, me);
+                    log(&d2, format_args!("cannot connect to {node}: {e}"));
+                }
+                // The peer said nok: its own attempt to reach us goes on
+                // and the acceptor hands it over here.
+                Ok(Err(None)) => {
+                    match ctx
+                        .receive_where_timeout(|o: &Out| matches!(o, Out::Adopt(_)), SETUP_TIME)
+                        .await
+                    {
+                        Some(Out::Adopt(stream)) => run(&ctx, &d2, &node, stream).await,
+                        _ => d2.forget(&node, me),
+                    }
+                }
+                Err(_) => {
+                    d2.forget(&node, me);
+                    log(&d2, format_args!("cannot connect to {node}: timed out"));
+                }
+            }
+        })
+        .ok()
+}
+
+/// Reaches `node` and runs the client half of the handshake. `Err(None)`:
+/// the peer is connecting to us at the same time and its attempt wins.
+async fn connect(d: &Dist, node: &str) -> Result<TcpStream, Option<String>> {
+    let (alive, host) = node
+        .split_once('@')
+        .ok_or(Some("no host in the name".to_string()))?;
+    let ip = super::epmd::resolve(host, &d.host).map_err(|e| Some(format!("{host}: {e}")))?;
+    let port = super::epmd::port_of(ip, alive)
+        .await
+        .map_err(|e| Some(format!("epmd on {host}: {e}")))?
+        .ok_or_else(|| Some(format!("no node {alive} registered on {host}")))?;
+    let stream = TcpStream::connect(std::net::SocketAddr::new(ip, port))
+        .await
+        .map_err(|e| Some(e.to_string()))?;
+    let _ = stream.set_nodelay(true);
+    let local = local_node(d).map_err(Some)?;
+    let mut hs = ClientSideHandshake::new(stream, local, &d.cookie);
+    let status = hs
+        .execute_send_name(erl_dist::LOWEST_DISTRIBUTION_PROTOCOL_VERSION)
+        .await
+        .map_err(|e| Some(e.to_string()))?;
+    match status {
+        HandshakeStatus::Nok => return Err(None),
+        HandshakeStatus::NotAllowed => return Err(Some("the peer does not allow us".into())),
+        _ => {}
+    }
+    let (stream, peer) = hs
+        .execute_rest(true)
+        .await
+        .map_err(|e| Some(format!("handshake: {e}")))?;
+    if peer.name.to_string() != node {
+        return Err(Some(format!("the peer is {}, not {node}", peer.name)));
+    }
+    Ok(stream)
+}
+
+/// The connected writer: spawns the reader, then encodes and writes what
+/// its mailbox brings until the connection ends.
+async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
+    let me = ctx.pid();
+    let stream = Arc::new(stream);
+    let (d2, s2, n2) = (d.clone(), stream.clone(), node.to_string());
+    if ctx
+        .spawn_link(move |ctx| async move { reader(ctx, d2, n2, s2, me).await })
+        .await
+        .is_err()
+    {
+        d.forget(node, me);
+        return;
+    }
+    d.mark_up(node, me);
+    let end = write_loop(ctx, d, node, &stream).await;
+    d.forget(node, me);
+    ctx.exit(Reason::custom(ConnectionLost(end))).await;
+}
+
+/// Monitors the peer holds on local processes, by our monitor reference.
+struct Watch {
+    toproc: Vec<u8>,
+    watcher: Vec<u8>,
+    mref: Vec<u8>,
+}
+
+async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: &TcpStream) -> String {
+    let tick_every = d.tick_time / 4;
+    let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES);
+    let mut watches: HashMap<Ref, Watch> = HashMap::new();
+    let mut last_write = Instant::now();
+    loop {
+        let wait = tick_every.saturating_sub(last_write.elapsed());
+        let first = ctx.receive_timeout::<Envelope>(wait).await;
+        let Some(first) = first else {
+            // Silent for a quarter of the tick time: a tick.
+            if stream.write_all(&[0, 0, 0, 0]).await.is_err() {
+                return "write failed".into();
+            }
+            last_write = Instant::now();
+            continue;
+        };
+        let mut next = Some(first);
+        let mut n = 0;
+        while let Some(env) = next.take() {
+            if let Err(end) = handle(ctx, d, node, env, &mut buf, &mut watches).await {
+                return end;
+            }
+            n += 1;
+            if buf.len() >= BATCH_BYTES || n >= 512 {
+                break;
+            }
+            next = ctx.receive_timeout::<Envelope>(Duration::ZERO).await;
+        }
+        if !buf.is_empty() {
+            if let Err(e) = stream.write_all(&buf).await {
+                return format!("write: {e}");
+            }
+            buf.clear();
+            if buf.capacity() > 4 * BATCH_BYTES {
+                buf.shrink_to(BATCH_BYTES);
+            }
+            last_write = Instant::now();
+        }
+    }
+}
+
+/// Encodes one mailbox message into `buf` (or acts on it).
+async fn handle(
+    ctx: &Ctx,
+    d: &Dist,
+    node: &str,
+    env: Envelope,
+    buf: &mut Vec<u8>,
+    watches: &mut HashMap<Ref, Watch>,
+) -> Result<(), String> {
+    let env = match env.downcast::<Out>() {
+        Ok(out) => {
+            match out {
+                Out::RegSend { from, to, msg } => {
+                    let at = put::start(buf);
+                    put::version(buf);
+                    put::tuple(buf, 4);
+                    put::small(buf, wire::REG_SEND as u8);
+                    put::pid(buf, local_pid(d, from));
+                    put::atom(buf, "");
+                    put::atom(buf, &to);
+                    put::version(buf);
+                    if let Err(e) = lona_term::etf::encode_into(buf, msg.root()) {
+                        buf.truncate(at);
+                        log(
+                            d,
+                            format_args!("a message for {to} on {node} cannot be sent: {e}"),
+                        );
+                        return Ok(());
+                    }
+                    put::finish(buf, at);
+                }
+                Out::Packet(p) => buf.extend_from_slice(&p),
+                Out::Monitor {
+                    target,
+                    toproc,
+                    watcher,
+                    mref,
+                } => {
+                    let r = ctx.monitor(target).await;
+                    watches.insert(
+                        r,
+                        Watch {
+                            toproc,
+                            watcher,
+                            mref,
+                        },
+                    );
+                }
+                Out::Demonitor { mref } => {
+                    let found = watches
+                        .iter()
+                        .find(|(_, w)| w.mref == mref)
+                        .map(|(r, _)| *r);
+                    if let Some(r) = found {
+                        watches.remove(&r);
+                        ctx.demonitor_flush(r).await;
+                    }
+                }
+                Out::Adopt(_) => {
+                    // A second connection to a node we are connected to:
+                    // dropped (closed).
+                }
+                Out::Disconnect => return Err("disconnected".into()),
+            }
+            return Ok(());
+        }
+        Err(env) => env,
+    };
+    if let Ok(down) = env.downcast::<Down>() {
+        if let Some(w) = watches.remove(&down.mref) {
+            let at = put::start(buf);
+            put::version(buf);
+            put::tuple(buf, 5);
+            put::small(buf, wire::MONITOR_P_EXIT as u8);
+            buf.extend_from_slice(&w.toproc);
+            buf.extend_from_slice(&w.watcher);
+            buf.extend_from_slice(&w.mref);
+            reason_into(buf, &down.reason);
+            put::finish(buf, at);
+        }
+    }
+    Ok(())
+}
+
+/// An exit reason in external format: the standard ones as atoms, a
+/// Lonala term as itself when it can cross, else its printed form.
+fn reason_into(buf: &mut Vec<u8>, r: &Reason) {
+    let heap = Heap::new();
+    let t = crate::msg::reason_term(&heap, r);
+    let at = buf.len();
+    if lona_term::etf::encode_into(buf, t).is_err() {
+        buf.truncate(at);
+        put::atom(buf, "noproc");
+    }
+}
+
+/// A local pid as the wire names it.
+fn local_pid(d: &Dist, p: Pid) -> WirePid<'_> {
+    WirePid {
+        node: &d.name,
+        id: p.index(),
+        serial: p.generation(),
+        creation: d.creation,
+    }
+}
+
+/// The local pid a wire pid names, if it names one of ours (this node's
+/// name and this incarnation's creation).
+fn our_pid(d: &Dist, p: &WirePid<'_>) -> Option<Pid> {
+    (p.node == d.name && p.creation == d.creation)
+        .then(|| Pid::from_bits((u64::from(p.serial) << 32) | u64::from(p.id)))
+}
+
+/// Reads packets from the peer and acts on them until the connection
+/// ends; the reason is the process's exit reason (which the linked
+/// writer shares).
+async fn reader(ctx: Ctx, d: Arc<Dist>, node: String, stream: Arc<TcpStream>, writer: Pid) {
+    let end = read_loop(&ctx, &d, &node, &stream, writer).await;
+    if end != "closed" {
+        log(&d, format_args!("connection to {node} lost: {end}"));
+    }
+    ctx.exit(Reason::custom(ConnectionLost(end))).await;
+}
+
+async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: Pid) -> String {
+    let mut buf: Vec<u8> = vec![0; 64 << 10];
+    let mut have = 0usize;
+    let mut start = 0usize;
+    let mut last_read = Instant::now();
+    loop {
+        // Whole packets in the buffer.
+        loop {
+            let avail = &buf[start..have];
+            if avail.len() < 4 {
+                break;
+            }
+            let len = u32::from_be_bytes([avail[0], avail[1], avail[2], avail[3]]) as usize;
+            if len > MAX_PACKET {
+                return format!("a packet of {len} bytes (more than {MAX_PACKET})");
+            }
+            if avail.len() < 4 + len {
+                break;
+            }
+            let packet = &buf[start + 4..start + 4 + len];
+            start += 4 + len;
+            if len == 0 {
+                continue; // a tick
+            }
+            if let Err(e) = on_packet(ctx, d, node, packet, writer).await {
+                return format!("malformed packet: {e}");
+            }
+        }
+        // Make room: move what is left to the front; grow for a packet
+        // larger than the buffer only as far as its bytes have come.
+        if start > 0 {
+            buf.copy_within(start..have, 0);
+            have -= start;
+            start = 0;
+        }
+        if have == buf.len() {
+            let new = (buf.len() * 2).min(MAX_PACKET + 4);
+            buf.resize(new, 0);
+        }
+        let left = d.tick_time.saturating_sub(last_read.elapsed());
+        match ctx.timeout(left, stream.read(&mut buf[have..])).await {
+            Err(_) => return "no tick from the peer for the net tick time".into(),
+            Ok(Ok(0)) => return "closed".into(),
+            Ok(Ok(n)) => {
+                have += n;
+                last_read = Instant::now();
+            }
+            Ok(Err(e)) => return format!("read: {e}"),
+        }
+        if buf.len() > (1 << 20) && have < buf.len() / 4 {
+            buf.truncate((1 << 20).max(have));
+            buf.shrink_to_fit();
+        }
+    }
+}
+
+/// Acts on one packet.
+async fn on_packet(
+    ctx: &Ctx,
+    d: &Dist,
+    node: &str,
+    p: &[u8],
+    writer: Pid,
+) -> Result<(), WireError> {
+    let mut c = Cursor::new(p);
+    if c.u8()? != wire::PASS_THROUGH {
+        return Err(WireError("not a pass-through packet"));
+    }
+    c.version()?;
+    let arity = c.tuple()?;
+    let tag = c.int()?;
+    match tag {
+        wire::SEND | wire::SEND_SENDER if arity == 3 => {
+            let _from = c.skip()?;
+            let to = c.pid()?;
+            let msg = payload(&mut c)?;
+            if let Some(pid) = our_pid(d, &to) {
+                deliver(ctx, d, node, msg, |m| ctx.handle().send(pid, m));
+            }
+        }
+        wire::REG_SEND if arity == 4 => {
+            let from = c.skip()?;
+            let _ = c.skip()?;
+            let name = c.atom()?;
+            let msg = payload(&mut c)?;
+            if ctx.handle().whereis(name).is_some() {
+                deliver(ctx, d, node, msg, |m| {
+                    let _ = ctx.handle().send_name(name, m);
+                });
+            } else if name == "net_kernel" {
+                net_kernel(ctx, d, from, msg, writer).await?;
+            }
+        }
+        wire::MONITOR_P if arity == 4 => {
+            let watcher = c.skip()?.to_vec();
+            let toproc = c.skip()?.to_vec();
+            let mref = c.skip()?.to_vec();
+            let mut t = Cursor::new(&toproc);
+            let target = match toproc.first() {
+                Some(&b) if b == 88 || b == 103 => our_pid(d, &t.pid()?),
+                _ => {
+                    let name = t.atom()?;
+                    match ctx.handle().whereis(name) {
+                        // The net kernel this connection answers for
+                        // never ends while the connection lives.
+                        None if name == "net_kernel" => return Ok(()),
+                        p => p,
+                    }
+                }
+            };
+            match target {
+                Some(target) if ctx.handle().is_alive(target) => {
+                    ctx.send(
+                        writer,
+                        Out::Monitor {
+                            target,
+                            toproc,
+                            watcher,
+                            mref,
+                        },
+                    )
+                    .await
+                }
+                _ => {
+                    let mut out = Vec::new();
+                    let at = put::start(&mut out);
+                    put::version(&mut out);
+                    put::tuple(&mut out, 5);
+                    put::small(&mut out, wire::MONITOR_P_EXIT as u8);
+                    out.extend_from_slice(&toproc);
+                    out.extend_from_slice(&watcher);
+                    out.extend_from_slice(&mref);
+                    put::atom(&mut out, "noproc");
+                    put::finish(&mut out, at);
+                    ctx.send(writer, Out::Packet(out)).await;
+                }
+            }
+        }
+        wire::DEMONITOR_P if arity == 4 => {
+            let _ = c.skip()?;
+            let _ = c.skip()?;
+            let mref = c.skip()?.to_vec();
+            ctx.send(writer, Out::Demonitor { mref }).await;
+        }
+        wire::UNLINK_ID if arity == 4 => {
+            // We hold no links for the peer yet: acknowledge at once.
+            let id = c.skip()?.to_vec();
+            let from = c.skip()?.to_vec();
+            let to = c.skip()?.to_vec();
+            let mut out = Vec::new();
+            let at = put::start(&mut out);
+            put::version(&mut out);
+            put::tuple(&mut out, 4);
+            put::small(&mut out, wire::UNLINK_ID_ACK as u8);
+            out.extend_from_slice(&id);
+            out.extend_from_slice(&to);
+            out.extend_from_slice(&from);
+            put::finish(&mut out, at);
+            ctx.send(writer, Out::Packet(out)).await;
+        }
+        wire::EXIT2 if arity == 4 => {
+            let _from = c.skip()?;
+            let to = c.pid()?;
+            let reason = c.skip()?;
+            if let Some(pid) = our_pid(d, &to) {
+                let heap = Heap::new();
+                let mut budget = atom_budget();
+                if let Ok((t, _)) = lona_term::etf::decode_body_prefix(&heap, reason, &mut budget) {
+                    ctx.send_exit(pid, crate::msg::term_reason(t, None)).await;
+                }
+            }
+        }
+        _ => {
+            // LINK, EXIT, GROUP_LEADER, ALIAS_SEND, spawn requests and
+            // the rest: not yet answered (docs/design.md, D22).
+        }
+    }
+    Ok(())
+}
+
+/// The message after a control message: its bytes, version byte checked.
+fn payload<'a>(c: &mut Cursor<'a>) -> Result<&'a [u8], WireError> {
+    c.version()?;
+    let rest = c.rest();
+    let mut t = Cursor::new(rest);
+    let body = t.skip()?;
+    if body.len() != rest.len() {
+        return Err(WireError("bytes after the message"));
+    }
+    Ok(body)
+}
+
+/// New atoms a peer may add: while the table is less than half full.
+fn atom_budget() -> AtomBudget {
+    let used = lona_term::Atom::count();
+    AtomBudget::new((lona_term::MAX_ATOMS / 2).saturating_sub(used))
+}
+
+/// Decodes a message and hands it to `send`; a message that cannot be a
+/// Lonala term is dropped and logged (the connection goes on).
+fn deliver(_ctx: &Ctx, d: &Dist, node: &str, body: &[u8], send: impl FnOnce(Fragment)) {
+    let heap = Heap::new();
+    let mut budget = atom_budget();
+    match lona_term::etf::decode_body_prefix(&heap, body, &mut budget) {
+        Ok((t, _)) => send(Fragment::new(t)),
+        Err(e) => log(d, format_args!("a message from {node} dropped: {e}")),
+    }
+}
+
+/// `net_kernel`'s one call a peer makes on connecting (`net_adm:ping`):
+/// `{'$gen_call', {From, Tag}, {is_auth, Node}}`, answered `{Tag, yes}`.
+async fn net_kernel(
+    ctx: &Ctx,
+    _d: &Dist,
+    _from: &[u8],
+    msg: &[u8],
+    writer: Pid,
+) -> Result<(), WireError> {
+    let mut c = Cursor::new(msg);
+    if c.tuple()? != 3 || c.atom()? != "$gen_call" || c.tuple()? != 2 {
+        return Ok(());
+    }
+    let caller = c.skip()?;
+    let tag = c.skip()?;
+    let mut req = Cursor::new(c.rest());
+    if req.tuple()? != 2 || req.atom()? != "is_auth" {
+        return Ok(());
+    }
+    // SEND {2, '', Caller} with {Tag, yes}.
+    let mut out = Vec::new();
+    let at = put::start(&mut out);
+    put::version(&mut out);
+    put::tuple(&mut out, 3);
+    put::small(&mut out, wire::SEND as u8);
+    put::atom(&mut out, "");
+    out.extend_from_slice(caller);
+    put::version(&mut out);
+    put::tuple(&mut out, 2);
+    out.extend_from_slice(tag);
+    put::atom(&mut out, "yes");
+    put::finish(&mut out, at);
+    ctx.send(writer, Out::Packet(out)).await;
+    Ok(())
+}

@@ -1,0 +1,364 @@
+//! Distribution: this node as a peer of other Lona nodes and of Erlang
+//! and Elixir nodes, over Erlang's own distribution protocol
+//! (`erts/doc/guides/erl_dist_protocol.md`; `docs/design.md`, D22).
+//!
+//! # How a connection comes up
+//! 1. [`start`] (`lona run --sname NAME`): the cookie is read (or made,
+//!    `cookie.rs`), a listener is bound (127.0.0.1 unless asked), `epmd`
+//!    is started if none runs and told our name and port; its answer is
+//!    our *creation*. An acceptor process waits on the listener.
+//! 2. The first message for a node that has no connection makes one: a
+//!    *writer* process is spawned and entered in the node table at once,
+//!    so every later message for that node queues in its mailbox, in
+//!    order. It asks the peer host's `epmd` for the port, connects and
+//!    runs the client half of the handshake (version 6, the cookie
+//!    challenge; `erl_dist::handshake`). A node that cannot be reached
+//!    ends the writer and the messages are dropped, as Erlang drops them.
+//! 3. An incoming connection gets a process that runs the server half;
+//!    once the peer has proven the cookie it becomes that node's writer
+//!    (or, when our own attempt to reach the same node is under way, hands
+//!    the connection to that writer: Erlang's rule for simultaneous
+//!    connects, the greater name's attempt wins).
+//! 4. A connected writer spawns a linked *reader*. The writer encodes
+//!    what local processes send and writes it in batches, and a tick when
+//!    it has been silent for a quarter of the net tick time; the reader
+//!    decodes packets and delivers to local processes. Either ending
+//!    (the peer gone, a malformed packet, a write error, no packet for a
+//!    whole net tick time) ends the other, and the node table entry goes.
+//!
+//! # What a peer cannot do
+//! Every length is checked against the bytes that came; a packet is read
+//! into a buffer that grows only as bytes arrive, up to a limit
+//! ([`MAX_PACKET`]); atoms a peer sends become keywords only while the
+//! atom table is less than half full, so a peer cannot take the table
+//! from this node's own code; a malformed packet closes that connection
+//! (logged), nothing else.
+//!
+//! # Files
+//! - `cookie.rs`: `~/.erlang.cookie`;
+//! - `epmd.rs`: registration and port lookup;
+//! - `wire.rs`: packets and control messages, read from bytes;
+//! - `conn.rs`: the acceptor, writer and reader processes.
+
+mod conn;
+pub mod cookie;
+pub mod epmd;
+mod wire;
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lona_runtime::{Handle, Pid};
+use lona_term::{Atom, Fragment};
+
+use crate::env::Env;
+
+/// The largest packet a peer may send (a message of this size or more is
+/// refused and the connection closed): 256 MiB.
+pub const MAX_PACKET: usize = 256 << 20;
+
+/// How a node joins the distribution.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `name` or `name@host`; a short name without a host gets this
+    /// host's short name (Erlang's `-sname`).
+    pub name: String,
+    /// Long names (`-name`): the host part is a fully qualified name.
+    pub long_names: bool,
+    /// The cookie; `None`: `~/.erlang.cookie` (created when missing).
+    pub cookie: Option<String>,
+    /// The address the distribution listens on (default 127.0.0.1).
+    pub ip: IpAddr,
+    /// The port it listens on (default 0: any).
+    pub port: u16,
+    /// Erlang's `net_ticktime`: a connection silent for this long is
+    /// declared down; a tick is sent every quarter of it.
+    pub tick_time: Duration,
+}
+
+impl Config {
+    /// A short-named node: `name` or `name@host`.
+    pub fn short(name: &str) -> Config {
+        Config {
+            name: name.to_string(),
+            long_names: false,
+            cookie: None,
+            ip: [127, 0, 0, 1].into(),
+            port: 0,
+            tick_time: Duration::from_secs(60),
+        }
+    }
+}
+
+/// One connection in the node table.
+#[derive(Clone, Copy)]
+struct Conn {
+    /// The writer process: messages for the node go to its mailbox.
+    writer: Pid,
+    /// Whether the handshake is done (`nodes` lists only these).
+    up: bool,
+}
+
+/// A distributed node's identity and its connections.
+pub struct Dist {
+    /// Our full name, `name@host`.
+    name: String,
+    /// The part before `@`.
+    alive: String,
+    /// The part after `@`.
+    host: String,
+    /// Our name as a keyword (what `(node)` returns).
+    atom: Atom,
+    /// Our creation, from `epmd`.
+    creation: u32,
+    cookie: String,
+    tick_time: Duration,
+    /// The port the distribution listens on.
+    port: u16,
+    handle: Handle,
+    /// Node name → connection. Written by senders (a new writer) and by
+    /// writers (up; gone); read by senders and `nodes`.
+    conns: Mutex<HashMap<String, Conn>>,
+    /// The connection to `epmd` that keeps us registered (never read).
+    _epmd: std::net::TcpStream,
+}
+
+impl std::fmt::Debug for Dist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Dist({} creation {})", self.name, self.creation)
+    }
+}
+
+/// This host's short name (what `-sname` appends).
+fn short_host() -> String {
+    let h = std::process::Command::new("hostname")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "localhost".to_string());
+    h.split('.').next().unwrap_or("localhost").to_string()
+}
+
+/// Checks a node name part: letters, digits, `_` and `-` (Erlang's rule).
+fn valid_alive(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 200
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Makes this node distributed, as `cfg` says, and records it in `env`
+/// (for `node`, `nodes` and sends to other nodes). Errors: a bad name, a
+/// name already registered on this host, no `epmd` to be had, a port in
+/// use, an unreadable cookie.
+pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, String> {
+    if env.dist.get().is_some() {
+        return Err("the node is already distributed".into());
+    }
+    let (alive, host) = match cfg.name.split_once('@') {
+        Some((a, h)) => (a.to_string(), h.to_string()),
+        None if cfg.long_names => {
+            return Err(format!("a long node name needs a host: {}@HOST", cfg.name))
+        }
+        None => (cfg.name.clone(), short_host()),
+    };
+    if !valid_alive(&alive) {
+        return Err(format!(
+            "bad node name {:?}: letters, digits, _ and - before the @",
+            cfg.name
+        ));
+    }
+    if host.is_empty() || (!cfg.long_names && host.contains('.')) {
+        return Err(format!(
+            "bad host in node name {:?} (short names take a host without dots)",
+            cfg.name
+        ));
+    }
+    let name = format!("{alive}@{host}");
+    let atom = Atom::try_new(&name).map_err(|e| format!("node name {name}: {e:?}"))?;
+    let cookie = match cfg.cookie {
+        Some(c) if !c.is_empty() => c,
+        Some(_) => return Err("the cookie is empty".into()),
+        None => {
+            let path =
+                cookie::default_path().ok_or("no $HOME for ~/.erlang.cookie; give --cookie")?;
+            cookie::read_or_create(&path)?
+        }
+    };
+    let listener =
+        lona_runtime::io::TcpListener::bind(SocketAddr::new(cfg.ip, cfg.port)).map_err(|e| {
+            format!(
+                "cannot listen for other nodes on {}:{}: {e}",
+                cfg.ip, cfg.port
+            )
+        })?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("the distribution listener: {e}"))?
+        .port();
+    epmd::ensure_running()?;
+    let (epmd_conn, creation) = epmd::register(&alive, port)?;
+    let dist = Arc::new(Dist {
+        name,
+        alive,
+        host,
+        atom,
+        creation,
+        cookie,
+        tick_time: cfg.tick_time.max(Duration::from_millis(400)),
+        port,
+        handle: handle.clone(),
+        conns: Mutex::new(HashMap::new()),
+        _epmd: epmd_conn,
+    });
+    env.dist
+        .set(dist.clone())
+        .map_err(|_| "the node is already distributed".to_string())?;
+    conn::spawn_acceptor(&dist, listener)?;
+    Ok(dist)
+}
+
+impl Dist {
+    /// Our full name, `name@host`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Our name as a keyword.
+    pub fn atom(&self) -> Atom {
+        self.atom
+    }
+
+    /// Our creation (from `epmd`).
+    pub fn creation(&self) -> u32 {
+        self.creation
+    }
+
+    /// The port the distribution listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The nodes we have a connection to (handshake done), sorted.
+    pub fn nodes(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, c)| c.up)
+            .map(|(n, _)| n.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The writer of `node`'s connection, spawning one (which connects)
+    /// when there is none. `None`: the node name is not one we could
+    /// reach (no `@`, our own name) or the process table is full.
+    fn writer_for(self: &Arc<Self>, node: &str) -> Option<Pid> {
+        if node == self.name || !node.contains('@') || node.len() > 255 {
+            return None;
+        }
+        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = conns.get(node) {
+            return Some(c.writer);
+        }
+        let pid = conn::spawn_connector(self, node.to_string())?;
+        conns.insert(
+            node.to_string(),
+            Conn {
+                writer: pid,
+                up: false,
+            },
+        );
+        Some(pid)
+    }
+
+    /// Sends `msg` to the process registered as `name` on `node`, from
+    /// `from` (connecting first if need be). Returns false when `node`
+    /// cannot be a peer (our own name, no `@`): the caller sends locally
+    /// or refuses.
+    pub fn send_reg(self: &Arc<Self>, from: Pid, name: &str, node: &str, msg: Fragment) -> bool {
+        if name.len() > 255 {
+            return false;
+        }
+        match self.writer_for(node) {
+            Some(w) => {
+                self.handle.send(
+                    w,
+                    conn::Out::RegSend {
+                        from,
+                        to: name.to_string(),
+                        msg,
+                    },
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The connection to `node`: `Some(true)` up, `Some(false)` being
+    /// made, `None` none.
+    pub fn state(&self, node: &str) -> Option<bool> {
+        self.conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(node)
+            .map(|c| c.up)
+    }
+
+    /// Starts connecting to `node` if no connection is there or under way.
+    pub fn connect(self: &Arc<Self>, node: &str) -> bool {
+        self.writer_for(node).is_some()
+    }
+
+    /// Closes the connection to `node`: true if there was one.
+    pub fn disconnect(&self, node: &str) -> bool {
+        let c = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(node)
+            .copied();
+        match c {
+            Some(c) => {
+                self.handle.send(c.writer, conn::Out::Disconnect);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Marks `writer`'s connection to `node` up.
+    fn mark_up(&self, node: &str, writer: Pid) {
+        if let Some(c) = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(node)
+        {
+            if c.writer == writer {
+                c.up = true;
+            }
+        }
+    }
+
+    /// Removes `node`'s entry if `writer` still holds it.
+    fn forget(&self, node: &str, writer: Pid) {
+        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        if conns.get(node).is_some_and(|c| c.writer == writer) {
+            conns.remove(node);
+        }
+    }
+}

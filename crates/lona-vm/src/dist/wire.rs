@@ -1,0 +1,427 @@
+//! The distribution's frames and control messages, read and written
+//! straight from bytes (`erts/doc/guides/erl_dist_protocol.md`, "Protocol
+//! between connected nodes").
+//!
+//! After the handshake every packet is a 4-byte big-endian length and that
+//! many bytes; a length of 0 is a tick. Without the atom cache (we never
+//! offer `DFLAG_DIST_HDR_ATOM_CACHE`) a packet is pass-through: the byte
+//! 112, then the control message, then for the message-carrying controls
+//! the message, each an external term with its own version byte 131.
+//!
+//! Control messages are small tuples of integers, atoms, pids and
+//! references; [`Cursor`] reads exactly those without building terms, so
+//! routing a message costs no heap; the message itself is decoded into
+//! the receiver's terms by `lona_term::etf`. [`Cursor::skip`] steps over
+//! any term iteratively and checks every length against the bytes left,
+//! so a peer's hostile control message is an error, never a panic or an
+//! allocation.
+
+/// The pass-through tag that starts every packet we read and write.
+pub const PASS_THROUGH: u8 = 112;
+/// The version byte of an external term.
+pub const VERSION: u8 = 131;
+
+// Control message tags (the first element of the control tuple).
+pub const SEND: i64 = 2;
+pub const REG_SEND: i64 = 6;
+pub const EXIT2: i64 = 8;
+pub const MONITOR_P: i64 = 19;
+pub const DEMONITOR_P: i64 = 20;
+pub const MONITOR_P_EXIT: i64 = 21;
+pub const SEND_SENDER: i64 = 22;
+pub const UNLINK_ID: i64 = 35;
+pub const UNLINK_ID_ACK: i64 = 36;
+
+const SMALL_INTEGER_EXT: u8 = 97;
+const INTEGER_EXT: u8 = 98;
+const SMALL_TUPLE_EXT: u8 = 104;
+const LARGE_TUPLE_EXT: u8 = 105;
+const NIL_EXT: u8 = 106;
+const STRING_EXT: u8 = 107;
+const LIST_EXT: u8 = 108;
+const BINARY_EXT: u8 = 109;
+const SMALL_BIG_EXT: u8 = 110;
+const LARGE_BIG_EXT: u8 = 111;
+const NEW_FUN_EXT: u8 = 112;
+const EXPORT_EXT: u8 = 113;
+const NEW_REFERENCE_EXT: u8 = 114;
+const SMALL_ATOM_EXT: u8 = 115;
+const MAP_EXT: u8 = 116;
+const ATOM_UTF8_EXT: u8 = 118;
+const SMALL_ATOM_UTF8_EXT: u8 = 119;
+const V4_PORT_EXT: u8 = 120;
+const NEW_FLOAT_EXT: u8 = 70;
+const BIT_BINARY_EXT: u8 = 77;
+const NEW_PID_EXT: u8 = 88;
+const NEW_PORT_EXT: u8 = 89;
+const NEWER_REFERENCE_EXT: u8 = 90;
+const FLOAT_EXT: u8 = 99;
+const ATOM_EXT: u8 = 100;
+const PORT_EXT: u8 = 102;
+const PID_EXT: u8 = 103;
+
+/// A malformed frame or control message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError(pub &'static str);
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+type R<T> = Result<T, WireError>;
+
+/// A pid as it is on the wire: its node's name and its three numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WirePid<'a> {
+    pub node: &'a str,
+    pub id: u32,
+    pub serial: u32,
+    pub creation: u32,
+}
+
+/// A reader of external terms, positioned in a packet.
+pub struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(b: &'a [u8]) -> Cursor<'a> {
+        Cursor { b, i: 0 }
+    }
+
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.b[self.i..]
+    }
+
+    fn take(&mut self, n: usize) -> R<&'a [u8]> {
+        if self.b.len() - self.i < n {
+            return Err(WireError("truncated term"));
+        }
+        let s = &self.b[self.i..self.i + n];
+        self.i += n;
+        Ok(s)
+    }
+
+    pub fn u8(&mut self) -> R<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u16(&mut self) -> R<u16> {
+        let s = self.take(2)?;
+        Ok(u16::from_be_bytes([s[0], s[1]]))
+    }
+
+    fn u32(&mut self) -> R<u32> {
+        let s = self.take(4)?;
+        Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    }
+
+    /// The version byte that starts a term.
+    pub fn version(&mut self) -> R<()> {
+        match self.u8()? {
+            VERSION => Ok(()),
+            _ => Err(WireError("a term without the version byte 131")),
+        }
+    }
+
+    /// A tuple's header: its arity.
+    pub fn tuple(&mut self) -> R<u32> {
+        match self.u8()? {
+            SMALL_TUPLE_EXT => Ok(u32::from(self.u8()?)),
+            LARGE_TUPLE_EXT => self.u32(),
+            _ => Err(WireError("expected a tuple")),
+        }
+    }
+
+    /// A small integer (what control tags and ids are).
+    pub fn int(&mut self) -> R<i64> {
+        match self.u8()? {
+            SMALL_INTEGER_EXT => Ok(i64::from(self.u8()?)),
+            INTEGER_EXT => Ok(i64::from(self.u32()? as i32)),
+            _ => Err(WireError("expected an integer")),
+        }
+    }
+
+    /// An atom's name (UTF-8; the old Latin-1 forms only as ASCII).
+    pub fn atom(&mut self) -> R<&'a str> {
+        let (n, latin1) = match self.u8()? {
+            SMALL_ATOM_UTF8_EXT => (usize::from(self.u8()?), false),
+            ATOM_UTF8_EXT => (usize::from(self.u16()?), false),
+            SMALL_ATOM_EXT => (usize::from(self.u8()?), true),
+            ATOM_EXT => (usize::from(self.u16()?), true),
+            _ => return Err(WireError("expected an atom")),
+        };
+        let s = self.take(n)?;
+        if latin1 && !s.is_ascii() {
+            return Err(WireError("a Latin-1 atom that is not ASCII"));
+        }
+        std::str::from_utf8(s).map_err(|_| WireError("an atom that is not UTF-8"))
+    }
+
+    /// A pid (`NEW_PID_EXT` or the old `PID_EXT`).
+    pub fn pid(&mut self) -> R<WirePid<'a>> {
+        let tag = self.u8()?;
+        let node = self.atom()?;
+        let id = self.u32()?;
+        let serial = self.u32()?;
+        let creation = match tag {
+            NEW_PID_EXT => self.u32()?,
+            PID_EXT => u32::from(self.u8()?),
+            _ => return Err(WireError("expected a pid")),
+        };
+        Ok(WirePid {
+            node,
+            id,
+            serial,
+            creation,
+        })
+    }
+
+    /// Steps over one term of any kind and returns its bytes. Iterative:
+    /// a count of terms still to skip, each at least one byte, so the
+    /// count is checked against the bytes left and nesting costs no stack.
+    pub fn skip(&mut self) -> R<&'a [u8]> {
+        let start = self.i;
+        let mut pending: u64 = 1;
+        while pending > 0 {
+            pending -= 1;
+            let tag = self.u8()?;
+            let more: u64 = match tag {
+                SMALL_INTEGER_EXT => self.take(1).map(|_| 0)?,
+                INTEGER_EXT => self.take(4).map(|_| 0)?,
+                NEW_FLOAT_EXT => self.take(8).map(|_| 0)?,
+                FLOAT_EXT => self.take(31).map(|_| 0)?,
+                SMALL_ATOM_UTF8_EXT | SMALL_ATOM_EXT => {
+                    let n = self.u8()?;
+                    self.take(usize::from(n)).map(|_| 0)?
+                }
+                ATOM_UTF8_EXT | ATOM_EXT => {
+                    let n = self.u16()?;
+                    self.take(usize::from(n)).map(|_| 0)?
+                }
+                SMALL_TUPLE_EXT => u64::from(self.u8()?),
+                LARGE_TUPLE_EXT => u64::from(self.u32()?),
+                NIL_EXT => 0,
+                STRING_EXT => {
+                    let n = self.u16()?;
+                    self.take(usize::from(n)).map(|_| 0)?
+                }
+                LIST_EXT => u64::from(self.u32()?) + 1,
+                MAP_EXT => 2 * u64::from(self.u32()?),
+                BINARY_EXT => {
+                    let n = self.u32()?;
+                    self.take(n as usize).map(|_| 0)?
+                }
+                BIT_BINARY_EXT => {
+                    let n = self.u32()?;
+                    self.take(n as usize + 1).map(|_| 0)?
+                }
+                SMALL_BIG_EXT => {
+                    let n = self.u8()?;
+                    self.take(usize::from(n) + 1).map(|_| 0)?
+                }
+                LARGE_BIG_EXT => {
+                    let n = self.u32()?;
+                    self.take(n as usize + 1).map(|_| 0)?
+                }
+                NEW_PID_EXT => {
+                    let _ = self.atom()?;
+                    self.take(12).map(|_| 0)?
+                }
+                PID_EXT => {
+                    let _ = self.atom()?;
+                    self.take(9).map(|_| 0)?
+                }
+                NEW_PORT_EXT => {
+                    let _ = self.atom()?;
+                    self.take(8).map(|_| 0)?
+                }
+                V4_PORT_EXT => {
+                    let _ = self.atom()?;
+                    self.take(12).map(|_| 0)?
+                }
+                PORT_EXT => {
+                    let _ = self.atom()?;
+                    self.take(5).map(|_| 0)?
+                }
+                NEWER_REFERENCE_EXT | NEW_REFERENCE_EXT => {
+                    let n = self.u16()?;
+                    if n == 0 || n > 5 {
+                        return Err(WireError("a reference of 0 or more than 5 words"));
+                    }
+                    let _ = self.atom()?;
+                    let creation = if tag == NEWER_REFERENCE_EXT { 4 } else { 1 };
+                    self.take(creation + 4 * usize::from(n)).map(|_| 0)?
+                }
+                EXPORT_EXT => 3,
+                NEW_FUN_EXT => {
+                    // Size counts itself and everything after the tag.
+                    let n = self.u32()? as usize;
+                    if n < 4 {
+                        return Err(WireError("a fun shorter than its size field"));
+                    }
+                    self.take(n - 4).map(|_| 0)?
+                }
+                _ => return Err(WireError("an unknown or unsupported term tag")),
+            };
+            pending = pending.saturating_add(more);
+            if pending > (self.b.len() - self.i) as u64 {
+                return Err(WireError("a term declares more elements than bytes follow"));
+            }
+        }
+        Ok(&self.b[start..self.i])
+    }
+}
+
+/// Writers of the control messages we send, each into `out` (which
+/// already holds the packet's length placeholder and pass-through tag).
+pub mod put {
+    use super::*;
+
+    pub fn version(out: &mut Vec<u8>) {
+        out.push(VERSION);
+    }
+
+    pub fn tuple(out: &mut Vec<u8>, arity: u8) {
+        out.push(SMALL_TUPLE_EXT);
+        out.push(arity);
+    }
+
+    pub fn small(out: &mut Vec<u8>, n: u8) {
+        out.push(SMALL_INTEGER_EXT);
+        out.push(n);
+    }
+
+    /// An atom of at most 255 bytes (node and registered names are).
+    pub fn atom(out: &mut Vec<u8>, name: &str) {
+        debug_assert!(name.len() <= 255);
+        out.push(SMALL_ATOM_UTF8_EXT);
+        out.push(name.len() as u8);
+        out.extend_from_slice(name.as_bytes());
+    }
+
+    pub fn pid(out: &mut Vec<u8>, p: WirePid<'_>) {
+        out.push(NEW_PID_EXT);
+        atom(out, p.node);
+        out.extend_from_slice(&p.id.to_be_bytes());
+        out.extend_from_slice(&p.serial.to_be_bytes());
+        out.extend_from_slice(&p.creation.to_be_bytes());
+    }
+
+    /// Starts a packet: a length placeholder and the pass-through tag;
+    /// [`finish`] writes the length.
+    pub fn start(out: &mut Vec<u8>) -> usize {
+        let at = out.len();
+        out.extend_from_slice(&[0, 0, 0, 0, PASS_THROUGH]);
+        at
+    }
+
+    /// Writes the length of the packet started at `at`.
+    pub fn finish(out: &mut [u8], at: usize) {
+        let len = (out.len() - at - 4) as u32;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pid_bytes(node: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        put::pid(
+            &mut v,
+            WirePid {
+                node,
+                id: 7,
+                serial: 3,
+                creation: 99,
+            },
+        );
+        v
+    }
+
+    #[test]
+    fn a_pid_reads_back_as_written() {
+        let v = pid_bytes("a@b");
+        let mut c = Cursor::new(&v);
+        let p = c.pid().unwrap();
+        assert_eq!((p.node, p.id, p.serial, p.creation), ("a@b", 7, 3, 99));
+        assert!(c.rest().is_empty());
+        let mut c = Cursor::new(&v);
+        assert_eq!(c.skip().unwrap(), &v[..]);
+    }
+
+    #[test]
+    fn skip_steps_over_nested_terms_and_stops_at_their_end() {
+        // {1, [a, <<"xy">>], #{k => 2.0}} then a trailing byte.
+        let mut v = vec![SMALL_TUPLE_EXT, 3, SMALL_INTEGER_EXT, 1];
+        v.extend([LIST_EXT, 0, 0, 0, 2]);
+        put::atom(&mut v, "a");
+        v.extend([BINARY_EXT, 0, 0, 0, 2, b'x', b'y', NIL_EXT]);
+        v.extend([MAP_EXT, 0, 0, 0, 1]);
+        put::atom(&mut v, "k");
+        v.push(NEW_FLOAT_EXT);
+        v.extend(2.0f64.to_be_bytes());
+        let n = v.len();
+        v.push(0xff);
+        let mut c = Cursor::new(&v);
+        assert_eq!(c.skip().unwrap().len(), n);
+        assert_eq!(c.rest(), &[0xff]);
+    }
+
+    #[test]
+    fn hostile_lengths_are_errors() {
+        // A tuple of 4 billion elements in 5 bytes.
+        assert!(Cursor::new(&[LARGE_TUPLE_EXT, 0xff, 0xff, 0xff, 0xff])
+            .skip()
+            .is_err());
+        // A list claiming 2^32-1 elements.
+        assert!(Cursor::new(&[LIST_EXT, 0xff, 0xff, 0xff, 0xff, NIL_EXT])
+            .skip()
+            .is_err());
+        // A binary longer than the packet.
+        assert!(Cursor::new(&[BINARY_EXT, 0, 0, 1, 0, 1, 2]).skip().is_err());
+        // A reference of 9 words.
+        assert!(Cursor::new(&[NEWER_REFERENCE_EXT, 0, 9]).skip().is_err());
+        // A truncated pid.
+        let v = pid_bytes("n@h");
+        for cut in 0..v.len() {
+            assert!(Cursor::new(&v[..cut]).pid().is_err());
+            assert!(Cursor::new(&v[..cut]).skip().is_err());
+        }
+        // Deep nesting does not recurse.
+        let mut deep = vec![];
+        for _ in 0..100_000 {
+            deep.extend([SMALL_TUPLE_EXT, 1]);
+        }
+        deep.push(NIL_EXT);
+        assert_eq!(Cursor::new(&deep).skip().unwrap().len(), deep.len());
+    }
+
+    #[test]
+    fn every_prefix_of_random_bytes_is_an_answer_not_a_panic() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut v = Vec::new();
+            for _ in 0..(x % 40) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                v.push(x as u8);
+            }
+            x = x.wrapping_add(1);
+            let mut c = Cursor::new(&v);
+            if let Ok(s) = c.skip() {
+                assert!(s.len() <= v.len());
+            }
+            let _ = Cursor::new(&v).pid();
+            let _ = Cursor::new(&v).atom();
+            let _ = Cursor::new(&v).tuple();
+        }
+    }
+}
