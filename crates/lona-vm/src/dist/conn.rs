@@ -171,10 +171,9 @@ pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
             let me = ctx.pid();
             match ctx.timeout(SETUP_TIME, connect(&d2, &node)).await {
                 Ok(Ok(stream)) => run(&ctx, &d2, &node, stream).await,
-                Ok(Err(Some(e))) => {
-                    d2.forget(&node, me);
-                    log(&d2, format_args!("cannot connect to {node}: {e}"));
-                }
+                // Erlang says nothing of a node it cannot reach: the
+                // messages are dropped, and a monitor would say nodedown.
+                Ok(Err(Some(_))) => d2.forget(&node, me),
                 // The peer said nok: its own attempt to reach us goes on
                 // and the acceptor hands it over here.
                 Ok(Err(None)) => {
@@ -186,10 +185,7 @@ pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
                         _ => d2.forget(&node, me),
                     }
                 }
-                Err(_) => {
-                    d2.forget(&node, me);
-                    log(&d2, format_args!("cannot connect to {node}: timed out"));
-                }
+                Err(_) => d2.forget(&node, me),
             }
         })
         .ok()

@@ -1,0 +1,387 @@
+//! Distribution against real Erlang nodes and between Lona nodes, on
+//! this host: `lona run --sname` programs and `erl -sname` nodes, through
+//! the `epmd` either of them starts. Skipped, with a message, when `erl`
+//! is not installed (`.ci/run` installs it).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn erl_available() -> bool {
+    let ok = Command::new("erl")
+        .args(["-noshell", "-eval", "halt()."])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: `erl` is not installed (apt-get install -y erlang-base)");
+    }
+    ok
+}
+
+fn host() -> String {
+    let out = Command::new("hostname").output().expect("hostname");
+    let h = String::from_utf8(out.stdout).unwrap();
+    h.trim().split('.').next().unwrap().to_string()
+}
+
+/// A node name no other test (or earlier run) uses.
+fn unique(prefix: &str) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{prefix}{}x{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn scratch() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lona-dist-{}", unique("t")));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A running node (`lona` or `erl`): its stdout lines, its stderr text.
+struct Node {
+    child: Child,
+    lines: Receiver<String>,
+    err: Arc<Mutex<String>>,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Node {
+    fn spawn(mut cmd: Command) -> Node {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("node starts");
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let mut errp = child.stderr.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in out.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let err = Arc::new(Mutex::new(String::new()));
+        let e2 = err.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = errp.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                e2.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Node { child, lines, err }
+    }
+
+    /// A Lonala program `src` on a node named `name`.
+    fn lona(name: &str, cookie: &str, src: &str) -> Node {
+        let dir = scratch();
+        let file = dir.join("main.lona");
+        std::fs::write(&file, src).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
+        cmd.arg("run")
+            .arg(&file)
+            .args(["--sname", name, "--cookie", cookie]);
+        Node::spawn(cmd)
+    }
+
+    /// An Erlang node running `eval`.
+    fn erl(name: &str, cookie: &str, eval: &str) -> Node {
+        let mut cmd = Command::new("erl");
+        cmd.args([
+            "-sname",
+            name,
+            "-setcookie",
+            cookie,
+            "-noshell",
+            "-eval",
+            eval,
+        ]);
+        Node::spawn(cmd)
+    }
+
+    /// The next stdout line, which must start with `prefix`.
+    fn expect(&self, prefix: &str) -> String {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no line {prefix:?}; stderr: {}", self.stderr()));
+        assert!(
+            line.starts_with(prefix),
+            "expected {prefix:?}, got {line:?}; stderr: {}",
+            self.stderr()
+        );
+        line
+    }
+
+    fn stderr(&self) -> String {
+        self.err.lock().unwrap().clone()
+    }
+
+    /// Waits for the node to end by itself: its exit status.
+    fn wait(&mut self) -> std::process::ExitStatus {
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(Instant::now() < until, "the node did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// A Lonala node that registers `:echo`, says `ready`, and answers each
+/// `[:echo name node msg]` by sending `[:echoed msg (node)]` to `[name
+/// node]`, until `:stop`.
+const ECHO: &str = r#"
+(defn serve []
+  (receive
+    [:echo to-name to-node msg] (do (send [to-name to-node] [:echoed msg (node)]) (serve))
+    :stop (println "stopped")
+    other (do (println "got" other) (serve))))
+(defn -main []
+  (register :echo (self))
+  (println "ready" (node))
+  (serve))
+"#;
+
+#[test]
+fn erlang_pings_lona_and_messages_cross_both_ways() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(&l, "c1", ECHO);
+    lona.expect(&format!("ready :{l}@{h}"));
+    let erl = Node::erl(
+        &e,
+        "c1",
+        &format!(
+            "register(collector, self()),
+             io:format(\"ping ~p~n\", [net_adm:ping('{l}@{h}')]),
+             {{echo, '{l}@{h}'}} ! {{echo, collector, node(), {{hello, 1, <<\"bin\">>, [1, 2.5], #{{k => -7}}, 123456789012345678901234567890}}}},
+             receive M -> io:format(\"erl got ~w~n\", [M]) after 5000 -> io:format(\"timeout~n\") end,
+             io:format(\"nodes ~w~n\", [nodes()]),
+             {{echo, '{l}@{h}'}} ! stop,
+             timer:sleep(200),
+             halt()."
+        ),
+    );
+    erl.expect("ping pong");
+    erl.expect(&format!(
+        "erl got {{echoed,{{hello,1,<<98,105,110>>,[1,2.5],#{{k => -7}},123456789012345678901234567890}},{l}@{h}}}"
+    ));
+    erl.expect(&format!("nodes [{l}@{h}]"));
+    lona.expect("stopped");
+}
+
+#[test]
+fn lona_connects_first_and_an_unknown_node_is_false() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let erl = Node::erl(
+        &e,
+        "c2",
+        "register(collector, self()), io:format(\"up~n\"),
+         receive {first, From} -> {echo, From} ! back end,
+         receive after 3000 -> ok end, halt().",
+    );
+    erl.expect("up");
+    let mut lona = Node::lona(
+        &l,
+        "c2",
+        &format!(
+            r#"(defn -main []
+                 (register :echo (self))
+                 (println "connect" (connect-node :{e}@{h}))
+                 (println "nodes" (nodes))
+                 (send [:collector :{e}@{h}] [:first (node)])
+                 (println "got" (receive x x :timeout 5000 :none))
+                 (println "missing" (connect-node :nobody{l}@{h}))
+                 (println "bad name" (connect-node :nohost)))"#
+        ),
+    );
+    lona.expect("connect true");
+    lona.expect(&format!("nodes [:{e}@{h}]"));
+    lona.expect("got :back");
+    lona.expect("missing false");
+    lona.expect("bad name false");
+    assert!(lona.wait().success());
+}
+
+#[test]
+fn two_lona_nodes_talk_and_keep_order() {
+    let (a, b, h) = (unique("la"), unique("lb"), host());
+    let nb = Node::lona(&b, "c3", ECHO);
+    nb.expect("ready");
+    let mut na = Node::lona(
+        &a,
+        "c3",
+        &format!(
+            r#"(defn -main []
+                 (register :me (self))
+                 (dotimes [i 2000] (send [:echo :{b}@{h}] [:echo :me (node) i]))
+                 (let [got (loop [i 0 ok true]
+                             (if (= i 2000) ok
+                               (receive [:echoed n _] (recur (inc i) (and ok (= n i))))))]
+                   (println "in order" got))
+                 (send [:echo :{b}@{h}] :stop))"#
+        ),
+    );
+    na.expect("in order true");
+    nb.expect("stopped");
+    assert!(na.wait().success());
+}
+
+#[test]
+fn a_wrong_cookie_is_refused_and_logged() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(&l, "right", ECHO);
+    lona.expect("ready");
+    let erl = Node::erl(
+        &e,
+        "wrong",
+        &format!("io:format(\"ping ~p~n\", [net_adm:ping('{l}@{h}')]), halt()."),
+    );
+    erl.expect("ping pang");
+    let until = Instant::now() + Duration::from_secs(10);
+    while !lona.stderr().contains("refused") {
+        assert!(Instant::now() < until, "not logged: {}", lona.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // And the other way: the Lona node cannot reach a node with another
+    // cookie.
+    let erl2 = Node::erl(
+        &unique("erl"),
+        "other",
+        "io:format(\"up~p~n\", [node()]), receive after 10000 -> ok end.",
+    );
+    let up = erl2.expect("up");
+    let peer = up.trim_start_matches("up").to_string();
+    let lona2 = Node::lona(
+        &unique("lona"),
+        "right",
+        &format!("(defn -main [] (println \"connect\" (connect-node :{peer})))"),
+    );
+    lona2.expect("connect false");
+}
+
+#[test]
+fn a_name_in_use_is_a_clear_error() {
+    let (n, h) = (unique("dup"), host());
+    let first = Node::lona(&n, "c5", ECHO);
+    first.expect(&format!("ready :{n}@{h}"));
+    let mut second = Node::lona(&n, "c5", ECHO);
+    let status = second.wait();
+    assert!(!status.success());
+    assert!(
+        second.stderr().contains("already in use"),
+        "stderr: {}",
+        second.stderr()
+    );
+}
+
+#[test]
+fn the_default_cookie_is_created_in_home_and_shared_with_erlang() {
+    if !erl_available() {
+        return;
+    }
+    let home = scratch();
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let dir = scratch();
+    let file = dir.join("main.lona");
+    std::fs::write(&file, ECHO).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
+    cmd.arg("run")
+        .arg(&file)
+        .args(["--sname", &l])
+        .env("HOME", &home);
+    let lona = Node::spawn(cmd);
+    lona.expect("ready");
+    let cookie = std::fs::read_to_string(home.join(".erlang.cookie")).unwrap();
+    assert_eq!(cookie.len(), 20);
+    let mut cmd = Command::new("erl");
+    cmd.args(["-sname", &e, "-noshell", "-eval"])
+        .arg(format!(
+            "io:format(\"ping ~p~n\", [net_adm:ping('{l}@{h}')]), halt()."
+        ))
+        .env("HOME", &home);
+    let erl = Node::spawn(cmd);
+    erl.expect("ping pong");
+}
+
+#[test]
+fn garbage_on_the_distribution_port_closes_that_connection_only() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(&l, "c7", ECHO);
+    lona.expect("ready");
+    // Ask epmd for the node's port, as a peer would.
+    let port = epmd_port_of(&l);
+    for junk in [
+        &b""[..],
+        b"\x00",
+        b"\x00\x05Nxxxx",
+        b"\xff\xff\xff\xff\xff\xff",
+        b"\x00\x0bN\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+    ] {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let _ = s.write_all(junk);
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut sink = Vec::new();
+        let _ = s.read_to_end(&mut sink);
+    }
+    // A peer that connects and says nothing is dropped after the setup
+    // time; meanwhile the node serves others.
+    let _silent = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let erl = Node::erl(
+        &e,
+        "c7",
+        &format!("io:format(\"ping ~p~n\", [net_adm:ping('{l}@{h}')]), halt()."),
+    );
+    erl.expect("ping pong");
+}
+
+/// The port node `name` registered with the local epmd (`PORT_PLEASE2`).
+fn epmd_port_of(name: &str) -> u16 {
+    let mut s = TcpStream::connect(("127.0.0.1", 4369)).unwrap();
+    let mut req = vec![0, (1 + name.len()) as u8, 122];
+    req.extend_from_slice(name.as_bytes());
+    s.write_all(&req).unwrap();
+    let mut resp = [0u8; 4];
+    s.read_exact(&mut resp).unwrap();
+    assert_eq!((resp[0], resp[1]), (119, 0), "epmd knows {name}");
+    u16::from_be_bytes([resp[2], resp[3]])
+}
