@@ -29,6 +29,27 @@ pub enum View<'h> {
     Pid(Pid),
     /// A reference.
     Ref(u64),
+    /// A pid of another node (the distribution's `NEW_PID_EXT`).
+    ExtPid {
+        /// The node's name (`name@host`).
+        node: Atom,
+        /// The pid's id on that node.
+        id: u32,
+        /// Its serial.
+        serial: u32,
+        /// The node's creation (which incarnation of the node).
+        creation: u32,
+    },
+    /// A reference of another node (the distribution's
+    /// `NEWER_REFERENCE_EXT`).
+    ExtRef {
+        /// The node's name.
+        node: Atom,
+        /// The node's creation.
+        creation: u32,
+        /// The id words (1 to [`crate::MAX_REF_IDS`]).
+        ids: RefIds,
+    },
     /// A string (UTF-8).
     Str(&'h str),
     /// A binary.
@@ -52,6 +73,34 @@ pub enum View<'h> {
         /// Captured values.
         captured: &'h [Term<'h>],
     },
+}
+
+/// The id words of a reference of another node ([`View::ExtRef`]): 1 to
+/// [`crate::MAX_REF_IDS`] `u32`s, read as a slice.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RefIds {
+    len: u8,
+    words: [u32; crate::MAX_REF_IDS],
+}
+
+impl RefIds {
+    /// The id words.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.words[..usize::from(self.len)]
+    }
+}
+
+impl std::ops::Deref for RefIds {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        self.as_slice()
+    }
+}
+
+impl std::fmt::Debug for RefIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
 }
 
 /// A map's contents. Small maps (at most [`crate::MAP_SMALL_MAX`] keys)
@@ -232,6 +281,27 @@ impl<'h> Term<'h> {
                 },
                 Kind::Ref => View::Ref(self.payload(0)),
                 Kind::Pid => View::Pid(Pid(self.payload(0))),
+                // The constructors store each field as a u32 in a word.
+                Kind::ExtPid => View::ExtPid {
+                    node: Atom::from_index(self.payload(0) as u32),
+                    id: self.payload(1) as u32,
+                    serial: self.payload(2) as u32,
+                    creation: self.payload(3) as u32,
+                },
+                Kind::ExtRef => {
+                    let mut ids = RefIds {
+                        len: (arity - 2) as u8,
+                        words: [0; crate::MAX_REF_IDS],
+                    };
+                    for (i, w) in ids.words[..arity - 2].iter_mut().enumerate() {
+                        *w = self.payload(2 + i) as u32;
+                    }
+                    View::ExtRef {
+                        node: Atom::from_index(self.payload(0) as u32),
+                        creation: self.payload(1) as u32,
+                        ids,
+                    }
+                }
                 Kind::Forward => unreachable!("forwarding marker outside a collection"),
             }
         }
