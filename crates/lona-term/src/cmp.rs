@@ -417,9 +417,11 @@ mod tests {
             Term::keyword("a"),
             Term::symbol("a"),
             h.reference(1),
+            h.ext_ref(crate::Atom::new("a@b"), 0, &[0]),
             // SAFETY: no interpreter here; the code word is only compared.
             unsafe { h.closure(1, &[]) },
             h.pid(crate::Pid::new(1, 0)),
+            h.ext_pid(crate::Atom::new("a@b"), 0, 0, 0),
             h.vector(&[]),
             h.map(&[]),
             h.set(&[]),

@@ -170,6 +170,13 @@ impl std::fmt::Display for DecodeError {
             DecodeError::Compressed => {
                 f.write_str("external term format: compressed terms are not accepted")
             }
+            DecodeError::BadNode => {
+                f.write_str("malformed external term: a pid's or reference's node is not an atom")
+            }
+            DecodeError::BadRefLength => write!(
+                f,
+                "malformed external term: a reference has 1 to {MAX_REF_IDS} id words"
+            ),
             e => write!(f, "malformed external term: {e:?}"),
         }
     }

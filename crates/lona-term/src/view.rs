@@ -417,3 +417,75 @@ impl<'h> Iterator for ListIter<'h> {
         Some(h)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::View;
+    use crate::{Atom, Fragment, Heap, Pid, Term};
+
+    fn fields(t: Term<'_>) -> (String, u32, u32, u32, Vec<u32>) {
+        match t.view() {
+            View::ExtPid {
+                node,
+                id,
+                serial,
+                creation,
+            } => (node.name().to_owned(), id, serial, creation, vec![]),
+            View::ExtRef {
+                node,
+                creation,
+                ids,
+            } => (node.name().to_owned(), 0, 0, creation, ids.to_vec()),
+            v => panic!("not another node's pid or reference: {v:?}"),
+        }
+    }
+
+    /// Pids and references of other nodes are raw words after a header:
+    /// copies (to a heap, to a fragment) and collections (minor, which
+    /// promotes, and major) keep every field.
+    #[test]
+    fn ext_pids_and_refs_survive_copies_and_collections() {
+        let node = Atom::new("view-test@host");
+        let mut h = Heap::new();
+        let want = [
+            (node.name().to_owned(), u32::MAX, 1, 2, vec![]),
+            (node.name().to_owned(), 0, 0, u32::MAX, vec![u32::MAX]),
+            (node.name().to_owned(), 0, 0, 9, vec![1, 2, 3, 4, 5]),
+        ];
+        let root = {
+            let v = h.vector(&[
+                h.ext_pid(node, u32::MAX, 1, 2),
+                h.ext_ref(node, u32::MAX, &[u32::MAX]),
+                h.ext_ref(node, 9, &[1, 2, 3, 4, 5]),
+                h.pid(Pid::new(1, 1)),
+            ]);
+            // through a fragment into the heap, as a message
+            let got = h.attach(Fragment::new(v));
+            let other = Heap::new();
+            let copy = other.copy_from(got);
+            assert!(crate::equal(copy, v));
+            h.add_root(got)
+        };
+        for i in 0..3 {
+            let _garbage = h.vector(&[h.int(i), h.float(0.5)]);
+            match i {
+                0 => h.collect(0).unwrap(),
+                1 => h.collect_major(0).unwrap(),
+                _ => h.collect(0).unwrap(),
+            };
+            let View::Vector(items) = h.root(root).view() else {
+                panic!("a vector")
+            };
+            for (t, w) in items.iter().zip(&want) {
+                assert_eq!(&fields(*t), w);
+            }
+            assert!(matches!(items[3].view(), View::Pid(p) if p == Pid::new(1, 1)));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "1 to 5 id words")]
+    fn a_reference_has_at_most_five_id_words() {
+        Heap::new().ext_ref(Atom::new("a@b"), 0, &[0; 6]);
+    }
+}

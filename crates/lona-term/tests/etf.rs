@@ -1113,6 +1113,9 @@ fn hostile_pids_and_references() {
             "{n} ids"
         );
     }
+    assert!(DecodeError::BadRefLength
+        .to_string()
+        .contains("1 to 5 id words"));
     // a node that is no atom, or an atom cache reference
     let mut b = vec![131, 88, 97, 1];
     b.extend([0; 12]);
