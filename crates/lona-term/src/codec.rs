@@ -621,6 +621,42 @@ mod tests {
     }
 
     #[test]
+    fn other_nodes_pids_and_references() {
+        let h = Heap::new();
+        let node = Atom::new("codec-test@host");
+        let t = h.vector(&[
+            h.ext_pid(node, u32::MAX, 0, 3),
+            h.ext_ref(node, 3, &[1, 2, 3, 4, u32::MAX]),
+            h.ext_ref(node, 0, &[7]),
+        ]);
+        let bytes = encode(t).unwrap();
+        assert_eq!(decode(&h, &bytes).unwrap(), t);
+        // the node name is an atom under the budget
+        let fresh = "codec-test-never-made@host";
+        let mut b = b"L\x01\x11".to_vec();
+        b.push(fresh.len() as u8);
+        b.extend(fresh.as_bytes());
+        b.extend([1, 2, 3]);
+        assert_eq!(decode(&h, &b), Err(DecodeError::UnknownAtom));
+        assert_eq!(Atom::existing(fresh), None);
+        // numbers over 32 bits, and 0 or 6 id words
+        let mut b = b"L\x01\x11\x03a@b".to_vec();
+        b.extend([0x80, 0x80, 0x80, 0x80, 0x10, 0, 0]);
+        Atom::new("a@b");
+        assert_eq!(decode(&h, &b), Err(DecodeError::BadNodeId));
+        for n in [0u8, 6] {
+            let mut b = b"L\x01\x12\x03a@b\x00".to_vec();
+            b.push(n);
+            b.extend(std::iter::repeat_n(1, usize::from(n)));
+            assert_eq!(decode(&h, &b), Err(DecodeError::BadNodeId), "{n} ids");
+        }
+        // every proper prefix is an error
+        for i in 2..bytes.len() {
+            assert!(decode(&h, &bytes[..i]).is_err());
+        }
+    }
+
+    #[test]
     fn deep_nesting_is_iterative() {
         let h = Heap::new();
         let depth = if cfg!(miri) { 200 } else { 200_000 };
