@@ -841,7 +841,10 @@ impl Heap {
     }
 
     /// A pid of another node (the distribution's `NEW_PID_EXT`): the
-    /// node's name, and the pid's id, serial and creation there.
+    /// node's name, and the pid's id, serial and creation there. The heap
+    /// does not know this node's own name: one naming it is kept as given
+    /// (and differs from every local pid); `etf::decode_node` makes local
+    /// pids of those.
     pub fn ext_pid(&self, node: Atom, id: u32, serial: u32, creation: u32) -> Term<'_> {
         self.put(&[
             header(Kind::ExtPid, 4),
