@@ -16,7 +16,10 @@
 //!   `+inf`).
 //! * `false < true`; keywords and symbols by name (byte order); refs by id;
 //!   pids by (index, generation); functions by code id, then captured count,
-//!   then captured values.
+//!   then captured values. Pids and refs of other nodes (`ExtPid`,
+//!   `ExtRef`) rank with the local ones but after all of them, and among
+//!   themselves by node name, then (id, serial, creation) for a pid,
+//!   (creation, number of id words, id words) for a ref.
 //! * Vectors by length, then element-wise; maps by size, then keys in
 //!   order, then values (Erlang); sets by size, then elements in order;
 //!   regexes by source; lists element-wise, `()` first; strings
@@ -43,9 +46,9 @@ fn rank(v: &View<'_>) -> u8 {
         View::Bool(_) => 1,
         View::Keyword(_) => 2,
         View::Symbol(_) => 3,
-        View::Ref(_) => 4,
+        View::Ref(_) | View::ExtRef { .. } => 4,
         View::Closure { .. } => 5,
-        View::Pid(_) => 6,
+        View::Pid(_) | View::ExtPid { .. } => 6,
         View::Vector(_) => 7,
         View::Map(_) => 8,
         View::Set(_) => 9,
@@ -100,9 +103,47 @@ fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<(Term<'a>, Term<'b>)
             }
         }
         (View::Ref(p), View::Ref(q)) => p.cmp(&q),
+        (View::Ref(_), View::ExtRef { .. }) | (View::Pid(_), View::ExtPid { .. }) => Ordering::Less,
+        (View::ExtRef { .. }, View::Ref(_)) | (View::ExtPid { .. }, View::Pid(_)) => {
+            Ordering::Greater
+        }
+        (
+            View::ExtRef {
+                node: n1,
+                creation: c1,
+                ids: i1,
+            },
+            View::ExtRef {
+                node: n2,
+                creation: c2,
+                ids: i2,
+            },
+        ) => n1
+            .name()
+            .cmp(n2.name())
+            .then(c1.cmp(&c2))
+            .then(i1.len().cmp(&i2.len()))
+            .then_with(|| i1.as_slice().cmp(i2.as_slice())),
         (View::Pid(p), View::Pid(q)) => {
             (p.index(), p.generation()).cmp(&(q.index(), q.generation()))
         }
+        (
+            View::ExtPid {
+                node: n1,
+                id: i1,
+                serial: s1,
+                creation: c1,
+            },
+            View::ExtPid {
+                node: n2,
+                id: i2,
+                serial: s2,
+                creation: c2,
+            },
+        ) => n1
+            .name()
+            .cmp(n2.name())
+            .then((i1, s1, c1).cmp(&(i2, s2, c2))),
         (
             View::Closure {
                 code: c1,
@@ -253,6 +294,28 @@ fn hash_into<H: Hasher>(t: Term<'_>, h: &mut H) {
             View::Keyword(a) | View::Symbol(a) => h.write(a.name().as_bytes()),
             View::Ref(r) => h.write_u64(r),
             View::Pid(p) => h.write_u64(p.0),
+            View::ExtPid {
+                node,
+                id,
+                serial,
+                creation,
+            } => {
+                h.write_u8(1);
+                h.write(node.name().as_bytes());
+                h.write_u32(id);
+                h.write_u32(serial);
+                h.write_u32(creation);
+            }
+            View::ExtRef {
+                node,
+                creation,
+                ids,
+            } => {
+                h.write_u8(1);
+                h.write(node.name().as_bytes());
+                h.write_u32(creation);
+                ids.as_slice().hash(h);
+            }
             View::Str(s) | View::Regex(s) => s.as_bytes().hash(h),
             View::Set(m) => {
                 h.write_usize(m.len());
@@ -354,9 +417,11 @@ mod tests {
             Term::keyword("a"),
             Term::symbol("a"),
             h.reference(1),
+            h.ext_ref(crate::Atom::new("a@b"), 0, &[0]),
             // SAFETY: no interpreter here; the code word is only compared.
             unsafe { h.closure(1, &[]) },
             h.pid(crate::Pid::new(1, 0)),
+            h.ext_pid(crate::Atom::new("a@b"), 0, 0, 0),
             h.vector(&[]),
             h.map(&[]),
             h.set(&[]),

@@ -16,6 +16,11 @@
 //!           | 14                                    reserved: functions never cross
 //!           | 15 varint                             pid
 //!           | 16 varint                             reference
+//!           | 17 n:varint utf8*n id serial creation  pid of another node (node
+//!                                                  name, then three varints < 2^32)
+//!           | 18 n:varint utf8*n creation k:varint id*k
+//!                                                  reference of another node
+//!                                                  (varints < 2^32, 1 <= k <= 5)
 //!           | 20 n:varint term*n                    set, unique elements
 //!           | 21 n:varint utf8*n                    regex (its source)
 //! ```
@@ -36,6 +41,10 @@
 //!   generation, a reference id). Any value is harmless: a pid that names
 //!   no live process reaches nobody, a reference matches only the equal
 //!   one. They can be forged, as in Erlang's external term format.
+//!   Pids and references of other nodes (tags 17, 18) carry their node's
+//!   name, which is an atom like any keyword's (same [`AtomBudget`]), and
+//!   numbers checked to fit 32 bits; a reference has 1 to
+//!   [`crate::MAX_REF_IDS`] id words ([`DecodeError::BadNodeId`]).
 //! * **Keywords and symbols** are names in the node's atom table
 //!   (`atom.rs`), which is never freed. [`decode`] only accepts names that
 //!   already exist ([`DecodeError::UnknownAtom`] otherwise), like Erlang's
@@ -97,6 +106,9 @@ pub enum DecodeError {
     AtomTooLong,
     /// Tag 14, a function: functions never cross the codec.
     Function,
+    /// A pid or reference of another node with a number over 2^32 - 1,
+    /// or a reference with no id word or more than [`crate::MAX_REF_IDS`].
+    BadNodeId,
 }
 
 /// Why a term cannot be encoded.
@@ -273,6 +285,29 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
                 out.push(16);
                 put_varint(&mut out, r);
             }
+            View::ExtPid {
+                node,
+                id,
+                serial,
+                creation,
+            } => {
+                put_bytes(&mut out, 17, node.name().as_bytes());
+                for n in [id, serial, creation] {
+                    put_varint(&mut out, n.into());
+                }
+            }
+            View::ExtRef {
+                node,
+                creation,
+                ids,
+            } => {
+                put_bytes(&mut out, 18, node.name().as_bytes());
+                put_varint(&mut out, creation.into());
+                put_varint(&mut out, ids.len() as u64);
+                for n in ids.iter() {
+                    put_varint(&mut out, (*n).into());
+                }
+            }
             View::Set(m) => {
                 out.push(20);
                 put_varint(&mut out, m.len() as u64);
@@ -333,6 +368,11 @@ impl<'a> Reader<'a> {
             return Err(DecodeError::LengthTooLarge);
         }
         Ok(n)
+    }
+    /// A varint that must fit 32 bits (a field of another node's pid or
+    /// reference).
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        u32::try_from(self.varint()?).map_err(|_| DecodeError::BadNodeId)
     }
     fn text(&mut self) -> Result<&'a str, DecodeError> {
         let n = self.count(1, 0)?;
@@ -451,6 +491,24 @@ pub fn decode_with<'h>(
             14 => return Err(DecodeError::Function),
             15 => heap.pid(crate::Pid(r.varint()?)),
             16 => heap.reference(r.varint()?),
+            17 => {
+                let node = atoms.atom(r.text()?)?;
+                let (id, serial, creation) = (r.u32()?, r.u32()?, r.u32()?);
+                heap.ext_pid(node, id, serial, creation)
+            }
+            18 => {
+                let node = atoms.atom(r.text()?)?;
+                let creation = r.u32()?;
+                let n = r.count(1, 0)?;
+                if !(1..=crate::MAX_REF_IDS).contains(&n) {
+                    return Err(DecodeError::BadNodeId);
+                }
+                let mut ids = [0u32; crate::MAX_REF_IDS];
+                for w in &mut ids[..n] {
+                    *w = r.u32()?;
+                }
+                heap.ext_ref(node, creation, &ids[..n])
+            }
             20 => match r.count(1, 0)? {
                 0 => heap.set(&[]),
                 n => {
@@ -560,6 +618,42 @@ mod tests {
         let mut v = b"L\x01\x04".to_vec();
         v.extend([0xff; 11]);
         assert_eq!(decode(&h, &v), Err(DecodeError::VarintOverflow));
+    }
+
+    #[test]
+    fn other_nodes_pids_and_references() {
+        let h = Heap::new();
+        let node = Atom::new("codec-test@host");
+        let t = h.vector(&[
+            h.ext_pid(node, u32::MAX, 0, 3),
+            h.ext_ref(node, 3, &[1, 2, 3, 4, u32::MAX]),
+            h.ext_ref(node, 0, &[7]),
+        ]);
+        let bytes = encode(t).unwrap();
+        assert_eq!(decode(&h, &bytes).unwrap(), t);
+        // the node name is an atom under the budget
+        let fresh = "codec-test-never-made@host";
+        let mut b = b"L\x01\x11".to_vec();
+        b.push(fresh.len() as u8);
+        b.extend(fresh.as_bytes());
+        b.extend([1, 2, 3]);
+        assert_eq!(decode(&h, &b), Err(DecodeError::UnknownAtom));
+        assert_eq!(Atom::existing(fresh), None);
+        // numbers over 32 bits, and 0 or 6 id words
+        let mut b = b"L\x01\x11\x03a@b".to_vec();
+        b.extend([0x80, 0x80, 0x80, 0x80, 0x10, 0, 0]);
+        Atom::new("a@b");
+        assert_eq!(decode(&h, &b), Err(DecodeError::BadNodeId));
+        for n in [0u8, 6] {
+            let mut b = b"L\x01\x12\x03a@b\x00".to_vec();
+            b.push(n);
+            b.extend(std::iter::repeat_n(1, usize::from(n)));
+            assert_eq!(decode(&h, &b), Err(DecodeError::BadNodeId), "{n} ids");
+        }
+        // every proper prefix is an error
+        for i in 2..bytes.len() {
+            assert!(decode(&h, &bytes[..i]).is_err());
+        }
     }
 
     #[test]

@@ -18,7 +18,10 @@
 //! | binary                      | `BINARY_EXT`                              | `BINARY_EXT`, `BIT_BINARY_EXT` of whole bytes  |
 //! | string                      | `BINARY_EXT` of its UTF-8 (as Elixir strings): **it decodes as a binary** | — |
 //! | symbol, set, regex          | [`EncodeError::Unsupported`]: Erlang has no such kind; a tagged tuple convention can come later if Lona nodes need them | — |
-//! | pid, reference              | [`EncodeError::Unsupported`] for now: the distribution's pids and references name their node, which needs node identity (issue 19) | refused ([`DecodeError::Unsupported`]) |
+//! | local pid (index, generation) | with a [`Node`] ([`encode_node`]): `NEW_PID_EXT` of the node's name and creation, ID = index, Serial = generation; without one [`EncodeError::Unsupported`] | with a [`Node`] ([`decode_node`]): `NEW_PID_EXT`, `PID_EXT` whose node and creation are the context's; without one refused ([`DecodeError::Unsupported`]) |
+//! | pid of another node (`ExtPid`) | with a [`Node`]: `NEW_PID_EXT` of its own node, id, serial, creation; without one [`EncodeError::Unsupported`] | with a [`Node`]: any other `NEW_PID_EXT`, `PID_EXT` (another node name, or our name with another creation) |
+//! | local reference (`u64` id)  | with a [`Node`]: `NEWER_REFERENCE_EXT` of the node's name and creation, 3 id words: low 32 bits, high 32 bits, 0; without one [`EncodeError::Unsupported`] | with a [`Node`]: `NEWER_REFERENCE_EXT`, `NEW_REFERENCE_EXT` whose node and creation are the context's and whose ids are 3 words, the third 0 (id = w0 \| w1 << 32); without one refused |
+//! | reference of another node (`ExtRef`) | with a [`Node`]: `NEWER_REFERENCE_EXT` of its own fields; without one [`EncodeError::Unsupported`] | with a [`Node`]: any other `NEWER_REFERENCE_EXT`, `NEW_REFERENCE_EXT` (1 to 5 id words, [`DecodeError::BadRefLength`] otherwise) |
 //! | function                    | [`EncodeError::Unsupported`]: code never crosses (as in `codec.rs`) | refused (`NEW_FUN_EXT`, `EXPORT_EXT`) |
 //!
 //! Lossy corners: a string comes back as a binary; the keywords `:nil`,
@@ -27,9 +30,23 @@
 //! Everything else in the table decodes to a term equal to the one encoded.
 //!
 //! Refused on decode with a clear error: compressed terms (tag 80,
-//! [`DecodeError::Compressed`]), pids, ports, references, funs, atom cache
-//! references and `LOCAL_EXT` ([`DecodeError::Unsupported`]), bit strings
-//! that are not whole bytes, non-finite floats, and unknown tags.
+//! [`DecodeError::Compressed`]), pids and references without a [`Node`],
+//! the old `REFERENCE_EXT`, ports, funs, atom cache references and
+//! `LOCAL_EXT` ([`DecodeError::Unsupported`]), a pid's or reference's node
+//! that is not an atom ([`DecodeError::BadNode`]), bit strings that are
+//! not whole bytes, non-finite floats, and unknown tags.
+//!
+//! # Node identity
+//!
+//! The distribution's pids and references name their node (`name@host`,
+//! an atom) and its creation (which incarnation of that name). The `*_node`
+//! functions take this node's identity, a [`Node`]: its own pids and
+//! references (Lonala's local [`Pid`] and `u64` reference ids) go out with
+//! its name and creation, and come back as local ones only when both
+//! match; everything else is a pid or reference of another node
+//! ([`crate::View::ExtPid`], [`crate::View::ExtRef`]), kept field for
+//! field so it goes back out unchanged. A pid of this node's name with
+//! another creation is a pid of an earlier incarnation: another node's.
 //!
 //! # What the decoder trusts: nothing
 //!
@@ -39,7 +56,8 @@
 //! * **Atoms** from a peer become keywords only if they already exist
 //!   ([`decode`]), or within the caller's [`AtomBudget`] ([`decode_with`]),
 //!   so a peer cannot fill the never-freed atom table; a name over 255
-//!   characters is an error.
+//!   characters is an error. The node names of pids and references are
+//!   atoms under the same rule.
 //! * **Lengths** never reserve memory: every declared length or arity is
 //!   checked against the bytes left (each element takes at least one byte)
 //!   before anything is read, bytes are copied only once present, and
@@ -50,14 +68,30 @@
 //! * Trailing bytes after the term are an error ([`decode_prefix`] allows
 //!   them, for the distribution's concatenated terms; [`encode_into`] and
 //!   [`decode_body_prefix`] leave out the version byte, which terms after a
-//!   distribution header do not carry).
+//!   distribution header do not carry; with a node: [`decode_node_prefix`],
+//!   [`decode_node_body_prefix`], [`encode_node_into`]).
+
+use std::borrow::Cow;
 
 use num_bigint::{BigInt, BigUint, Sign};
 
+use crate::atom::Atom;
 pub use crate::codec::AtomBudget;
-use crate::heap::Heap;
-use crate::term::Term;
+use crate::heap::{Heap, MAX_REF_IDS};
+use crate::term::{Pid, Term};
 use crate::view::View;
+
+/// This node's identity in the distribution: what its own pids and
+/// references are sent as, and what a received one must carry to be taken
+/// as local ([`encode_node`], [`decode_node`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// The node's name (`name@host`), an atom.
+    pub name: Atom,
+    /// Its creation: which incarnation of the node name this is (a peer
+    /// tells a restarted node's pids from the old ones by it).
+    pub creation: u32,
+}
 
 /// The version byte that starts every encoding.
 pub const VERSION: u8 = 131;
@@ -65,6 +99,11 @@ pub const VERSION: u8 = 131;
 const NEW_FLOAT_EXT: u8 = 70;
 const BIT_BINARY_EXT: u8 = 77;
 const COMPRESSED: u8 = 80;
+const ATOM_CACHE_REF: u8 = 82;
+const NEW_PID_EXT: u8 = 88;
+const NEWER_REFERENCE_EXT: u8 = 90;
+const PID_EXT: u8 = 103;
+const NEW_REFERENCE_EXT: u8 = 114;
 const SMALL_INTEGER_EXT: u8 = 97;
 const INTEGER_EXT: u8 = 98;
 const FLOAT_EXT: u8 = 99;
@@ -116,6 +155,10 @@ pub enum DecodeError {
     UnknownAtom,
     /// An atom name longer than 255 characters.
     AtomTooLong,
+    /// A pid's or reference's node that is not an atom.
+    BadNode,
+    /// A reference with no id word or more than [`MAX_REF_IDS`].
+    BadRefLength,
 }
 
 impl std::fmt::Display for DecodeError {
@@ -127,6 +170,13 @@ impl std::fmt::Display for DecodeError {
             DecodeError::Compressed => {
                 f.write_str("external term format: compressed terms are not accepted")
             }
+            DecodeError::BadNode => {
+                f.write_str("malformed external term: a pid's or reference's node is not an atom")
+            }
+            DecodeError::BadRefLength => write!(
+                f,
+                "malformed external term: a reference has 1 to {MAX_REF_IDS} id words"
+            ),
             e => write!(f, "malformed external term: {e:?}"),
         }
     }
@@ -138,7 +188,8 @@ impl std::error::Error for DecodeError {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EncodeError {
     /// The term holds a value with no Erlang counterpart here (see the
-    /// module's table): `"function"`, `"pid"`, `"reference"`, `"symbol"`,
+    /// module's table): `"function"`, `"pid"` or `"reference"` (without a
+    /// [`Node`]), `"symbol"`,
     /// `"set"`, `"regex"`, `"non-finite float"`, or a size over 2^32 - 1.
     Unsupported(&'static str),
 }
@@ -213,7 +264,8 @@ enum Task<'h> {
 }
 
 /// Encodes a term as `term_to_binary/1` would (version byte included),
-/// or says which part has no Erlang form (see the module's table).
+/// or says which part has no Erlang form (see the module's table). Pids and
+/// references need a node ([`encode_node`]).
 pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
     let mut out = vec![VERSION];
     encode_into(&mut out, t)?;
@@ -223,6 +275,44 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
 /// [`encode`] without the version byte, appended to `out` (on an error,
 /// `out` may hold part of the term).
 pub fn encode_into(out: &mut Vec<u8>, t: Term<'_>) -> Result<(), EncodeError> {
+    encode_impl(out, t, None)
+}
+
+/// [`encode`] as the node `node` sends: local pids and references are
+/// encoded with `node`'s name and creation, those of other nodes with
+/// their own (see the module's table).
+pub fn encode_node(t: Term<'_>, node: &Node) -> Result<Vec<u8>, EncodeError> {
+    let mut out = vec![VERSION];
+    encode_node_into(&mut out, t, node)?;
+    Ok(out)
+}
+
+/// [`encode_node`] without the version byte, appended to `out` (on an
+/// error, `out` may hold part of the term).
+pub fn encode_node_into(out: &mut Vec<u8>, t: Term<'_>, node: &Node) -> Result<(), EncodeError> {
+    encode_impl(out, t, Some(node))
+}
+
+fn put_pid(out: &mut Vec<u8>, node: Atom, id: u32, serial: u32, creation: u32) {
+    out.push(NEW_PID_EXT);
+    put_atom(out, node.name());
+    for n in [id, serial, creation] {
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+fn put_ref(out: &mut Vec<u8>, node: Atom, creation: u32, ids: &[u32]) {
+    out.push(NEWER_REFERENCE_EXT);
+    // At most MAX_REF_IDS words.
+    out.extend_from_slice(&(ids.len() as u16).to_be_bytes());
+    put_atom(out, node.name());
+    out.extend_from_slice(&creation.to_be_bytes());
+    for n in ids {
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+fn encode_impl(out: &mut Vec<u8>, t: Term<'_>, node: Option<&Node>) -> Result<(), EncodeError> {
     let mut todo = vec![Task::Term(t)];
     while let Some(task) = todo.pop() {
         let t = match task {
@@ -281,8 +371,31 @@ pub fn encode_into(out: &mut Vec<u8>, t: Term<'_>) -> Result<(), EncodeError> {
             View::Symbol(_) => return Err(EncodeError::Unsupported("symbol")),
             View::Set(_) => return Err(EncodeError::Unsupported("set")),
             View::Regex(_) => return Err(EncodeError::Unsupported("regex")),
-            View::Pid(_) => return Err(EncodeError::Unsupported("pid")),
-            View::Ref(_) => return Err(EncodeError::Unsupported("reference")),
+            View::Pid(p) => match node {
+                Some(me) => put_pid(out, me.name, p.index(), p.generation(), me.creation),
+                None => return Err(EncodeError::Unsupported("pid")),
+            },
+            View::ExtPid {
+                node: n,
+                id,
+                serial,
+                creation,
+            } => match node {
+                Some(_) => put_pid(out, n, id, serial, creation),
+                None => return Err(EncodeError::Unsupported("pid")),
+            },
+            View::Ref(r) => match node {
+                Some(me) => put_ref(out, me.name, me.creation, &[r as u32, (r >> 32) as u32, 0]),
+                None => return Err(EncodeError::Unsupported("reference")),
+            },
+            View::ExtRef {
+                node: n,
+                creation,
+                ids,
+            } => match node {
+                Some(_) => put_ref(out, n, creation, &ids),
+                None => return Err(EncodeError::Unsupported("reference")),
+            },
             View::Closure { .. } => return Err(EncodeError::Unsupported("function")),
         }
     }
@@ -380,12 +493,7 @@ pub fn decode_prefix<'h>(
     bytes: &[u8],
     atoms: &mut AtomBudget,
 ) -> Result<(Term<'h>, usize), DecodeError> {
-    match bytes.first() {
-        Some(&VERSION) => {}
-        _ => return Err(DecodeError::BadVersion),
-    }
-    let (t, used) = decode_body_prefix(heap, &bytes[1..], atoms)?;
-    Ok((t, used + 1))
+    decode_version_prefix(heap, bytes, atoms, None)
 }
 
 /// [`decode_prefix`] for a term without the version byte, as the terms
@@ -394,6 +502,68 @@ pub fn decode_body_prefix<'h>(
     heap: &'h Heap,
     bytes: &[u8],
     atoms: &mut AtomBudget,
+) -> Result<(Term<'h>, usize), DecodeError> {
+    decode_body(heap, bytes, atoms, None)
+}
+
+/// [`decode_with`] as the node `node` receives: pids and references are
+/// accepted, those of `node` (its name and creation) as local ones and any
+/// other as a pid or reference of another node (see the module's table).
+/// A pid's or reference's node name is an atom like any other, within
+/// `atoms`.
+pub fn decode_node<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+    node: &Node,
+) -> Result<Term<'h>, DecodeError> {
+    let (t, used) = decode_node_prefix(heap, bytes, atoms, node)?;
+    if used != bytes.len() {
+        return Err(DecodeError::TrailingBytes);
+    }
+    Ok(t)
+}
+
+/// [`decode_prefix`] with a node, as [`decode_node`].
+pub fn decode_node_prefix<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+    node: &Node,
+) -> Result<(Term<'h>, usize), DecodeError> {
+    decode_version_prefix(heap, bytes, atoms, Some(node))
+}
+
+/// [`decode_body_prefix`] with a node, as [`decode_node`]: the terms after
+/// a distribution header.
+pub fn decode_node_body_prefix<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+    node: &Node,
+) -> Result<(Term<'h>, usize), DecodeError> {
+    decode_body(heap, bytes, atoms, Some(node))
+}
+
+fn decode_version_prefix<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+    node: Option<&Node>,
+) -> Result<(Term<'h>, usize), DecodeError> {
+    match bytes.first() {
+        Some(&VERSION) => {}
+        _ => return Err(DecodeError::BadVersion),
+    }
+    let (t, used) = decode_body(heap, &bytes[1..], atoms, node)?;
+    Ok((t, used + 1))
+}
+
+fn decode_body<'h>(
+    heap: &'h Heap,
+    bytes: &[u8],
+    atoms: &mut AtomBudget,
+    node: Option<&Node>,
 ) -> Result<(Term<'h>, usize), DecodeError> {
     let mut r = Reader { buf: bytes, pos: 0 };
     let mut open: Vec<Frame> = Vec::new();
@@ -432,25 +602,47 @@ pub fn decode_body_prefix<'h>(
                     .ok_or(DecodeError::BadFloat)?;
                 float(heap, f)?
             }
-            ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT => {
-                let n = if tag == SMALL_ATOM_UTF8_EXT {
-                    usize::from(r.u8()?)
-                } else {
-                    r.u16()?
-                };
-                let name =
-                    std::str::from_utf8(r.bytes(n)?).map_err(|_| DecodeError::InvalidUtf8)?;
-                atom(name, atoms)?
+            ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT | ATOM_EXT | SMALL_ATOM_EXT => {
+                atom(&atom_name(tag, &mut r)?, atoms)?
             }
-            ATOM_EXT | SMALL_ATOM_EXT => {
-                let n = if tag == SMALL_ATOM_EXT {
-                    usize::from(r.u8()?)
+            NEW_PID_EXT | PID_EXT if node.is_some() => {
+                let me = node.expect("checked");
+                let name = node_atom(&mut r, atoms)?;
+                let id = u32::from_be_bytes(r.array()?);
+                let serial = u32::from_be_bytes(r.array()?);
+                let creation = if tag == NEW_PID_EXT {
+                    u32::from_be_bytes(r.array()?)
                 } else {
-                    r.u16()?
+                    u32::from(r.u8()?)
                 };
-                // Latin-1: each byte is the code point of its character.
-                let name: String = r.bytes(n)?.iter().map(|&b| char::from(b)).collect();
-                atom(&name, atoms)?
+                if name == me.name && creation == me.creation {
+                    heap.pid(Pid::new(id, serial))
+                } else {
+                    heap.ext_pid(name, id, serial, creation)
+                }
+            }
+            NEWER_REFERENCE_EXT | NEW_REFERENCE_EXT if node.is_some() => {
+                let me = node.expect("checked");
+                let n = r.u16()?;
+                if !(1..=MAX_REF_IDS).contains(&n) {
+                    return Err(DecodeError::BadRefLength);
+                }
+                let name = node_atom(&mut r, atoms)?;
+                let creation = if tag == NEWER_REFERENCE_EXT {
+                    u32::from_be_bytes(r.array()?)
+                } else {
+                    u32::from(r.u8()?)
+                };
+                let mut ids = [0u32; MAX_REF_IDS];
+                for w in &mut ids[..n] {
+                    *w = u32::from_be_bytes(r.array()?);
+                }
+                // What `encode_node` makes of a local reference.
+                if name == me.name && creation == me.creation && n == 3 && ids[2] == 0 {
+                    heap.reference(u64::from(ids[0]) | u64::from(ids[1]) << 32)
+                } else {
+                    heap.ext_ref(name, creation, &ids[..n])
+                }
             }
             NIL_EXT => Term::EMPTY_LIST,
             STRING_EXT => {
@@ -529,17 +721,51 @@ fn float(heap: &Heap, f: f64) -> Result<Term<'_>, DecodeError> {
     }
 }
 
+/// The name of an atom whose tag (one of the four atom tags) was read.
+fn atom_name<'a>(tag: u8, r: &mut Reader<'a>) -> Result<Cow<'a, str>, DecodeError> {
+    let n = if tag == SMALL_ATOM_UTF8_EXT || tag == SMALL_ATOM_EXT {
+        usize::from(r.u8()?)
+    } else {
+        r.u16()?
+    };
+    let bytes = r.bytes(n)?;
+    if tag == ATOM_UTF8_EXT || tag == SMALL_ATOM_UTF8_EXT {
+        std::str::from_utf8(bytes)
+            .map(Cow::Borrowed)
+            .map_err(|_| DecodeError::InvalidUtf8)
+    } else {
+        // Latin-1: each byte is the code point of its character.
+        Ok(Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()))
+    }
+}
+
+/// The interned atom `name`, new only within `atoms`.
+fn intern(name: &str, atoms: &mut AtomBudget) -> Result<Atom, DecodeError> {
+    atoms.atom(name).map_err(|e| match e {
+        crate::codec::DecodeError::AtomTooLong => DecodeError::AtomTooLong,
+        crate::codec::DecodeError::AtomTableFull => DecodeError::AtomTableFull,
+        _ => DecodeError::UnknownAtom,
+    })
+}
+
 fn atom(name: &str, atoms: &mut AtomBudget) -> Result<Term<'static>, DecodeError> {
     Ok(match name {
         "nil" => Term::NIL,
         "true" => Term::TRUE,
         "false" => Term::FALSE,
-        _ => Term::keyword_atom(atoms.atom(name).map_err(|e| match e {
-            crate::codec::DecodeError::AtomTooLong => DecodeError::AtomTooLong,
-            crate::codec::DecodeError::AtomTableFull => DecodeError::AtomTableFull,
-            _ => DecodeError::UnknownAtom,
-        })?),
+        _ => Term::keyword_atom(intern(name, atoms)?),
     })
+}
+
+/// The node of a pid or reference: an atom (as any other, within `atoms`).
+fn node_atom(r: &mut Reader<'_>, atoms: &mut AtomBudget) -> Result<Atom, DecodeError> {
+    match r.u8()? {
+        tag @ (ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT | ATOM_EXT | SMALL_ATOM_EXT) => {
+            intern(&atom_name(tag, r)?, atoms)
+        }
+        ATOM_CACHE_REF => Err(unsupported(ATOM_CACHE_REF)),
+        _ => Err(DecodeError::BadNode),
+    }
 }
 
 fn unsupported(tag: u8) -> DecodeError {

@@ -45,10 +45,15 @@ use std::cell::{Cell, RefCell};
 
 use num_bigint::{BigInt, Sign};
 
+use crate::atom::Atom;
 use crate::binary::{SharedBytes, SHARED_THRESHOLD};
 use crate::block::Block;
 use crate::sizes::{next_heap_size, MIN_HEAP_WORDS};
 use crate::term::{header, is_ptr, ptr_of, Kind, Pid, RawTerm, Term, TAG_BOXED, TAG_CONS};
+
+/// The most id words a reference of another node has (Erlang's
+/// `NEWER_REFERENCE_EXT` allows up to 5).
+pub const MAX_REF_IDS: usize = 5;
 
 /// Per-heap settings (Erlang's `min_heap_size`, `max_heap_size`,
 /// `fullsweep_after`). Sizes are in words.
@@ -833,6 +838,44 @@ impl Heap {
             Some(t) => t,
             None => self.put(&[header(Kind::Pid, 1), p.0]),
         }
+    }
+
+    /// A pid of another node (the distribution's `NEW_PID_EXT`): the
+    /// node's name, and the pid's id, serial and creation there. The heap
+    /// does not know this node's own name: one naming it is kept as given
+    /// (and differs from every local pid); `etf::decode_node` makes local
+    /// pids of those.
+    pub fn ext_pid(&self, node: Atom, id: u32, serial: u32, creation: u32) -> Term<'_> {
+        self.put(&[
+            header(Kind::ExtPid, 4),
+            u64::from(node.index()),
+            u64::from(id),
+            u64::from(serial),
+            u64::from(creation),
+        ])
+    }
+
+    /// A reference of another node (the distribution's
+    /// `NEWER_REFERENCE_EXT`): the node's name, its creation and the
+    /// reference's id words (1 to [`MAX_REF_IDS`]).
+    ///
+    /// # Panics
+    /// If `ids` is empty or longer than [`MAX_REF_IDS`] (a decoder checks
+    /// the count first).
+    pub fn ext_ref(&self, node: Atom, creation: u32, ids: &[u32]) -> Term<'_> {
+        assert!(
+            (1..=MAX_REF_IDS).contains(&ids.len()),
+            "a reference has 1 to {MAX_REF_IDS} id words, not {}",
+            ids.len()
+        );
+        let mut words = [0u64; 3 + MAX_REF_IDS];
+        words[0] = header(Kind::ExtRef, 2 + ids.len());
+        words[1] = u64::from(node.index());
+        words[2] = u64::from(creation);
+        for (w, id) in words[3..].iter_mut().zip(ids) {
+            *w = u64::from(*id);
+        }
+        self.put(&words[..3 + ids.len()])
     }
 
     /// A deep copy of `t` (from any heap or fragment) in this heap. Shared

@@ -48,9 +48,11 @@ pub use codec::{decode, decode_with, encode, AtomBudget, DecodeError, EncodeErro
 pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
 pub use hamt::MAP_SMALL_MAX;
-pub use heap::{GcCounts, Heap, HeapConfig, HeapError, Root, StackFull, OVERFLOW_LIMIT_FACTOR};
+pub use heap::{
+    GcCounts, Heap, HeapConfig, HeapError, Root, StackFull, MAX_REF_IDS, OVERFLOW_LIMIT_FACTOR,
+};
 pub use permanent::{is_permanent, make_permanent, permanent_bytes, permanent_term};
 pub use print::set_closure_namer;
 pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS, SMALLEST_HEAP_WORDS};
 pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, SMALL_INT_MAX, SMALL_INT_MIN};
-pub use view::{ListIter, MapView, View};
+pub use view::{ListIter, MapView, RefIds, View};

@@ -3,7 +3,10 @@
 //! `nil true false`, `42`, `1.5`, `##Inf` `##-Inf` `##NaN`, `:ok`, `sym`,
 //! `"a\n\"b\""` (escapes `\" \\ \n \t \r`, other control characters as
 //! `\uXXXX`), `[1 2]`, `{:a 1, :b 2}`, `(1 2 3)`, `(1 2 . 3)` for an improper
-//! list, `()`, `#pid<0.INDEX.GENERATION>`, `#ref<0.ID>`, `#fn<CODE>`,
+//! list, `()`, `#pid<0.INDEX.GENERATION>`, `#ref<0.ID>`, a pid of another
+//! node `#pid<NODE/ID.SERIAL.CREATION>` and its reference
+//! `#ref<NODE/CREATION.W0.W1...>` (the node name may hold any character,
+//! so the fields are the numbers after its last `/`), `#fn<CODE>`,
 //! `#bin[1 2 255]`, sets `#{1 2}` (elements in term order), regexes
 //! `#"a+"`. Printing walks with an explicit stack, so any depth and
 //! length prints.
@@ -58,6 +61,23 @@ impl fmt::Display for Term<'_> {
                     View::Symbol(a) => f.write_str(a.name())?,
                     View::Pid(p) => write!(f, "#pid<0.{}.{}>", p.index(), p.generation())?,
                     View::Ref(r) => write!(f, "#ref<0.{r}>")?,
+                    View::ExtPid {
+                        node,
+                        id,
+                        serial,
+                        creation,
+                    } => write!(f, "#pid<{}/{id}.{serial}.{creation}>", node.name())?,
+                    View::ExtRef {
+                        node,
+                        creation,
+                        ids,
+                    } => {
+                        write!(f, "#ref<{}/{creation}", node.name())?;
+                        for w in ids.iter() {
+                            write!(f, ".{w}")?;
+                        }
+                        f.write_char('>')?;
+                    }
                     View::Closure { code, .. } => match CLOSURE_NAMER.get() {
                         Some(name) => write!(f, "#fn<{}>", name(code))?,
                         None => write!(f, "#fn<{code}>")?,
@@ -203,6 +223,12 @@ mod tests {
             format!("#pid<0.42.{}>", u32::MAX)
         );
         assert_eq!(h.reference(1234).to_string(), "#ref<0.1234>");
+        let node = crate::Atom::new("a@b.c");
+        assert_eq!(h.ext_pid(node, 12, 0, 3).to_string(), "#pid<a@b.c/12.0.3>");
+        assert_eq!(
+            h.ext_ref(node, 3, &[1, 2, 0]).to_string(),
+            "#ref<a@b.c/3.1.2.0>"
+        );
         assert_eq!(h.float(1.0).to_string(), "1.0");
         assert_eq!(h.float(f64::NEG_INFINITY).to_string(), "##-Inf");
         assert_eq!(h.int(i64::MIN).to_string(), i64::MIN.to_string());

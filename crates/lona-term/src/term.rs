@@ -35,7 +35,9 @@
 //! * **Pids** are the runtime's `u64` (index in the low 32 bits, generation
 //!   in the high 32 bits). A pid whose value fits in 61 bits (generation below
 //!   `2^29`) is an immediate: the word is `pid << 3 | 0b100`. Any other pid is
-//!   boxed (kind [`Kind::Pid`]), which is also where remote pids will go.
+//!   boxed (kind [`Kind::Pid`]). A pid of another node (the distribution's
+//!   node name, id, serial and creation) is boxed as kind [`Kind::ExtPid`],
+//!   a reference of another node as [`Kind::ExtRef`].
 //! * `nil` and the empty list `()` are distinct values, as in Clojure: a
 //!   proper list ends in `()`.
 //!
@@ -59,6 +61,8 @@
 //! | `Regex` | the pattern's source, a string term | 1 |
 //! | `Ref` | reference id (`u64`) | 1 |
 //! | `Pid` | pid (`u64`) | 1 |
+//! | `ExtPid` | a pid of another node: node atom index, id, serial, creation (each a `u32` in a word) | 4 |
+//! | `ExtRef` | a reference of another node: node atom index, creation, then its 1..=5 id words (each a `u32` in a word) | 2 + n |
 //!
 //! **Cons cells** have no header: two words, car then cdr, pointed to by a
 //! `001`-tagged word. A car is always a term, and a term word is never a
@@ -127,6 +131,10 @@ pub(crate) enum Kind {
     Set = 16,
     /// A regular expression: one word, its source string (`#"a+"`).
     Regex = 17,
+    /// A pid of another node: node atom, id, serial, creation.
+    ExtPid = 18,
+    /// A reference of another node: node atom, creation, 1..=5 id words.
+    ExtRef = 19,
     /// Only in the car of a forwarded cons cell during a collection.
     Forward = 31,
 }
@@ -152,6 +160,8 @@ impl Kind {
             15 => Kind::HamtColl,
             16 => Kind::Set,
             17 => Kind::Regex,
+            18 => Kind::ExtPid,
+            19 => Kind::ExtRef,
             31 => Kind::Forward,
             k => unreachable!("corrupt header kind {k}"),
         }

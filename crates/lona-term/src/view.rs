@@ -29,6 +29,27 @@ pub enum View<'h> {
     Pid(Pid),
     /// A reference.
     Ref(u64),
+    /// A pid of another node (the distribution's `NEW_PID_EXT`).
+    ExtPid {
+        /// The node's name (`name@host`).
+        node: Atom,
+        /// The pid's id on that node.
+        id: u32,
+        /// Its serial.
+        serial: u32,
+        /// The node's creation (which incarnation of the node).
+        creation: u32,
+    },
+    /// A reference of another node (the distribution's
+    /// `NEWER_REFERENCE_EXT`).
+    ExtRef {
+        /// The node's name.
+        node: Atom,
+        /// The node's creation.
+        creation: u32,
+        /// The id words (1 to [`crate::MAX_REF_IDS`]).
+        ids: RefIds,
+    },
     /// A string (UTF-8).
     Str(&'h str),
     /// A binary.
@@ -52,6 +73,34 @@ pub enum View<'h> {
         /// Captured values.
         captured: &'h [Term<'h>],
     },
+}
+
+/// The id words of a reference of another node ([`View::ExtRef`]): 1 to
+/// [`crate::MAX_REF_IDS`] `u32`s, read as a slice.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RefIds {
+    len: u8,
+    words: [u32; crate::MAX_REF_IDS],
+}
+
+impl RefIds {
+    /// The id words.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.words[..usize::from(self.len)]
+    }
+}
+
+impl std::ops::Deref for RefIds {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        self.as_slice()
+    }
+}
+
+impl std::fmt::Debug for RefIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
 }
 
 /// A map's contents. Small maps (at most [`crate::MAP_SMALL_MAX`] keys)
@@ -232,6 +281,27 @@ impl<'h> Term<'h> {
                 },
                 Kind::Ref => View::Ref(self.payload(0)),
                 Kind::Pid => View::Pid(Pid(self.payload(0))),
+                // The constructors store each field as a u32 in a word.
+                Kind::ExtPid => View::ExtPid {
+                    node: Atom::from_index(self.payload(0) as u32),
+                    id: self.payload(1) as u32,
+                    serial: self.payload(2) as u32,
+                    creation: self.payload(3) as u32,
+                },
+                Kind::ExtRef => {
+                    let mut ids = RefIds {
+                        len: (arity - 2) as u8,
+                        words: [0; crate::MAX_REF_IDS],
+                    };
+                    for (i, w) in ids.words[..arity - 2].iter_mut().enumerate() {
+                        *w = self.payload(2 + i) as u32;
+                    }
+                    View::ExtRef {
+                        node: Atom::from_index(self.payload(0) as u32),
+                        creation: self.payload(1) as u32,
+                        ids,
+                    }
+                }
                 Kind::Forward => unreachable!("forwarding marker outside a collection"),
             }
         }
@@ -345,5 +415,77 @@ impl<'h> Iterator for ListIter<'h> {
         let (h, t) = self.cur.cons_parts()?;
         self.cur = t;
         Some(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::View;
+    use crate::{Atom, Fragment, Heap, Pid, Term};
+
+    fn fields(t: Term<'_>) -> (String, u32, u32, u32, Vec<u32>) {
+        match t.view() {
+            View::ExtPid {
+                node,
+                id,
+                serial,
+                creation,
+            } => (node.name().to_owned(), id, serial, creation, vec![]),
+            View::ExtRef {
+                node,
+                creation,
+                ids,
+            } => (node.name().to_owned(), 0, 0, creation, ids.to_vec()),
+            v => panic!("not another node's pid or reference: {v:?}"),
+        }
+    }
+
+    /// Pids and references of other nodes are raw words after a header:
+    /// copies (to a heap, to a fragment) and collections (minor, which
+    /// promotes, and major) keep every field.
+    #[test]
+    fn ext_pids_and_refs_survive_copies_and_collections() {
+        let node = Atom::new("view-test@host");
+        let mut h = Heap::new();
+        let want = [
+            (node.name().to_owned(), u32::MAX, 1, 2, vec![]),
+            (node.name().to_owned(), 0, 0, u32::MAX, vec![u32::MAX]),
+            (node.name().to_owned(), 0, 0, 9, vec![1, 2, 3, 4, 5]),
+        ];
+        let root = {
+            let v = h.vector(&[
+                h.ext_pid(node, u32::MAX, 1, 2),
+                h.ext_ref(node, u32::MAX, &[u32::MAX]),
+                h.ext_ref(node, 9, &[1, 2, 3, 4, 5]),
+                h.pid(Pid::new(1, 1)),
+            ]);
+            // through a fragment into the heap, as a message
+            let got = h.attach(Fragment::new(v));
+            let other = Heap::new();
+            let copy = other.copy_from(got);
+            assert!(crate::equal(copy, v));
+            h.add_root(got)
+        };
+        for i in 0..3 {
+            let _garbage = h.vector(&[h.int(i), h.float(0.5)]);
+            match i {
+                0 => h.collect(0).unwrap(),
+                1 => h.collect_major(0).unwrap(),
+                _ => h.collect(0).unwrap(),
+            };
+            let View::Vector(items) = h.root(root).view() else {
+                panic!("a vector")
+            };
+            for (t, w) in items.iter().zip(&want) {
+                assert_eq!(&fields(*t), w);
+            }
+            assert!(matches!(items[3].view(), View::Pid(p) if p == Pid::new(1, 1)));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "1 to 5 id words")]
+    fn a_reference_has_at_most_five_id_words() {
+        Heap::new().ext_ref(Atom::new("a@b"), 0, &[0; 6]);
     }
 }

@@ -61,6 +61,32 @@ fn leaf() -> impl Strategy<Value = Vec<u8>> {
             varint(&mut b, v);
             b
         }),
+        // a pid of another node: its name, then id, serial, creation
+        // (now and then over 32 bits)
+        2 => (0..NAMES.len(), prop::collection::vec(prop_oneof![3 => any::<u32>().prop_map(u64::from), 1 => any::<u64>()], 3))
+            .prop_map(|(i, nums)| {
+                let mut b = vec![17];
+                varint(&mut b, NAMES[i].len() as u64);
+                b.extend_from_slice(NAMES[i].as_bytes());
+                for n in nums {
+                    varint(&mut b, n);
+                }
+                b
+            }),
+        // a reference of another node: name, creation, count (now and
+        // then 0 or over 5), ids
+        2 => (0..NAMES.len(), any::<u32>(), prop::collection::vec(any::<u32>(), 0..7))
+            .prop_map(|(i, creation, ids)| {
+                let mut b = vec![18];
+                varint(&mut b, NAMES[i].len() as u64);
+                b.extend_from_slice(NAMES[i].as_bytes());
+                varint(&mut b, creation.into());
+                varint(&mut b, ids.len() as u64);
+                for n in ids {
+                    varint(&mut b, n.into());
+                }
+                b
+            }),
         // a function, which must never decode
         1 => (any::<u64>(), 0u8..3).prop_map(|(code, n)| {
             let mut b = vec![14];

@@ -15,10 +15,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use lona_term::etf::{
-    decode, decode_body_prefix, decode_prefix, decode_with, encode, encode_into, AtomBudget,
-    DecodeError, EncodeError,
+    decode, decode_body_prefix, decode_node, decode_node_body_prefix, decode_node_prefix,
+    decode_prefix, decode_with, encode, encode_into, encode_node, encode_node_into, AtomBudget,
+    DecodeError, EncodeError, Node,
 };
-use lona_term::{Atom, Heap, Pid, Term};
+use lona_term::{term_hash, Atom, Fragment, Heap, Pid, Term, View};
 use num_bigint::BigInt;
 use proptest::prelude::*;
 
@@ -188,6 +189,15 @@ fn check_stable(h: &Heap, bytes: &[u8]) {
         let t2 = decode(h, &again).expect("a re-encoded term decodes");
         assert_eq!(t, t2);
         assert_eq!(encode(t2).unwrap(), again);
+    }
+    // with a node, pids and references decode too (no new atoms)
+    let me = here();
+    if let Ok(t) = decode_node(h, bytes, &mut AtomBudget::none(), &me) {
+        let again = encode_node(t, &me).expect("a decoded term encodes");
+        let t2 = decode_node(h, &again, &mut AtomBudget::none(), &me)
+            .expect("a re-encoded term decodes");
+        assert_eq!(t, t2);
+        assert_eq!(encode_node(t2, &me).unwrap(), again);
     }
 }
 
@@ -782,4 +792,627 @@ proptest! {
         let bytes = mutate(encode(build(&h, &g)).unwrap(), &edits);
         check_stable(&h, &bytes);
     }
+}
+
+// ---- 5. pids and references with a node --------------------------------
+
+/// The node the tests speak as.
+fn here() -> Node {
+    Node {
+        name: Atom::new("lona@here"),
+        creation: 7,
+    }
+}
+
+fn elsewhere() -> Node {
+    Node {
+        name: Atom::new("peer@elsewhere"),
+        creation: 0xdead_beef,
+    }
+}
+
+/// The bytes of an atom as `SMALL_ATOM_UTF8_EXT`.
+fn atom_bytes(name: &str) -> Vec<u8> {
+    let mut b = vec![119, name.len() as u8];
+    b.extend(name.as_bytes());
+    b
+}
+
+fn new_pid_ext(node: &str, id: u32, serial: u32, creation: u32) -> Vec<u8> {
+    let mut b = vec![131, 88];
+    b.extend(atom_bytes(node));
+    for n in [id, serial, creation] {
+        b.extend(n.to_be_bytes());
+    }
+    b
+}
+
+fn newer_ref_ext(node: &str, creation: u32, ids: &[u32]) -> Vec<u8> {
+    let mut b = vec![131, 90];
+    b.extend((ids.len() as u16).to_be_bytes());
+    b.extend(atom_bytes(node));
+    b.extend(creation.to_be_bytes());
+    for n in ids {
+        b.extend(n.to_be_bytes());
+    }
+    b
+}
+
+#[test]
+fn local_pids_and_references_take_the_nodes_identity() {
+    let h = Heap::new();
+    let me = here();
+    let pid = h.pid(Pid::new(12, 3));
+    assert_eq!(
+        encode_node(pid, &me).unwrap(),
+        new_pid_ext("lona@here", 12, 3, 7)
+    );
+    let r = h.reference(0x1234_5678_9abc_def0);
+    assert_eq!(
+        encode_node(r, &me).unwrap(),
+        newer_ref_ext("lona@here", 7, &[0x9abc_def0, 0x1234_5678, 0])
+    );
+    // and come back local
+    let mut none = AtomBudget::none();
+    let back = decode_node(&h, &new_pid_ext("lona@here", 12, 3, 7), &mut none, &me).unwrap();
+    assert!(matches!(back.view(), View::Pid(p) if p == Pid::new(12, 3)));
+    let back = decode_node(
+        &h,
+        &newer_ref_ext("lona@here", 7, &[0x9abc_def0, 0x1234_5678, 0]),
+        &mut none,
+        &me,
+    )
+    .unwrap();
+    assert!(matches!(back.view(), View::Ref(0x1234_5678_9abc_def0)));
+    // a boxed local pid (generation of 2^29 and more) too
+    let big = h.pid(Pid::new(u32::MAX, u32::MAX));
+    let bytes = encode_node(big, &me).unwrap();
+    assert_eq!(bytes, new_pid_ext("lona@here", u32::MAX, u32::MAX, 7));
+    assert_eq!(decode_node(&h, &bytes, &mut none, &me), Ok(big));
+}
+
+#[test]
+fn other_nodes_pids_and_references() {
+    let h = Heap::new();
+    let me = here();
+    let mut none = AtomBudget::none();
+    // another node's
+    let p = decode_node(&h, &new_pid_ext("peer@elsewhere", 5, 1, 9), &mut none, &me).unwrap();
+    match p.view() {
+        View::ExtPid {
+            node,
+            id,
+            serial,
+            creation,
+        } => {
+            assert_eq!(node.name(), "peer@elsewhere");
+            assert_eq!((id, serial, creation), (5, 1, 9));
+        }
+        v => panic!("not an ExtPid: {v:?}"),
+    }
+    assert_eq!(p, h.ext_pid(elsewhere().name, 5, 1, 9));
+    assert_eq!(p.to_string(), "#pid<peer@elsewhere/5.1.9>");
+    // our name, another creation: an earlier incarnation's pid
+    let old = decode_node(&h, &new_pid_ext("lona@here", 5, 1, 6), &mut none, &me).unwrap();
+    assert!(matches!(old.view(), View::ExtPid { creation: 6, .. }));
+    assert_ne!(old, h.pid(Pid::new(5, 1)));
+    // the old PID_EXT (one byte of creation)
+    let mut pid_ext = vec![131, 103];
+    pid_ext.extend(atom_bytes("lona@here"));
+    pid_ext.extend([0, 0, 0, 5, 0, 0, 0, 1, 7]);
+    assert_eq!(
+        decode_node(&h, &pid_ext, &mut none, &me),
+        Ok(h.pid(Pid::new(5, 1)))
+    );
+    let last = pid_ext.len() - 1;
+    pid_ext[last] = 2;
+    assert_eq!(
+        decode_node(&h, &pid_ext, &mut none, &me),
+        Ok(h.ext_pid(me.name, 5, 1, 2))
+    );
+    // references: 1 to 5 words; ours only as we encode them (3 words, the
+    // third 0)
+    for ids in [
+        &[1][..],
+        &[1, 2],
+        &[1, 2, 3],
+        &[1, 2, 3, 4],
+        &[1, 2, 3, 4, 5],
+    ] {
+        let r = decode_node(&h, &newer_ref_ext("peer@elsewhere", 3, ids), &mut none, &me).unwrap();
+        assert_eq!(r, h.ext_ref(elsewhere().name, 3, ids));
+        match r.view() {
+            View::ExtRef { ids: got, .. } => assert_eq!(&*got, ids),
+            v => panic!("not an ExtRef: {v:?}"),
+        }
+        let mine = decode_node(&h, &newer_ref_ext("lona@here", 7, ids), &mut none, &me).unwrap();
+        assert!(matches!(mine.view(), View::ExtRef { .. }), "{ids:?}");
+    }
+    let local = decode_node(
+        &h,
+        &newer_ref_ext("lona@here", 7, &[1, 2, 0]),
+        &mut none,
+        &me,
+    );
+    assert_eq!(local, Ok(h.reference(1 | 2 << 32)));
+    let other_creation = decode_node(
+        &h,
+        &newer_ref_ext("lona@here", 8, &[1, 2, 0]),
+        &mut none,
+        &me,
+    );
+    assert_eq!(other_creation, Ok(h.ext_ref(me.name, 8, &[1, 2, 0])));
+    // the old NEW_REFERENCE_EXT (one byte of creation)
+    let mut new_ref = vec![131, 114, 0, 3];
+    new_ref.extend(atom_bytes("lona@here"));
+    new_ref.push(7);
+    new_ref.extend([0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0]);
+    assert_eq!(
+        decode_node(&h, &new_ref, &mut none, &me),
+        Ok(h.reference(1 | 2 << 32))
+    );
+    assert_eq!(
+        h.ext_ref(me.name, 7, &[1, 2, 0]).to_string(),
+        "#ref<lona@here/7.1.2.0>"
+    );
+}
+
+#[test]
+fn pids_and_references_cross_between_nodes() {
+    // a's pid and reference, sent to b and back, are a's again
+    let h = Heap::new();
+    let (a, b) = (here(), elsewhere());
+    let mut none = AtomBudget::none();
+    let msg = h.vector(&[h.pid(Pid::new(1, 2)), h.reference(99), Term::keyword("ok")]);
+    let wire = encode_node(msg, &a).unwrap();
+    let at_b = decode_node(&h, &wire, &mut none, &b).unwrap();
+    let View::Vector(items) = at_b.view() else {
+        panic!("a vector")
+    };
+    assert_eq!(items[0], h.ext_pid(a.name, 1, 2, 7));
+    assert_eq!(items[1], h.ext_ref(a.name, 7, &[99, 0, 0]));
+    // b sends them back as they came
+    let back = encode_node(at_b, &b).unwrap();
+    assert_eq!(back, wire);
+    assert_eq!(decode_node(&h, &back, &mut none, &a), Ok(msg));
+    // without a node, pids and references have no Erlang form
+    assert_eq!(encode(items[0]), Err(EncodeError::Unsupported("pid")));
+    assert_eq!(encode(items[1]), Err(EncodeError::Unsupported("reference")));
+    assert_eq!(decode(&h, &wire), Err(DecodeError::Unsupported("pid")));
+    // the prefix and body forms
+    let mut body = Vec::new();
+    encode_node_into(&mut body, msg, &a).unwrap();
+    assert_eq!(body, wire[1..]);
+    body.push(106);
+    assert_eq!(
+        decode_node_body_prefix(&h, &body, &mut none, &a),
+        Ok((msg, wire.len() - 1))
+    );
+    let mut two = wire.clone();
+    two.extend([131, 106]);
+    assert_eq!(
+        decode_node_prefix(&h, &two, &mut none, &a),
+        Ok((msg, wire.len()))
+    );
+    assert_eq!(
+        decode_node(&h, &two, &mut none, &a),
+        Err(DecodeError::TrailingBytes)
+    );
+}
+
+#[test]
+fn ext_pids_and_refs_compare_hash_copy_and_survive_collections() {
+    let mut h = Heap::new();
+    let (n1, n2) = (Atom::new("a@x"), Atom::new("b@x"));
+    let root = {
+        let terms = [
+            h.pid(Pid::new(u32::MAX, u32::MAX)),
+            h.ext_pid(n1, 0, 0, 0),
+            h.ext_pid(n1, 0, 0, 1),
+            h.ext_pid(n1, 1, 0, 0),
+            h.ext_pid(n2, 0, 0, 0),
+        ];
+        for w in terms.windows(2) {
+            assert!(w[0] < w[1], "{} < {}", w[0], w[1]);
+        }
+        let refs = [
+            h.reference(u64::MAX),
+            h.ext_ref(n1, 0, &[5]),
+            h.ext_ref(n1, 1, &[0]),
+            h.ext_ref(n1, 1, &[0, 0]),
+            h.ext_ref(n1, 1, &[0, 1]),
+            h.ext_ref(n2, 0, &[0]),
+        ];
+        for w in refs.windows(2) {
+            assert!(w[0] < w[1], "{} < {}", w[0], w[1]);
+        }
+        // refs before functions before pids, as the local ones
+        assert!(refs[5] < terms[0]);
+        let a = h.ext_ref(n1, 3, &[1, 2, 3, 4, 5]);
+        let b = h.ext_ref(n1, 3, &[1, 2, 3, 4, 5]);
+        assert_eq!(a, b);
+        assert_eq!(term_hash(a), term_hash(b));
+        assert_eq!(term_hash(terms[1]), term_hash(h.ext_pid(n1, 0, 0, 0)));
+        assert_ne!(term_hash(terms[1]), term_hash(terms[2]));
+        let set: std::collections::HashSet<Term<'_>> =
+            terms.iter().chain(&refs).copied().chain([a, b]).collect();
+        assert_eq!(set.len(), terms.len() + refs.len() + 1);
+        // as map keys
+        let m = h.map(&[(terms[1], h.int(1)), (a, h.int(2))]);
+        assert_eq!(m.map_get(h.ext_pid(n1, 0, 0, 0)), Some(h.int(1)));
+        assert_eq!(m.map_get(b), Some(h.int(2)));
+
+        let all = h.vector(&[h.vector(&terms), h.vector(&refs), a, m]);
+        // copies: another heap, and a fragment another heap attaches
+        let other = Heap::new();
+        assert_eq!(other.copy_from(all), all);
+        let receiver = Heap::new();
+        let got = receiver.attach(Fragment::new(all));
+        assert_eq!(got, all);
+        assert_eq!(got.to_string(), all.to_string());
+        h.add_root(all)
+    };
+    let printed = h.root(root).to_string();
+    let words = encode_node(h.root(root), &here()).unwrap();
+    // garbage, so the collections move the objects
+    for i in 0..1000 {
+        h.vector(&[h.int(i), h.int(i)]);
+    }
+    h.collect(0).unwrap();
+    assert_eq!(h.root(root).to_string(), printed);
+    h.collect_major(0).unwrap();
+    assert_eq!(h.root(root).to_string(), printed);
+    assert_eq!(encode_node(h.root(root), &here()).unwrap(), words);
+    assert!(printed.contains("#pid<a@x/1.0.0>"));
+    assert!(printed.contains("#ref<a@x/3.1.2.3.4.5>"));
+}
+
+#[test]
+fn hostile_pids_and_references() {
+    let h = Heap::new();
+    let me = here();
+    elsewhere();
+    let mut none = AtomBudget::none();
+    // every proper prefix of a pid or reference is an error
+    for bytes in [
+        new_pid_ext("peer@elsewhere", 1, 2, 3),
+        newer_ref_ext("peer@elsewhere", 3, &[1, 2, 3, 4, 5]),
+        new_pid_ext("lona@here", 1, 2, 7),
+        newer_ref_ext("lona@here", 7, &[1, 2, 0]),
+    ] {
+        assert!(decode_node(&h, &bytes, &mut none, &me).is_ok());
+        for i in 0..bytes.len() {
+            let e = decode_node(&h, &bytes[..i], &mut none, &me).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    DecodeError::UnexpectedEnd
+                        | DecodeError::LengthTooLarge
+                        | DecodeError::BadVersion
+                ),
+                "prefix {i} of {bytes:?}: {e:?}"
+            );
+        }
+    }
+    // a reference of no id word or more than five
+    for n in [0u16, 6, 0xffff] {
+        let mut b = vec![131, 90];
+        b.extend(n.to_be_bytes());
+        b.extend(atom_bytes("peer@elsewhere"));
+        b.extend([0; 4]);
+        b.extend(std::iter::repeat_n(0, 4 * usize::from(n.min(6))));
+        assert_eq!(
+            decode_node(&h, &b, &mut none, &me),
+            Err(DecodeError::BadRefLength),
+            "{n} ids"
+        );
+        b[1] = 114;
+        assert_eq!(
+            decode_node(&h, &b, &mut none, &me),
+            Err(DecodeError::BadRefLength),
+            "{n} ids"
+        );
+    }
+    assert!(DecodeError::BadRefLength
+        .to_string()
+        .contains("1 to 5 id words"));
+    // a node that is no atom, or an atom cache reference
+    let mut b = vec![131, 88, 97, 1];
+    b.extend([0; 12]);
+    assert_eq!(
+        decode_node(&h, &b, &mut none, &me),
+        Err(DecodeError::BadNode)
+    );
+    let mut b = vec![131, 88, 82, 0];
+    b.extend([0; 12]);
+    assert!(matches!(
+        decode_node(&h, &b, &mut none, &me),
+        Err(DecodeError::Unsupported(_))
+    ));
+    // node names are atoms under the budget
+    let fresh = ["etf-node-1@nowhere", "etf-node-2@nowhere"];
+    let pid1 = new_pid_ext(fresh[0], 1, 0, 0);
+    assert_eq!(
+        decode_node(&h, &pid1, &mut none, &me),
+        Err(DecodeError::UnknownAtom)
+    );
+    assert_eq!(Atom::existing(fresh[0]), None);
+    let mut one = AtomBudget::new(1);
+    let p = decode_node(&h, &pid1, &mut one, &me).unwrap();
+    assert!(matches!(p.view(), View::ExtPid { node, .. } if node.name() == fresh[0]));
+    // the same name again costs nothing, a second new one is refused
+    assert!(decode_node(&h, &pid1, &mut one, &me).is_ok());
+    assert_eq!(
+        decode_node(&h, &newer_ref_ext(fresh[1], 0, &[1]), &mut one, &me),
+        Err(DecodeError::UnknownAtom)
+    );
+    assert_eq!(Atom::existing(fresh[1]), None);
+    // a Latin-1 node name
+    let mut latin = vec![131, 88, 115, 4];
+    latin.extend(b"a@\xe9x");
+    latin.extend([0; 12]);
+    let p = decode_node(&h, &latin, &mut AtomBudget::new(1), &me).unwrap();
+    assert!(matches!(p.view(), View::ExtPid { node, .. } if node.name() == "a@éx"));
+    // over 255 characters is never an atom
+    let mut long = vec![131, 88, 118, 1, 0];
+    long.extend([b'q'; 256]);
+    long.extend([0; 12]);
+    assert_eq!(
+        decode_node(&h, &long, &mut AtomBudget::unlimited(), &me),
+        Err(DecodeError::AtomTooLong)
+    );
+    // declared lengths reserve nothing
+    let mut b = vec![131, 90, 0, 5, 118, 255, 255];
+    b.extend([1, 2, 3]);
+    let (r, largest) = largest_during(|| decode_node(&h, &b, &mut none, &me).map(|_| ()));
+    assert_eq!(r, Err(DecodeError::LengthTooLarge));
+    assert!(largest < 4096, "allocated {largest} bytes");
+}
+
+/// Pids and references of other nodes, and local ones.
+#[derive(Clone, Debug)]
+enum P {
+    Local(u64),
+    LocalRef(u64),
+    Ext(u8, u32, u32, u32),
+    ExtRef(u8, u32, Vec<u32>),
+}
+
+fn pid_or_ref() -> impl Strategy<Value = P> {
+    prop_oneof![
+        any::<u64>().prop_map(P::Local),
+        any::<u64>().prop_map(P::LocalRef),
+        // our name with another creation (never 7, ours: that one is
+        // a local pid, see `other_nodes_pids_and_references`)
+        (
+            0u8..3,
+            any::<u32>(),
+            any::<u32>(),
+            prop_oneof![Just(6u32), Just(8)]
+        )
+            .prop_map(|(n, i, s, c)| P::Ext(n, i, s, c)),
+        (
+            0u8..3,
+            6u32..9,
+            prop::collection::vec(prop_oneof![Just(0u32), any::<u32>()], 1..=5)
+        )
+            .prop_filter("our own reference is a local one", |(n, c, ids)| {
+                !(*n == 0 && *c == 7 && ids.len() == 3 && ids[2] == 0)
+            })
+            .prop_map(|(n, c, ids)| P::ExtRef(n, c, ids)),
+    ]
+}
+
+fn build_p<'h>(h: &'h Heap, p: &P) -> Term<'h> {
+    let node = |n: &u8| Atom::new(["lona@here", "peer@elsewhere", "c@d"][usize::from(*n)]);
+    match p {
+        P::Local(v) => h.pid(Pid(*v)),
+        P::LocalRef(r) => h.reference(*r),
+        P::Ext(n, i, s, c) => h.ext_pid(node(n), *i, *s, *c),
+        P::ExtRef(n, c, ids) => h.ext_ref(node(n), *c, ids),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn node_round_trip(g in term(), ps in prop::collection::vec(pid_or_ref(), 0..6)) {
+        let h = Heap::new();
+        let me = here();
+        let mut items = vec![build(&h, &g)];
+        items.extend(ps.iter().map(|p| build_p(&h, p)));
+        let t = h.vector(&items);
+        let bytes = encode_node(t, &me).unwrap();
+        let mut none = AtomBudget::none();
+        let back = decode_node(&h, &bytes, &mut none, &me).unwrap();
+        prop_assert_eq!(back, t);
+        prop_assert_eq!(encode_node(back, &me).unwrap(), bytes.clone());
+        // what another node makes of it goes back unchanged
+        let there = decode_node(&h, &bytes, &mut none, &elsewhere()).unwrap();
+        prop_assert_eq!(encode_node(there, &elsewhere()).unwrap(), bytes.clone());
+        for i in 0..bytes.len() {
+            let e = decode_node(&h, &bytes[..i], &mut none, &me).unwrap_err();
+            prop_assert!(
+                matches!(e, DecodeError::UnexpectedEnd | DecodeError::LengthTooLarge | DecodeError::BadVersion),
+                "prefix {} of {:?}: {:?}", i, bytes, e
+            );
+        }
+    }
+
+    #[test]
+    fn mutated_node_encodings(
+        ps in prop::collection::vec(pid_or_ref(), 1..4),
+        edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 1..4),
+    ) {
+        let h = Heap::new();
+        let items: Vec<Term<'_>> = ps.iter().map(|p| build_p(&h, p)).collect();
+        let bytes = mutate(encode_node(h.list(&items), &here()).unwrap(), &edits);
+        check_stable(&h, &bytes);
+    }
+}
+
+// ---- 6. against a real Erlang node ----------------------------------------
+
+const ERL_NODE_SCRIPT: &str = r#"
+try
+  [Out, In] = init:get_plain_arguments(),
+  Orig = {self(), make_ref(), [spawn(fun() -> ok end)], #{ok => make_ref()}, node()},
+  ok = file:write_file(Out ++ ".tmp", term_to_binary(Orig)),
+  ok = file:rename(Out ++ ".tmp", Out),
+  Wait = fun W(0) -> timeout;
+             W(N) -> case file:read_file(In) of
+                       {ok, B} -> B;
+                       _ -> timer:sleep(20), W(N - 1)
+                     end
+         end,
+  case Wait(3000) of
+    timeout -> halt(4);
+    Back ->
+      case binary_to_term(Back) of
+        Orig -> halt(0);
+        Other -> io:format(standard_error, "~p =/= ~p~n", [Other, Orig]), halt(3)
+      end
+  end
+catch C:R:S ->
+  io:format(standard_error, "~p~n", [{C, R, S}]),
+  halt(2)
+end.
+"#;
+
+#[test]
+fn pids_and_references_against_a_real_erlang_node() {
+    let Some(erl) = find_erl() else {
+        eprintln!("SKIPPED pids_and_references_against_a_real_erlang_node: no `erl` found (install erlang-base)");
+        return;
+    };
+    let sname = format!("lonaetf{}", std::process::id());
+    let dir = std::env::temp_dir().join(format!("lona-etf-node-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (out, inp) = (dir.join("out.bin"), dir.join("in.bin"));
+    let mut child = Command::new(erl)
+        .args([
+            "-sname",
+            &sname,
+            "-noshell",
+            "-eval",
+            ERL_NODE_SCRIPT,
+            "-extra",
+        ])
+        .arg(&out)
+        .arg(&inp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("erl starts");
+    let start = Instant::now();
+    let wait = |child: &mut std::process::Child| -> Option<std::process::ExitStatus> {
+        loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                return Some(s);
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                child.kill().unwrap();
+                return None;
+            }
+            if out.exists() && !inp.exists() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let early = wait(&mut child);
+    let stderr = |child: &mut std::process::Child| {
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        err
+    };
+    if let Some(status) = early {
+        let err = stderr(&mut child);
+        std::fs::remove_dir_all(&dir).ok();
+        // a distributed node needs epmd and a host name; without them
+        // there is nothing to test against
+        if err.contains("distribution") || err.contains("epmd") || err.contains("net_kernel") {
+            eprintln!(
+                "SKIPPED pids_and_references_against_a_real_erlang_node: erl -sname failed: {err}"
+            );
+            return;
+        }
+        panic!("erl ended before writing its term ({status}): {err}");
+    }
+    assert!(out.exists(), "erl did not write its term in 60 s");
+    let theirs = std::fs::read(&out).unwrap();
+
+    let h = Heap::new();
+    let me = here();
+    // the node's name is an atom we may make
+    let t = decode_node(&h, &theirs, &mut AtomBudget::new(1), &me).unwrap();
+    let View::Vector(items) = t.view() else {
+        panic!("a tuple: {t}")
+    };
+    let node_name = match items[4].view() {
+        View::Keyword(a) => a,
+        v => panic!("node() is an atom: {v:?}"),
+    };
+    assert!(
+        node_name.name().starts_with(&format!("{sname}@")),
+        "{}",
+        node_name.name()
+    );
+    let creation = match items[0].view() {
+        View::ExtPid { node, creation, .. } => {
+            assert_eq!(node, node_name);
+            creation
+        }
+        v => panic!("self() is another node's pid: {v:?}"),
+    };
+    assert!(
+        matches!(items[1].view(), View::ExtRef { node, creation: c, ref ids } if node == node_name && c == creation && ids.len() >= 3),
+        "{}",
+        items[1]
+    );
+    let spawned = items[2].list_iter().next().unwrap();
+    assert!(matches!(spawned.view(), View::ExtPid { node, .. } if node == node_name));
+    let inner_ref = items[3].map_get(Term::keyword("ok")).unwrap();
+    assert!(matches!(inner_ref.view(), View::ExtRef { .. }));
+
+    // decoded as that node itself, its pids are local, and encode the same
+    let as_them = Node {
+        name: node_name,
+        creation,
+    };
+    let local = decode_node(&h, &theirs, &mut AtomBudget::none(), &as_them).unwrap();
+    let View::Vector(local_items) = local.view() else {
+        panic!("a tuple")
+    };
+    let View::ExtPid { id, serial, .. } = items[0].view() else {
+        unreachable!()
+    };
+    assert_eq!(local_items[0], h.pid(Pid::new(id, serial)));
+    let ours = encode_node(t, &me).unwrap();
+    assert_eq!(encode_node(local, &as_them).unwrap(), ours);
+
+    // back to erl, which must find its own pids and references in it
+    let tmp = dir.join("in.tmp");
+    std::fs::write(&tmp, &ours).unwrap();
+    std::fs::rename(&tmp, &inp).unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("erl did not finish in 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err = stderr(&mut child);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(status.success(), "erl: {status}: {err}");
 }

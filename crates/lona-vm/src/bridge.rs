@@ -565,8 +565,8 @@ fn kind(t: Term<'_>) -> &'static str {
         View::Float(_) => "a float",
         View::Keyword(_) => "a keyword",
         View::Symbol(_) => "a symbol",
-        View::Pid(_) => "a pid",
-        View::Ref(_) => "a reference",
+        View::Pid(_) | View::ExtPid { .. } => "a pid",
+        View::Ref(_) | View::ExtRef { .. } => "a reference",
         View::Str(_) => "a string",
         View::Binary(_) => "a binary",
         View::Vector(_) => "a vector",
@@ -792,6 +792,9 @@ impl<'de> de::Deserializer<'de> for De<'de> {
             }
             View::Map(m) => v.visit_map(self.pairs(m)?),
             View::Closure { .. } => Err(self.wrong("a value (functions do not convert)")),
+            View::ExtPid { .. } | View::ExtRef { .. } => {
+                Err(self.wrong("a value (pids and references of other nodes do not convert)"))
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 //! term graphs with sharing, and helpers.
 #![allow(dead_code)]
 
-use lona_term::{Heap, Pid, Term, View};
+use lona_term::{Atom, Heap, Pid, Term, View};
 use num_bigint::BigInt;
 use proptest::prelude::*;
 
@@ -19,6 +19,10 @@ pub enum M {
     Sym(String),
     Pid(u64),
     Ref(u64),
+    /// node, id, serial, creation
+    ExtPid(String, u32, u32, u32),
+    /// node, creation, ids
+    ExtRef(String, u32, Vec<u32>),
     Str(String),
     Bin(Vec<u8>),
     /// elements, tail
@@ -46,6 +50,17 @@ pub fn model(t: Term<'_>) -> M {
         View::Symbol(a) => M::Sym(a.name().to_owned()),
         View::Pid(p) => M::Pid(p.0),
         View::Ref(r) => M::Ref(r),
+        View::ExtPid {
+            node,
+            id,
+            serial,
+            creation,
+        } => M::ExtPid(node.name().to_owned(), id, serial, creation),
+        View::ExtRef {
+            node,
+            creation,
+            ids,
+        } => M::ExtRef(node.name().to_owned(), creation, ids.to_vec()),
         View::Str(s) => M::Str(s.to_owned()),
         View::Binary(b) => M::Bin(b.to_vec()),
         View::Cons(..) => {
@@ -76,11 +91,18 @@ pub enum Leaf {
     Sym(u8),
     Pid(u64),
     Ref(u64),
+    /// node (an index into [`NODES`]), id, serial, creation
+    ExtPid(u8, u32, u32, u32),
+    /// node, creation, 1..=5 ids
+    ExtRef(u8, u32, Vec<u32>),
     Str(String),
     Bin(Vec<u8>),
     /// a long list of small integers
     IntList(usize),
 }
+
+/// The node names of generated pids and references of other nodes.
+pub const NODES: [&str; 3] = ["a@host", "b@host", "nonode@nohost"];
 
 /// One step of building a term graph: operands are indices (modulo the
 /// number of nodes built so far) of earlier nodes, so subterms are shared.
@@ -113,6 +135,10 @@ pub fn leaf() -> impl Strategy<Value = Leaf> {
         (0u8..3).prop_map(Leaf::Sym),
         any::<u64>().prop_map(Leaf::Pid),
         any::<u64>().prop_map(Leaf::Ref),
+        (0u8..3, any::<u32>(), 0u32..3, any::<u32>())
+            .prop_map(|(n, i, s, c)| Leaf::ExtPid(n, i, s, c)),
+        (0u8..3, 0u32..3, prop::collection::vec(any::<u32>(), 1..=5))
+            .prop_map(|(n, c, ids)| Leaf::ExtRef(n, c, ids)),
         ".{0,10}".prop_map(Leaf::Str),
         ".{60,80}".prop_map(Leaf::Str),
         prop::collection::vec(any::<u8>(), 0..12).prop_map(Leaf::Bin),
@@ -153,6 +179,8 @@ pub fn build_leaf<'h>(h: &'h Heap, l: &Leaf) -> Term<'h> {
         Leaf::Sym(k) => Term::symbol(&format!("s{k}")),
         Leaf::Pid(p) => h.pid(Pid(*p)),
         Leaf::Ref(r) => h.reference(*r),
+        Leaf::ExtPid(n, i, s, c) => h.ext_pid(Atom::new(NODES[*n as usize]), *i, *s, *c),
+        Leaf::ExtRef(n, c, ids) => h.ext_ref(Atom::new(NODES[*n as usize]), *c, ids),
         Leaf::Str(s) => h.string(s),
         Leaf::Bin(b) => h.binary(b),
         Leaf::IntList(n) => {

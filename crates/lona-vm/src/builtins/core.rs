@@ -196,8 +196,8 @@ pred!(is_list, v => matches!(v, View::Cons(..) | View::EmptyList));
 pred!(is_map, v => matches!(v, View::Map(_)));
 pred!(is_set, v => matches!(v, View::Set(_)));
 pred!(is_fn, v => matches!(v, View::Closure { .. }));
-pred!(is_pid, v => matches!(v, View::Pid(_)));
-pred!(is_ref, v => matches!(v, View::Ref(_)));
+pred!(is_pid, v => matches!(v, View::Pid(_) | View::ExtPid { .. }));
+pred!(is_ref, v => matches!(v, View::Ref(_) | View::ExtRef { .. }));
 pred!(is_boolean, v => matches!(v, View::Bool(_)));
 
 fn sign(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Ordering, Raise> {
