@@ -75,14 +75,33 @@ fn self_(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let msg = t(cx, a[1]);
     let dest = t(cx, a[0]);
-    // One copy, proportional to the message's size.
-    let frag = Fragment::new(msg);
-    cx.charge(frag.words() / 64);
     match dest.view() {
-        View::Pid(p) => cx.rt()?.send(Pid::from_bits(p.0), frag),
+        View::Pid(p) => {
+            // One copy, proportional to the message's size.
+            let frag = Fragment::new(msg);
+            cx.charge(frag.words() / 64);
+            cx.rt()?.send(Pid::from_bits(p.0), frag)
+        }
+        // A process of another node: encoded here and queued on that
+        // node's connection (made now if there is none, as in Erlang).
+        // A pid of an earlier incarnation of this node reaches nobody.
+        View::ExtPid {
+            node,
+            id,
+            serial,
+            creation,
+        } => {
+            if let Some(d) = cx.env.dist.get().cloned() {
+                if node != d.atom() {
+                    let r = d.send_pid(node.name(), (id, serial, creation), msg);
+                    remote_sent(cx, r)?;
+                }
+            }
+        }
         View::Keyword(k) => {
-            let name = k.name();
-            if cx.rt()?.send_name(name, frag).is_err() {
+            let frag = Fragment::new(msg);
+            cx.charge(frag.words() / 64);
+            if cx.rt()?.send_name(k.name(), frag).is_err() {
                 return Err(Raise::badarg());
             }
         }
@@ -99,18 +118,37 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             if ours {
                 // Erlang: `{Name, node()} ! M` to a name not registered
                 // is dropped silently, unlike `Name ! M`.
+                let frag = Fragment::new(msg);
+                cx.charge(frag.words() / 64);
                 let _ = cx.rt()?.send_name(name.name(), frag);
             } else if let Some(d) = dist {
                 let me = cx.rt()?.pid();
-                if !d.send_reg(me, name.name(), node.name(), frag) {
-                    return Err(Raise::badarg());
-                }
+                let r = d.send_reg(me, name.name(), node.name(), msg);
+                remote_sent(cx, r)?;
             }
             // Not distributed: a message for another node goes nowhere.
         }
         _ => return Err(Raise::badarg()),
     }
     Ok(a[1])
+}
+
+/// Charges for a message encoded for another node, or raises
+/// `[:badarg why]` for one that cannot go.
+fn remote_sent(
+    cx: &mut NativeCx<'_, '_>,
+    r: Result<usize, crate::dist::RemoteSendError>,
+) -> Result<(), Raise> {
+    match r {
+        Ok(bytes) => {
+            cx.charge(bytes / 512);
+            Ok(())
+        }
+        Err(e) => {
+            let why = cx.heap.string(&e.to_string());
+            Err(Raise::error(cx.heap.vector(&[lona_term::kw!("badarg"), why])))
+        }
+    }
 }
 
 /// What a spawned process starts with: `[f & args]`, copied into a

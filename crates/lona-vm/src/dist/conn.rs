@@ -24,13 +24,8 @@ const BATCH_BYTES: usize = 64 << 10;
 
 /// What a writer's mailbox takes.
 pub(crate) enum Out {
-    /// A message for the process registered as `to` on the peer.
-    RegSend {
-        from: Pid,
-        to: String,
-        msg: Fragment,
-    },
-    /// A whole packet, composed by the reader (replies to the peer).
+    /// A whole packet: a message a local process encoded, or a reply
+    /// the reader composed.
     Packet(Vec<u8>),
     /// The peer monitors local process `target`: when it ends, send
     /// `MONITOR_P_EXIT` naming `toproc` (the pid or name the peer used),
@@ -242,7 +237,7 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
         return;
     }
     d.mark_up(node, me);
-    let end = write_loop(ctx, d, node, &stream).await;
+    let end = write_loop(ctx, d, &stream).await;
     d.forget(node, me);
     ctx.exit(Reason::custom(ConnectionLost(end))).await;
 }
@@ -254,7 +249,7 @@ struct Watch {
     mref: Vec<u8>,
 }
 
-async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: &TcpStream) -> String {
+async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, stream: &TcpStream) -> String {
     let tick_every = d.tick_time / 4;
     let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES);
     let mut watches: HashMap<Ref, Watch> = HashMap::new();
@@ -273,7 +268,7 @@ async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: &TcpStream) ->
         let mut next = Some(first);
         let mut n = 0;
         while let Some(env) = next.take() {
-            if let Err(end) = handle(ctx, d, node, env, &mut buf, &mut watches).await {
+            if let Err(end) = handle(ctx, d, env, &mut buf, &mut watches).await {
                 return end;
             }
             n += 1;
@@ -299,7 +294,6 @@ async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: &TcpStream) ->
 async fn handle(
     ctx: &Ctx,
     d: &Dist,
-    node: &str,
     env: Envelope,
     buf: &mut Vec<u8>,
     watches: &mut HashMap<Ref, Watch>,
@@ -307,25 +301,6 @@ async fn handle(
     let env = match env.downcast::<Out>() {
         Ok(out) => {
             match out {
-                Out::RegSend { from, to, msg } => {
-                    let at = put::start(buf);
-                    put::version(buf);
-                    put::tuple(buf, 4);
-                    put::small(buf, wire::REG_SEND as u8);
-                    put::pid(buf, local_pid(d, from));
-                    put::atom(buf, "");
-                    put::atom(buf, &to);
-                    put::version(buf);
-                    if let Err(e) = lona_term::etf::encode_into(buf, msg.root()) {
-                        buf.truncate(at);
-                        log(
-                            d,
-                            format_args!("a message for {to} on {node} cannot be sent: {e}"),
-                        );
-                        return Ok(());
-                    }
-                    put::finish(buf, at);
-                }
                 Out::Packet(p) => buf.extend_from_slice(&p),
                 Out::Monitor {
                     target,
@@ -372,7 +347,7 @@ async fn handle(
             buf.extend_from_slice(&w.toproc);
             buf.extend_from_slice(&w.watcher);
             buf.extend_from_slice(&w.mref);
-            reason_into(buf, &down.reason);
+            reason_into(d, buf, &down.reason);
             put::finish(buf, at);
         }
     }
@@ -381,23 +356,13 @@ async fn handle(
 
 /// An exit reason in external format: the standard ones as atoms, a
 /// Lonala term as itself when it can cross, else its printed form.
-fn reason_into(buf: &mut Vec<u8>, r: &Reason) {
+fn reason_into(d: &Dist, buf: &mut Vec<u8>, r: &Reason) {
     let heap = Heap::new();
     let t = crate::msg::reason_term(&heap, r);
     let at = buf.len();
-    if lona_term::etf::encode_into(buf, t).is_err() {
+    if lona_term::etf::encode_node_into(buf, t, &d.etf_node()).is_err() {
         buf.truncate(at);
         put::atom(buf, "noproc");
-    }
-}
-
-/// A local pid as the wire names it.
-fn local_pid(d: &Dist, p: Pid) -> WirePid<'_> {
-    WirePid {
-        node: &d.name,
-        id: p.index(),
-        serial: p.generation(),
-        creation: d.creation,
     }
 }
 
@@ -586,7 +551,9 @@ async fn on_packet(
             if let Some(pid) = our_pid(d, &to) {
                 let heap = Heap::new();
                 let mut budget = atom_budget();
-                if let Ok((t, _)) = lona_term::etf::decode_body_prefix(&heap, reason, &mut budget) {
+                if let Ok((t, _)) =
+                    lona_term::etf::decode_node_body_prefix(&heap, reason, &mut budget, &d.etf_node())
+                {
                     ctx.send_exit(pid, crate::msg::term_reason(t, None)).await;
                 }
             }
@@ -622,7 +589,7 @@ fn atom_budget() -> AtomBudget {
 fn deliver(_ctx: &Ctx, d: &Dist, node: &str, body: &[u8], send: impl FnOnce(Fragment)) {
     let heap = Heap::new();
     let mut budget = atom_budget();
-    match lona_term::etf::decode_body_prefix(&heap, body, &mut budget) {
+    match lona_term::etf::decode_node_body_prefix(&heap, body, &mut budget, &d.etf_node()) {
         Ok((t, _)) => send(Fragment::new(t)),
         Err(e) => log(d, format_args!("a message from {node} dropped: {e}")),
     }

@@ -51,7 +51,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lona_runtime::{Handle, Pid};
-use lona_term::{Atom, Fragment};
+use lona_term::{Atom, Term};
 
 use crate::env::Env;
 
@@ -88,6 +88,24 @@ impl Config {
             ip: [127, 0, 0, 1].into(),
             port: 0,
             tick_time: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Why a message for another node was not sent.
+#[derive(Debug)]
+pub enum RemoteSendError {
+    /// The node name cannot be a peer's (our own, no `@`, too long).
+    NotAPeer,
+    /// The message holds what Erlang's term format cannot carry.
+    Encode(lona_term::etf::EncodeError),
+}
+
+impl std::fmt::Display for RemoteSendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RemoteSendError::NotAPeer => f.write_str("not a node name another node can have"),
+            RemoteSendError::Encode(e) => write!(f, "cannot be sent to another node: {e}"),
         }
     }
 }
@@ -248,6 +266,14 @@ impl Dist {
         self.port
     }
 
+    /// Our identity for the term codec (what our pids are sent as).
+    pub(crate) fn etf_node(&self) -> lona_term::etf::Node {
+        lona_term::etf::Node {
+            name: self.atom,
+            creation: self.creation,
+        }
+    }
+
     /// The nodes we have a connection to (handshake done), sorted.
     pub fn nodes(&self) -> Vec<String> {
         let mut v: Vec<String> = self
@@ -285,26 +311,85 @@ impl Dist {
     }
 
     /// Sends `msg` to the process registered as `name` on `node`, from
-    /// `from` (connecting first if need be). Returns false when `node`
-    /// cannot be a peer (our own name, no `@`): the caller sends locally
-    /// or refuses.
-    pub fn send_reg(self: &Arc<Self>, from: Pid, name: &str, node: &str, msg: Fragment) -> bool {
+    /// `from` (connecting first if need be). The message is encoded here,
+    /// in the sender, so what cannot cross is the sender's error.
+    pub fn send_reg(
+        self: &Arc<Self>,
+        from: Pid,
+        name: &str,
+        node: &str,
+        msg: Term<'_>,
+    ) -> Result<usize, RemoteSendError> {
         if name.len() > 255 {
-            return false;
+            return Err(RemoteSendError::NotAPeer);
         }
-        match self.writer_for(node) {
-            Some(w) => {
-                self.handle.send(
-                    w,
-                    conn::Out::RegSend {
-                        from,
-                        to: name.to_string(),
-                        msg,
-                    },
-                );
-                true
-            }
-            None => false,
+        let mut p = Vec::new();
+        let at = wire::put::start(&mut p);
+        wire::put::version(&mut p);
+        wire::put::tuple(&mut p, 4);
+        wire::put::small(&mut p, wire::REG_SEND as u8);
+        wire::put::pid(&mut p, self.wire_pid(from));
+        wire::put::atom(&mut p, "");
+        wire::put::atom(&mut p, name);
+        self.finish_and_send(node, p, at, msg)
+    }
+
+    /// Sends `msg` to process `(id, serial, creation)` of `node`
+    /// (connecting first if need be), encoded here as [`Dist::send_reg`].
+    pub fn send_pid(
+        self: &Arc<Self>,
+        node: &str,
+        pid: (u32, u32, u32),
+        msg: Term<'_>,
+    ) -> Result<usize, RemoteSendError> {
+        let mut p = Vec::new();
+        let at = wire::put::start(&mut p);
+        wire::put::version(&mut p);
+        wire::put::tuple(&mut p, 3);
+        wire::put::small(&mut p, wire::SEND as u8);
+        wire::put::atom(&mut p, "");
+        let (id, serial, creation) = pid;
+        wire::put::pid(
+            &mut p,
+            wire::WirePid {
+                node,
+                id,
+                serial,
+                creation,
+            },
+        );
+        self.finish_and_send(node, p, at, msg)
+    }
+
+    /// Appends the message to packet `p`, and queues it on `node`'s
+    /// connection: the packet's size.
+    fn finish_and_send(
+        self: &Arc<Self>,
+        node: &str,
+        mut p: Vec<u8>,
+        at: usize,
+        msg: Term<'_>,
+    ) -> Result<usize, RemoteSendError> {
+        if node.len() > 255 {
+            return Err(RemoteSendError::NotAPeer);
+        }
+        wire::put::version(&mut p);
+        lona_term::etf::encode_node_into(&mut p, msg, &self.etf_node())
+            .map_err(RemoteSendError::Encode)?;
+        wire::put::finish(&mut p, at);
+        let w = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
+        let n = p.len();
+        self.handle.send(w, conn::Out::Packet(p));
+        Ok(n)
+    }
+
+    /// A local pid as the wire names it.
+    pub(crate) fn wire_pid(&self, p: Pid) -> wire::WirePid<'_> {
+        wire::WirePid {
+            node: &self.name,
+            id: p.index(),
+            serial: p.generation(),
+            creation: self.creation,
         }
     }
 
