@@ -215,6 +215,7 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "up",
     "pending",
     "noconnection",
+    "nodedown",
 ];
 
 /// An interned name.

@@ -146,7 +146,9 @@ fn remote_sent(
         }
         Err(e) => {
             let why = cx.heap.string(&e.to_string());
-            Err(Raise::error(cx.heap.vector(&[lona_term::kw!("badarg"), why])))
+            Err(Raise::error(
+                cx.heap.vector(&[lona_term::kw!("badarg"), why]),
+            ))
         }
     }
 }
@@ -338,31 +340,69 @@ fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let target = t(cx, a[0]);
     let pid = match target.view() {
         View::Pid(p) => Pid::from_bits(p.0),
-        View::Keyword(k) => {
-            let name = k.name();
-            let rt = cx.rt()?;
-            match rt.whereis(name) {
-                Some(p) => p,
-                None => {
-                    // As Erlang: a monitor on a name nobody holds fires at
-                    // once with `:noproc` (the `DOWN` names the name).
-                    let mref = Ref::new();
-                    let me = rt.pid();
-                    let down = cx.heap.vector(&[
-                        lona_term::kw!("DOWN"),
-                        ref_term(cx.heap, mref),
-                        target,
-                        lona_term::kw!("noproc"),
-                    ]);
-                    let frag = Fragment::new(down);
-                    cx.rt()?.send(me, frag);
+        View::Keyword(k) => match cx.rt()?.whereis(k.name()) {
+            Some(p) => p,
+            None => return down_at_once(cx, target, lona_term::kw!("noproc")),
+        },
+        // A process of another node: the node watches it for us.
+        View::ExtPid {
+            node,
+            id,
+            serial,
+            creation,
+        } => {
+            let me = cx.rt()?.pid();
+            return match cx.env.dist.get().cloned() {
+                Some(d) if node != d.atom() => {
+                    let what = crate::dist::Watched::Pid(id, serial, creation);
+                    let mref = d.monitor(me, node.name(), what, target);
+                    Ok(ref_term(cx.heap, mref).raw())
+                }
+                // An earlier incarnation of this node: long gone.
+                Some(_) => down_at_once(cx, target, lona_term::kw!("noproc")),
+                None => down_at_once(cx, target, lona_term::kw!("noconnection")),
+            };
+        }
+        // `[name node]`: a registered process, here or on another node.
+        View::Vector(v) if v.len() == 2 => {
+            let (View::Keyword(name), View::Keyword(node)) = (v[0].view(), v[1].view()) else {
+                return Err(Raise::badarg());
+            };
+            let me = cx.rt()?.pid();
+            match cx.env.dist.get().cloned() {
+                Some(d) if node != d.atom() => {
+                    let what = crate::dist::Watched::Name(name.name());
+                    let mref = d.monitor(me, node.name(), what, target);
                     return Ok(ref_term(cx.heap, mref).raw());
                 }
+                None if node.name() != "nonode@nohost" => {
+                    return down_at_once(cx, target, lona_term::kw!("noconnection"))
+                }
+                _ => match cx.rt()?.whereis(name.name()) {
+                    Some(p) => p,
+                    None => return down_at_once(cx, target, lona_term::kw!("noproc")),
+                },
             }
         }
         _ => return Err(Raise::badarg()),
     };
     let mref = cx.rt()?.monitor(pid);
+    Ok(ref_term(cx.heap, mref).raw())
+}
+
+/// A monitor that fires at once (as Erlang's on a name nobody holds, or
+/// a node that cannot be reached): its `DOWN` names `target`.
+fn down_at_once(cx: &mut NativeCx<'_, '_>, target: Term<'_>, reason: Term<'_>) -> NResult {
+    let mref = Ref::new();
+    let rt = cx.rt()?;
+    let me = rt.pid();
+    let down = cx.heap.vector(&[
+        lona_term::kw!("DOWN"),
+        ref_term(cx.heap, mref),
+        target,
+        reason,
+    ]);
+    cx.rt()?.send(me, Fragment::new(down));
     Ok(ref_term(cx.heap, mref).raw())
 }
 
@@ -381,8 +421,45 @@ fn demonitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             }
         }
     }
-    let was = cx.rt()?.demonitor(Ref::from_bits(id), flush);
+    let mut was = cx.rt()?.demonitor(Ref::from_bits(id), flush);
+    if !was {
+        // A monitor on another node's process, or one that fired at once:
+        // its `DOWN` is an ordinary message.
+        let me = cx.rt()?.pid();
+        if let Some(d) = cx.env.dist.get() {
+            was = d.demonitor(me, id);
+        }
+        if flush {
+            flush_down(cx, id)?;
+        }
+    }
     Ok(Term::bool(was || !info).raw())
+}
+
+/// Removes the `[:DOWN ref ...]` message of monitor `id` from the
+/// mailbox, if one is there.
+fn flush_down(cx: &mut NativeCx<'_, '_>, id: u64) -> Result<(), Raise> {
+    let rt = cx.rt()?;
+    rt.drain();
+    let rid = rt.new_receive();
+    loop {
+        let scan = rt.take_message(rid, |e| {
+            let Some(f) = e.downcast_ref::<Fragment>() else {
+                return false;
+            };
+            match f.root().view() {
+                View::Vector(v) if v.len() == 4 => {
+                    matches!(v[0].view(), View::Keyword(k) if k.name() == "DOWN")
+                        && matches!(v[1].view(), View::Ref(r) if r == id)
+                }
+                _ => false,
+            }
+        });
+        match scan {
+            lona_runtime::Scan::OutOfBudget => continue,
+            _ => return Ok(()),
+        }
+    }
 }
 
 fn exit(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
@@ -494,6 +571,11 @@ fn unalias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(send-alias pid ref msg)`: sends `msg` to `pid` through its alias
 /// `ref`; dropped on arrival unless the alias is active. Returns `msg`.
 fn send_alias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let View::ExtPid { .. } = t(cx, a[0]).view() {
+        // Another node's process: the message goes to the pid (as
+        // Erlang's `gen:reply` does for a tag that is not an alias).
+        return send(cx, &[a[0], a[2]]);
+    }
     let pid = pid_arg(cx, a[0])?;
     let id = ref_arg(cx, a[1])?;
     let frag = Fragment::new(t(cx, a[2]));
@@ -553,11 +635,40 @@ fn make_ref(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(ref_term(cx.heap, Ref::new()).raw())
 }
 
-fn node(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    // `(node x)`: the node of a pid or reference.
+    if let Some(x) = a.first() {
+        match t(cx, *x).view() {
+            View::ExtPid { node, .. } | View::ExtRef { node, .. } => {
+                return Ok(Term::keyword_atom(node).raw())
+            }
+            View::Pid(_) | View::Ref(_) => {}
+            _ => return Err(Raise::badarg()),
+        }
+    }
     Ok(match cx.env.dist.get() {
         Some(d) => Term::keyword_atom(d.atom()).raw(),
         None => lona_term::kw!("nonode@nohost").raw(),
     })
+}
+
+/// `(monitor-node node flag)`: with true, `[:nodedown node]` comes when
+/// the connection to `node` goes (at once if it cannot be made); with
+/// false, one such request less. `true`.
+fn monitor_node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let name = node_name(cx, a[0])?;
+    let on = crate::tag::truthy(a[1].bits());
+    let me = cx.rt()?.pid();
+    match cx.env.dist.get().cloned() {
+        Some(d) if on => d.monitor_node(me, &name),
+        Some(d) => d.demonitor_node(me, &name),
+        None if on => {
+            let msg = cx.heap.vector(&[lona_term::kw!("nodedown"), t(cx, a[0])]);
+            cx.rt()?.send(me, Fragment::new(msg));
+        }
+        None => {}
+    }
+    Ok(Term::TRUE.raw())
 }
 
 /// `(nodes)`: the nodes this one is connected to, as keywords.
@@ -684,7 +795,8 @@ pub(crate) fn install(ns: &'static Namespace) {
     def(ns, "send-alias", 3, 3, send_alias);
     def(ns, "runtime-info", 0, 0, runtime_info);
     def(ns, "make-ref", 0, 0, make_ref);
-    def(ns, "node", 0, 0, node);
+    def(ns, "node", 0, 1, node);
+    def(ns, "monitor-node", 2, 2, monitor_node);
     def(ns, "nodes", 0, 0, nodes);
     def(ns, "connect-node*", 1, 1, connect_node);
     def(ns, "node-state*", 1, 1, node_state);

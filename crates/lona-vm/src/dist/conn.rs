@@ -43,11 +43,9 @@ pub(crate) enum Out {
     Adopt(TcpStream),
     /// Close the connection (`disconnect-node`).
     Disconnect,
+    /// The reader's last word: why the connection ended.
+    ReaderEnd(String),
 }
-
-/// Why a connection process ended, as its exit reason.
-#[derive(Debug, PartialEq)]
-pub(crate) struct ConnectionLost(pub String);
 
 fn local_node(d: &Dist) -> Result<LocalNode, String> {
     let name = NodeName::new(&d.alive, &d.host).map_err(|e| e.to_string())?;
@@ -226,6 +224,9 @@ async fn connect(d: &Dist, node: &str) -> Result<TcpStream, Option<String>> {
 /// its mailbox brings until the connection ends.
 async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
     let me = ctx.pid();
+    // The reader's end comes here as a message, so the writer can tell
+    // the node's watchers (`forget`) before it ends too.
+    let _ = ctx.trap_exit(true).await;
     let stream = Arc::new(stream);
     let (d2, s2, n2) = (d.clone(), stream.clone(), node.to_string());
     if ctx
@@ -239,7 +240,12 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
     d.mark_up(node, me);
     let end = write_loop(ctx, d, &stream).await;
     d.forget(node, me);
-    ctx.exit(Reason::custom(ConnectionLost(end))).await;
+    // `shutdown`: a connection's end is logged here, not crash-reported,
+    // and it takes the linked reader along.
+    if end != "closed" && end != "disconnected" {
+        log(d, format_args!("connection to {node} closed: {end}"));
+    }
+    ctx.exit(Reason::Shutdown).await;
 }
 
 /// Monitors the peer holds on local processes, by our monitor reference.
@@ -333,9 +339,16 @@ async fn handle(
                     // dropped (closed).
                 }
                 Out::Disconnect => return Err("disconnected".into()),
+                Out::ReaderEnd(why) => return Err(why),
             }
             return Ok(());
         }
+        Err(env) => env,
+    };
+    let env = match env.downcast::<lona_runtime::Exit>() {
+        // Only the reader is linked to a writer.
+        Ok(e) => return Err(format!("the reader ended: {:?}", e.reason)),
+
         Err(env) => env,
     };
     if let Ok(down) = env.downcast::<Down>() {
@@ -378,10 +391,8 @@ fn our_pid(d: &Dist, p: &WirePid<'_>) -> Option<Pid> {
 /// writer shares).
 async fn reader(ctx: Ctx, d: Arc<Dist>, node: String, stream: Arc<TcpStream>, writer: Pid) {
     let end = read_loop(&ctx, &d, &node, &stream, writer).await;
-    if end != "closed" {
-        log(&d, format_args!("connection to {node} lost: {end}"));
-    }
-    ctx.exit(Reason::custom(ConnectionLost(end))).await;
+    ctx.send(writer, Out::ReaderEnd(end)).await;
+    ctx.exit(Reason::Shutdown).await;
 }
 
 async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: Pid) -> String {
@@ -495,7 +506,9 @@ async fn on_packet(
                 }
             };
             match target {
-                Some(target) if ctx.handle().is_alive(target) => {
+                // A process already gone gets a `DOWN` `noproc` from the
+                // writer's own monitor.
+                Some(target) => {
                     ctx.send(
                         writer,
                         Out::Monitor {
@@ -528,6 +541,26 @@ async fn on_packet(
             let mref = c.skip()?.to_vec();
             ctx.send(writer, Out::Demonitor { mref }).await;
         }
+        wire::MONITOR_P_EXIT if arity == 5 => {
+            let _from = c.skip()?;
+            let _to = c.skip()?;
+            let (rnode, rcreation, ids, n) = c.reference()?;
+            let reason = c.skip()?;
+            if rnode == d.name && rcreation == d.creation && n == 3 && ids[2] == 0 {
+                let mref = u64::from(ids[0]) | (u64::from(ids[1]) << 32);
+                let heap = Heap::new();
+                let mut budget = atom_budget();
+                let t = lona_term::etf::decode_node_body_prefix(
+                    &heap,
+                    reason,
+                    &mut budget,
+                    &d.etf_node(),
+                )
+                .map(|(t, _)| t)
+                .unwrap_or(lona_term::kw!("noproc"));
+                d.fire_down(mref, t);
+            }
+        }
         wire::UNLINK_ID if arity == 4 => {
             // We hold no links for the peer yet: acknowledge at once.
             let id = c.skip()?.to_vec();
@@ -551,9 +584,12 @@ async fn on_packet(
             if let Some(pid) = our_pid(d, &to) {
                 let heap = Heap::new();
                 let mut budget = atom_budget();
-                if let Ok((t, _)) =
-                    lona_term::etf::decode_node_body_prefix(&heap, reason, &mut budget, &d.etf_node())
-                {
+                if let Ok((t, _)) = lona_term::etf::decode_node_body_prefix(
+                    &heap,
+                    reason,
+                    &mut budget,
+                    &d.etf_node(),
+                ) {
                     ctx.send_exit(pid, crate::msg::term_reason(t, None)).await;
                 }
             }

@@ -50,8 +50,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use lona_runtime::Ref;
 use lona_runtime::{Handle, Pid};
-use lona_term::{Atom, Term};
+use lona_term::{Atom, Fragment, Term};
 
 use crate::env::Env;
 
@@ -119,6 +120,37 @@ struct Conn {
     up: bool,
 }
 
+/// A monitor of ours on another node's process.
+struct RemoteMon {
+    /// The local process that gets the `DOWN`.
+    watcher: Pid,
+    /// The node the monitored process is on.
+    node: String,
+    /// What the `DOWN` names: the pid, or `[name node]`.
+    target: Fragment,
+    /// The monitored process as the wire names it (for `DEMONITOR_P`).
+    wire_target: Vec<u8>,
+}
+
+/// `[:DOWN mref target reason]` for remote monitor `m`.
+fn down_message(mref: u64, m: &RemoteMon, reason: Term<'_>) -> Fragment {
+    let heap = lona_term::Heap::new();
+    Fragment::vector(&[
+        lona_term::kw!("DOWN"),
+        heap.reference(mref),
+        m.target.root(),
+        reason,
+    ])
+}
+
+/// What a remote monitor watches.
+pub enum Watched<'a> {
+    /// A process: id, serial, creation.
+    Pid(u32, u32, u32),
+    /// A registered name.
+    Name(&'a str),
+}
+
 /// A distributed node's identity and its connections.
 pub struct Dist {
     /// Our full name, `name@host`.
@@ -139,6 +171,15 @@ pub struct Dist {
     /// Node name → connection. Written by senders (a new writer) and by
     /// writers (up; gone); read by senders and `nodes`.
     conns: Mutex<HashMap<String, Conn>>,
+    /// Monitors our processes hold on other nodes' processes, by
+    /// reference. Written by `monitor` (insert) and by whoever delivers
+    /// the `DOWN` or takes the monitor back (remove, and send, under the
+    /// lock: a `DOWN` is delivered at most once, and never after
+    /// `demonitor` returned).
+    remote_mons: Mutex<HashMap<u64, RemoteMon>>,
+    /// `monitor-node` subscriptions: node → the processes told of its
+    /// going down (once each, then forgotten, as Erlang's).
+    node_watchers: Mutex<HashMap<String, Vec<Pid>>>,
     /// The connection to `epmd` that keeps us registered (never read).
     _epmd: std::net::TcpStream,
 }
@@ -236,6 +277,8 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         port,
         handle: handle.clone(),
         conns: Mutex::new(HashMap::new()),
+        remote_mons: Mutex::new(HashMap::new()),
+        node_watchers: Mutex::new(HashMap::new()),
         _epmd: epmd_conn,
     });
     env.dist
@@ -439,11 +482,175 @@ impl Dist {
         }
     }
 
-    /// Removes `node`'s entry if `writer` still holds it.
+    /// Removes `node`'s entry if `writer` still holds it; then, if it
+    /// did, the node is down for everyone watching it (`DOWN`
+    /// `:noconnection`, `[:nodedown node]`). In this order: a monitor
+    /// made after the entry went reaches a new connection, one made
+    /// before is in the table when the `DOWN`s go.
     fn forget(&self, node: &str, writer: Pid) {
-        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
-        if conns.get(node).is_some_and(|c| c.writer == writer) {
-            conns.remove(node);
+        let removed = {
+            let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+            if conns.get(node).is_some_and(|c| c.writer == writer) {
+                conns.remove(node);
+                true
+            } else {
+                false
+            }
+        };
+        if removed {
+            self.node_down(node);
+        }
+    }
+
+    /// Everything watching `node` learns it is gone.
+    fn node_down(&self, node: &str) {
+        {
+            let mut mons = self.remote_mons.lock().unwrap_or_else(|e| e.into_inner());
+            let gone: Vec<u64> = mons
+                .iter()
+                .filter(|(_, m)| m.node == node)
+                .map(|(r, _)| *r)
+                .collect();
+            for r in gone {
+                if let Some(m) = mons.remove(&r) {
+                    self.handle.send(
+                        m.watcher,
+                        down_message(r, &m, lona_term::kw!("noconnection")),
+                    );
+                }
+            }
+        }
+        let watchers = self
+            .node_watchers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(node);
+        if let (Some(ws), Some(a)) = (watchers, Atom::existing(node)) {
+            for w in ws {
+                let heap = lona_term::Heap::new();
+                let msg = heap.vector(&[lona_term::kw!("nodedown"), Term::keyword_atom(a)]);
+                self.handle.send(w, Fragment::new(msg));
+            }
+        }
+    }
+
+    /// `watcher` monitors a process of `node` (`target` is what the
+    /// `DOWN` will name). Connects if need be; a node that cannot be
+    /// reached gives `DOWN` `:noconnection`.
+    pub fn monitor(
+        self: &Arc<Self>,
+        watcher: Pid,
+        node: &str,
+        what: Watched<'_>,
+        target: Term<'_>,
+    ) -> Ref {
+        let mref = Ref::new();
+        let mut wire_target = Vec::new();
+        match what {
+            Watched::Pid(id, serial, creation) => wire::put::pid(
+                &mut wire_target,
+                wire::WirePid {
+                    node,
+                    id,
+                    serial,
+                    creation,
+                },
+            ),
+            Watched::Name(n) => wire::put::atom(&mut wire_target, n),
+        }
+        let mut p = Vec::new();
+        let at = wire::put::start(&mut p);
+        wire::put::version(&mut p);
+        wire::put::tuple(&mut p, 4);
+        wire::put::small(&mut p, wire::MONITOR_P as u8);
+        wire::put::pid(&mut p, self.wire_pid(watcher));
+        p.extend_from_slice(&wire_target);
+        wire::put::reference(&mut p, &self.name, self.creation, mref.to_bits());
+        wire::put::finish(&mut p, at);
+        // The entry first, then the connection (see `forget`).
+        self.remote_mons
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                mref.to_bits(),
+                RemoteMon {
+                    watcher,
+                    node: node.to_string(),
+                    target: Fragment::new(target),
+                    wire_target,
+                },
+            );
+        match self.writer_for(node) {
+            Some(w) => self.handle.send(w, conn::Out::Packet(p)),
+            None => self.fire_down(mref.to_bits(), lona_term::kw!("noconnection")),
+        }
+        mref
+    }
+
+    /// Delivers the `DOWN` of remote monitor `mref` with `reason`, unless
+    /// it was taken back.
+    fn fire_down(&self, mref: u64, reason: Term<'_>) {
+        let mut mons = self.remote_mons.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = mons.remove(&mref) {
+            self.handle.send(m.watcher, down_message(mref, &m, reason));
+        }
+    }
+
+    /// Takes back remote monitor `mref` of `watcher`: true if it was
+    /// active (no `DOWN` will come; one already delivered stays in the
+    /// mailbox for the caller to flush).
+    pub fn demonitor(&self, watcher: Pid, mref: u64) -> bool {
+        let m = {
+            let mut mons = self.remote_mons.lock().unwrap_or_else(|e| e.into_inner());
+            match mons.get(&mref) {
+                Some(m) if m.watcher == watcher => mons.remove(&mref),
+                _ => None,
+            }
+        };
+        let Some(m) = m else { return false };
+        let w = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&m.node)
+            .map(|c| c.writer);
+        if let Some(w) = w {
+            let mut p = Vec::new();
+            let at = wire::put::start(&mut p);
+            wire::put::version(&mut p);
+            wire::put::tuple(&mut p, 4);
+            wire::put::small(&mut p, wire::DEMONITOR_P as u8);
+            wire::put::pid(&mut p, self.wire_pid(watcher));
+            p.extend_from_slice(&m.wire_target);
+            wire::put::reference(&mut p, &self.name, self.creation, mref);
+            wire::put::finish(&mut p, at);
+            self.handle.send(w, conn::Out::Packet(p));
+        }
+        true
+    }
+
+    /// `(monitor-node node true)`: `watcher` gets `[:nodedown node]` when
+    /// the connection to `node` goes (connecting first if need be; at once
+    /// if it cannot be a peer).
+    pub fn monitor_node(self: &Arc<Self>, watcher: Pid, node: &str) {
+        self.node_watchers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(node.to_string())
+            .or_default()
+            .push(watcher);
+        if self.writer_for(node).is_none() {
+            self.node_down(node);
+        }
+    }
+
+    /// `(monitor-node node false)`: one subscription of `watcher` less.
+    pub fn demonitor_node(&self, watcher: Pid, node: &str) {
+        let mut ws = self.node_watchers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = ws.get_mut(node) {
+            if let Some(i) = v.iter().position(|p| *p == watcher) {
+                v.swap_remove(i);
+            }
         }
     }
 }

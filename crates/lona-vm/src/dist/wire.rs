@@ -181,6 +181,29 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// A reference: its node, creation and id words (1 to 5).
+    pub fn reference(&mut self) -> R<(&'a str, u32, [u32; 5], usize)> {
+        let tag = self.u8()?;
+        if tag != NEWER_REFERENCE_EXT && tag != NEW_REFERENCE_EXT {
+            return Err(WireError("expected a reference"));
+        }
+        let n = usize::from(self.u16()?);
+        if n == 0 || n > 5 {
+            return Err(WireError("a reference of 0 or more than 5 words"));
+        }
+        let node = self.atom()?;
+        let creation = if tag == NEWER_REFERENCE_EXT {
+            self.u32()?
+        } else {
+            u32::from(self.u8()?)
+        };
+        let mut ids = [0u32; 5];
+        for w in ids.iter_mut().take(n) {
+            *w = self.u32()?;
+        }
+        Ok((node, creation, ids, n))
+    }
+
     /// Steps over one term of any kind and returns its bytes. Iterative:
     /// a count of terms still to skip, each at least one byte, so the
     /// count is checked against the bytes left and nesting costs no stack.
@@ -310,6 +333,18 @@ pub mod put {
         out.extend_from_slice(&p.id.to_be_bytes());
         out.extend_from_slice(&p.serial.to_be_bytes());
         out.extend_from_slice(&p.creation.to_be_bytes());
+    }
+
+    /// A reference of ours: `NEWER_REFERENCE_EXT` with the id's two
+    /// halves and a zero (what `lona_term::etf` writes for a local one).
+    pub fn reference(out: &mut Vec<u8>, node: &str, creation: u32, id: u64) {
+        out.push(NEWER_REFERENCE_EXT);
+        out.extend_from_slice(&3u16.to_be_bytes());
+        atom(out, node);
+        out.extend_from_slice(&creation.to_be_bytes());
+        out.extend_from_slice(&(id as u32).to_be_bytes());
+        out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
+        out.extend_from_slice(&0u32.to_be_bytes());
     }
 
     /// Starts a packet: a length placeholder and the pass-through tag;
