@@ -385,3 +385,207 @@ fn epmd_port_of(name: &str) -> u16 {
     assert_eq!((resp[0], resp[1]), (119, 0), "epmd knows {name}");
     u16::from_be_bytes([resp[2], resp[3]])
 }
+
+#[test]
+fn pids_and_references_cross_both_ways() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(
+        &l,
+        "c8",
+        r#"(defn -main []
+             (register :echo (self))
+             (println "ready")
+             (let [[_ pid] (receive [:ping p] [:ping p])]
+               (println "pid" (pid? pid) (node pid))
+               (send pid [:pong (self) (make-ref)])
+               (println "back" (receive [:back r p2] (and (ref? r) (= p2 pid)) :timeout 5000 :none))
+               (println "closure" (try (send pid (fn [] 1)) :sent (catch :error e (first e))))))"#,
+    );
+    lona.expect("ready");
+    let _erl = Node::erl(
+        &e,
+        "c8",
+        &format!(
+            "{{echo, '{l}@{h}'}} ! {{ping, self()}},
+             receive {{pong, P, R}} -> io:format(\"~p~n\", [node(P)]), P ! {{back, R, self()}} end,
+             timer:sleep(3000), halt()."
+        ),
+    );
+    lona.expect(&format!("pid true :{e}@{h}"));
+    lona.expect("back true");
+    lona.expect("closure :badarg");
+}
+
+#[test]
+fn gen_server_calls_cross_both_ways() {
+    if !erl_available() {
+        return;
+    }
+    let dir = scratch();
+    std::fs::write(
+        dir.join("ecounter.erl"),
+        "-module(ecounter).
+-behaviour(gen_server).
+-export([start/0, init/1, handle_call/3, handle_cast/2]).
+start() -> gen_server:start({local, ecounter}, ?MODULE, 100, []).
+init(N) -> {ok, N}.
+handle_call(get, _From, N) -> {reply, N, N};
+handle_call({add, K}, _From, N) -> {reply, ok, N + K};
+handle_call(crash, _From, _N) -> exit(crashed).
+handle_cast({add, K}, N) -> {noreply, N + K}.
+",
+    )
+    .unwrap();
+    let st = Command::new("erlc")
+        .arg("ecounter.erl")
+        .current_dir(&dir)
+        .status()
+        .expect("erlc");
+    assert!(st.success());
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(
+        &l,
+        "c9",
+        &format!(
+            r#"(ns user (:require [lona.server :as server]))
+(defn init [n] [:ok n])
+(defn handle-call [msg from n]
+  (match msg
+    :get [:reply n n]
+    [:add k] [:reply :ok (+ n k)]))
+(defn handle-cast [msg n] (match msg [:add k] [:noreply (+ n k)]))
+(defn -main []
+  (server/start 'user 10 {{:name :counter}})
+  (register :main (self))
+  (println "ready")
+  (receive :go nil)
+  (let [s [:ecounter :{e}@{h}]]
+    (println "erl get" (server/call s :get))
+    (println "erl add" (server/call s [:add 5]))
+    (server/cast s [:add 1])
+    (println "erl get" (server/call s :get))
+    (println "missing" (try (server/call [:nobody :{e}@{h}] :get) (catch :exit e (first e))))
+    (println "crash" (try (server/call s :crash) (catch :exit e (first e))))))"#
+        ),
+    );
+    lona.expect("ready");
+    let mut cmd = Command::new("erl");
+    cmd.args(["-sname", &e, "-setcookie", "c9", "-noshell", "-eval"])
+        .arg(format!(
+            "S = {{counter, '{l}@{h}'}},
+             io:format(\"get ~p~n\", [gen_server:call(S, get)]),
+             io:format(\"add ~p~n\", [gen_server:call(S, {{add, 3}})]),
+             gen_server:cast(S, {{add, 100}}),
+             io:format(\"get ~p~n\", [gen_server:call(S, get)]),
+             io:format(\"missing ~p~n\", [catch gen_server:call({{nobody, '{l}@{h}'}}, get)]),
+             {{ok, _}} = ecounter:start(),
+             {{main, '{l}@{h}'}} ! go,
+             timer:sleep(8000), halt()."
+        ))
+        .current_dir(&dir);
+    let erl = Node::spawn(cmd);
+    erl.expect("get 10");
+    erl.expect("add ok");
+    erl.expect("get 113");
+    erl.expect(&format!(
+        "missing {{'EXIT',{{noproc,{{gen_server,call,[{{nobody,{l}@{h}}},get]}}}}}}"
+    ));
+    lona.expect("erl get 100");
+    lona.expect("erl add :ok");
+    lona.expect("erl get 106");
+    lona.expect("missing :noproc");
+    lona.expect("crash :crashed");
+}
+
+#[test]
+fn a_killed_node_is_noconnection_and_nodedown() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let mut erl = Node::erl(
+        &e,
+        "c10",
+        "register(target, self()), io:format(\"up~n\"), receive after 60000 -> ok end.",
+    );
+    erl.expect("up");
+    let lona = Node::lona(
+        &l,
+        "c10",
+        &format!(
+            r#"(defn -main []
+  (println "connect" (connect-node :{e}@{h}))
+  (monitor-node :{e}@{h} true)
+  (let [r (monitor [:target :{e}@{h}])
+        r2 (monitor [:nobody :{e}@{h}])]
+    (println "noproc" (receive [:DOWN t who why] :when (= t r2) [who why] :timeout 5000 :none))
+    (println "armed")
+    (println "down" (receive [:DOWN t who why] :when (= t r) [who why] :timeout 10000 :none))
+    (println "nodedown" (receive [:nodedown n] n :timeout 10000 :none))
+    (println "nodes" (nodes))
+    (let [r3 (monitor [:target :{e}@{h}])]
+      (println "again" (receive [:DOWN t _ why] :when (= t r3) why :timeout 10000 :none)))))"#
+        ),
+    );
+    lona.expect("connect true");
+    lona.expect(&format!("noproc [[:nobody :{e}@{h}] :noproc]"));
+    lona.expect("armed");
+    // SIGKILL: no goodbye from the peer, only the socket's end.
+    erl.child.kill().unwrap();
+    let _ = erl.child.wait();
+    lona.expect(&format!("down [[:target :{e}@{h}] :noconnection]"));
+    lona.expect(&format!("nodedown :{e}@{h}"));
+    lona.expect("nodes []");
+    lona.expect("again :noconnection");
+}
+
+#[test]
+fn a_thousand_processes_a_side_keep_order() {
+    let (a, b, h) = (unique("la"), unique("lb"), host());
+    // Node B: 1,000 echo processes; their pids go to A in one message.
+    let nb = Node::lona(
+        &b,
+        "c11",
+        r#"(defn echo [n expect]
+  (receive [from i] (if (= i expect)
+                      (do (send from [:echo i]) (if (= (inc i) n) :done (echo n (inc i))))
+                      (println "out of order" i expect))))
+(defn -main []
+  (register :b (self))
+  (println "ready")
+  (let [[_ main] (receive [:hello p] [:hello p])
+        pids (vec (for [_ (range 1000)] (spawn (fn [] (echo 1000 0)))))]
+    (send main [:pids pids])
+    (receive :stop (println "stopped"))))"#,
+    );
+    nb.expect("ready");
+    let mut na = Node::lona(
+        &a,
+        "c11",
+        &format!(
+            r#"(defn pair [main peer n]
+  (dotimes [i n] (send peer [(self) i]))
+  (loop [i 0]
+    (if (= i n)
+      (send main [:ok (self)])
+      (receive [:echo j] (if (= i j) (recur (inc i)) (send main [:bad (self)]))))))
+(defn -main []
+  (send [:b :{b}@{h}] [:hello (self)])
+  (let [[_ pids] (receive [:pids ps] [:pids ps])
+        me (self)]
+    (doseq [p pids] (spawn (fn [] (pair me p 1000))))
+    (let [oks (loop [k 0 ok 0]
+                (if (= k 1000) ok
+                  (receive [:ok _] (recur (inc k) (inc ok))
+                           [:bad _] (recur (inc k) ok))))]
+      (println "pairs in order" oks))
+    (send [:b :{b}@{h}] :stop)))"#
+        ),
+    );
+    na.expect("pairs in order 1000");
+    nb.expect("stopped");
+    assert!(na.wait().success());
+}
