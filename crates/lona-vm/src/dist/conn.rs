@@ -274,8 +274,19 @@ async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, stream: &TcpStream) -> String {
         let mut next = Some(first);
         let mut n = 0;
         while let Some(env) = next.take() {
-            if let Err(end) = handle(ctx, d, env, &mut buf, &mut watches).await {
-                return end;
+            match handle(ctx, d, env, &mut buf, &mut watches).await {
+                Err(end) => return end,
+                // A large packet is written from its own buffer, after
+                // what was batched before it (no copy into the batch).
+                Ok(Some(big)) => {
+                    for b in [&buf[..], &big[..]] {
+                        if let Err(e) = stream.write_all(b).await {
+                            return format!("write: {e}");
+                        }
+                    }
+                    buf.clear();
+                }
+                Ok(None) => {}
             }
             n += 1;
             if buf.len() >= BATCH_BYTES || n >= 512 {
@@ -288,25 +299,24 @@ async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, stream: &TcpStream) -> String {
                 return format!("write: {e}");
             }
             buf.clear();
-            if buf.capacity() > 4 * BATCH_BYTES {
-                buf.shrink_to(BATCH_BYTES);
-            }
-            last_write = Instant::now();
         }
+        last_write = Instant::now();
     }
 }
 
-/// Encodes one mailbox message into `buf` (or acts on it).
+/// Adds one mailbox message to the batch `buf` (or acts on it); a
+/// packet too large for the batch comes back, to be written on its own.
 async fn handle(
     ctx: &Ctx,
     d: &Dist,
     env: Envelope,
     buf: &mut Vec<u8>,
     watches: &mut HashMap<Ref, Watch>,
-) -> Result<(), String> {
+) -> Result<Option<Vec<u8>>, String> {
     let env = match env.downcast::<Out>() {
         Ok(out) => {
             match out {
+                Out::Packet(p) if p.len() >= BATCH_BYTES => return Ok(Some(p)),
                 Out::Packet(p) => buf.extend_from_slice(&p),
                 Out::Monitor {
                     target,
@@ -341,7 +351,7 @@ async fn handle(
                 Out::Disconnect => return Err("disconnected".into()),
                 Out::ReaderEnd(why) => return Err(why),
             }
-            return Ok(());
+            return Ok(None);
         }
         Err(env) => env,
     };
@@ -364,7 +374,7 @@ async fn handle(
             put::finish(buf, at);
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// An exit reason in external format: the standard ones as atoms, a
@@ -400,6 +410,7 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
     let mut have = 0usize;
     let mut start = 0usize;
     let mut last_read = Instant::now();
+    let mut idle_big = 0u32;
     loop {
         // Whole packets in the buffer.
         loop {
@@ -431,8 +442,16 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
             start = 0;
         }
         if have == buf.len() {
-            let new = (buf.len() * 2).min(MAX_PACKET + 4);
-            buf.resize(new, 0);
+            // Double, or straight to the packet's size when half of it
+            // is already here: memory follows the bytes that came.
+            let mut new = buf.len() * 2;
+            if have >= 4 {
+                let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize + 4;
+                if len > new && have * 2 >= len {
+                    new = len;
+                }
+            }
+            buf.resize(new.min(MAX_PACKET + 4), 0);
         }
         let left = d.tick_time.saturating_sub(last_read.elapsed());
         match ctx.timeout(left, stream.read(&mut buf[have..])).await {
@@ -444,9 +463,19 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
             }
             Ok(Err(e)) => return format!("read: {e}"),
         }
-        if buf.len() > (1 << 20) && have < buf.len() / 4 {
-            buf.truncate((1 << 20).max(have));
-            buf.shrink_to_fit();
+        // A buffer grown for large packets is given back after 256 reads
+        // that did not need it.
+        if buf.len() > (1 << 20) {
+            if have < (1 << 18) {
+                idle_big += 1;
+                if idle_big >= 256 && start == 0 {
+                    buf.truncate((64 << 10).max(have));
+                    buf.shrink_to_fit();
+                    idle_big = 0;
+                }
+            } else {
+                idle_big = 0;
+            }
         }
     }
 }
