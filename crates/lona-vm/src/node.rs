@@ -37,6 +37,9 @@ pub fn run_main_on(rt: Runtime, env: &Arc<Env>, ev: Evaluator) -> Result<Ending,
         std::mem::forget(rt);
         return Ok(ending);
     }
+    if let Some(d) = env.dist.get() {
+        d.flush(std::time::Duration::from_secs(2));
+    }
     rt.shutdown();
     env.flush_out();
     Ok(ending)

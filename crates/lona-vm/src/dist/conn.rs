@@ -45,6 +45,9 @@ pub(crate) enum Out {
     Disconnect,
     /// The reader's last word: why the connection ended.
     ReaderEnd(String),
+    /// Answer on this channel once everything queued before it is
+    /// written (the node is stopping: `Dist::flush`).
+    Sync(std::sync::mpsc::Sender<()>),
 }
 
 fn local_node(d: &Dist) -> Result<LocalNode, String> {
@@ -278,13 +281,20 @@ async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, stream: &TcpStream) -> String {
                 Err(end) => return end,
                 // A large packet is written from its own buffer, after
                 // what was batched before it (no copy into the batch).
-                Ok(Some(big)) => {
+                Ok(Some(Flushed::Big(big))) => {
                     for b in [&buf[..], &big[..]] {
                         if let Err(e) = stream.write_all(b).await {
                             return format!("write: {e}");
                         }
                     }
                     buf.clear();
+                }
+                Ok(Some(Flushed::Sync(tx))) => {
+                    if let Err(e) = stream.write_all(&buf).await {
+                        return format!("write: {e}");
+                    }
+                    buf.clear();
+                    let _ = tx.send(());
                 }
                 Ok(None) => {}
             }
@@ -304,6 +314,15 @@ async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, stream: &TcpStream) -> String {
     }
 }
 
+/// What the write loop must do now, before batching on.
+enum Flushed {
+    /// Write the batch, then this large packet from its own buffer (no
+    /// copy into the batch).
+    Big(Vec<u8>),
+    /// Write the batch, then answer.
+    Sync(std::sync::mpsc::Sender<()>),
+}
+
 /// Adds one mailbox message to the batch `buf` (or acts on it); a
 /// packet too large for the batch comes back, to be written on its own.
 async fn handle(
@@ -312,11 +331,11 @@ async fn handle(
     env: Envelope,
     buf: &mut Vec<u8>,
     watches: &mut HashMap<Ref, Watch>,
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Flushed>, String> {
     let env = match env.downcast::<Out>() {
         Ok(out) => {
             match out {
-                Out::Packet(p) if p.len() >= BATCH_BYTES => return Ok(Some(p)),
+                Out::Packet(p) if p.len() >= BATCH_BYTES => return Ok(Some(Flushed::Big(p))),
                 Out::Packet(p) => buf.extend_from_slice(&p),
                 Out::Monitor {
                     target,
@@ -350,6 +369,7 @@ async fn handle(
                 }
                 Out::Disconnect => return Err("disconnected".into()),
                 Out::ReaderEnd(why) => return Err(why),
+                Out::Sync(tx) => return Ok(Some(Flushed::Sync(tx))),
             }
             return Ok(None);
         }

@@ -317,6 +317,32 @@ impl Dist {
         }
     }
 
+    /// Waits (at most `patience`) until what local processes sent to
+    /// other nodes is written: a stopping node says its last words, as
+    /// Erlang's `init:stop` does (`halt` does not wait, in both).
+    pub fn flush(&self, patience: std::time::Duration) {
+        let writers: Vec<Pid> = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|c| c.up)
+            .map(|c| c.writer)
+            .collect();
+        let (tx, rx) = std::sync::mpsc::channel();
+        for w in &writers {
+            self.handle.send(*w, conn::Out::Sync(tx.clone()));
+        }
+        drop(tx);
+        let until = std::time::Instant::now() + patience;
+        for _ in &writers {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if rx.recv_timeout(left).is_err() {
+                break;
+            }
+        }
+    }
+
     /// The nodes we have a connection to (handshake done), sorted.
     pub fn nodes(&self) -> Vec<String> {
         let mut v: Vec<String> = self
