@@ -78,6 +78,7 @@ fn atoms() {
     assert_eq!(one(":nil"), FormKind::Keyword("nil".into()));
     assert_eq!(one(":a'"), FormKind::Keyword("a'".into()));
     assert_eq!(one(":a#"), FormKind::Keyword("a#".into()));
+    assert_eq!(one(":lona@vm"), FormKind::Keyword("lona@vm".into()));
     assert_eq!(one("foo"), sym("foo"));
     assert_eq!(one("app.util/parse"), sym("app.util/parse"));
     assert_eq!(one("+"), sym("+"));
@@ -431,7 +432,8 @@ fn errors_name_the_place_and_what_was_expected() {
         (":", "1:1: expected a keyword name after ':'", false),
         (": a", "1:1: expected a keyword name after ':'", false),
         ("::a", "1:1: unexpected ':' in keyword ::a", false),
-        (":a@b", "1:1: unexpected '@' in keyword :a@b", false),
+        // `@` may follow the first character (node names: `:lona@host`).
+        (":@b", "1:1: unexpected '@' in keyword :@b", false),
         (":#a", "1:1: unexpected '#' in keyword :#a", false),
         // numbers
         (
