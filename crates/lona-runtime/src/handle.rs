@@ -62,6 +62,24 @@ impl Handle {
         );
     }
 
+    /// Send `pid` an exit signal from outside the runtime (links rule 12):
+    /// what a process of another node sends, as the distribution delivers
+    /// it. `link`: the signal of a link (its sender ended) rather than
+    /// `exit/2`'s. A trapping `pid` receives a [`ForeignExit`](crate::ForeignExit)
+    /// naming `origin`; otherwise it ends with `reason`, except that
+    /// `Normal` is ignored (and `Kill` not through a link ends it
+    /// `Killed`), as for an exit signal from a local process.
+    pub fn send_foreign_exit(&self, pid: Pid, origin: crate::Origin, reason: Reason, link: bool) {
+        self.shared.signal(
+            pid,
+            Signal::ForeignExit {
+                origin,
+                reason,
+                link,
+            },
+        );
+    }
+
     /// Register `name` for `pid`.
     pub fn register(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
         self.shared.register(name, pid)

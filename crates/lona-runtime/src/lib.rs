@@ -78,7 +78,7 @@ pub use reason::{CustomReason, PanicInfo, Reason};
 pub use registry::RegisterError;
 pub use report::panic_reason;
 pub use runtime::{Runtime, ShutdownReport};
-pub use signal::{AliveReply, Down, Exit, InfoReply, Timeout};
+pub use signal::{AliveReply, Down, Exit, ForeignExit, InfoReply, Origin, Timeout};
 pub use stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
 pub use table::MAX_PROCESS_LIMIT;
 pub use timer::{TimerRef, MAX_DELAY};

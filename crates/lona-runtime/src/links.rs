@@ -32,6 +32,15 @@
 //!    a trapping one receives `Exit { from, reason }` at the end of its
 //!    mailbox.
 //!
+//! 12. An exit signal from outside the runtime (`Signal::ForeignExit`,
+//!     [`Handle::send_foreign_exit`](crate::Handle::send_foreign_exit): another node's process, through the
+//!     distribution, which keeps the cross-node links itself) follows
+//!     rules 1-4 with the link taken as in force: a trapping receiver gets
+//!     a [`ForeignExit`](crate::ForeignExit) naming the sender as the
+//!     distribution does, `Normal` is ignored by one that does not trap,
+//!     `Kill` not through a link ends it `Killed`, and any other reason
+//!     ends it with that reason.
+//!
 //! # Links
 //! 5. Bidirectional, at most one per pair; linking twice or to oneself does
 //!    nothing. The linker records the link at once and sends `Link`; the
@@ -123,6 +132,11 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
     };
     match sig {
         Signal::Exit { from, reason, link } => on_exit(cx, from, reason, link),
+        Signal::ForeignExit {
+            origin,
+            reason,
+            link,
+        } => on_foreign_exit(cx, origin, reason, link),
         Signal::Link { from } => {
             // Rule 6: a link that crossed our unlink is ignored.
             cx.p.extra().links.entry(from).or_insert(ACTIVE);
@@ -219,6 +233,27 @@ fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
             cx.exit(reason);
             cx.p.exit_by_signal = from != cx.pid;
         }
+    }
+}
+
+/// Rule 12: an exit signal from outside the runtime.
+fn on_foreign_exit(cx: &mut Cx<'_>, origin: crate::Origin, reason: Reason, link: bool) {
+    if !link && matches!(reason, Reason::Kill) {
+        cx.exit(Reason::Killed);
+        cx.p.exit_by_signal = true;
+        return;
+    }
+    if cx.p.trap_exit {
+        let msg = crate::ForeignExit {
+            from: origin,
+            reason,
+        };
+        cx.p.mailbox.push(Envelope::new(msg, cx.p.gen, false));
+        return;
+    }
+    if !matches!(reason, Reason::Normal) {
+        cx.exit(reason);
+        cx.p.exit_by_signal = true;
     }
 }
 

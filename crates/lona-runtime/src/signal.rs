@@ -17,6 +17,14 @@ pub(crate) enum Signal {
         reason: Reason,
         link: bool,
     },
+    /// An exit signal from a process outside this runtime (another node's,
+    /// through the distribution): `origin` is what a trapping receiver is
+    /// told it came from (links rule 12).
+    ForeignExit {
+        origin: Origin,
+        reason: Reason,
+        link: bool,
+    },
     Link {
         from: Pid,
     },
@@ -133,6 +141,29 @@ pub struct Exit {
     pub from: Pid,
     /// Its reason.
     pub reason: Reason,
+}
+
+/// Who sent a [`ForeignExit`]: a value of the layer that delivered it (for
+/// a Lonala node, the other node's pid as a term).
+pub type Origin = Arc<dyn std::any::Any + Send + Sync>;
+
+/// What a process trapping exits receives for an exit signal from outside
+/// the runtime ([`Handle::send_foreign_exit`](crate::Handle::send_foreign_exit)):
+/// Erlang's `{'EXIT', From, Reason}` with a `From` on another node.
+#[derive(Clone)]
+pub struct ForeignExit {
+    /// Who sent it, as the delivering layer names it.
+    pub from: Origin,
+    /// Its reason.
+    pub reason: Reason,
+}
+
+impl std::fmt::Debug for ForeignExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForeignExit")
+            .field("reason", &self.reason)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The message a monitoring process receives when the monitored process

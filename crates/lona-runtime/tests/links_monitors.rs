@@ -795,3 +795,44 @@ fn messages_sent_before_an_exit_arrive_before_its_exit_signal() {
     });
     assert_eq!(order, 300, "all messages before the exit signal");
 }
+
+// --- 12. exit signals from outside the runtime ------------------------------
+
+#[test]
+fn a_foreign_exit_follows_the_exit_rules_and_names_its_origin() {
+    let seen = run(|ctx| async move {
+        let h = ctx.handle();
+        let origin: lona_runtime::Origin = std::sync::Arc::new("remote-pid");
+        // Trapping: a message naming the origin, for every reason.
+        ctx.trap_exit(true).await;
+        h.send_foreign_exit(ctx.pid(), origin.clone(), Reason::Normal, true);
+        let e = ctx.receive::<lona_runtime::ForeignExit>().await;
+        assert_eq!(e.from.downcast_ref::<&str>(), Some(&"remote-pid"));
+        assert_eq!(e.reason, Reason::Normal);
+        // Not trapping: normal is ignored, another reason ends the process
+        // with that reason, kill not through a link ends it killed.
+        let mut out = vec![];
+        for (reason, link) in [
+            (Reason::Normal, true),
+            (Reason::from("boom"), true),
+            (Reason::Kill, false),
+            (Reason::Kill, true),
+        ] {
+            let child = ctx.spawn(idle).await.unwrap();
+            let mref = ctx.monitor(child).await;
+            h.send_foreign_exit(child, origin.clone(), reason, link);
+            match ctx
+                .receive_where_timeout(move |d: &Down| d.mref == mref, SHORT)
+                .await
+            {
+                Some(d) => out.push(format!("{:?}", d.reason)),
+                None => {
+                    out.push("alive".to_string());
+                    ctx.send_exit(child, Reason::Kill).await;
+                }
+            }
+        }
+        out
+    });
+    assert_eq!(seen, vec!["alive", "\"boom\"", "killed", "kill"]);
+}
