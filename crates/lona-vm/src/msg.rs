@@ -192,6 +192,13 @@ fn runtime_message_term(heap: &Heap, e: &Envelope) -> RawTerm {
             pid_term(heap, x.from),
             reason_term(heap, &x.reason),
         ])
+    } else if let Some(x) = e.downcast_ref::<lona_runtime::ForeignExit>() {
+        // From another node's process: the distribution gives its pid.
+        let from = match x.from.downcast_ref::<crate::dist::RemotePid>() {
+            Some(p) => heap.ext_pid(p.node, p.id, p.serial, p.creation),
+            None => Term::NIL,
+        };
+        heap.vector(&[lona_term::kw!("EXIT"), from, reason_term(heap, &x.reason)])
     } else if let Some(d) = e.downcast_ref::<Down>() {
         heap.vector(&[
             lona_term::kw!("DOWN"),

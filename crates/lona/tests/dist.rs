@@ -589,3 +589,83 @@ fn a_thousand_processes_a_side_keep_order() {
     nb.expect("stopped");
     assert!(na.wait().success());
 }
+
+#[test]
+fn links_cross_both_ways_and_a_killed_node_cuts_them() {
+    if !erl_available() {
+        return;
+    }
+    let dir = scratch();
+    std::fs::write(
+        dir.join("linktest.erl"),
+        "-module(linktest).
+-export([run/1]).
+run([LonaS]) ->
+    Lona = list_to_atom(LonaS),
+    W = fun(R) -> spawn(fun() -> receive go -> exit(R) end end) end,
+    E1 = W(boom), E2 = W(crash2),
+    {main, Lona} ! {pids, E1, E2},
+    process_flag(trap_exit, true),
+    receive {linkto, LP} -> link(LP), {main, Lona} ! linked end,
+    receive {'EXIT', From, Why} -> {main, Lona} ! {erlsaw, node(From), Why}
+    after 5000 -> {main, Lona} ! erltimeout end,
+    E3 = spawn(fun() -> receive after infinity -> ok end end),
+    {main, Lona} ! {e3, E3},
+    io:format(\"e3 sent~n\"),
+    receive after 20000 -> ok end.
+",
+    )
+    .unwrap();
+    assert!(Command::new("erlc")
+        .arg("linktest.erl")
+        .current_dir(&dir)
+        .status()
+        .expect("erlc")
+        .success());
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(
+        &l,
+        "c12",
+        r#"(defn -main []
+  (register :main (self))
+  (process-flag :trap-exit true)
+  (println "ready")
+  (let [[_ e1 e2] (receive [:pids a b] [:pids a b])
+        erl (node e1)]
+    ;; Lona links to an Erlang process that exits: trapped, and a
+    ;; non-trapping linked process dies with the reason.
+    (link e1)
+    (send e1 :go)
+    (println "trapped" (receive [:EXIT p r] [(= p e1) r] :timeout 5000 :none))
+    (let [child (spawn (fn [] (link e2) (send e2 :go) (receive :never nil)))
+          m (monitor child)]
+      (println "child" (receive [:DOWN t _ r] :when (= t m) r :timeout 5000 :none)))
+    ;; Erlang links to a Lona process that exits.
+    (let [lp (spawn (fn [] (receive :die (exit :lona-reason))))]
+      (send [:erlshell erl] [:linkto lp])
+      (receive :linked nil :timeout 5000 nil)
+      (send lp :die))
+    (println "erl saw" (receive [:erlsaw n r] [n r] :timeout 5000 :none))
+    ;; A link the peer's death cuts.
+    (let [[_ e3] (receive [:e3 p] [:e3 p])]
+      (link e3)
+      (println "linked e3")
+      (println "cut" (receive [:EXIT p r] :when (= p e3) r :timeout 10000 :none)))))"#,
+    );
+    lona.expect("ready");
+    let mut cmd = Command::new("erl");
+    cmd.args(["-sname", &e, "-setcookie", "c12", "-noshell", "-eval"])
+        .arg(format!(
+            "register(erlshell, self()), linktest:run([\"{l}@{h}\"])."
+        ))
+        .current_dir(&dir);
+    let mut erl = Node::spawn(cmd);
+    lona.expect("trapped [true :boom]");
+    lona.expect("child :crash2");
+    lona.expect(&format!("erl saw [:{l}@{h} :lona-reason]"));
+    erl.expect("e3 sent");
+    lona.expect("linked e3");
+    erl.child.kill().unwrap();
+    let _ = erl.child.wait();
+    lona.expect("cut :noconnection");
+}

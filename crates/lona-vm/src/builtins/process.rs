@@ -24,6 +24,7 @@
 //! | `(runtime-info)` | `statistics/1`, `system_info/1`, `memory/0` in one map | |
 //! | `(request-snapshot)` | the walk behind `(i)` (`i/0`), answered as a message | |
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use lona_runtime::{Dest, Pid, Priority, Ref, SpawnError, SpawnOpts, TimerRef};
@@ -322,7 +323,35 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     })
 }
 
+/// A pid of another node (`node`, (id, serial, creation)) and this
+/// node's distribution, when `r` is one and this node is distributed.
+fn remote_pid(
+    cx: &NativeCx<'_, '_>,
+    r: RawTerm,
+) -> Option<(Arc<crate::dist::Dist>, &'static str, (u32, u32, u32))> {
+    match t(cx, r).view() {
+        View::ExtPid {
+            node,
+            id,
+            serial,
+            creation,
+        } => {
+            let d = cx.env.dist.get()?.clone();
+            (node != d.atom()).then(|| (d, node.name(), (id, serial, creation)))
+        }
+        _ => None,
+    }
+}
+
 fn link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some((d, node, rpid)) = remote_pid(cx, a[0]) {
+        let me = cx.rt()?.pid();
+        if let Some(w) = d.link(me, node, rpid) {
+            // The writer traps exits: this only tells it our end.
+            let _ = cx.rt()?.link(w);
+        }
+        return Ok(Term::TRUE.raw());
+    }
     let pid = pid_arg(cx, a[0])?;
     cx.rt()?
         .link(pid)
@@ -331,6 +360,11 @@ fn link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 fn unlink(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some((d, node, rpid)) = remote_pid(cx, a[0]) {
+        let me = cx.rt()?.pid();
+        d.unlink(me, node, rpid);
+        return Ok(Term::TRUE.raw());
+    }
     let pid = pid_arg(cx, a[0])?;
     cx.rt()?.unlink(pid);
     Ok(Term::TRUE.raw())
@@ -468,6 +502,12 @@ fn exit(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             class: crate::native::Class::Exit,
             reason: *reason,
         });
+    }
+    if let Some((d, node, rpid)) = remote_pid(cx, a[0]) {
+        let me = cx.rt()?.pid();
+        let r = d.exit(me, node, rpid, t(cx, a[1])).map(|()| 0);
+        remote_sent(cx, r)?;
+        return Ok(Term::TRUE.raw());
     }
     let pid = pid_arg(cx, a[0])?;
     let reason = term_reason(t(cx, a[1]), None);

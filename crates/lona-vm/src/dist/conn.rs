@@ -41,6 +41,11 @@ pub(crate) enum Out {
     /// A connection the acceptor completed while this writer was still
     /// trying to reach the same node: use it.
     Adopt(TcpStream),
+    /// The peer linked one of its processes to local process `.0`: the
+    /// writer links to it (so its end comes as an `Exit` with its reason)
+    /// and then answers `LinkAck` to the reader `.1`, which waits, so
+    /// the peer's later packets act after the link is in place.
+    LinkLocal(Pid, Pid),
     /// Close the connection (`disconnect-node`).
     Disconnect,
     /// The reader's last word: why the connection ended.
@@ -169,7 +174,10 @@ pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
                 Ok(Ok(stream)) => run(&ctx, &d2, &node, stream).await,
                 // Erlang says nothing of a node it cannot reach: the
                 // messages are dropped, and a monitor would say nodedown.
-                Ok(Err(Some(_))) => d2.forget(&node, me),
+                Ok(Err(Some(_))) => {
+                    unlink_partners(&ctx, &d2, &node).await;
+                    d2.forget(&node, me)
+                }
                 // The peer said nok: its own attempt to reach us goes on
                 // and the acceptor hands it over here.
                 Ok(Err(None)) => {
@@ -178,10 +186,16 @@ pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
                         .await
                     {
                         Some(Out::Adopt(stream)) => run(&ctx, &d2, &node, stream).await,
-                        _ => d2.forget(&node, me),
+                        _ => {
+                            unlink_partners(&ctx, &d2, &node).await;
+                            d2.forget(&node, me)
+                        }
                     }
                 }
-                Err(_) => d2.forget(&node, me),
+                Err(_) => {
+                    unlink_partners(&ctx, &d2, &node).await;
+                    d2.forget(&node, me)
+                }
             }
         })
         .ok()
@@ -232,16 +246,23 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
     let _ = ctx.trap_exit(true).await;
     let stream = Arc::new(stream);
     let (d2, s2, n2) = (d.clone(), stream.clone(), node.to_string());
-    if ctx
+    let Ok(reader_pid) = ctx
         .spawn_link(move |ctx| async move { reader(ctx, d2, n2, s2, me).await })
         .await
-        .is_err()
-    {
+    else {
         d.forget(node, me);
         return;
-    }
+    };
     d.mark_up(node, me);
-    let end = write_loop(ctx, d, &stream).await;
+    let mut watches = Watching {
+        reader: Some(reader_pid),
+        ..Watching::default()
+    };
+    let end = write_loop(ctx, d, node, &stream, &mut watches).await;
+    // The local processes linked to the writer get `noconnection` from
+    // their remote partners (`forget`), not the writer's own end.
+    watches.linked.clear();
+    unlink_partners(ctx, d, node).await;
     d.forget(node, me);
     // `shutdown`: a connection's end is logged here, not crash-reported,
     // and it takes the linked reader along.
@@ -251,17 +272,46 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
     ctx.exit(Reason::Shutdown).await;
 }
 
-/// Monitors the peer holds on local processes, by our monitor reference.
+/// Unlinks the writer from the local processes linked to `node`'s, so
+/// they hear of the connection's end from their partners
+/// (`noconnection`, `Dist::forget`) and not from the writer's own end.
+async fn unlink_partners(ctx: &Ctx, d: &Dist, node: &str) {
+    for p in d.local_partners(node) {
+        ctx.unlink(p).await;
+    }
+}
+
+/// A monitor the peer holds on a local process.
 struct Watch {
     toproc: Vec<u8>,
     watcher: Vec<u8>,
     mref: Vec<u8>,
 }
 
-async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, stream: &TcpStream) -> String {
+/// The reader's go-ahead after `Out::LinkLocal`.
+struct LinkAck;
+
+/// What a writer watches on the local side: the peer's monitors of local
+/// processes (by the writer's own monitor reference), and the local
+/// processes linked to the writer because they have links to the peer's
+/// (a runtime link: the local process's end reaches the writer, with its
+/// reason, as an `Exit`).
+#[derive(Default)]
+struct Watching {
+    monitors: HashMap<Ref, Watch>,
+    linked: std::collections::HashSet<Pid>,
+    reader: Option<Pid>,
+}
+
+async fn write_loop(
+    ctx: &Ctx,
+    d: &Arc<Dist>,
+    node: &str,
+    stream: &TcpStream,
+    watches: &mut Watching,
+) -> String {
     let tick_every = d.tick_time / 4;
     let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES);
-    let mut watches: HashMap<Ref, Watch> = HashMap::new();
     let mut last_write = Instant::now();
     loop {
         let wait = tick_every.saturating_sub(last_write.elapsed());
@@ -277,7 +327,7 @@ async fn write_loop(ctx: &Ctx, d: &Arc<Dist>, stream: &TcpStream) -> String {
         let mut next = Some(first);
         let mut n = 0;
         while let Some(env) = next.take() {
-            match handle(ctx, d, env, &mut buf, &mut watches).await {
+            match handle(ctx, d, node, env, &mut buf, watches).await {
                 Err(end) => return end,
                 // A large packet is written from its own buffer, after
                 // what was batched before it (no copy into the batch).
@@ -328,9 +378,10 @@ enum Flushed {
 async fn handle(
     ctx: &Ctx,
     d: &Dist,
+    node: &str,
     env: Envelope,
     buf: &mut Vec<u8>,
-    watches: &mut HashMap<Ref, Watch>,
+    watches: &mut Watching,
 ) -> Result<Option<Flushed>, String> {
     let env = match env.downcast::<Out>() {
         Ok(out) => {
@@ -344,7 +395,7 @@ async fn handle(
                     mref,
                 } => {
                     let r = ctx.monitor(target).await;
-                    watches.insert(
+                    watches.monitors.insert(
                         r,
                         Watch {
                             toproc,
@@ -355,17 +406,24 @@ async fn handle(
                 }
                 Out::Demonitor { mref } => {
                     let found = watches
+                        .monitors
                         .iter()
                         .find(|(_, w)| w.mref == mref)
                         .map(|(r, _)| *r);
                     if let Some(r) = found {
-                        watches.remove(&r);
+                        watches.monitors.remove(&r);
                         ctx.demonitor_flush(r).await;
                     }
                 }
                 Out::Adopt(_) => {
                     // A second connection to a node we are connected to:
                     // dropped (closed).
+                }
+                Out::LinkLocal(p, reader) => {
+                    if watches.linked.insert(p) {
+                        let _ = ctx.link(p).await;
+                    }
+                    ctx.send(reader, LinkAck).await;
                 }
                 Out::Disconnect => return Err("disconnected".into()),
                 Out::ReaderEnd(why) => return Err(why),
@@ -376,13 +434,39 @@ async fn handle(
         Err(env) => env,
     };
     let env = match env.downcast::<lona_runtime::Exit>() {
-        // Only the reader is linked to a writer.
-        Ok(e) => return Err(format!("the reader ended: {:?}", e.reason)),
-
+        Ok(e) if Some(e.from) == watches.reader => {
+            return Err(format!("the reader ended: {:?}", e.reason))
+        }
+        // A local process linked to the peer's ended (or was gone when
+        // the link came: `noproc`, as Erlang's): `EXIT` to each of its
+        // partners there.
+        Ok(e) => {
+            watches.linked.remove(&e.from);
+            for l in d.take_links(e.from, node) {
+                let at = put::start(buf);
+                put::version(buf);
+                put::tuple(buf, 4);
+                put::small(buf, wire::EXIT as u8);
+                put::pid(buf, d.wire_pid(e.from));
+                let (id, serial, creation) = l.pid;
+                put::pid(
+                    buf,
+                    WirePid {
+                        node,
+                        id,
+                        serial,
+                        creation,
+                    },
+                );
+                reason_into(d, buf, &e.reason);
+                put::finish(buf, at);
+            }
+            return Ok(None);
+        }
         Err(env) => env,
     };
     if let Ok(down) = env.downcast::<Down>() {
-        if let Some(w) = watches.remove(&down.mref) {
+        if let Some(w) = watches.monitors.remove(&down.mref) {
             let at = put::start(buf);
             put::version(buf);
             put::tuple(buf, 5);
@@ -611,10 +695,15 @@ async fn on_packet(
             }
         }
         wire::UNLINK_ID if arity == 4 => {
-            // We hold no links for the peer yet: acknowledge at once.
+            // The link goes at once on our side; acknowledged.
             let id = c.skip()?.to_vec();
             let from = c.skip()?.to_vec();
             let to = c.skip()?.to_vec();
+            if let (Ok(f), Ok(t)) = (Cursor::new(&from).pid(), Cursor::new(&to).pid()) {
+                if let Some(pid) = our_pid(d, &t) {
+                    d.remove_link(pid, &remote_link(node, &f));
+                }
+            }
             let mut out = Vec::new();
             let at = put::start(&mut out);
             put::version(&mut out);
@@ -626,21 +715,48 @@ async fn on_packet(
             put::finish(&mut out, at);
             ctx.send(writer, Out::Packet(out)).await;
         }
-        wire::EXIT2 if arity == 4 => {
-            let _from = c.skip()?;
+        wire::LINK if arity == 3 => {
+            let from = c.pid()?;
+            let to = c.pid()?;
+            if let Some(pid) = our_pid(d, &to) {
+                if d.add_link(pid, remote_link(node, &from)) {
+                    ctx.send(writer, Out::LinkLocal(pid, ctx.pid())).await;
+                    ctx.receive::<LinkAck>().await;
+                }
+            } else {
+                // A pid of an earlier incarnation: gone.
+                let mut out = Vec::new();
+                let at = put::start(&mut out);
+                put::version(&mut out);
+                put::tuple(&mut out, 4);
+                put::small(&mut out, wire::EXIT as u8);
+                put::pid(&mut out, to);
+                put::pid(&mut out, from);
+                put::atom(&mut out, "noproc");
+                put::finish(&mut out, at);
+                ctx.send(writer, Out::Packet(out)).await;
+            }
+        }
+        wire::EXIT if arity == 4 => {
+            let from = c.pid()?;
             let to = c.pid()?;
             let reason = c.skip()?;
             if let Some(pid) = our_pid(d, &to) {
-                let heap = Heap::new();
-                let mut budget = atom_budget();
-                if let Ok((t, _)) = lona_term::etf::decode_node_body_prefix(
-                    &heap,
-                    reason,
-                    &mut budget,
-                    &d.etf_node(),
-                ) {
-                    ctx.send_exit(pid, crate::msg::term_reason(t, None)).await;
+                let l = remote_link(node, &from);
+                if d.remove_link(pid, &l) {
+                    let r = decode_reason(d, reason);
+                    ctx.handle().send_foreign_exit(pid, d.origin(&l), r, true);
                 }
+            }
+        }
+        wire::EXIT2 if arity == 4 => {
+            let from = c.pid()?;
+            let to = c.pid()?;
+            let reason = c.skip()?;
+            if let Some(pid) = our_pid(d, &to) {
+                let r = decode_reason(d, reason);
+                let l = remote_link(node, &from);
+                ctx.handle().send_foreign_exit(pid, d.origin(&l), r, false);
             }
         }
         _ => {
@@ -649,6 +765,24 @@ async fn on_packet(
         }
     }
     Ok(())
+}
+
+/// The link end a wire pid of the peer `node` names.
+fn remote_link(node: &str, p: &WirePid<'_>) -> super::RemoteLink {
+    super::RemoteLink {
+        node: node.to_string(),
+        pid: (p.id, p.serial, p.creation),
+    }
+}
+
+/// An exit reason from the wire, as the runtime's reason.
+fn decode_reason(d: &Dist, bytes: &[u8]) -> Reason {
+    let heap = Heap::new();
+    let mut budget = atom_budget();
+    match lona_term::etf::decode_node_body_prefix(&heap, bytes, &mut budget, &d.etf_node()) {
+        Ok((t, _)) => crate::msg::term_reason(t, None),
+        Err(_) => crate::msg::term_reason(lona_term::kw!("noproc"), None),
+    }
 }
 
 /// The message after a control message: its bytes, version byte checked.

@@ -143,6 +143,27 @@ fn down_message(mref: u64, m: &RemoteMon, reason: Term<'_>) -> Fragment {
     ])
 }
 
+/// One end of a cross-node link: a process of another node.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct RemoteLink {
+    pub(crate) node: String,
+    /// id, serial, creation
+    pub(crate) pid: (u32, u32, u32),
+}
+
+/// Another node's process, as the origin of an exit signal it sent
+/// ([`lona_runtime::ForeignExit`]): a trapping Lonala process sees it as
+/// the pid in `[:EXIT pid reason]`.
+#[derive(Clone, Copy, Debug)]
+pub struct RemotePid {
+    /// Its node.
+    pub node: Atom,
+    /// Its id, serial and creation on that node.
+    pub id: u32,
+    pub serial: u32,
+    pub creation: u32,
+}
+
 /// What a remote monitor watches.
 pub enum Watched<'a> {
     /// A process: id, serial, creation.
@@ -180,6 +201,12 @@ pub struct Dist {
     /// `monitor-node` subscriptions: node → the processes told of its
     /// going down (once each, then forgotten, as Erlang's).
     node_watchers: Mutex<HashMap<String, Vec<Pid>>>,
+    /// Links between our processes and other nodes' (Erlang keeps a
+    /// link's state on both sides; this is ours): local pid → its remote
+    /// partners. Written by `link`/`unlink`, by readers (the peer's
+    /// `LINK`, `EXIT`) and by writers (a local process ended, the
+    /// connection went).
+    links: Mutex<HashMap<Pid, Vec<RemoteLink>>>,
     /// The connection to `epmd` that keeps us registered (never read).
     _epmd: std::net::TcpStream,
 }
@@ -279,6 +306,7 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         conns: Mutex::new(HashMap::new()),
         remote_mons: Mutex::new(HashMap::new()),
         node_watchers: Mutex::new(HashMap::new()),
+        links: Mutex::new(HashMap::new()),
         _epmd: epmd_conn,
     });
     env.dist
@@ -530,6 +558,32 @@ impl Dist {
 
     /// Everything watching `node` learns it is gone.
     fn node_down(&self, node: &str) {
+        // Links: every local partner gets `noconnection` from its remote
+        // end, as Erlang's.
+        let cut: Vec<(Pid, RemoteLink)> = {
+            let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+            let mut cut = Vec::new();
+            links.retain(|p, v| {
+                v.retain(|l| {
+                    if l.node == node {
+                        cut.push((*p, l.clone()));
+                        false
+                    } else {
+                        true
+                    }
+                });
+                !v.is_empty()
+            });
+            cut
+        };
+        for (p, l) in cut {
+            self.handle.send_foreign_exit(
+                p,
+                self.origin(&l),
+                crate::msg::term_reason(lona_term::kw!("noconnection"), None),
+                true,
+            );
+        }
         {
             let mut mons = self.remote_mons.lock().unwrap_or_else(|e| e.into_inner());
             let gone: Vec<u64> = mons
@@ -653,6 +707,187 @@ impl Dist {
             self.handle.send(w, conn::Out::Packet(p));
         }
         true
+    }
+
+    /// What a trapping process is told an exit signal from `l` came from:
+    /// its pid, as a term.
+    pub(crate) fn origin(&self, l: &RemoteLink) -> lona_runtime::Origin {
+        let (id, serial, creation) = l.pid;
+        Arc::new(RemotePid {
+            node: Atom::existing(&l.node).unwrap_or(self.atom),
+            id,
+            serial,
+            creation,
+        })
+    }
+
+    /// Records a link between local `p` and `l`: true if new.
+    pub(crate) fn add_link(&self, p: Pid, l: RemoteLink) -> bool {
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        let v = links.entry(p).or_default();
+        if v.contains(&l) {
+            false
+        } else {
+            v.push(l);
+            true
+        }
+    }
+
+    /// Removes the link between `p` and `l`: true if there was one.
+    pub(crate) fn remove_link(&self, p: Pid, l: &RemoteLink) -> bool {
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(v) = links.get_mut(&p) else {
+            return false;
+        };
+        let Some(i) = v.iter().position(|x| x == l) else {
+            return false;
+        };
+        v.swap_remove(i);
+        if v.is_empty() {
+            links.remove(&p);
+        }
+        true
+    }
+
+    /// The local processes with links to processes of `node`.
+    pub(crate) fn local_partners(&self, node: &str) -> Vec<Pid> {
+        self.links
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, v)| v.iter().any(|l| l.node == node))
+            .map(|(p, _)| *p)
+            .collect()
+    }
+
+    /// Takes the links of local `p` to processes of `node` (it ended).
+    pub(crate) fn take_links(&self, p: Pid, node: &str) -> Vec<RemoteLink> {
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(v) = links.get_mut(&p) else {
+            return Vec::new();
+        };
+        let (gone, kept): (Vec<RemoteLink>, Vec<RemoteLink>) =
+            v.drain(..).partition(|l| l.node == node);
+        if kept.is_empty() {
+            links.remove(&p);
+        } else {
+            *v = kept;
+        }
+        gone
+    }
+
+    /// `(link pid)` to another node's process: the link is ours at once
+    /// and `LINK` goes to the peer (connecting first if need be; a node
+    /// that cannot be reached gives `noconnection` through the link).
+    /// Returns the connection's writer, which the caller links to (in
+    /// its own process, so its end reaches the writer with its reason,
+    /// however soon it comes).
+    pub fn link(self: &Arc<Self>, me: Pid, node: &str, pid: (u32, u32, u32)) -> Option<Pid> {
+        let l = RemoteLink {
+            node: node.to_string(),
+            pid,
+        };
+        let Some(q) = self.writer_for(node) else {
+            self.handle.send_foreign_exit(
+                me,
+                self.origin(&l),
+                crate::msg::term_reason(lona_term::kw!("noconnection"), None),
+                true,
+            );
+            return None;
+        };
+        if !self.add_link(me, l) {
+            return Some(q);
+        }
+        let mut p = Vec::new();
+        let at = wire::put::start(&mut p);
+        wire::put::version(&mut p);
+        wire::put::tuple(&mut p, 3);
+        wire::put::small(&mut p, wire::LINK as u8);
+        wire::put::pid(&mut p, self.wire_pid(me));
+        let (id, serial, creation) = pid;
+        wire::put::pid(
+            &mut p,
+            wire::WirePid {
+                node,
+                id,
+                serial,
+                creation,
+            },
+        );
+        wire::put::finish(&mut p, at);
+        self.handle.send(q, conn::Out::Packet(p));
+        Some(q)
+    }
+
+    /// `(unlink pid)` of another node's process.
+    pub fn unlink(&self, me: Pid, node: &str, pid: (u32, u32, u32)) {
+        let l = RemoteLink {
+            node: node.to_string(),
+            pid,
+        };
+        if !self.remove_link(me, &l) {
+            return;
+        }
+        let w = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(node)
+            .map(|c| c.writer);
+        if let Some(w) = w {
+            let mut p = Vec::new();
+            let at = wire::put::start(&mut p);
+            wire::put::version(&mut p);
+            wire::put::tuple(&mut p, 4);
+            wire::put::small(&mut p, wire::UNLINK_ID as u8);
+            wire::put::small(&mut p, 1);
+            wire::put::pid(&mut p, self.wire_pid(me));
+            let (id, serial, creation) = pid;
+            wire::put::pid(
+                &mut p,
+                wire::WirePid {
+                    node,
+                    id,
+                    serial,
+                    creation,
+                },
+            );
+            wire::put::finish(&mut p, at);
+            self.handle.send(w, conn::Out::Packet(p));
+        }
+    }
+
+    /// `(exit pid reason)` to another node's process (`EXIT2`).
+    pub fn exit(
+        self: &Arc<Self>,
+        me: Pid,
+        node: &str,
+        pid: (u32, u32, u32),
+        reason: Term<'_>,
+    ) -> Result<(), RemoteSendError> {
+        let mut p = Vec::new();
+        let at = wire::put::start(&mut p);
+        wire::put::version(&mut p);
+        wire::put::tuple(&mut p, 4);
+        wire::put::small(&mut p, wire::EXIT2 as u8);
+        wire::put::pid(&mut p, self.wire_pid(me));
+        let (id, serial, creation) = pid;
+        wire::put::pid(
+            &mut p,
+            wire::WirePid {
+                node,
+                id,
+                serial,
+                creation,
+            },
+        );
+        lona_term::etf::encode_node_into(&mut p, reason, &self.etf_node())
+            .map_err(RemoteSendError::Encode)?;
+        wire::put::finish(&mut p, at);
+        let q = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
+        self.handle.send(q, conn::Out::Packet(p));
+        Ok(())
     }
 
     /// `(monitor-node node true)`: `watcher` gets `[:nodedown node]` when

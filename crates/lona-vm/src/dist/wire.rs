@@ -22,7 +22,9 @@ pub const PASS_THROUGH: u8 = 112;
 pub const VERSION: u8 = 131;
 
 // Control message tags (the first element of the control tuple).
+pub const LINK: i64 = 1;
 pub const SEND: i64 = 2;
+pub const EXIT: i64 = 3;
 pub const REG_SEND: i64 = 6;
 pub const EXIT2: i64 = 8;
 pub const MONITOR_P: i64 = 19;
