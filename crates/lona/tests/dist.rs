@@ -669,3 +669,47 @@ run([LonaS]) ->
     let _ = erl.child.wait();
     lona.expect("cut :noconnection");
 }
+
+#[test]
+fn a_native_rust_node_sends_rust_values_to_erlang_and_back() {
+    if !erl_available() {
+        return;
+    }
+    let (r, e, h) = (unique("rust"), unique("erl"), host());
+    let erl = Node::erl(
+        &e,
+        "c13",
+        &format!(
+            "register(collector, self()), io:format(\"up~n\"),
+             receive {{greet, N, Text}} -> io:format(\"got ~p ~s~n\", [N, Text]),
+                     {{rust, '{r}@{h}'}} ! {{reply, N + 1, #{{ok => true}}}}
+             end,
+             timer:sleep(3000), halt()."
+        ),
+    );
+    erl.expect("up");
+    let rt = lona_runtime::Runtime::new().unwrap();
+    let mut cfg = lona_vm::dist::Config::short(&r);
+    cfg.cookie = Some("c13".into());
+    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
+    #[derive(serde::Serialize)]
+    enum Msg {
+        Greet(i64, String),
+    }
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Flags {
+        ok: bool,
+    }
+    let peer = format!("{e}@{h}");
+    let got = rt
+        .block_on(move |ctx| async move {
+            ctx.register("rust").await.unwrap();
+            d.send_value(ctx.pid(), "collector", &peer, &Msg::Greet(41, "hi".into()))
+                .unwrap();
+            let f: lona_term::Fragment = ctx.receive().await;
+            lona_vm::bridge::from_message::<(String, i64, Flags)>(&f).unwrap()
+        })
+        .unwrap();
+    assert_eq!(got, ("reply".to_string(), 42, Flags { ok: true }));
+    erl.expect("got 41 hi");
+}

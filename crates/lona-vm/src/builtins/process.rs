@@ -323,12 +323,13 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     })
 }
 
+/// This node's distribution, a node's name and a process's (id, serial,
+/// creation) there.
+type RemoteArg = (Arc<crate::dist::Dist>, &'static str, (u32, u32, u32));
+
 /// A pid of another node (`node`, (id, serial, creation)) and this
 /// node's distribution, when `r` is one and this node is distributed.
-fn remote_pid(
-    cx: &NativeCx<'_, '_>,
-    r: RawTerm,
-) -> Option<(Arc<crate::dist::Dist>, &'static str, (u32, u32, u32))> {
+fn remote_pid(cx: &NativeCx<'_, '_>, r: RawTerm) -> Option<RemoteArg> {
     match t(cx, r).view() {
         View::ExtPid {
             node,

@@ -13,7 +13,7 @@ use lona_runtime::{Ctx, Down, Envelope, Pid, Reason, Ref};
 use lona_term::etf::AtomBudget;
 use lona_term::{Fragment, Heap};
 
-use super::wire::{self, put, Cursor, WireError, WirePid};
+use super::wire::{self, put, Control, Cursor, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
 
 /// How long a handshake may take (Erlang's `net_setuptime`, 7 s).
@@ -592,27 +592,15 @@ async fn on_packet(
     p: &[u8],
     writer: Pid,
 ) -> Result<(), WireError> {
-    let mut c = Cursor::new(p);
-    if c.u8()? != wire::PASS_THROUGH {
-        return Err(WireError("not a pass-through packet"));
-    }
-    c.version()?;
-    let arity = c.tuple()?;
-    let tag = c.int()?;
-    match tag {
-        wire::SEND | wire::SEND_SENDER if arity == 3 => {
-            let _from = c.skip()?;
-            let to = c.pid()?;
-            let msg = payload(&mut c)?;
+    match wire::parse(p)? {
+        Control::Send { to, msg, .. } => {
             if let Some(pid) = our_pid(d, &to) {
                 deliver(ctx, d, node, msg, |m| ctx.handle().send(pid, m));
             }
         }
-        wire::REG_SEND if arity == 4 => {
-            let from = c.skip()?;
-            let _ = c.skip()?;
-            let name = c.atom()?;
-            let msg = payload(&mut c)?;
+        Control::RegSend {
+            from, name, msg, ..
+        } => {
             if ctx.handle().whereis(name).is_some() {
                 deliver(ctx, d, node, msg, |m| {
                     let _ = ctx.handle().send_name(name, m);
@@ -621,11 +609,12 @@ async fn on_packet(
                 net_kernel(ctx, d, from, msg, writer).await?;
             }
         }
-        wire::MONITOR_P if arity == 4 => {
-            let watcher = c.skip()?.to_vec();
-            let toproc = c.skip()?.to_vec();
-            let mref = c.skip()?.to_vec();
-            let mut t = Cursor::new(&toproc);
+        Control::MonitorP {
+            watcher,
+            target: toproc,
+            mref,
+        } => {
+            let mut t = Cursor::new(toproc);
             let target = match toproc.first() {
                 Some(&b) if b == 88 || b == 103 => our_pid(d, &t.pid()?),
                 _ => {
@@ -642,45 +631,40 @@ async fn on_packet(
                 // A process already gone gets a `DOWN` `noproc` from the
                 // writer's own monitor.
                 Some(target) => {
-                    ctx.send(
-                        writer,
-                        Out::Monitor {
-                            target,
-                            toproc,
-                            watcher,
-                            mref,
-                        },
-                    )
-                    .await
+                    let out = Out::Monitor {
+                        target,
+                        toproc: toproc.to_vec(),
+                        watcher: watcher.to_vec(),
+                        mref: mref.to_vec(),
+                    };
+                    ctx.send(writer, out).await
                 }
-                _ => {
+                None => {
                     let mut out = Vec::new();
                     let at = put::start(&mut out);
                     put::version(&mut out);
                     put::tuple(&mut out, 5);
                     put::small(&mut out, wire::MONITOR_P_EXIT as u8);
-                    out.extend_from_slice(&toproc);
-                    out.extend_from_slice(&watcher);
-                    out.extend_from_slice(&mref);
+                    out.extend_from_slice(toproc);
+                    out.extend_from_slice(watcher);
+                    out.extend_from_slice(mref);
                     put::atom(&mut out, "noproc");
                     put::finish(&mut out, at);
                     ctx.send(writer, Out::Packet(out)).await;
                 }
             }
         }
-        wire::DEMONITOR_P if arity == 4 => {
-            let _ = c.skip()?;
-            let _ = c.skip()?;
-            let mref = c.skip()?.to_vec();
+        Control::DemonitorP { mref, .. } => {
+            let mref = mref.to_vec();
             ctx.send(writer, Out::Demonitor { mref }).await;
         }
-        wire::MONITOR_P_EXIT if arity == 5 => {
-            let _from = c.skip()?;
-            let _to = c.skip()?;
-            let (rnode, rcreation, ids, n) = c.reference()?;
-            let reason = c.skip()?;
-            if rnode == d.name && rcreation == d.creation && n == 3 && ids[2] == 0 {
-                let mref = u64::from(ids[0]) | (u64::from(ids[1]) << 32);
+        Control::MonitorPExit { mref, reason, .. } => {
+            if mref.node == d.name
+                && mref.creation == d.creation
+                && mref.len == 3
+                && mref.ids[2] == 0
+            {
+                let r = u64::from(mref.ids[0]) | (u64::from(mref.ids[1]) << 32);
                 let heap = Heap::new();
                 let mut budget = atom_budget();
                 let t = lona_term::etf::decode_node_body_prefix(
@@ -691,15 +675,12 @@ async fn on_packet(
                 )
                 .map(|(t, _)| t)
                 .unwrap_or(lona_term::kw!("noproc"));
-                d.fire_down(mref, t);
+                d.fire_down(r, t);
             }
         }
-        wire::UNLINK_ID if arity == 4 => {
+        Control::UnlinkId { id, from, to } => {
             // The link goes at once on our side; acknowledged.
-            let id = c.skip()?.to_vec();
-            let from = c.skip()?.to_vec();
-            let to = c.skip()?.to_vec();
-            if let (Ok(f), Ok(t)) = (Cursor::new(&from).pid(), Cursor::new(&to).pid()) {
+            if let (Ok(f), Ok(t)) = (Cursor::new(from).pid(), Cursor::new(to).pid()) {
                 if let Some(pid) = our_pid(d, &t) {
                     d.remove_link(pid, &remote_link(node, &f));
                 }
@@ -709,15 +690,13 @@ async fn on_packet(
             put::version(&mut out);
             put::tuple(&mut out, 4);
             put::small(&mut out, wire::UNLINK_ID_ACK as u8);
-            out.extend_from_slice(&id);
-            out.extend_from_slice(&to);
-            out.extend_from_slice(&from);
+            out.extend_from_slice(id);
+            out.extend_from_slice(to);
+            out.extend_from_slice(from);
             put::finish(&mut out, at);
             ctx.send(writer, Out::Packet(out)).await;
         }
-        wire::LINK if arity == 3 => {
-            let from = c.pid()?;
-            let to = c.pid()?;
+        Control::Link { from, to } => {
             if let Some(pid) = our_pid(d, &to) {
                 if d.add_link(pid, remote_link(node, &from)) {
                     ctx.send(writer, Out::LinkLocal(pid, ctx.pid())).await;
@@ -726,43 +705,44 @@ async fn on_packet(
             } else {
                 // A pid of an earlier incarnation: gone.
                 let mut out = Vec::new();
-                let at = put::start(&mut out);
-                put::version(&mut out);
-                put::tuple(&mut out, 4);
-                put::small(&mut out, wire::EXIT as u8);
-                put::pid(&mut out, to);
-                put::pid(&mut out, from);
-                put::atom(&mut out, "noproc");
-                put::finish(&mut out, at);
+                let reason = [
+                    wire::SMALL_ATOM_UTF8_EXT,
+                    6,
+                    b'n',
+                    b'o',
+                    b'p',
+                    b'r',
+                    b'o',
+                    b'c',
+                ];
+                Control::Exit {
+                    link: true,
+                    from: to,
+                    to: from,
+                    reason: &reason,
+                }
+                .write(&mut out);
                 ctx.send(writer, Out::Packet(out)).await;
             }
         }
-        wire::EXIT if arity == 4 => {
-            let from = c.pid()?;
-            let to = c.pid()?;
-            let reason = c.skip()?;
+        Control::Exit {
+            link,
+            from,
+            to,
+            reason,
+        } => {
             if let Some(pid) = our_pid(d, &to) {
                 let l = remote_link(node, &from);
-                if d.remove_link(pid, &l) {
+                // A link's exit counts only while the link is in force.
+                if !link || d.remove_link(pid, &l) {
                     let r = decode_reason(d, reason);
-                    ctx.handle().send_foreign_exit(pid, d.origin(&l), r, true);
+                    ctx.handle().send_foreign_exit(pid, d.origin(&l), r, link);
                 }
             }
         }
-        wire::EXIT2 if arity == 4 => {
-            let from = c.pid()?;
-            let to = c.pid()?;
-            let reason = c.skip()?;
-            if let Some(pid) = our_pid(d, &to) {
-                let r = decode_reason(d, reason);
-                let l = remote_link(node, &from);
-                ctx.handle().send_foreign_exit(pid, d.origin(&l), r, false);
-            }
-        }
-        _ => {
-            // LINK, EXIT, GROUP_LEADER, ALIAS_SEND, spawn requests and
-            // the rest: not yet answered (docs/design.md, D22).
-        }
+        // Group leaders, aliases, spawn requests and the rest: not yet
+        // answered (docs/design.md, D22).
+        Control::Other(_) => {}
     }
     Ok(())
 }
@@ -783,18 +763,6 @@ fn decode_reason(d: &Dist, bytes: &[u8]) -> Reason {
         Ok((t, _)) => crate::msg::term_reason(t, None),
         Err(_) => crate::msg::term_reason(lona_term::kw!("noproc"), None),
     }
-}
-
-/// The message after a control message: its bytes, version byte checked.
-fn payload<'a>(c: &mut Cursor<'a>) -> Result<&'a [u8], WireError> {
-    c.version()?;
-    let rest = c.rest();
-    let mut t = Cursor::new(rest);
-    let body = t.skip()?;
-    if body.len() != rest.len() {
-        return Err(WireError("bytes after the message"));
-    }
-    Ok(body)
 }
 
 /// New atoms a peer may add: while the table is less than half full.

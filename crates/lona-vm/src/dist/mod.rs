@@ -43,7 +43,7 @@
 mod conn;
 pub mod cookie;
 pub mod epmd;
-mod wire;
+pub mod wire;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -100,6 +100,8 @@ pub enum RemoteSendError {
     NotAPeer,
     /// The message holds what Erlang's term format cannot carry.
     Encode(lona_term::etf::EncodeError),
+    /// A Rust value the serde bridge cannot make a term of.
+    Bridge(crate::bridge::BridgeError),
 }
 
 impl std::fmt::Display for RemoteSendError {
@@ -107,6 +109,7 @@ impl std::fmt::Display for RemoteSendError {
         match self {
             RemoteSendError::NotAPeer => f.write_str("not a node name another node can have"),
             RemoteSendError::Encode(e) => write!(f, "cannot be sent to another node: {e}"),
+            RemoteSendError::Bridge(e) => write!(f, "not a term: {e}"),
         }
     }
 }
@@ -240,6 +243,16 @@ fn valid_alive(s: &str) -> bool {
         && s.len() <= 200
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Makes a node of native Rust processes distributed: [`start`] with a
+/// node environment of its own (the Lonala core, whose term codec and
+/// `lona.server` protocol the distribution uses). Native processes send
+/// Rust values with [`Dist::send_value`] and receive what other nodes send
+/// as [`Fragment`]s, read with [`crate::bridge::from_message`].
+pub fn start_native(handle: &Handle, cfg: Config) -> Result<Arc<Dist>, String> {
+    let env = Env::new(Box::new(std::io::stdout()));
+    start(&env, handle, cfg)
 }
 
 /// Makes this node distributed, as `cfg` says, and records it in `env`
@@ -429,6 +442,21 @@ impl Dist {
         wire::put::atom(&mut p, "");
         wire::put::atom(&mut p, name);
         self.finish_and_send(node, p, at, msg)
+    }
+
+    /// Sends the Rust value `v` (through the serde bridge: a struct becomes
+    /// a map, an enum variant a keyword or a tagged tuple, ...) to the
+    /// process registered as `name` on `node`, from local process `from`.
+    pub fn send_value<T: serde::Serialize + ?Sized>(
+        self: &Arc<Self>,
+        from: Pid,
+        name: &str,
+        node: &str,
+        v: &T,
+    ) -> Result<usize, RemoteSendError> {
+        let heap = lona_term::Heap::new();
+        let t = crate::bridge::to_term(&heap, v).map_err(RemoteSendError::Bridge)?;
+        self.send_reg(from, name, node, t)
     }
 
     /// Sends `msg` to process `(id, serial, creation)` of `node`
