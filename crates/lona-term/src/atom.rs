@@ -216,6 +216,8 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "pending",
     "noconnection",
     "nodedown",
+    "spawn-reply",
+    "not-distributed",
 ];
 
 /// An interned name.

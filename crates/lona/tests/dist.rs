@@ -713,3 +713,85 @@ fn a_native_rust_node_sends_rust_values_to_erlang_and_back() {
     assert_eq!(got, ("reply".to_string(), 42, Flags { ok: true }));
     erl.expect("got 41 hi");
 }
+
+#[test]
+fn spawning_on_another_node_links_monitors_and_fails_clearly() {
+    let (a, b, h) = (unique("la"), unique("lb"), host());
+    let prog = r#"(ns user)
+(defn worker [x y] (receive :go (exit [:done (+ x y)])))
+(defn echo-back [to] (send to [:hello-from (node)]))
+(defn -main [& args]
+  (if (= (first args) "b")
+    (do (println "ready") (receive :never nil))
+    (let [b (keyword (second args))]
+      (process-flag :trap-exit true)
+      (let [p (spawn-link-on b 'user/worker 1 2)]
+        (println "remote pid" (= (node p) b))
+        (send p :go)
+        (println "linked exit" (receive [:EXIT q r] :when (= q p) r :timeout 5000 :none)))
+      (let [[p r] (spawn-monitor-on b 'user/worker 3 4)]
+        (send p :go)
+        (println "down" (receive [:DOWN t _ why] :when (= t r) why :timeout 5000 :none)))
+      (spawn-on b 'user/echo-back (self))
+      (println "echo" (= b (receive [:hello-from n] n :timeout 5000 :none)))
+      (println "undef" (last (try (spawn-on b 'user/nope) (catch :error e e))))
+      (println "noconn" (last (try (spawn-on :ghost@nowhere 'user/worker 1 2) (catch :error e e)))))))"#;
+    let dir = scratch();
+    std::fs::write(dir.join("prog.lona"), prog).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
+    cmd.arg("run")
+        .args(["--sname", &b, "--cookie", "c14"])
+        .arg(dir.join("prog.lona"))
+        .arg("b");
+    let nb = Node::spawn(cmd);
+    nb.expect("ready");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
+    cmd.arg("run")
+        .args(["--sname", &a, "--cookie", "c14"])
+        .arg(dir.join("prog.lona"))
+        .args(["a", &format!("{b}@{h}")]);
+    let mut na = Node::spawn(cmd);
+    na.expect("remote pid true");
+    na.expect("linked exit [:done 3]");
+    na.expect("down [:done 7]");
+    na.expect("echo true");
+    na.expect("undef :undef");
+    na.expect("noconn :noconnection");
+    assert!(na.wait().success());
+}
+
+#[test]
+fn erlang_spawns_on_a_lona_node() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(
+        &l,
+        "c15",
+        r#"(ns user)
+(defn greeter [to n] (send to [:greeting (* 2 n) (node)]))
+(defn -main [] (println "ready") (receive :never nil))"#,
+    );
+    lona.expect("ready");
+    let erl = Node::erl(
+        &e,
+        "c15",
+        &format!(
+            "P = spawn('{l}@{h}', user, greeter, [self(), 21]),
+             io:format(\"~p~n\", [node(P)]),
+             receive {{greeting, N, From}} -> io:format(\"greeting ~p ~p~n\", [N, From]) after 5000 -> io:format(\"none~n\") end,
+             R = erlang:spawn_request('{l}@{h}', user, greeter, [self(), 1], [monitor]),
+             receive {{spawn_reply, R, ok, Q}} -> io:format(\"spawned ~p~n\", [node(Q)]) end,
+             receive {{'DOWN', R, process, _, Why}} -> io:format(\"down ~p~n\", [Why]) after 5000 -> io:format(\"nodown~n\") end,
+             R2 = erlang:spawn_request('{l}@{h}', user, nope, [], [monitor]),
+             receive {{spawn_reply, R2, error, Why2}} -> io:format(\"error ~p~n\", [Why2]) after 5000 -> io:format(\"noreply~n\") end,
+             halt()."
+        ),
+    );
+    erl.expect(&format!("{l}@{h}"));
+    erl.expect(&format!("greeting 42 {l}@{h}"));
+    erl.expect(&format!("spawned {l}@{h}"));
+    erl.expect("down normal");
+    erl.expect("error undef");
+}

@@ -216,6 +216,16 @@ impl Ctx {
         })
     }
 
+    /// Spawn any [`Process`](crate::Process) (a Lonala one, say) with
+    /// options, as [`Ctx::spawn_opt`] spawns a future.
+    pub fn spawn_process_opt<P: crate::Process>(
+        &self,
+        opts: SpawnOpts,
+        process: P,
+    ) -> impl Future<Output = Result<(Pid, Option<Ref>), SpawnError>> + Send {
+        self.op(move |cx| cx.spawn(opts, move |_| Box::new(process) as Box<dyn crate::Process>))
+    }
+
     /// Link to `pid` (see `links`, rule 5). `Err(Reason::NoProc)` if `pid`
     /// is known dead and this process does not trap exits; a trapping one
     /// gets `Exit { from: pid, reason: NoProc }` instead.

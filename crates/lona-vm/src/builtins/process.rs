@@ -693,6 +693,45 @@ fn node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     })
 }
 
+/// `(spawn-request* node 'ns/f args link? monitor?)`: asks `node` to
+/// spawn `ns/f` with `args` (a vector) for this process; the reference of
+/// the request, answered by a `[:spawn-reply ref pid-or-[:error why]]`
+/// message (`spawn-on` and friends wait for it).
+fn spawn_request(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let node = node_name(cx, a[0])?;
+    let (module, function) = match t(cx, a[1]).view() {
+        View::Symbol(s) => match s.name().rsplit_once('/') {
+            Some((m, f)) if !m.is_empty() && !f.is_empty() => (m, f),
+            _ => return Err(Raise::badarg()),
+        },
+        _ => return Err(Raise::badarg()),
+    };
+    let args = match t(cx, a[2]).view() {
+        View::Vector(v) => cx.heap.list(v),
+        View::EmptyList | View::Nil => Term::EMPTY_LIST,
+        View::Cons(..) => t(cx, a[2]),
+        _ => return Err(Raise::badarg()),
+    };
+    let link = crate::tag::truthy(a[3].bits());
+    let monitor = crate::tag::truthy(a[4].bits());
+    let me = cx.rt()?.pid();
+    let Some(d) = cx.env.dist.get().cloned() else {
+        return Err(Raise::error(lona_term::kw!("not-distributed")));
+    };
+    if node == d.name() {
+        return Err(Raise::badarg());
+    }
+    match d.spawn_request(me, &node, module, function, args, link, monitor) {
+        Ok(r) => Ok(ref_term(cx.heap, r).raw()),
+        Err(e) => {
+            let why = cx.heap.string(&e.to_string());
+            Err(Raise::error(
+                cx.heap.vector(&[lona_term::kw!("badarg"), why]),
+            ))
+        }
+    }
+}
+
 /// `(monitor-node node flag)`: with true, `[:nodedown node]` comes when
 /// the connection to `node` goes (at once if it cannot be made); with
 /// false, one such request less. `true`.
@@ -838,6 +877,7 @@ pub(crate) fn install(ns: &'static Namespace) {
     def(ns, "make-ref", 0, 0, make_ref);
     def(ns, "node", 0, 1, node);
     def(ns, "monitor-node", 2, 2, monitor_node);
+    def(ns, "spawn-request*", 5, 5, spawn_request);
     def(ns, "nodes", 0, 0, nodes);
     def(ns, "connect-node*", 1, 1, connect_node);
     def(ns, "node-state*", 1, 1, node_state);

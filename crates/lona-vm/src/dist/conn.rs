@@ -11,7 +11,7 @@ use erl_dist::DistributionFlags;
 use lona_runtime::io::{TcpListener, TcpStream};
 use lona_runtime::{Ctx, Down, Envelope, Pid, Reason, Ref};
 use lona_term::etf::AtomBudget;
-use lona_term::{Fragment, Heap};
+use lona_term::{Fragment, Heap, Term};
 
 use super::wire::{self, put, Control, Cursor, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
@@ -46,6 +46,17 @@ pub(crate) enum Out {
     /// and then answers `LinkAck` to the reader `.1`, which waits, so
     /// the peer's later packets act after the link is in place.
     LinkLocal(Pid, Pid),
+    /// The peer asked us to spawn `qualified` (`ns/name`) with `args`
+    /// for its process `from` (`SPAWN_REQUEST`): the writer spawns it (so
+    /// a link or monitor is in place from the start) and replies.
+    Spawn {
+        req: Vec<u8>,
+        from: (u32, u32, u32),
+        qualified: String,
+        args: Option<Fragment>,
+        link: bool,
+        monitor: bool,
+    },
     /// Close the connection (`disconnect-node`).
     Disconnect,
     /// The reader's last word: why the connection ended.
@@ -60,6 +71,7 @@ fn local_node(d: &Dist) -> Result<LocalNode, String> {
     let mut n = LocalNode::new(name, Creation::new(d.creation));
     n.flags = DistributionFlags::mandatory()
         | DistributionFlags::PUBLISHED
+        | DistributionFlags::SPAWN
         | DistributionFlags::DIST_MONITOR
         | DistributionFlags::DIST_MONITOR_NAME;
     Ok(n)
@@ -266,7 +278,7 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
     d.forget(node, me);
     // `shutdown`: a connection's end is logged here, not crash-reported,
     // and it takes the linked reader along.
-    if end != "closed" && end != "disconnected" {
+    if !matches!(end.as_str(), "closed" | "disconnected" | "stopping") {
         log(d, format_args!("connection to {node} closed: {end}"));
     }
     ctx.exit(Reason::Shutdown).await;
@@ -425,6 +437,19 @@ async fn handle(
                     }
                     ctx.send(reader, LinkAck).await;
                 }
+                Out::Spawn {
+                    req,
+                    from,
+                    qualified,
+                    args,
+                    link,
+                    monitor,
+                } => {
+                    spawn_for_peer(
+                        ctx, d, node, buf, watches, req, from, &qualified, args, link, monitor,
+                    )
+                    .await
+                }
                 Out::Disconnect => return Err("disconnected".into()),
                 Out::ReaderEnd(why) => return Err(why),
                 Out::Sync(tx) => return Ok(Some(Flushed::Sync(tx))),
@@ -434,9 +459,9 @@ async fn handle(
         Err(env) => env,
     };
     let env = match env.downcast::<lona_runtime::Exit>() {
-        Ok(e) if Some(e.from) == watches.reader => {
-            return Err(format!("the reader ended: {:?}", e.reason))
-        }
+        // The reader ended without its last word: the node is stopping
+        // (or the reader crashed, which its crash report tells).
+        Ok(e) if Some(e.from) == watches.reader => return Err("stopping".into()),
         // A local process linked to the peer's ended (or was gone when
         // the link came: `noproc`, as Erlang's): `EXIT` to each of its
         // partners there.
@@ -479,6 +504,91 @@ async fn handle(
         }
     }
     Ok(None)
+}
+
+/// Spawns `qualified` for the peer's process `from` and writes the
+/// `SPAWN_REPLY` into `buf`: flags 1 (linked: the writer is linked to the
+/// child from its spawn, and the link is recorded) and 2 (monitored: the
+/// writer's monitor, made with the spawn, answers for the peer), or an
+/// error atom (`undef` for a function that is not defined, `badarg` for
+/// arguments that are not a list, `system_limit`).
+#[allow(clippy::too_many_arguments)]
+async fn spawn_for_peer(
+    ctx: &Ctx,
+    d: &Dist,
+    node: &str,
+    buf: &mut Vec<u8>,
+    watches: &mut Watching,
+    req: Vec<u8>,
+    from: (u32, u32, u32),
+    qualified: &str,
+    args: Option<Fragment>,
+    link: bool,
+    monitor: bool,
+) {
+    let from_pid = WirePid {
+        node,
+        id: from.0,
+        serial: from.1,
+        creation: from.2,
+    };
+    let result: Result<(Pid, Option<Ref>), &str> = match (d.env(), args) {
+        (None, _) => Err("notsup"),
+        (_, None) => Err("badarg"),
+        (Some(env), Some(args)) => match crate::process::LonaProcess::call(env, qualified, &args) {
+            Err(_) => Err("undef"),
+            Ok(proc) => {
+                let opts = lona_runtime::SpawnOpts::new().link(link).monitor(monitor);
+                ctx.spawn_process_opt(opts, proc)
+                    .await
+                    .map_err(|_| "system_limit")
+            }
+        },
+    };
+    let at = put::start(buf);
+    put::version(buf);
+    put::tuple(buf, 5);
+    put::small(buf, wire::SPAWN_REPLY as u8);
+    buf.extend_from_slice(&req);
+    put::pid(buf, from_pid);
+    match result {
+        Ok((child, mref)) => {
+            let mut flags = 0;
+            if link {
+                d.add_link(
+                    child,
+                    super::RemoteLink {
+                        node: node.to_string(),
+                        pid: from,
+                    },
+                );
+                watches.linked.insert(child);
+                flags |= 1;
+            }
+            let mut child_bytes = Vec::new();
+            put::pid(&mut child_bytes, d.wire_pid(child));
+            if let (true, Some(r)) = (monitor, mref) {
+                let mut watcher = Vec::new();
+                put::pid(&mut watcher, from_pid);
+                watches.monitors.insert(
+                    r,
+                    Watch {
+                        toproc: child_bytes.clone(),
+                        watcher,
+                        mref: req.clone(),
+                    },
+                );
+                flags |= 2;
+            }
+            put::small(buf, flags);
+            buf.extend_from_slice(&child_bytes);
+        }
+        Err(why) => {
+            put::small(buf, 0);
+            put::atom(buf, why);
+        }
+    }
+    put::finish(buf, at);
 }
 
 /// An exit reason in external format: the standard ones as atoms, a
@@ -740,10 +850,94 @@ async fn on_packet(
                 }
             }
         }
-        // Group leaders, aliases, spawn requests and the rest: not yet
-        // answered (docs/design.md, D22).
+        Control::SpawnRequest {
+            req,
+            from,
+            module,
+            function,
+            opts,
+            args,
+            ..
+        } => {
+            let names = wire::option_atoms(opts)?;
+            let heap = Heap::new();
+            let mut budget = atom_budget();
+            let args =
+                lona_term::etf::decode_node_body_prefix(&heap, args, &mut budget, &d.etf_node())
+                    .ok()
+                    .map(|(t, _)| Fragment::new(t));
+            let out = Out::Spawn {
+                req: req.to_vec(),
+                from: (from.id, from.serial, from.creation),
+                qualified: format!("{module}/{function}"),
+                args,
+                link: names.contains(&"link"),
+                monitor: names.contains(&"monitor"),
+            };
+            ctx.send(writer, out).await;
+        }
+        Control::SpawnReply {
+            req,
+            to,
+            flags,
+            result,
+        } => {
+            let ours =
+                req.node == d.name && req.creation == d.creation && req.len == 3 && req.ids[2] == 0;
+            let me = our_pid(d, &to);
+            if let (true, Some(me)) = (ours, me) {
+                let r = u64::from(req.ids[0]) | (u64::from(req.ids[1]) << 32);
+                if d.take_spawn(r).is_some() {
+                    spawn_replied(ctx, d, node, me, r, flags, result, writer).await?;
+                }
+            }
+        }
+        // Group leaders, aliases and the rest: not acted on
+        // (docs/design.md, D22).
         Control::Other(_) => {}
     }
+    Ok(())
+}
+
+/// Our spawn request `r` of `me` was answered: the link and monitor it
+/// made are recorded, and `me` gets `[:spawn-reply ref pid]` (or
+/// `[:spawn-reply ref [:error reason]]`).
+#[allow(clippy::too_many_arguments)]
+async fn spawn_replied(
+    ctx: &Ctx,
+    d: &Dist,
+    node: &str,
+    me: Pid,
+    r: u64,
+    flags: i64,
+    result: &[u8],
+    writer: Pid,
+) -> Result<(), WireError> {
+    let heap = Heap::new();
+    let answer = match result.first() {
+        Some(&b) if b == 88 || b == 103 => {
+            let child = Cursor::new(result).pid()?;
+            let node_atom = lona_term::Atom::try_new(node).map_err(|_| WireError("a node name"))?;
+            let child_term = heap.ext_pid(node_atom, child.id, child.serial, child.creation);
+            if flags & 1 != 0 && d.add_link(me, remote_link(node, &child)) {
+                ctx.send(writer, Out::LinkLocal(me, ctx.pid())).await;
+                ctx.receive::<LinkAck>().await;
+            }
+            if flags & 2 != 0 {
+                d.add_remote_monitor(me, node, r, child_term, result.to_vec());
+            }
+            child_term
+        }
+        _ => {
+            let why = Cursor::new(result).atom().unwrap_or("badarg");
+            let why = lona_term::Atom::existing(why)
+                .map(Term::keyword_atom)
+                .unwrap_or(lona_term::kw!("badarg"));
+            heap.vector(&[lona_term::kw!("error"), why])
+        }
+    };
+    let msg = heap.vector(&[lona_term::kw!("spawn-reply"), heap.reference(r), answer]);
+    ctx.handle().send(me, Fragment::new(msg));
     Ok(())
 }
 

@@ -177,6 +177,9 @@ pub enum Watched<'a> {
 
 /// A distributed node's identity and its connections.
 pub struct Dist {
+    /// The node's environment (weak: the environment holds the `Dist`):
+    /// where a spawn request from a peer finds its function.
+    env: std::sync::Weak<Env>,
     /// Our full name, `name@host`.
     name: String,
     /// The part before `@`.
@@ -210,6 +213,9 @@ pub struct Dist {
     /// `LINK`, `EXIT`) and by writers (a local process ended, the
     /// connection went).
     links: Mutex<HashMap<Pid, Vec<RemoteLink>>>,
+    /// Our spawn requests waiting for their reply: reference → (the
+    /// requester, the node asked).
+    spawns: Mutex<HashMap<u64, (Pid, String)>>,
     /// The connection to `epmd` that keeps us registered (never read).
     _epmd: std::net::TcpStream,
 }
@@ -307,6 +313,7 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
     epmd::ensure_running()?;
     let (epmd_conn, creation) = epmd::register(&alive, port)?;
     let dist = Arc::new(Dist {
+        env: Arc::downgrade(env),
         name,
         alive,
         host,
@@ -320,6 +327,7 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         remote_mons: Mutex::new(HashMap::new()),
         node_watchers: Mutex::new(HashMap::new()),
         links: Mutex::new(HashMap::new()),
+        spawns: Mutex::new(HashMap::new()),
         _epmd: epmd_conn,
     });
     env.dist
@@ -586,6 +594,24 @@ impl Dist {
 
     /// Everything watching `node` learns it is gone.
     fn node_down(&self, node: &str) {
+        // Spawn requests still unanswered fail.
+        let failed: Vec<(u64, Pid)> = {
+            let mut sp = self.spawns.lock().unwrap_or_else(|e| e.into_inner());
+            let gone: Vec<u64> = sp
+                .iter()
+                .filter(|(_, (_, n))| n == node)
+                .map(|(r, _)| *r)
+                .collect();
+            gone.into_iter()
+                .filter_map(|r| sp.remove(&r).map(|(p, _)| (r, p)))
+                .collect()
+        };
+        for (r, p) in failed {
+            let heap = lona_term::Heap::new();
+            let err = heap.vector(&[lona_term::kw!("error"), lona_term::kw!("noconnection")]);
+            let msg = heap.vector(&[lona_term::kw!("spawn-reply"), heap.reference(r), err]);
+            self.handle.send(p, Fragment::new(msg));
+        }
         // Links: every local partner gets `noconnection` from its remote
         // end, as Erlang's.
         let cut: Vec<(Pid, RemoteLink)> = {
@@ -916,6 +942,116 @@ impl Dist {
         let q = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
         self.handle.send(q, conn::Out::Packet(p));
         Ok(())
+    }
+
+    /// Asks `node` to spawn `module/function` with `args` (a list) for
+    /// `me`, linked and/or monitored: the request's reference; the answer
+    /// comes to `me` as `[:spawn-reply ref pid]` or `[:spawn-reply ref
+    /// [:error reason]]` (`:noconnection` when the node cannot be
+    /// reached). With `monitor`, the reference is the monitor's too.
+    #[allow(clippy::too_many_arguments)]
+    pub fn spawn_request(
+        self: &Arc<Self>,
+        me: Pid,
+        node: &str,
+        module: &str,
+        function: &str,
+        args: Term<'_>,
+        link: bool,
+        monitor: bool,
+    ) -> Result<Ref, RemoteSendError> {
+        if module.len() > 255 || function.len() > 255 {
+            return Err(RemoteSendError::NotAPeer);
+        }
+        let arity = args.list_iter().count() as u8;
+        let req = Ref::new();
+        let mut p = Vec::new();
+        let at = wire::put::start(&mut p);
+        wire::put::version(&mut p);
+        wire::put::tuple(&mut p, 6);
+        wire::put::small(&mut p, wire::SPAWN_REQUEST as u8);
+        wire::put::reference(&mut p, &self.name, self.creation, req.to_bits());
+        wire::put::pid(&mut p, self.wire_pid(me));
+        wire::put::pid(&mut p, self.wire_pid(me));
+        wire::put::tuple(&mut p, 3);
+        wire::put::atom(&mut p, module);
+        wire::put::atom(&mut p, function);
+        wire::put::small(&mut p, arity);
+        let mut opts: Vec<&str> = Vec::new();
+        if link {
+            opts.push("link");
+        }
+        if monitor {
+            opts.push("monitor");
+        }
+        wire::put::atom_list(&mut p, &opts);
+        wire::put::version(&mut p);
+        lona_term::etf::encode_node_into(&mut p, args, &self.etf_node())
+            .map_err(RemoteSendError::Encode)?;
+        wire::put::finish(&mut p, at);
+        // The entry first, then the connection (see `forget`).
+        self.spawns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(req.to_bits(), (me, node.to_string()));
+        match self.writer_for(node) {
+            Some(w) => self.handle.send(w, conn::Out::Packet(p)),
+            None => self.node_down_spawn(req.to_bits()),
+        }
+        Ok(req)
+    }
+
+    /// Fails spawn request `r` with `:noconnection`.
+    fn node_down_spawn(&self, r: u64) {
+        let p = self
+            .spawns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&r);
+        if let Some((p, _)) = p {
+            let heap = lona_term::Heap::new();
+            let err = heap.vector(&[lona_term::kw!("error"), lona_term::kw!("noconnection")]);
+            let msg = heap.vector(&[lona_term::kw!("spawn-reply"), heap.reference(r), err]);
+            self.handle.send(p, Fragment::new(msg));
+        }
+    }
+
+    /// Takes our spawn request `r` (answered now): its requester.
+    pub(crate) fn take_spawn(&self, r: u64) -> Option<Pid> {
+        self.spawns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&r)
+            .map(|(p, _)| p)
+    }
+
+    /// Records a monitor of ours on another node's process, made by a
+    /// spawn request (`mref` is the request's reference).
+    pub(crate) fn add_remote_monitor(
+        &self,
+        watcher: Pid,
+        node: &str,
+        mref: u64,
+        target: Term<'_>,
+        wire_target: Vec<u8>,
+    ) {
+        self.remote_mons
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                mref,
+                RemoteMon {
+                    watcher,
+                    node: node.to_string(),
+                    target: Fragment::new(target),
+                    wire_target,
+                },
+            );
+    }
+
+    /// The node's environment, while it lives.
+    pub(crate) fn env(&self) -> Option<Arc<Env>> {
+        self.env.upgrade()
     }
 
     /// `(monitor-node node true)`: `watcher` gets `[:nodedown node]` when

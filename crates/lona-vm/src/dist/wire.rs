@@ -31,6 +31,8 @@ pub const MONITOR_P: i64 = 19;
 pub const DEMONITOR_P: i64 = 20;
 pub const MONITOR_P_EXIT: i64 = 21;
 pub const SEND_SENDER: i64 = 22;
+pub const SPAWN_REQUEST: i64 = 29;
+pub const SPAWN_REPLY: i64 = 31;
 pub const UNLINK_ID: i64 = 35;
 pub const UNLINK_ID_ACK: i64 = 36;
 
@@ -373,9 +375,58 @@ pub enum Control<'a> {
         from: &'a [u8],
         to: &'a [u8],
     },
-    /// Any other control message (group leaders, aliases, spawn
-    /// requests, ...): its tag, not acted on.
+    /// `SPAWN_REQUEST`: spawn `module:function` with the `args` (a list,
+    /// the message) for `from`.
+    SpawnRequest {
+        req: &'a [u8],
+        from: WirePid<'a>,
+        group_leader: &'a [u8],
+        module: &'a str,
+        function: &'a str,
+        arity: i64,
+        opts: &'a [u8],
+        args: &'a [u8],
+    },
+    /// `SPAWN_REPLY`: the answer to our request `req`; `flags` 1: linked,
+    /// 2: monitored; `result` the new pid or an error atom.
+    SpawnReply {
+        req: WireRef<'a>,
+        to: WirePid<'a>,
+        flags: i64,
+        result: &'a [u8],
+    },
+    /// Any other control message (group leaders, aliases, ...): its tag,
+    /// not acted on.
     Other(i64),
+}
+
+/// The atoms in a spawn request's option list (`[link, monitor]`; other
+/// options are passed over).
+pub fn option_atoms(opts: &[u8]) -> R<Vec<&str>> {
+    let mut c = Cursor::new(opts);
+    let mut out = Vec::new();
+    match c.u8()? {
+        NIL_EXT => return Ok(out),
+        LIST_EXT => {}
+        _ => return Err(WireError("spawn options that are not a list")),
+    }
+    let n = c.u32()?;
+    if n as usize > opts.len() {
+        return Err(WireError("a list longer than its bytes"));
+    }
+    for _ in 0..n {
+        let mut peek = Cursor::new(c.rest());
+        match peek.atom() {
+            Ok(a) => {
+                out.push(a);
+                c.skip()?;
+            }
+            Err(_) => {
+                c.skip()?;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Reads one packet (without its length prefix). Every field is checked
@@ -438,6 +489,42 @@ pub fn parse(p: &[u8]) -> R<Control<'_>> {
                 reason: c.skip()?,
             }
         }
+        (SPAWN_REQUEST, 6) => {
+            let req = c.skip()?;
+            let from = c.pid()?;
+            let group_leader = c.skip()?;
+            if c.tuple()? != 3 {
+                return Err(WireError("a spawn request's {Module, Function, Arity}"));
+            }
+            let module = c.atom()?;
+            let function = c.atom()?;
+            let arity = c.int()?;
+            let opts = c.skip()?;
+            Control::SpawnRequest {
+                req,
+                from,
+                group_leader,
+                module,
+                function,
+                arity,
+                opts,
+                args: c.message()?,
+            }
+        }
+        (SPAWN_REPLY, 5) => {
+            let (node, creation, ids, len) = c.reference()?;
+            Control::SpawnReply {
+                req: WireRef {
+                    node,
+                    creation,
+                    ids,
+                    len,
+                },
+                to: c.pid()?,
+                flags: c.int()?,
+                result: c.skip()?,
+            }
+        }
         (UNLINK_ID, 4) => Control::UnlinkId {
             id: c.skip()?,
             from: c.skip()?,
@@ -445,7 +532,11 @@ pub fn parse(p: &[u8]) -> R<Control<'_>> {
         },
         _ => return Ok(Control::Other(tag)),
     };
-    if !matches!(ctl, Control::Send { .. } | Control::RegSend { .. }) && !c.rest().is_empty() {
+    let carries = matches!(
+        ctl,
+        Control::Send { .. } | Control::RegSend { .. } | Control::SpawnRequest { .. }
+    );
+    if !carries && !c.rest().is_empty() {
         return Err(WireError("bytes after the control message"));
     }
     Ok(ctl)
@@ -545,6 +636,42 @@ impl Control<'_> {
                 out.extend_from_slice(from);
                 out.extend_from_slice(to);
             }
+            Control::SpawnRequest {
+                req,
+                from,
+                group_leader,
+                module,
+                function,
+                arity,
+                opts,
+                args,
+            } => {
+                put::tuple(out, 6);
+                put::small(out, SPAWN_REQUEST as u8);
+                out.extend_from_slice(req);
+                put::pid(out, *from);
+                out.extend_from_slice(group_leader);
+                put::tuple(out, 3);
+                put::atom_any(out, module);
+                put::atom_any(out, function);
+                put::int(out, *arity);
+                out.extend_from_slice(opts);
+                put::version(out);
+                out.extend_from_slice(args);
+            }
+            Control::SpawnReply {
+                req,
+                to,
+                flags,
+                result,
+            } => {
+                put::tuple(out, 5);
+                put::small(out, SPAWN_REPLY as u8);
+                put::wire_ref(out, req);
+                put::pid(out, *to);
+                put::int(out, *flags);
+                out.extend_from_slice(result);
+            }
             Control::Other(tag) => {
                 put::tuple(out, 1);
                 out.push(INTEGER_EXT);
@@ -574,6 +701,17 @@ pub mod put {
         out.push(n);
     }
 
+    /// An integer of 32 bits at most (as [`Cursor::int`] reads them).
+    pub fn int(out: &mut Vec<u8>, n: i64) {
+        match u8::try_from(n) {
+            Ok(b) => small(out, b),
+            Err(_) => {
+                out.push(INTEGER_EXT);
+                out.extend_from_slice(&(n as i32).to_be_bytes());
+            }
+        }
+    }
+
     /// An atom of at most 255 bytes (node and registered names are).
     pub fn atom(out: &mut Vec<u8>, name: &str) {
         debug_assert!(name.len() <= 255);
@@ -592,6 +730,18 @@ pub mod put {
             out.extend_from_slice(&(name.len() as u16).to_be_bytes());
             out.extend_from_slice(name.as_bytes());
         }
+    }
+
+    /// A proper list of atoms.
+    pub fn atom_list(out: &mut Vec<u8>, atoms: &[&str]) {
+        if !atoms.is_empty() {
+            out.push(LIST_EXT);
+            out.extend_from_slice(&(atoms.len() as u32).to_be_bytes());
+            for a in atoms {
+                atom_any(out, a);
+            }
+        }
+        out.push(NIL_EXT);
     }
 
     /// A reference as read ([`WireRef`]).
@@ -794,7 +944,28 @@ mod tests {
                 from: &pid_bytes,
                 to: &pid_bytes,
             },
-            Control::Other(29),
+            Control::SpawnRequest {
+                req: &r,
+                from: p("a@h"),
+                group_leader: &pid_bytes,
+                module: "user",
+                function: "worker",
+                arity: 2,
+                opts: &[NIL_EXT],
+                args: &[NIL_EXT],
+            },
+            Control::SpawnReply {
+                req: WireRef {
+                    node: "a@h",
+                    creation: 77,
+                    ids,
+                    len,
+                },
+                to: p("b@h"),
+                flags: 3,
+                result: &pid_bytes,
+            },
+            Control::Other(70000),
         ];
         controls
             .iter()
