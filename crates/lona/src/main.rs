@@ -52,6 +52,10 @@ pub struct NodeArgs {
     /// nodes on this host can connect; 0.0.0.0 for every interface).
     #[arg(long, value_name = "IP")]
     pub dist_ip: Option<std::net::IpAddr>,
+    /// Erlang's `net_ticktime`, in seconds (default 60): a connection
+    /// silent this long is declared down; ticks go every quarter of it.
+    #[arg(long, value_name = "SECS")]
+    pub net_ticktime: Option<u64>,
 }
 
 impl NodeArgs {
@@ -90,6 +94,9 @@ impl NodeArgs {
         cfg.cookie = self.cookie.clone();
         if let Some(ip) = self.dist_ip {
             cfg.ip = ip;
+        }
+        if let Some(t) = self.net_ticktime {
+            cfg.tick_time = std::time::Duration::from_secs(t.max(1));
         }
         lona_vm::dist::start(env, &rt.handle(), cfg).map(|_| ())
     }

@@ -795,3 +795,41 @@ fn erlang_spawns_on_a_lona_node() {
     erl.expect("down normal");
     erl.expect("error undef");
 }
+
+#[test]
+fn a_silent_peer_is_down_after_the_net_tick_time() {
+    // A node that stops (SIGSTOP) keeps its socket open but sends no
+    // ticks: the other side declares it down after the net tick time.
+    let (a, b, h) = (unique("la"), unique("lb"), host());
+    let dir = scratch();
+    let prog = r#"(defn -main [& args]
+  (if (= (first args) "b")
+    (do (register :b (self)) (println "ready") (receive :never nil))
+    (let [b (keyword (second args))]
+      (println "connect" (connect-node b))
+      (let [r (monitor [:b b])]
+        (println "armed")
+        (let [t0 (monotonic-ms)
+              why (receive [:DOWN t _ why] :when (= t r) why :timeout 20000 :none)]
+          (println "down" why (< (- (monotonic-ms) t0) 10000)))))))"#;
+    std::fs::write(dir.join("p.lona"), prog).unwrap();
+    let spawn = |name: &str, args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
+        cmd.arg("run")
+            .args(["--sname", name, "--cookie", "c16", "--net-ticktime", "2"])
+            .arg(dir.join("p.lona"))
+            .args(args);
+        Node::spawn(cmd)
+    };
+    let nb = spawn(&b, &["b"]);
+    nb.expect("ready");
+    let peer = format!("{b}@{h}");
+    let na = spawn(&a, &["a", &peer]);
+    na.expect("connect true");
+    na.expect("armed");
+    // SAFETY: kill(2) with a pid we spawned; no memory is involved.
+    unsafe { libc::kill(nb.child.id() as i32, libc::SIGSTOP) };
+    na.expect("down :noconnection true");
+    // SAFETY: as above.
+    unsafe { libc::kill(nb.child.id() as i32, libc::SIGCONT) };
+}
