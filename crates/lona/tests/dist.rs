@@ -869,3 +869,61 @@ fn a_silent_peer_is_down_after_the_net_tick_time() {
     // SAFETY: as above.
     unsafe { libc::kill(nb.child.id() as i32, libc::SIGCONT) };
 }
+
+#[test]
+fn a_peer_that_stalls_in_the_handshake_leaves_no_entry_behind() {
+    if !epmd_available() {
+        return;
+    }
+    let (l, h) = (unique("lona"), host());
+    let fake = format!("fake{l}@{h}");
+    let lona = Node::lona(
+        &l,
+        "c17",
+        &format!(
+            r#"(defn wait-gone [i]
+  (cond (nil? (node-state* :{fake})) (println "gone")
+        (> i 300) (println "stuck" (node-state* :{fake}))
+        :else (do (sleep 50) (wait-gone (inc i)))))
+(defn -main []
+  (register :main (self))
+  (println "ready")
+  (receive :go nil)
+  (println "state" (node-state* :{fake}))
+  (wait-gone 0))"#
+        ),
+    );
+    lona.expect("ready");
+    let port = epmd_port_of(&l);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // The name message of handshake version 6, then nothing.
+    let flags: u64 = 0x1_0000_0000 | 0x0100_0000 | 0x0004_0000 | 0x0001_0000 | 0x3_07_84;
+    let mut m = vec![b'N'];
+    m.extend_from_slice(&flags.to_be_bytes());
+    m.extend_from_slice(&7u32.to_be_bytes());
+    m.extend_from_slice(&(fake.len() as u16).to_be_bytes());
+    m.extend_from_slice(fake.as_bytes());
+    let mut pkt = (m.len() as u16).to_be_bytes().to_vec();
+    pkt.extend_from_slice(&m);
+    s.write_all(&pkt).unwrap();
+    // Our node answers the status and its challenge; the fake says nothing.
+    let mut status = [0u8; 5];
+    s.read_exact(&mut status).unwrap();
+    assert_eq!(&status[2..], b"sok");
+    // While it stalls the entry is there (pending); after the setup time
+    // (7 s) it is gone.
+    send_go(&l, &h);
+    lona.expect("state :pending");
+    lona.expect("gone");
+    drop(s);
+}
+
+/// Sends `:go` to the process registered as `main` on node `l`, from a
+/// `lona eval` node.
+fn send_go(l: &str, h: &str) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
+    cmd.arg("eval")
+        .args(["--sname", &format!("go{l}"), "--cookie", "c17"])
+        .arg(format!("(send [:main :{l}@{h}] :go)"));
+    let _ = cmd.status();
+}

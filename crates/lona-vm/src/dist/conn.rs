@@ -163,10 +163,14 @@ async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
         }
     };
     match ctx.timeout(SETUP_TIME, hs).await {
-        Err(_) => log(
-            &d,
-            format_args!("a connection attempt timed out in the handshake"),
-        ),
+        Err(_) => {
+            // The entry this process may have made for the peer goes too.
+            d.forget_writer(me);
+            log(
+                &d,
+                format_args!("a connection attempt timed out in the handshake"),
+            )
+        }
         Ok(Err(e)) => log(&d, format_args!("{e}")),
         Ok(Ok((peer, stream, Some(writer)))) => {
             ctx.send(writer, Out::Adopt(stream)).await;

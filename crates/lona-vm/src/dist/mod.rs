@@ -375,9 +375,10 @@ impl Dist {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
-            .filter(|c| c.up)
             .map(|c| c.writer)
             .collect();
+        // Connections still being made too: their writers answer once
+        // connected (or drop the channel when they cannot connect).
         let (tx, rx) = std::sync::mpsc::channel();
         for w in &writers {
             self.handle.send(*w, conn::Out::Sync(tx.clone()));
@@ -589,6 +590,20 @@ impl Dist {
         };
         if removed {
             self.node_down(node);
+        }
+    }
+
+    /// Removes the entry `writer` holds, whichever node it is for.
+    fn forget_writer(&self, writer: Pid) {
+        let node = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(_, c)| c.writer == writer)
+            .map(|(n, _)| n.clone());
+        if let Some(n) = node {
+            self.forget(&n, writer);
         }
     }
 
