@@ -783,7 +783,8 @@ impl Dist {
     pub(crate) fn origin(&self, l: &RemoteLink) -> lona_runtime::Origin {
         let (id, serial, creation) = l.pid;
         Arc::new(RemotePid {
-            node: Atom::existing(&l.node).unwrap_or(self.atom),
+            // One name per connected node: bounded by the connections.
+            node: Atom::try_new(&l.node).unwrap_or(self.atom),
             id,
             serial,
             creation,
