@@ -21,6 +21,7 @@
 //! | tuple variant `Add(1, 2)` | `[:add 1 2]` |
 //! | struct variant `Move { x: 1 }` | `[:move {:x 1}]` |
 //! | [`PidTerm`], [`RefTerm`] | pid, reference |
+//! | [`RemotePidTerm`] | a pid of another node |
 //!
 //! Keywords deserialize as strings (their names), so `[:ok 1]` reads as
 //! `(String, i64)` as well as into an enum with an `Ok(i64)` variant.
@@ -51,6 +52,7 @@ fn too_deep() -> BridgeError {
     BridgeError(format!("value nested more than {MAX_DEPTH} levels deep"))
 }
 const REF_NAME: &str = "$lona::Ref";
+const EXT_PID_NAME: &str = "$lona::ExtPid";
 
 /// Why a value did not convert.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +89,49 @@ impl de::Error for BridgeError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PidTerm(pub lona_runtime::Pid);
 
+/// A pid of another node inside a serialized value: what a native
+/// process receives from a process there (or from a Lonala process that
+/// passes one on), and sends back with
+/// [`Dist::send_value_to`](crate::dist::Dist::send_value_to).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RemotePidTerm {
+    /// The node, `name@host`.
+    pub node: String,
+    /// The process's id, serial and creation on that node.
+    pub id: u32,
+    pub serial: u32,
+    pub creation: u32,
+}
+
+impl Serialize for RemotePidTerm {
+    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let fields = (&self.node, self.id, self.serial, self.creation);
+        s.serialize_newtype_struct(EXT_PID_NAME, &fields)
+    }
+}
+
+impl<'de> de::Deserialize<'de> for RemotePidTerm {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RemotePidTerm;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a pid of another node")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<RemotePidTerm, A::Error> {
+                let missing = de::Error::missing_field;
+                Ok(RemotePidTerm {
+                    node: a.next_element()?.ok_or_else(|| missing("node"))?,
+                    id: a.next_element()?.ok_or_else(|| missing("id"))?,
+                    serial: a.next_element()?.ok_or_else(|| missing("serial"))?,
+                    creation: a.next_element()?.ok_or_else(|| missing("creation"))?,
+                })
+            }
+        }
+        d.deserialize_newtype_struct(EXT_PID_NAME, V)
+    }
+}
+
 /// A reference inside a serialized value (a Lonala reference term).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RefTerm(pub lona_runtime::Ref);
@@ -115,6 +160,26 @@ impl<'de> de::Deserialize<'de> for RefTerm {
         let bits = d.deserialize_newtype_struct(REF_NAME, BitsVisitor)?;
         Ok(RefTerm(lona_runtime::Ref::from_bits(bits)))
     }
+}
+
+/// The term of a [`RemotePidTerm`] serialized as `[node id serial creation]`.
+fn ext_pid<'h>(heap: &'h Heap, t: Term<'h>) -> Result<Term<'h>, BridgeError> {
+    let bad = || BridgeError("bad pid of another node".into());
+    let View::Vector(v) = t.view() else {
+        return Err(bad());
+    };
+    let [node, id, serial, creation] = v else {
+        return Err(bad());
+    };
+    let node = match node.view() {
+        View::Str(s) => lona_term::Atom::try_new(s).map_err(|_| bad())?,
+        _ => return Err(bad()),
+    };
+    let num = |t: &Term<'_>| match t.view() {
+        View::Int(n) => u32::try_from(n).map_err(|_| bad()),
+        _ => Err(bad()),
+    };
+    Ok(heap.ext_pid(node, num(id)?, num(serial)?, num(creation)?))
 }
 
 struct BitsVisitor;
@@ -363,6 +428,7 @@ impl<'h> ser::Serializer for Ser<'h> {
         match name {
             PID_NAME => Ok(self.heap.pid(lona_term::Pid(bits()?))),
             REF_NAME => Ok(self.heap.reference(bits()?)),
+            EXT_PID_NAME => ext_pid(self.heap, t),
             _ => Ok(t),
         }
     }
@@ -883,6 +949,23 @@ impl<'de> de::Deserializer<'de> for De<'de> {
             (PID_NAME, _) => Err(self.wrong("a pid")),
             (REF_NAME, View::Ref(r)) => v.visit_u64(r),
             (REF_NAME, _) => Err(self.wrong("a reference")),
+            (
+                EXT_PID_NAME,
+                View::ExtPid {
+                    node,
+                    id,
+                    serial,
+                    creation,
+                },
+            ) => {
+                let n = |x: u32| Term::small_int(i64::from(x)).unwrap_or(Term::NIL);
+                let items = vec![Term::keyword_atom(node), n(id), n(serial), n(creation)];
+                v.visit_seq(Items {
+                    it: items.into_iter(),
+                    depth: self.1 + 1,
+                })
+            }
+            (EXT_PID_NAME, _) => Err(self.wrong("a pid of another node")),
             _ => v.visit_newtype_struct(self.inner()?),
         }
     }
@@ -1210,5 +1293,41 @@ mod tests {
             Some("GetValue")
         );
         assert_eq!(unkebab("max-len", &["max_len"]), Some("max_len"));
+    }
+}
+
+#[cfg(test)]
+mod remote_pid_tests {
+    use super::*;
+
+    #[test]
+    fn a_pid_of_another_node_round_trips_and_a_local_one_is_refused() {
+        let h = Heap::new();
+        let p = RemotePidTerm {
+            node: "erl@host".into(),
+            id: 7,
+            serial: 1,
+            creation: u32::MAX,
+        };
+        let t = to_term(&h, &(1, p.clone())).unwrap();
+        match t.view() {
+            View::Vector(v) => assert!(matches!(
+                v[1].view(),
+                View::ExtPid {
+                    id: 7,
+                    serial: 1,
+                    creation: u32::MAX,
+                    ..
+                }
+            )),
+            _ => panic!("not a vector"),
+        }
+        let back: (i64, RemotePidTerm) = from_term(t).unwrap();
+        assert_eq!(back.1, p);
+        // A local pid is not a pid of another node, and the other way.
+        let local = h.pid(lona_term::Pid(5));
+        assert!(from_term::<RemotePidTerm>(local).is_err());
+        let ext = to_term(&h, &p).unwrap();
+        assert!(from_term::<PidTerm>(ext).is_err());
     }
 }

@@ -712,9 +712,10 @@ fn a_native_rust_node_sends_rust_values_to_erlang_and_back() {
         &format!(
             "register(collector, self()), io:format(\"up~n\"),
              receive {{greet, N, Text}} -> io:format(\"got ~p ~s~n\", [N, Text]),
-                     {{rust, '{r}@{h}'}} ! {{reply, N + 1, #{{ok => true}}}}
+                     {{rust, '{r}@{h}'}} ! {{reply, N + 1, #{{ok => true}}, self()}}
              end,
-             timer:sleep(3000), halt()."
+             receive {{thanks, K}} -> io:format(\"thanks ~p~n\", [K]) after 5000 -> io:format(\"none~n\") end,
+             halt()."
         ),
     );
     erl.expect("up");
@@ -725,23 +726,30 @@ fn a_native_rust_node_sends_rust_values_to_erlang_and_back() {
     #[derive(serde::Serialize)]
     enum Msg {
         Greet(i64, String),
+        Thanks(i64),
     }
     #[derive(serde::Deserialize, Debug, PartialEq)]
     struct Flags {
         ok: bool,
     }
     let peer = format!("{e}@{h}");
-    let got = rt
+    let (tag, n, flags, from) = rt
         .block_on(move |ctx| async move {
             ctx.register("rust").await.unwrap();
             d.send_value(ctx.pid(), "collector", &peer, &Msg::Greet(41, "hi".into()))
                 .unwrap();
             let f: lona_term::Fragment = ctx.receive().await;
-            lona_vm::bridge::from_message::<(String, i64, Flags)>(&f).unwrap()
+            let got: (String, i64, Flags, lona_vm::bridge::RemotePidTerm) =
+                lona_vm::bridge::from_message(&f).unwrap();
+            // Answer the Erlang process by the pid it sent.
+            d.send_value_to(&got.3, &Msg::Thanks(7)).unwrap();
+            got
         })
         .unwrap();
-    assert_eq!(got, ("reply".to_string(), 42, Flags { ok: true }));
+    assert_eq!((tag.as_str(), n, flags), ("reply", 42, Flags { ok: true }));
+    assert_eq!(from.node, format!("{e}@{h}"));
     erl.expect("got 41 hi");
+    erl.expect("thanks 7");
 }
 
 #[test]

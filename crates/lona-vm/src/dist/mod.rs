@@ -468,6 +468,18 @@ impl Dist {
         self.send_reg(from, name, node, t)
     }
 
+    /// Sends the Rust value `v` (serde bridge) to a process of another
+    /// node, as a native process received its pid.
+    pub fn send_value_to<T: serde::Serialize + ?Sized>(
+        self: &Arc<Self>,
+        to: &crate::bridge::RemotePidTerm,
+        v: &T,
+    ) -> Result<usize, RemoteSendError> {
+        let heap = lona_term::Heap::new();
+        let t = crate::bridge::to_term(&heap, v).map_err(RemoteSendError::Bridge)?;
+        self.send_pid(&to.node, (to.id, to.serial, to.creation), t)
+    }
+
     /// Sends `msg` to process `(id, serial, creation)` of `node`
     /// (connecting first if need be), encoded here as [`Dist::send_reg`].
     pub fn send_pid(
