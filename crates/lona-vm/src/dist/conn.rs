@@ -471,24 +471,18 @@ async fn handle(
         // partners there.
         Ok(e) => {
             watches.linked.remove(&e.from);
-            for l in d.take_links(e.from, node) {
-                let at = put::start(buf);
-                put::version(buf);
-                put::tuple(buf, 4);
-                put::small(buf, wire::EXIT as u8);
-                put::pid(buf, d.wire_pid(e.from));
-                let (id, serial, creation) = l.pid;
-                put::pid(
-                    buf,
-                    WirePid {
-                        node,
-                        id,
-                        serial,
-                        creation,
-                    },
-                );
-                reason_into(d, buf, &e.reason);
-                put::finish(buf, at);
+            let links = d.take_links(e.from, node);
+            if !links.is_empty() {
+                let reason = reason_bytes(d, &e.reason);
+                for l in links {
+                    Control::Exit {
+                        link: true,
+                        from: d.wire_pid(e.from),
+                        to: WirePid::of(node, l.pid),
+                        reason: &reason,
+                    }
+                    .write(buf);
+                }
             }
             return Ok(None);
         }
@@ -496,15 +490,13 @@ async fn handle(
     };
     if let Ok(down) = env.downcast::<Down>() {
         if let Some(w) = watches.monitors.remove(&down.mref) {
-            let at = put::start(buf);
-            put::version(buf);
-            put::tuple(buf, 5);
-            put::small(buf, wire::MONITOR_P_EXIT as u8);
-            buf.extend_from_slice(&w.toproc);
-            buf.extend_from_slice(&w.watcher);
-            buf.extend_from_slice(&w.mref);
-            reason_into(d, buf, &down.reason);
-            put::finish(buf, at);
+            Control::MonitorPExit {
+                target: &w.toproc,
+                watcher: &w.watcher,
+                mref: &w.mref,
+                reason: &reason_bytes(d, &down.reason),
+            }
+            .write(buf);
         }
     }
     Ok(None)
@@ -549,13 +541,7 @@ async fn spawn_for_peer(
             }
         },
     };
-    let at = put::start(buf);
-    put::version(buf);
-    put::tuple(buf, 5);
-    put::small(buf, wire::SPAWN_REPLY as u8);
-    buf.extend_from_slice(&req);
-    put::pid(buf, from_pid);
-    match result {
+    let (flags, result) = match result {
         Ok((child, mref)) => {
             let mut flags = 0;
             if link {
@@ -584,26 +570,32 @@ async fn spawn_for_peer(
                 );
                 flags |= 2;
             }
-            put::small(buf, flags);
-            buf.extend_from_slice(&child_bytes);
+            (flags, child_bytes)
         }
         Err(why) => {
-            put::small(buf, 0);
-            put::atom(buf, why);
+            let mut atom = Vec::new();
+            put::atom(&mut atom, why);
+            (0, atom)
         }
+    };
+    Control::SpawnReply {
+        req: &req,
+        to: from_pid,
+        flags,
+        result: &result,
     }
-    put::finish(buf, at);
+    .write(buf);
 }
 
 /// An exit reason in external format: the standard ones as atoms, a
-/// Lonala term as itself when it can cross, else its printed form.
-fn reason_into(d: &Dist, buf: &mut Vec<u8>, r: &Reason) {
+/// Lonala term as itself when it can cross, else `noproc`.
+fn reason_bytes(d: &Dist, r: &Reason) -> Vec<u8> {
     let heap = Heap::new();
     let t = crate::msg::reason_term(&heap, r);
-    let at = buf.len();
-    if lona_term::etf::encode_node_into(buf, t, &d.etf_node()).is_err() {
-        buf.truncate(at);
-        put::atom(buf, "noproc");
+    let mut out = Vec::new();
+    match lona_term::etf::encode_node_into(&mut out, t, &d.etf_node()) {
+        Ok(()) => out,
+        Err(_) => wire::NOPROC.to_vec(),
     }
 }
 
@@ -709,18 +701,16 @@ async fn on_packet(
     match wire::parse(p)? {
         Control::Send { to, msg, .. } => {
             if let Some(pid) = our_pid(d, &to) {
-                deliver(ctx, d, node, msg, |m| ctx.handle().send(pid, m));
+                deliver(d, node, msg, |m| ctx.handle().send(pid, m));
             }
         }
-        Control::RegSend {
-            from, name, msg, ..
-        } => {
+        Control::RegSend { name, msg, .. } => {
             if ctx.handle().whereis(name).is_some() {
-                deliver(ctx, d, node, msg, |m| {
+                deliver(d, node, msg, |m| {
                     let _ = ctx.handle().send_name(name, m);
                 });
             } else if name == "net_kernel" {
-                net_kernel(ctx, d, from, msg, writer).await?;
+                net_kernel(ctx, msg, writer).await?;
             }
         }
         Control::MonitorP {
@@ -755,15 +745,13 @@ async fn on_packet(
                 }
                 None => {
                     let mut out = Vec::new();
-                    let at = put::start(&mut out);
-                    put::version(&mut out);
-                    put::tuple(&mut out, 5);
-                    put::small(&mut out, wire::MONITOR_P_EXIT as u8);
-                    out.extend_from_slice(toproc);
-                    out.extend_from_slice(watcher);
-                    out.extend_from_slice(mref);
-                    put::atom(&mut out, "noproc");
-                    put::finish(&mut out, at);
+                    Control::MonitorPExit {
+                        target: toproc,
+                        watcher,
+                        mref,
+                        reason: wire::NOPROC,
+                    }
+                    .write(&mut out);
                     ctx.send(writer, Out::Packet(out)).await;
                 }
             }
@@ -773,22 +761,9 @@ async fn on_packet(
             ctx.send(writer, Out::Demonitor { mref }).await;
         }
         Control::MonitorPExit { mref, reason, .. } => {
-            if mref.node == d.name
-                && mref.creation == d.creation
-                && mref.len == 3
-                && mref.ids[2] == 0
-            {
-                let r = u64::from(mref.ids[0]) | (u64::from(mref.ids[1]) << 32);
+            if let Some(r) = Cursor::new(mref).reference()?.ours(&d.name, d.creation) {
                 let heap = Heap::new();
-                let mut budget = atom_budget();
-                let t = lona_term::etf::decode_node_body_prefix(
-                    &heap,
-                    reason,
-                    &mut budget,
-                    &d.etf_node(),
-                )
-                .map(|(t, _)| t)
-                .unwrap_or(lona_term::kw!("noproc"));
+                let t = decode(d, &heap, reason).unwrap_or(lona_term::kw!("noproc"));
                 d.fire_down(r, t);
             }
         }
@@ -800,14 +775,12 @@ async fn on_packet(
                 }
             }
             let mut out = Vec::new();
-            let at = put::start(&mut out);
-            put::version(&mut out);
-            put::tuple(&mut out, 4);
-            put::small(&mut out, wire::UNLINK_ID_ACK as u8);
-            out.extend_from_slice(id);
-            out.extend_from_slice(to);
-            out.extend_from_slice(from);
-            put::finish(&mut out, at);
+            Control::UnlinkIdAck {
+                id,
+                from: to,
+                to: from,
+            }
+            .write(&mut out);
             ctx.send(writer, Out::Packet(out)).await;
         }
         Control::Link { from, to } => {
@@ -819,21 +792,11 @@ async fn on_packet(
             } else {
                 // A pid of an earlier incarnation: gone.
                 let mut out = Vec::new();
-                let reason = [
-                    wire::SMALL_ATOM_UTF8_EXT,
-                    6,
-                    b'n',
-                    b'o',
-                    b'p',
-                    b'r',
-                    b'o',
-                    b'c',
-                ];
                 Control::Exit {
                     link: true,
                     from: to,
                     to: from,
-                    reason: &reason,
+                    reason: wire::NOPROC,
                 }
                 .write(&mut out);
                 ctx.send(writer, Out::Packet(out)).await;
@@ -865,11 +828,7 @@ async fn on_packet(
         } => {
             let names = wire::option_atoms(opts)?;
             let heap = Heap::new();
-            let mut budget = atom_budget();
-            let args =
-                lona_term::etf::decode_node_body_prefix(&heap, args, &mut budget, &d.etf_node())
-                    .ok()
-                    .map(|(t, _)| Fragment::new(t));
+            let args = decode(d, &heap, args).ok().map(Fragment::new);
             let out = Out::Spawn {
                 req: req.to_vec(),
                 from: (from.id, from.serial, from.creation),
@@ -886,19 +845,16 @@ async fn on_packet(
             flags,
             result,
         } => {
-            let ours =
-                req.node == d.name && req.creation == d.creation && req.len == 3 && req.ids[2] == 0;
-            let me = our_pid(d, &to);
-            if let (true, Some(me)) = (ours, me) {
-                let r = u64::from(req.ids[0]) | (u64::from(req.ids[1]) << 32);
+            let ours = Cursor::new(req).reference()?.ours(&d.name, d.creation);
+            if let (Some(r), Some(me)) = (ours, our_pid(d, &to)) {
                 if d.take_spawn(r).is_some() {
                     spawn_replied(ctx, d, node, me, r, flags, result, writer).await?;
                 }
             }
         }
-        // Group leaders, aliases and the rest: not acted on
-        // (docs/design.md, D22).
-        Control::Other(_) => {}
+        // Our unlinks do not wait for their acknowledgement; group
+        // leaders, aliases and the rest are not acted on (D22).
+        Control::UnlinkIdAck { .. } | Control::Other(_) => {}
     }
     Ok(())
 }
@@ -956,11 +912,19 @@ fn remote_link(node: &str, p: &WirePid<'_>) -> super::RemoteLink {
 /// An exit reason from the wire, as the runtime's reason.
 fn decode_reason(d: &Dist, bytes: &[u8]) -> Reason {
     let heap = Heap::new();
+    let t = decode(d, &heap, bytes).unwrap_or(lona_term::kw!("noproc"));
+    crate::msg::term_reason(t, None)
+}
+
+/// One term a peer sent (no version byte), onto `heap`: our pids and
+/// references become local ones, new atoms within [`atom_budget`].
+fn decode<'h>(
+    d: &Dist,
+    heap: &'h Heap,
+    bytes: &[u8],
+) -> Result<Term<'h>, lona_term::etf::DecodeError> {
     let mut budget = atom_budget();
-    match lona_term::etf::decode_node_body_prefix(&heap, bytes, &mut budget, &d.etf_node()) {
-        Ok((t, _)) => crate::msg::term_reason(t, None),
-        Err(_) => crate::msg::term_reason(lona_term::kw!("noproc"), None),
-    }
+    lona_term::etf::decode_node_body_prefix(heap, bytes, &mut budget, &d.etf_node()).map(|(t, _)| t)
 }
 
 /// New atoms a peer may add: while the table is less than half full.
@@ -971,47 +935,40 @@ fn atom_budget() -> AtomBudget {
 
 /// Decodes a message and hands it to `send`; a message that cannot be a
 /// Lonala term is dropped and logged (the connection goes on).
-fn deliver(_ctx: &Ctx, d: &Dist, node: &str, body: &[u8], send: impl FnOnce(Fragment)) {
+fn deliver(d: &Dist, node: &str, body: &[u8], send: impl FnOnce(Fragment)) {
     let heap = Heap::new();
-    let mut budget = atom_budget();
-    match lona_term::etf::decode_node_body_prefix(&heap, body, &mut budget, &d.etf_node()) {
-        Ok((t, _)) => send(Fragment::new(t)),
+    match decode(d, &heap, body) {
+        Ok(t) => send(Fragment::new(t)),
         Err(e) => log(d, format_args!("a message from {node} dropped: {e}")),
     }
 }
 
 /// `net_kernel`'s one call a peer makes on connecting (`net_adm:ping`):
 /// `{'$gen_call', {From, Tag}, {is_auth, Node}}`, answered `{Tag, yes}`.
-async fn net_kernel(
-    ctx: &Ctx,
-    _d: &Dist,
-    _from: &[u8],
-    msg: &[u8],
-    writer: Pid,
-) -> Result<(), WireError> {
+async fn net_kernel(ctx: &Ctx, msg: &[u8], writer: Pid) -> Result<(), WireError> {
     let mut c = Cursor::new(msg);
     if c.tuple()? != 3 || c.atom()? != "$gen_call" || c.tuple()? != 2 {
         return Ok(());
     }
-    let caller = c.skip()?;
+    let caller = c.pid()?;
     let tag = c.skip()?;
     let mut req = Cursor::new(c.rest());
     if req.tuple()? != 2 || req.atom()? != "is_auth" {
         return Ok(());
     }
-    // SEND {2, '', Caller} with {Tag, yes}.
+    // {Tag, yes} to the caller.
+    let mut reply = Vec::new();
+    put::tuple(&mut reply, 2);
+    reply.extend_from_slice(tag);
+    put::atom(&mut reply, "yes");
     let mut out = Vec::new();
-    let at = put::start(&mut out);
-    put::version(&mut out);
-    put::tuple(&mut out, 3);
-    put::small(&mut out, wire::SEND as u8);
-    put::atom(&mut out, "");
-    out.extend_from_slice(caller);
-    put::version(&mut out);
-    put::tuple(&mut out, 2);
-    out.extend_from_slice(tag);
-    put::atom(&mut out, "yes");
-    put::finish(&mut out, at);
+    Control::Send {
+        sender: false,
+        from: wire::UNUSED,
+        to: caller,
+        msg: &reply,
+    }
+    .write(&mut out);
     ctx.send(writer, Out::Packet(out)).await;
     Ok(())
 }

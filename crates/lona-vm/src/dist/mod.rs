@@ -442,15 +442,13 @@ impl Dist {
         if name.len() > 255 {
             return Err(RemoteSendError::NotAPeer);
         }
-        let mut p = Vec::new();
-        let at = wire::put::start(&mut p);
-        wire::put::version(&mut p);
-        wire::put::tuple(&mut p, 4);
-        wire::put::small(&mut p, wire::REG_SEND as u8);
-        wire::put::pid(&mut p, self.wire_pid(from));
-        wire::put::atom(&mut p, "");
-        wire::put::atom(&mut p, name);
-        self.finish_and_send(node, p, at, msg)
+        let ctl = wire::Control::RegSend {
+            from: self.wire_pid(from),
+            unused: wire::UNUSED,
+            name,
+            msg: &[],
+        };
+        self.send_message(node, &ctl, msg)
     }
 
     /// Sends the Rust value `v` (through the serde bridge: a struct becomes
@@ -488,45 +486,70 @@ impl Dist {
         pid: (u32, u32, u32),
         msg: Term<'_>,
     ) -> Result<usize, RemoteSendError> {
-        let mut p = Vec::new();
-        let at = wire::put::start(&mut p);
-        wire::put::version(&mut p);
-        wire::put::tuple(&mut p, 3);
-        wire::put::small(&mut p, wire::SEND as u8);
-        wire::put::atom(&mut p, "");
-        let (id, serial, creation) = pid;
-        wire::put::pid(
-            &mut p,
-            wire::WirePid {
-                node,
-                id,
-                serial,
-                creation,
-            },
-        );
-        self.finish_and_send(node, p, at, msg)
+        let ctl = wire::Control::Send {
+            sender: false,
+            from: wire::UNUSED,
+            to: wire::WirePid::of(node, pid),
+            msg: &[],
+        };
+        self.send_message(node, &ctl, msg)
     }
 
-    /// Appends the message to packet `p`, and queues it on `node`'s
-    /// connection: the packet's size.
-    fn finish_and_send(
+    /// Encodes `msg` after control message `ctl` into one packet and
+    /// queues it on `node`'s connection: the packet's size.
+    fn send_message(
         self: &Arc<Self>,
         node: &str,
-        mut p: Vec<u8>,
-        at: usize,
+        ctl: &wire::Control<'_>,
         msg: Term<'_>,
     ) -> Result<usize, RemoteSendError> {
         if node.len() > 255 {
             return Err(RemoteSendError::NotAPeer);
         }
-        wire::put::version(&mut p);
+        let mut p = Vec::new();
+        let at = ctl.open(&mut p);
         lona_term::etf::encode_node_into(&mut p, msg, &self.etf_node())
             .map_err(RemoteSendError::Encode)?;
         wire::put::finish(&mut p, at);
-        let w = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
         let n = p.len();
-        self.handle.send(w, conn::Out::Packet(p));
+        self.queue(node, p).ok_or(RemoteSendError::NotAPeer)?;
         Ok(n)
+    }
+
+    /// Queues packet `p` on `node`'s connection, made if need be: the
+    /// writer, `None` when `node` cannot be a peer.
+    fn queue(self: &Arc<Self>, node: &str, p: Vec<u8>) -> Option<Pid> {
+        let w = self.writer_for(node)?;
+        self.handle.send(w, conn::Out::Packet(p));
+        Some(w)
+    }
+
+    /// Queues packet `p` on `node`'s connection if there is one (no new
+    /// connection for it).
+    fn queue_if_connected(&self, node: &str, p: Vec<u8>) {
+        let w = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(node)
+            .map(|c| c.writer);
+        if let Some(w) = w {
+            self.handle.send(w, conn::Out::Packet(p));
+        }
+    }
+
+    /// The bytes of our reference `r` as the wire has it.
+    fn ref_bytes(&self, r: u64) -> Vec<u8> {
+        let mut v = Vec::new();
+        wire::put::reference(&mut v, &self.name, self.creation, r);
+        v
+    }
+
+    /// The bytes of our pid `p` as the wire has it.
+    fn pid_bytes(&self, p: Pid) -> Vec<u8> {
+        let mut v = Vec::new();
+        wire::put::pid(&mut v, self.wire_pid(p));
+        v
     }
 
     /// A local pid as the wire names it.
@@ -622,22 +645,16 @@ impl Dist {
     /// Everything watching `node` learns it is gone.
     fn node_down(&self, node: &str) {
         // Spawn requests still unanswered fail.
-        let failed: Vec<(u64, Pid)> = {
-            let mut sp = self.spawns.lock().unwrap_or_else(|e| e.into_inner());
-            let gone: Vec<u64> = sp
-                .iter()
-                .filter(|(_, (_, n))| n == node)
-                .map(|(r, _)| *r)
-                .collect();
-            gone.into_iter()
-                .filter_map(|r| sp.remove(&r).map(|(p, _)| (r, p)))
-                .collect()
-        };
-        for (r, p) in failed {
-            let heap = lona_term::Heap::new();
-            let err = heap.vector(&[lona_term::kw!("error"), lona_term::kw!("noconnection")]);
-            let msg = heap.vector(&[lona_term::kw!("spawn-reply"), heap.reference(r), err]);
-            self.handle.send(p, Fragment::new(msg));
+        let failed: Vec<u64> = self
+            .spawns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, (_, n))| n == node)
+            .map(|(r, _)| *r)
+            .collect();
+        for r in failed {
+            self.fail_spawn(r);
         }
         // Links: every local partner gets `noconnection` from its remote
         // end, as Erlang's.
@@ -710,24 +727,17 @@ impl Dist {
         match what {
             Watched::Pid(id, serial, creation) => wire::put::pid(
                 &mut wire_target,
-                wire::WirePid {
-                    node,
-                    id,
-                    serial,
-                    creation,
-                },
+                wire::WirePid::of(node, (id, serial, creation)),
             ),
             Watched::Name(n) => wire::put::atom(&mut wire_target, n),
         }
         let mut p = Vec::new();
-        let at = wire::put::start(&mut p);
-        wire::put::version(&mut p);
-        wire::put::tuple(&mut p, 4);
-        wire::put::small(&mut p, wire::MONITOR_P as u8);
-        wire::put::pid(&mut p, self.wire_pid(watcher));
-        p.extend_from_slice(&wire_target);
-        wire::put::reference(&mut p, &self.name, self.creation, mref.to_bits());
-        wire::put::finish(&mut p, at);
+        wire::Control::MonitorP {
+            watcher: &self.pid_bytes(watcher),
+            target: &wire_target,
+            mref: &self.ref_bytes(mref.to_bits()),
+        }
+        .write(&mut p);
         // The entry first, then the connection (see `forget`).
         self.remote_mons
             .lock()
@@ -741,9 +751,8 @@ impl Dist {
                     wire_target,
                 },
             );
-        match self.writer_for(node) {
-            Some(w) => self.handle.send(w, conn::Out::Packet(p)),
-            None => self.fire_down(mref.to_bits(), lona_term::kw!("noconnection")),
+        if self.queue(node, p).is_none() {
+            self.fire_down(mref.to_bits(), lona_term::kw!("noconnection"));
         }
         mref
     }
@@ -769,24 +778,14 @@ impl Dist {
             }
         };
         let Some(m) = m else { return false };
-        let w = self
-            .conns
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&m.node)
-            .map(|c| c.writer);
-        if let Some(w) = w {
-            let mut p = Vec::new();
-            let at = wire::put::start(&mut p);
-            wire::put::version(&mut p);
-            wire::put::tuple(&mut p, 4);
-            wire::put::small(&mut p, wire::DEMONITOR_P as u8);
-            wire::put::pid(&mut p, self.wire_pid(watcher));
-            p.extend_from_slice(&m.wire_target);
-            wire::put::reference(&mut p, &self.name, self.creation, mref);
-            wire::put::finish(&mut p, at);
-            self.handle.send(w, conn::Out::Packet(p));
+        let mut p = Vec::new();
+        wire::Control::DemonitorP {
+            watcher: &self.pid_bytes(watcher),
+            target: &m.wire_target,
+            mref: &self.ref_bytes(mref),
         }
+        .write(&mut p);
+        self.queue_if_connected(&m.node, p);
         true
     }
 
@@ -882,22 +881,11 @@ impl Dist {
             return Some(q);
         }
         let mut p = Vec::new();
-        let at = wire::put::start(&mut p);
-        wire::put::version(&mut p);
-        wire::put::tuple(&mut p, 3);
-        wire::put::small(&mut p, wire::LINK as u8);
-        wire::put::pid(&mut p, self.wire_pid(me));
-        let (id, serial, creation) = pid;
-        wire::put::pid(
-            &mut p,
-            wire::WirePid {
-                node,
-                id,
-                serial,
-                creation,
-            },
-        );
-        wire::put::finish(&mut p, at);
+        wire::Control::Link {
+            from: self.wire_pid(me),
+            to: wire::WirePid::of(node, pid),
+        }
+        .write(&mut p);
         self.handle.send(q, conn::Out::Packet(p));
         Some(q)
     }
@@ -911,33 +899,18 @@ impl Dist {
         if !self.remove_link(me, &l) {
             return;
         }
-        let w = self
-            .conns
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(node)
-            .map(|c| c.writer);
-        if let Some(w) = w {
-            let mut p = Vec::new();
-            let at = wire::put::start(&mut p);
-            wire::put::version(&mut p);
-            wire::put::tuple(&mut p, 4);
-            wire::put::small(&mut p, wire::UNLINK_ID as u8);
-            wire::put::small(&mut p, 1);
-            wire::put::pid(&mut p, self.wire_pid(me));
-            let (id, serial, creation) = pid;
-            wire::put::pid(
-                &mut p,
-                wire::WirePid {
-                    node,
-                    id,
-                    serial,
-                    creation,
-                },
-            );
-            wire::put::finish(&mut p, at);
-            self.handle.send(w, conn::Out::Packet(p));
+        let mut to = Vec::new();
+        wire::put::pid(&mut to, wire::WirePid::of(node, pid));
+        let mut p = Vec::new();
+        // Our side is unlinked at once; the peer's acknowledgement is
+        // not waited for.
+        wire::Control::UnlinkId {
+            id: &[wire::SMALL_INTEGER_EXT, 1],
+            from: &self.pid_bytes(me),
+            to: &to,
         }
+        .write(&mut p);
+        self.queue_if_connected(node, p);
     }
 
     /// `(exit pid reason)` to another node's process (`EXIT2`).
@@ -948,27 +921,18 @@ impl Dist {
         pid: (u32, u32, u32),
         reason: Term<'_>,
     ) -> Result<(), RemoteSendError> {
-        let mut p = Vec::new();
-        let at = wire::put::start(&mut p);
-        wire::put::version(&mut p);
-        wire::put::tuple(&mut p, 4);
-        wire::put::small(&mut p, wire::EXIT2 as u8);
-        wire::put::pid(&mut p, self.wire_pid(me));
-        let (id, serial, creation) = pid;
-        wire::put::pid(
-            &mut p,
-            wire::WirePid {
-                node,
-                id,
-                serial,
-                creation,
-            },
-        );
-        lona_term::etf::encode_node_into(&mut p, reason, &self.etf_node())
+        let mut r = Vec::new();
+        lona_term::etf::encode_node_into(&mut r, reason, &self.etf_node())
             .map_err(RemoteSendError::Encode)?;
-        wire::put::finish(&mut p, at);
-        let q = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
-        self.handle.send(q, conn::Out::Packet(p));
+        let mut p = Vec::new();
+        wire::Control::Exit {
+            link: false,
+            from: self.wire_pid(me),
+            to: wire::WirePid::of(node, pid),
+            reason: &r,
+        }
+        .write(&mut p);
+        self.queue(node, p).ok_or(RemoteSendError::NotAPeer)?;
         Ok(())
     }
 
@@ -991,29 +955,27 @@ impl Dist {
         if module.len() > 255 || function.len() > 255 {
             return Err(RemoteSendError::NotAPeer);
         }
-        let arity = args.list_iter().count() as u8;
         let req = Ref::new();
+        let mut opts = Vec::new();
+        let names: &[&str] = match (link, monitor) {
+            (true, true) => &["link", "monitor"],
+            (true, false) => &["link"],
+            (false, true) => &["monitor"],
+            (false, false) => &[],
+        };
+        wire::put::atom_list(&mut opts, names);
+        let ctl = wire::Control::SpawnRequest {
+            req: &self.ref_bytes(req.to_bits()),
+            from: self.wire_pid(me),
+            group_leader: &self.pid_bytes(me),
+            module,
+            function,
+            arity: args.list_iter().count() as i64,
+            opts: &opts,
+            args: &[],
+        };
         let mut p = Vec::new();
-        let at = wire::put::start(&mut p);
-        wire::put::version(&mut p);
-        wire::put::tuple(&mut p, 6);
-        wire::put::small(&mut p, wire::SPAWN_REQUEST as u8);
-        wire::put::reference(&mut p, &self.name, self.creation, req.to_bits());
-        wire::put::pid(&mut p, self.wire_pid(me));
-        wire::put::pid(&mut p, self.wire_pid(me));
-        wire::put::tuple(&mut p, 3);
-        wire::put::atom(&mut p, module);
-        wire::put::atom(&mut p, function);
-        wire::put::small(&mut p, arity);
-        let mut opts: Vec<&str> = Vec::new();
-        if link {
-            opts.push("link");
-        }
-        if monitor {
-            opts.push("monitor");
-        }
-        wire::put::atom_list(&mut p, &opts);
-        wire::put::version(&mut p);
+        let at = ctl.open(&mut p);
         lona_term::etf::encode_node_into(&mut p, args, &self.etf_node())
             .map_err(RemoteSendError::Encode)?;
         wire::put::finish(&mut p, at);
@@ -1022,15 +984,14 @@ impl Dist {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(req.to_bits(), (me, node.to_string()));
-        match self.writer_for(node) {
-            Some(w) => self.handle.send(w, conn::Out::Packet(p)),
-            None => self.node_down_spawn(req.to_bits()),
+        if self.queue(node, p).is_none() {
+            self.fail_spawn(req.to_bits());
         }
         Ok(req)
     }
 
-    /// Fails spawn request `r` with `:noconnection`.
-    fn node_down_spawn(&self, r: u64) {
+    /// Fails spawn request `r` with `:noconnection` (unless answered).
+    fn fail_spawn(&self, r: u64) {
         let p = self
             .spawns
             .lock()

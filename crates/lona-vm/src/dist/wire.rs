@@ -36,7 +36,7 @@ pub const SPAWN_REPLY: i64 = 31;
 pub const UNLINK_ID: i64 = 35;
 pub const UNLINK_ID_ACK: i64 = 36;
 
-const SMALL_INTEGER_EXT: u8 = 97;
+pub(crate) const SMALL_INTEGER_EXT: u8 = 97;
 const INTEGER_EXT: u8 = 98;
 const SMALL_TUPLE_EXT: u8 = 104;
 const LARGE_TUPLE_EXT: u8 = 105;
@@ -52,7 +52,7 @@ const NEW_REFERENCE_EXT: u8 = 114;
 const SMALL_ATOM_EXT: u8 = 115;
 const MAP_EXT: u8 = 116;
 const ATOM_UTF8_EXT: u8 = 118;
-pub(crate) const SMALL_ATOM_UTF8_EXT: u8 = 119;
+const SMALL_ATOM_UTF8_EXT: u8 = 119;
 const V4_PORT_EXT: u8 = 120;
 const NEW_FLOAT_EXT: u8 = 70;
 const BIT_BINARY_EXT: u8 = 77;
@@ -83,6 +83,27 @@ pub struct WirePid<'a> {
     pub id: u32,
     pub serial: u32,
     pub creation: u32,
+}
+
+impl WireRef<'_> {
+    /// The id of a reference this node made (named `node`, incarnation
+    /// `creation`; written by [`put::reference`]), if it is one.
+    pub fn ours(&self, node: &str, creation: u32) -> Option<u64> {
+        (self.node == node && self.creation == creation && self.len == 3 && self.ids[2] == 0)
+            .then(|| u64::from(self.ids[0]) | (u64::from(self.ids[1]) << 32))
+    }
+}
+
+impl<'a> WirePid<'a> {
+    /// Process `(id, serial, creation)` of `node`.
+    pub fn of(node: &'a str, (id, serial, creation): (u32, u32, u32)) -> WirePid<'a> {
+        WirePid {
+            node,
+            id,
+            serial,
+            creation,
+        }
+    }
 }
 
 /// A reader of external terms, positioned in a packet.
@@ -197,7 +218,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A reference: its node, creation and id words (1 to 5).
-    pub fn reference(&mut self) -> R<(&'a str, u32, [u32; 5], usize)> {
+    pub fn reference(&mut self) -> R<WireRef<'a>> {
         let tag = self.u8()?;
         if tag != NEWER_REFERENCE_EXT && tag != NEW_REFERENCE_EXT {
             return Err(WireError("expected a reference"));
@@ -216,7 +237,19 @@ impl<'a> Cursor<'a> {
         for w in ids.iter_mut().take(n) {
             *w = self.u32()?;
         }
-        Ok((node, creation, ids, n))
+        Ok(WireRef {
+            node,
+            creation,
+            ids,
+            len: n,
+        })
+    }
+
+    /// The bytes of one reference (checked as [`Cursor::reference`]).
+    pub fn reference_bytes(&mut self) -> R<&'a [u8]> {
+        let start = self.i;
+        self.reference()?;
+        Ok(&self.b[start..self.i])
     }
 
     /// Steps over one term of any kind and returns its bytes. Iterative:
@@ -338,7 +371,7 @@ pub enum Control<'a> {
     },
     /// `REG_SEND`: to the process registered as `name`.
     RegSend {
-        from: &'a [u8],
+        from: WirePid<'a>,
         unused: &'a [u8],
         name: &'a str,
         msg: &'a [u8],
@@ -367,10 +400,15 @@ pub enum Control<'a> {
     MonitorPExit {
         target: &'a [u8],
         watcher: &'a [u8],
-        mref: WireRef<'a>,
+        mref: &'a [u8],
         reason: &'a [u8],
     },
     UnlinkId {
+        id: &'a [u8],
+        from: &'a [u8],
+        to: &'a [u8],
+    },
+    UnlinkIdAck {
         id: &'a [u8],
         from: &'a [u8],
         to: &'a [u8],
@@ -390,7 +428,7 @@ pub enum Control<'a> {
     /// `SPAWN_REPLY`: the answer to our request `req`; `flags` 1: linked,
     /// 2: monitored; `result` the new pid or an error atom.
     SpawnReply {
-        req: WireRef<'a>,
+        req: &'a [u8],
         to: WirePid<'a>,
         flags: i64,
         result: &'a [u8],
@@ -448,7 +486,7 @@ pub fn parse(p: &[u8]) -> R<Control<'_>> {
             msg: c.message()?,
         },
         (REG_SEND, 4) => Control::RegSend {
-            from: c.skip()?,
+            from: c.pid()?,
             unused: c.skip()?,
             name: c.atom()?,
             msg: c.message()?,
@@ -473,22 +511,12 @@ pub fn parse(p: &[u8]) -> R<Control<'_>> {
             target: c.skip()?,
             mref: c.skip()?,
         },
-        (MONITOR_P_EXIT, 5) => {
-            let target = c.skip()?;
-            let watcher = c.skip()?;
-            let (node, creation, ids, len) = c.reference()?;
-            Control::MonitorPExit {
-                target,
-                watcher,
-                mref: WireRef {
-                    node,
-                    creation,
-                    ids,
-                    len,
-                },
-                reason: c.skip()?,
-            }
-        }
+        (MONITOR_P_EXIT, 5) => Control::MonitorPExit {
+            target: c.skip()?,
+            watcher: c.skip()?,
+            mref: c.reference_bytes()?,
+            reason: c.skip()?,
+        },
         (SPAWN_REQUEST, 6) => {
             let req = c.skip()?;
             let from = c.pid()?;
@@ -511,21 +539,18 @@ pub fn parse(p: &[u8]) -> R<Control<'_>> {
                 args: c.message()?,
             }
         }
-        (SPAWN_REPLY, 5) => {
-            let (node, creation, ids, len) = c.reference()?;
-            Control::SpawnReply {
-                req: WireRef {
-                    node,
-                    creation,
-                    ids,
-                    len,
-                },
-                to: c.pid()?,
-                flags: c.int()?,
-                result: c.skip()?,
-            }
-        }
+        (SPAWN_REPLY, 5) => Control::SpawnReply {
+            req: c.reference_bytes()?,
+            to: c.pid()?,
+            flags: c.int()?,
+            result: c.skip()?,
+        },
         (UNLINK_ID, 4) => Control::UnlinkId {
+            id: c.skip()?,
+            from: c.skip()?,
+            to: c.skip()?,
+        },
+        (UNLINK_ID_ACK, 4) => Control::UnlinkIdAck {
             id: c.skip()?,
             from: c.skip()?,
             to: c.skip()?,
@@ -544,38 +569,46 @@ pub fn parse(p: &[u8]) -> R<Control<'_>> {
 
 impl Control<'_> {
     /// The packet (length prefix included) that [`parse`] reads back as
-    /// this control message: how the reader's replies are written, and
-    /// the fuzz oracle's inverse.
+    /// this control message: how packets are written, and the fuzz
+    /// oracle's inverse.
     pub fn write(&self, out: &mut Vec<u8>) {
+        let at = self.open(out);
+        match self {
+            Control::Send { msg, .. } | Control::RegSend { msg, .. } => out.extend_from_slice(msg),
+            Control::SpawnRequest { args, .. } => out.extend_from_slice(args),
+            _ => {}
+        }
+        put::finish(out, at);
+    }
+
+    /// Writes the packet up to its message: the length placeholder and
+    /// the control message, then, for a control that carries a message,
+    /// the message's version byte (its `msg`/`args` field is not
+    /// written). The caller encodes the message in place, then
+    /// [`put::finish`]es the packet at the position returned: a message
+    /// is encoded once, straight into its packet.
+    pub fn open(&self, out: &mut Vec<u8>) -> usize {
         let at = put::start(out);
         put::version(out);
         match self {
             Control::Send {
-                sender,
-                from,
-                to,
-                msg,
+                sender, from, to, ..
             } => {
                 put::tuple(out, 3);
                 put::small(out, if *sender { SEND_SENDER } else { SEND } as u8);
                 out.extend_from_slice(from);
                 put::pid(out, *to);
                 put::version(out);
-                out.extend_from_slice(msg);
             }
             Control::RegSend {
-                from,
-                unused,
-                name,
-                msg,
+                from, unused, name, ..
             } => {
                 put::tuple(out, 4);
                 put::small(out, REG_SEND as u8);
-                out.extend_from_slice(from);
+                put::pid(out, *from);
                 out.extend_from_slice(unused);
                 put::atom_any(out, name);
                 put::version(out);
-                out.extend_from_slice(msg);
             }
             Control::Link { from, to } => {
                 put::tuple(out, 3);
@@ -626,12 +659,17 @@ impl Control<'_> {
                 put::small(out, MONITOR_P_EXIT as u8);
                 out.extend_from_slice(target);
                 out.extend_from_slice(watcher);
-                put::wire_ref(out, mref);
+                out.extend_from_slice(mref);
                 out.extend_from_slice(reason);
             }
-            Control::UnlinkId { id, from, to } => {
+            Control::UnlinkId { id, from, to } | Control::UnlinkIdAck { id, from, to } => {
+                let tag = if matches!(self, Control::UnlinkId { .. }) {
+                    UNLINK_ID
+                } else {
+                    UNLINK_ID_ACK
+                };
                 put::tuple(out, 4);
-                put::small(out, UNLINK_ID as u8);
+                put::small(out, tag as u8);
                 out.extend_from_slice(id);
                 out.extend_from_slice(from);
                 out.extend_from_slice(to);
@@ -644,7 +682,7 @@ impl Control<'_> {
                 function,
                 arity,
                 opts,
-                args,
+                ..
             } => {
                 put::tuple(out, 6);
                 put::small(out, SPAWN_REQUEST as u8);
@@ -657,7 +695,6 @@ impl Control<'_> {
                 put::int(out, *arity);
                 out.extend_from_slice(opts);
                 put::version(out);
-                out.extend_from_slice(args);
             }
             Control::SpawnReply {
                 req,
@@ -667,7 +704,7 @@ impl Control<'_> {
             } => {
                 put::tuple(out, 5);
                 put::small(out, SPAWN_REPLY as u8);
-                put::wire_ref(out, req);
+                out.extend_from_slice(req);
                 put::pid(out, *to);
                 put::int(out, *flags);
                 out.extend_from_slice(result);
@@ -678,9 +715,16 @@ impl Control<'_> {
                 out.extend_from_slice(&(*tag as i32).to_be_bytes());
             }
         }
-        put::finish(out, at);
+        at
     }
 }
+
+/// The atom `''`: the unused field of `SEND` and `REG_SEND`.
+pub const UNUSED: &[u8] = &[SMALL_ATOM_UTF8_EXT, 0];
+
+/// The atom `noproc`, as the reason of a monitor or link to a process
+/// that is gone.
+pub const NOPROC: &[u8] = &[SMALL_ATOM_UTF8_EXT, 6, b'n', b'o', b'p', b'r', b'o', b'c'];
 
 /// Writers of the control messages we send, each into `out` (which
 /// already holds the packet's length placeholder and pass-through tag).
@@ -742,17 +786,6 @@ pub mod put {
             }
         }
         out.push(NIL_EXT);
-    }
-
-    /// A reference as read ([`WireRef`]).
-    pub fn wire_ref(out: &mut Vec<u8>, r: &WireRef<'_>) {
-        out.push(NEWER_REFERENCE_EXT);
-        out.extend_from_slice(&(r.len as u16).to_be_bytes());
-        atom_any(out, r.node);
-        out.extend_from_slice(&r.creation.to_be_bytes());
-        for w in &r.ids[..r.len] {
-            out.extend_from_slice(&w.to_be_bytes());
-        }
     }
 
     pub fn pid(out: &mut Vec<u8>, p: WirePid<'_>) {
@@ -882,7 +915,6 @@ mod tests {
         put::pid(&mut pid_bytes, p("a@h"));
         let mut r = Vec::new();
         put::reference(&mut r, "a@h", 77, 0x1234_5678_9abc);
-        let (_, _, ids, len) = Cursor::new(&r).reference().unwrap();
         let controls = vec![
             Control::Send {
                 sender: false,
@@ -897,7 +929,7 @@ mod tests {
                 msg: &atom_ok,
             },
             Control::RegSend {
-                from: &pid_bytes,
+                from: p("a@h"),
                 unused: &empty,
                 name: "counter",
                 msg: &atom_ok,
@@ -931,15 +963,15 @@ mod tests {
             Control::MonitorPExit {
                 target: &pid_bytes,
                 watcher: &pid_bytes,
-                mref: WireRef {
-                    node: "a@h",
-                    creation: 77,
-                    ids,
-                    len,
-                },
+                mref: &r,
                 reason: &atom_ok,
             },
             Control::UnlinkId {
+                id: &atom_ok,
+                from: &pid_bytes,
+                to: &pid_bytes,
+            },
+            Control::UnlinkIdAck {
                 id: &atom_ok,
                 from: &pid_bytes,
                 to: &pid_bytes,
@@ -955,12 +987,7 @@ mod tests {
                 args: &[NIL_EXT],
             },
             Control::SpawnReply {
-                req: WireRef {
-                    node: "a@h",
-                    creation: 77,
-                    ids,
-                    len,
-                },
+                req: &r,
                 to: p("b@h"),
                 flags: 3,
                 result: &pid_bytes,
