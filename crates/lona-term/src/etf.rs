@@ -96,30 +96,41 @@ pub struct Node {
 /// The version byte that starts every encoding.
 pub const VERSION: u8 = 131;
 
-const NEW_FLOAT_EXT: u8 = 70;
-const BIT_BINARY_EXT: u8 = 77;
-const COMPRESSED: u8 = 80;
-const ATOM_CACHE_REF: u8 = 82;
-const NEW_PID_EXT: u8 = 88;
-const NEWER_REFERENCE_EXT: u8 = 90;
-const PID_EXT: u8 = 103;
-const NEW_REFERENCE_EXT: u8 = 114;
-const SMALL_INTEGER_EXT: u8 = 97;
-const INTEGER_EXT: u8 = 98;
-const FLOAT_EXT: u8 = 99;
-const ATOM_EXT: u8 = 100;
-const SMALL_TUPLE_EXT: u8 = 104;
-const LARGE_TUPLE_EXT: u8 = 105;
-const NIL_EXT: u8 = 106;
-const STRING_EXT: u8 = 107;
-const LIST_EXT: u8 = 108;
-const BINARY_EXT: u8 = 109;
-const SMALL_BIG_EXT: u8 = 110;
-const LARGE_BIG_EXT: u8 = 111;
-const SMALL_ATOM_EXT: u8 = 115;
-const MAP_EXT: u8 = 116;
-const ATOM_UTF8_EXT: u8 = 118;
-const SMALL_ATOM_UTF8_EXT: u8 = 119;
+/// The tags of the external term format, each the first byte of a term
+/// (`erl_ext_dist.md`): shared with the distribution's packet reader.
+pub mod tag {
+    pub const NEW_FLOAT_EXT: u8 = 70;
+    pub const BIT_BINARY_EXT: u8 = 77;
+    pub const COMPRESSED: u8 = 80;
+    pub const ATOM_CACHE_REF: u8 = 82;
+    pub const NEW_PID_EXT: u8 = 88;
+    pub const NEW_PORT_EXT: u8 = 89;
+    pub const NEWER_REFERENCE_EXT: u8 = 90;
+    pub const SMALL_INTEGER_EXT: u8 = 97;
+    pub const INTEGER_EXT: u8 = 98;
+    pub const FLOAT_EXT: u8 = 99;
+    pub const ATOM_EXT: u8 = 100;
+    pub const PORT_EXT: u8 = 102;
+    pub const PID_EXT: u8 = 103;
+    pub const SMALL_TUPLE_EXT: u8 = 104;
+    pub const LARGE_TUPLE_EXT: u8 = 105;
+    pub const NIL_EXT: u8 = 106;
+    pub const STRING_EXT: u8 = 107;
+    pub const LIST_EXT: u8 = 108;
+    pub const BINARY_EXT: u8 = 109;
+    pub const SMALL_BIG_EXT: u8 = 110;
+    pub const LARGE_BIG_EXT: u8 = 111;
+    pub const NEW_FUN_EXT: u8 = 112;
+    pub const EXPORT_EXT: u8 = 113;
+    pub const NEW_REFERENCE_EXT: u8 = 114;
+    pub const SMALL_ATOM_EXT: u8 = 115;
+    pub const MAP_EXT: u8 = 116;
+    pub const ATOM_UTF8_EXT: u8 = 118;
+    pub const SMALL_ATOM_UTF8_EXT: u8 = 119;
+    pub const V4_PORT_EXT: u8 = 120;
+}
+
+use tag::*;
 
 /// Why a byte string is not an external term this decoder accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

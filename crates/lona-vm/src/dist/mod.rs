@@ -905,7 +905,7 @@ impl Dist {
         // Our side is unlinked at once; the peer's acknowledgement is
         // not waited for.
         wire::Control::UnlinkId {
-            id: &[wire::SMALL_INTEGER_EXT, 1],
+            id: &[lona_term::etf::tag::SMALL_INTEGER_EXT, 1],
             from: &self.pid_bytes(me),
             to: &to,
         }

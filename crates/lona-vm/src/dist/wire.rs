@@ -18,8 +18,7 @@
 
 /// The pass-through tag that starts every packet we read and write.
 pub const PASS_THROUGH: u8 = 112;
-/// The version byte of an external term.
-pub const VERSION: u8 = 131;
+pub use lona_term::etf::VERSION;
 
 // Control message tags (the first element of the control tuple).
 pub const LINK: i64 = 1;
@@ -36,33 +35,7 @@ pub const SPAWN_REPLY: i64 = 31;
 pub const UNLINK_ID: i64 = 35;
 pub const UNLINK_ID_ACK: i64 = 36;
 
-pub(crate) const SMALL_INTEGER_EXT: u8 = 97;
-const INTEGER_EXT: u8 = 98;
-const SMALL_TUPLE_EXT: u8 = 104;
-const LARGE_TUPLE_EXT: u8 = 105;
-const NIL_EXT: u8 = 106;
-const STRING_EXT: u8 = 107;
-const LIST_EXT: u8 = 108;
-const BINARY_EXT: u8 = 109;
-const SMALL_BIG_EXT: u8 = 110;
-const LARGE_BIG_EXT: u8 = 111;
-const NEW_FUN_EXT: u8 = 112;
-const EXPORT_EXT: u8 = 113;
-const NEW_REFERENCE_EXT: u8 = 114;
-const SMALL_ATOM_EXT: u8 = 115;
-const MAP_EXT: u8 = 116;
-const ATOM_UTF8_EXT: u8 = 118;
-const SMALL_ATOM_UTF8_EXT: u8 = 119;
-const V4_PORT_EXT: u8 = 120;
-const NEW_FLOAT_EXT: u8 = 70;
-const BIT_BINARY_EXT: u8 = 77;
-const NEW_PID_EXT: u8 = 88;
-const NEW_PORT_EXT: u8 = 89;
-const NEWER_REFERENCE_EXT: u8 = 90;
-const FLOAT_EXT: u8 = 99;
-const ATOM_EXT: u8 = 100;
-const PORT_EXT: u8 = 102;
-const PID_EXT: u8 = 103;
+use lona_term::etf::tag::*;
 
 /// A malformed frame or control message.
 #[derive(Debug, Clone, PartialEq, Eq)]
