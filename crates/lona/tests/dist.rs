@@ -752,6 +752,137 @@ fn a_native_rust_node_sends_rust_values_to_erlang_and_back() {
     erl.expect("thanks 7");
 }
 
+/// A process-to-process message of 30 MB each way: sent and received in
+/// fragments (`DFLAG_FRAGMENTS`), joined whole, and while ours goes out
+/// another process's small messages go between its fragments, each
+/// sender's order kept.
+#[test]
+fn large_messages_cross_in_fragments_and_small_ones_pass_between() {
+    use lona_term::{Fragment, Heap, Term, View};
+    if !erl_available() {
+        return;
+    }
+    let (r, e, h) = (unique("rust"), unique("erl"), host());
+    // Erlang echoes the blob and sends one of its own; it notes the order
+    // messages came in and reports it on `done`.
+    let erl = Node::erl(
+        &e,
+        "c14",
+        &format!(
+            "register(big, self()), io:format(\"up~n\"),
+             Me = {{rust, '{r}@{h}'}},
+             L = fun L(Seen) ->
+                 receive
+                     {{blob, B}} -> Me ! {{echo, B}},
+                                   Me ! {{back, binary:copy(<<\"fragment\">>, 400000)}},
+                                   L([blob | Seen]);
+                     {{small, N}} -> L([{{small, N}} | Seen]);
+                     {{after_big, N}} -> L([{{after_big, N}} | Seen]);
+                     done -> Me ! {{order, lists:reverse(Seen)}}
+                 end
+             end,
+             L([]), timer:sleep(1000), halt()."
+        ),
+    );
+    erl.expect("up");
+    let rt = lona_runtime::Runtime::new().unwrap();
+    let mut cfg = lona_vm::dist::Config::short(&r);
+    cfg.cookie = Some("c14".into());
+    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
+    let peer = format!("{e}@{h}");
+    let blob: Vec<u8> = (0..30_000_000u32).map(|i| (i % 251) as u8).collect();
+    struct Go;
+    struct Sent;
+    let d2 = d.clone();
+    let order = rt
+        .block_on(move |ctx| async move {
+            ctx.register("rust").await.unwrap();
+            let me = ctx.pid();
+            let (d3, peer3) = (d2.clone(), peer.clone());
+            // The other sender: 200 small messages once the blob is queued.
+            let other = ctx
+                .spawn(move |cx| async move {
+                    let Go = cx.receive::<Go>().await;
+                    let heap = Heap::new();
+                    for n in 1..=200 {
+                        let m = heap.vector(&[Term::keyword("small"), heap.int(n)]);
+                        d3.send_reg(cx.pid(), "big", &peer3, m).unwrap();
+                    }
+                    cx.send(me, Sent).await;
+                })
+                .await
+                .unwrap();
+            let heap = Heap::new();
+            let m = heap.vector(&[Term::keyword("blob"), heap.binary(&blob)]);
+            d2.send_reg(me, "big", &peer, m).unwrap();
+            ctx.send(other, Go).await;
+            for n in 1..=10 {
+                let m = heap.vector(&[Term::keyword("after_big"), heap.int(n)]);
+                d2.send_reg(me, "big", &peer, m).unwrap();
+            }
+            let t = Duration::from_secs(30);
+            let Sent = ctx.receive_timeout::<Sent>(t).await.expect("sent");
+            d2.send_reg(me, "big", &peer, Term::keyword("done"))
+                .unwrap();
+            let mut got = Vec::new();
+            for i in 0..3 {
+                let f = ctx.receive_timeout::<Fragment>(t).await;
+                got.push(f.unwrap_or_else(|| panic!("message {i} from erl missing")));
+            }
+            fn tagged<'f>(f: &'f Fragment, tag: &str) -> Option<Term<'f>> {
+                match f.root().view() {
+                    View::Vector(v) if v[0] == Term::keyword(tag) => Some(v[1]),
+                    _ => None,
+                }
+            }
+            let echo = tagged(&got[0], "echo").expect("the echo first");
+            assert!(matches!(echo.view(), View::Binary(b) if b == &blob[..]));
+            let back = tagged(&got[1], "back").expect("then erl's blob");
+            let want = "fragment".repeat(400_000);
+            assert!(matches!(back.view(), View::Binary(b) if b == want.as_bytes()));
+            let order = tagged(&got[2], "order").expect("then the order");
+            let mut seen = Vec::new();
+            let mut l = order;
+            while let View::Cons(x, rest) = l.view() {
+                seen.push(match x.view() {
+                    View::Keyword(_) => ("blob".to_string(), 0),
+                    View::Vector(v) => match (v[0].view(), v[1].view()) {
+                        (View::Keyword(k), View::Int(n)) => (k.name().to_string(), n),
+                        other => panic!("{other:?}"),
+                    },
+                    other => panic!("{other:?}"),
+                });
+                l = rest;
+            }
+            seen
+        })
+        .unwrap();
+    let (fin, fout) = d.fragmented();
+    assert!(fin >= 2 && fout >= 1, "fragments in {fin}, out {fout}");
+    // Each sender's messages in the order sent: ours the blob then
+    // after_big 1..10, the other's small 1..200.
+    let ours: Vec<_> = order
+        .iter()
+        .filter(|(k, _)| k != "small")
+        .cloned()
+        .collect();
+    let mut want = vec![("blob".to_string(), 0)];
+    want.extend((1..=10).map(|n| ("after_big".to_string(), n)));
+    assert_eq!(ours, want);
+    let smalls: Vec<i64> = order
+        .iter()
+        .filter(|(k, _)| k == "small")
+        .map(|(_, n)| *n)
+        .collect();
+    assert_eq!(smalls, (1..=200).collect::<Vec<_>>());
+    // The other sender did not wait for the whole 30 MB.
+    let blob_at = order.iter().position(|(k, _)| k == "blob").unwrap();
+    assert!(
+        blob_at > 0,
+        "no small message went between the fragments: {order:?}"
+    );
+}
+
 #[test]
 fn spawning_on_another_node_links_monitors_and_fails_clearly() {
     if !epmd_available() {

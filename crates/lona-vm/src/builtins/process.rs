@@ -94,7 +94,8 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         } => {
             if let Some(d) = cx.env.dist.get().cloned() {
                 if node != d.atom() {
-                    let r = d.send_pid(node.name(), (id, serial, creation), msg);
+                    let me = cx.rt()?.pid();
+                    let r = d.send_pid(Some(me), node.name(), (id, serial, creation), msg);
                     remote_sent(cx, r)?;
                 }
             }

@@ -1,7 +1,8 @@
 //! The processes of a distribution connection: the acceptor, and per
 //! connected node a writer and a reader (the protocol is in `mod.rs`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,7 @@ use lona_runtime::{Ctx, Down, Envelope, Pid, Reason, Ref};
 use lona_term::etf::AtomBudget;
 use lona_term::{Fragment, Heap, Term};
 
-use super::wire::{self, put, Control, Cursor, WireError, WirePid};
+use super::wire::{self, put, Assembler, Control, Cursor, Frame, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
 
 /// How long a handshake may take (Erlang's `net_setuptime`, 7 s).
@@ -24,8 +25,11 @@ const BATCH_BYTES: usize = 64 << 10;
 
 /// What a writer's mailbox takes.
 pub(crate) enum Out {
-    /// A whole packet: a message a local process encoded, or a reply
-    /// the reader composed.
+    /// A whole packet a local process encoded: a message from `from`
+    /// (`None`: not from a process, or not known).
+    Message { from: Option<Pid>, packet: Vec<u8> },
+    /// A whole packet of another kind: a signal a local process sent, or
+    /// a reply the reader composed.
     Packet(Vec<u8>),
     /// The peer monitors local process `target`: when it ends, send
     /// `MONITOR_P_EXIT` naming `toproc` (the pid or name the peer used),
@@ -39,8 +43,9 @@ pub(crate) enum Out {
     /// The peer no longer monitors (its reference's bytes).
     Demonitor { mref: Vec<u8> },
     /// A connection the acceptor completed while this writer was still
-    /// trying to reach the same node: use it.
-    Adopt(TcpStream),
+    /// trying to reach the same node: use it (`.1`: the peer takes
+    /// fragments).
+    Adopt(TcpStream, bool),
     /// The peer linked one of its processes to local process `.0`: the
     /// writer links to it (so its end comes as an `Exit` with its reason)
     /// and then answers `LinkAck` to the reader `.1`, which waits, so
@@ -73,7 +78,8 @@ fn local_node(d: &Dist) -> Result<LocalNode, String> {
         | DistributionFlags::PUBLISHED
         | DistributionFlags::SPAWN
         | DistributionFlags::DIST_MONITOR
-        | DistributionFlags::DIST_MONITOR_NAME;
+        | DistributionFlags::DIST_MONITOR_NAME
+        | DistributionFlags::FRAGMENTS;
     Ok(n)
 }
 
@@ -155,7 +161,10 @@ async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
             return Err(format!("{peer} connected again while connected"));
         }
         match hs.execute_rest(status).await {
-            Ok((stream, _peer)) => Ok((peer, stream, adopter)),
+            Ok((stream, p)) => {
+                let frags = p.flags.contains(DistributionFlags::FRAGMENTS);
+                Ok((peer, stream, frags, adopter))
+            }
             Err(e) => {
                 d.forget(&peer, me);
                 Err(format!("connection attempt from {peer} refused: {e}"))
@@ -172,11 +181,11 @@ async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
             )
         }
         Ok(Err(e)) => log(&d, format_args!("{e}")),
-        Ok(Ok((peer, stream, Some(writer)))) => {
-            ctx.send(writer, Out::Adopt(stream)).await;
+        Ok(Ok((peer, stream, frags, Some(writer)))) => {
+            ctx.send(writer, Out::Adopt(stream, frags)).await;
             let _ = peer;
         }
-        Ok(Ok((peer, stream, None))) => run(&ctx, &d, &peer, stream).await,
+        Ok(Ok((peer, stream, frags, None))) => run(&ctx, &d, &peer, stream, frags).await,
     }
 }
 
@@ -187,7 +196,7 @@ pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
         .spawn(move |ctx| async move {
             let me = ctx.pid();
             match ctx.timeout(SETUP_TIME, connect(&d2, &node)).await {
-                Ok(Ok(stream)) => run(&ctx, &d2, &node, stream).await,
+                Ok(Ok((stream, frags))) => run(&ctx, &d2, &node, stream, frags).await,
                 // Erlang says nothing of a node it cannot reach: the
                 // messages are dropped, and a monitor would say nodedown.
                 Ok(Err(Some(_))) => {
@@ -198,10 +207,12 @@ pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
                 // and the acceptor hands it over here.
                 Ok(Err(None)) => {
                     match ctx
-                        .receive_where_timeout(|o: &Out| matches!(o, Out::Adopt(_)), SETUP_TIME)
+                        .receive_where_timeout(|o: &Out| matches!(o, Out::Adopt(..)), SETUP_TIME)
                         .await
                     {
-                        Some(Out::Adopt(stream)) => run(&ctx, &d2, &node, stream).await,
+                        Some(Out::Adopt(stream, frags)) => {
+                            run(&ctx, &d2, &node, stream, frags).await
+                        }
                         _ => {
                             unlink_partners(&ctx, &d2, &node).await;
                             d2.forget(&node, me)
@@ -217,9 +228,10 @@ pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
         .ok()
 }
 
-/// Reaches `node` and runs the client half of the handshake. `Err(None)`:
-/// the peer is connecting to us at the same time and its attempt wins.
-async fn connect(d: &Dist, node: &str) -> Result<TcpStream, Option<String>> {
+/// Reaches `node` and runs the client half of the handshake: the stream,
+/// and whether the peer takes fragments. `Err(None)`: the peer is
+/// connecting to us at the same time and its attempt wins.
+async fn connect(d: &Dist, node: &str) -> Result<(TcpStream, bool), Option<String>> {
     let (alive, host) = node
         .split_once('@')
         .ok_or(Some("no host in the name".to_string()))?;
@@ -250,12 +262,12 @@ async fn connect(d: &Dist, node: &str) -> Result<TcpStream, Option<String>> {
     if peer.name.to_string() != node {
         return Err(Some(format!("the peer is {}, not {node}", peer.name)));
     }
-    Ok(stream)
+    Ok((stream, peer.flags.contains(DistributionFlags::FRAGMENTS)))
 }
 
 /// The connected writer: spawns the reader, then encodes and writes what
 /// its mailbox brings until the connection ends.
-async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
+async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: bool) {
     let me = ctx.pid();
     // The reader's end comes here as a message, so the writer can tell
     // the node's watchers (`forget`) before it ends too.
@@ -274,7 +286,12 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream) {
         reader: Some(reader_pid),
         ..Watching::default()
     };
-    let end = write_loop(ctx, d, node, &stream, &mut watches).await;
+    let mut sink = Sink {
+        stream: &stream,
+        frags,
+        scratch: Vec::new(),
+    };
+    let end = write_loop(ctx, d, node, &mut sink, &mut watches).await;
     // The local processes linked to the writer get `noconnection` from
     // their remote partners (`forget`), not the writer's own end.
     watches.linked.clear();
@@ -319,23 +336,64 @@ struct Watching {
     reader: Option<Pid>,
 }
 
+/// Where a writer's bytes go: its stream, in the packet form the peer
+/// took at the handshake.
+struct Sink<'a> {
+    stream: &'a TcpStream,
+    /// The peer takes fragments (and so distribution headers); if not,
+    /// packets are turned into pass-through ones in `scratch` first.
+    frags: bool,
+    scratch: Vec<u8>,
+}
+
+impl Sink<'_> {
+    /// Writes whole packets (length prefixes included).
+    async fn write(&mut self, b: &[u8]) -> Result<(), String> {
+        let b = if self.frags || b.is_empty() {
+            b
+        } else {
+            self.scratch.clear();
+            wire::pass_through(b, &mut self.scratch).map_err(|e| format!("write: {e}"))?;
+            &self.scratch[..]
+        };
+        self.stream
+            .write_all(b)
+            .await
+            .map_err(|e| format!("write: {e}"))
+    }
+}
+
+/// The next envelope: one held back while a large message went out
+/// first, else the mailbox's (waiting at most `wait`).
+async fn next_envelope(
+    ctx: &Ctx,
+    held: &mut VecDeque<Envelope>,
+    wait: Duration,
+) -> Option<Envelope> {
+    match held.pop_front() {
+        Some(e) => Some(e),
+        None => ctx.receive_timeout::<Envelope>(wait).await,
+    }
+}
+
 async fn write_loop(
     ctx: &Ctx,
     d: &Arc<Dist>,
     node: &str,
-    stream: &TcpStream,
+    sink: &mut Sink<'_>,
     watches: &mut Watching,
 ) -> String {
     let tick_every = d.tick_time / 4;
     let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES);
+    let mut held = VecDeque::new();
+    let mut seq = 0u64;
     let mut last_write = Instant::now();
     loop {
         let wait = tick_every.saturating_sub(last_write.elapsed());
-        let first = ctx.receive_timeout::<Envelope>(wait).await;
-        let Some(first) = first else {
+        let Some(first) = next_envelope(ctx, &mut held, wait).await else {
             // Silent for a quarter of the tick time: a tick.
-            if stream.write_all(&[0, 0, 0, 0]).await.is_err() {
-                return "write failed".into();
+            if let Err(e) = sink.write(&[0, 0, 0, 0]).await {
+                return e;
             }
             last_write = Instant::now();
             continue;
@@ -343,36 +401,49 @@ async fn write_loop(
         let mut next = Some(first);
         let mut n = 0;
         while let Some(env) = next.take() {
-            match handle(ctx, d, node, env, &mut buf, watches).await {
+            let r = match handle(ctx, d, node, env, &mut buf, watches).await {
                 Err(end) => return end,
-                // A large packet is written from its own buffer, after
-                // what was batched before it (no copy into the batch).
-                Ok(Some(Flushed::Big(big))) => {
-                    for b in [&buf[..], &big[..]] {
-                        if let Err(e) = stream.write_all(b).await {
-                            return format!("write: {e}");
-                        }
+                // A large packet goes out after what was batched before
+                // it, from its own buffer (no copy into the batch), in
+                // fragments if the peer takes them.
+                Ok(Some(Flushed::Big { packet, from })) => match sink.write(&buf).await {
+                    Ok(()) if sink.frags && packet.len() > FRAGMENT + 64 => {
+                        buf.clear();
+                        seq += 1;
+                        let big = Big {
+                            packet: &packet,
+                            from,
+                            seq,
+                        };
+                        write_fragmented(ctx, d, node, sink, big, &mut buf, watches, &mut held)
+                            .await
                     }
-                    buf.clear();
-                }
+                    Ok(()) => {
+                        buf.clear();
+                        sink.write(&packet).await
+                    }
+                    e => e,
+                },
                 Ok(Some(Flushed::Sync(tx))) => {
-                    if let Err(e) = stream.write_all(&buf).await {
-                        return format!("write: {e}");
-                    }
+                    let r = sink.write(&buf).await;
                     buf.clear();
                     let _ = tx.send(());
+                    r
                 }
-                Ok(None) => {}
+                Ok(None) => Ok(()),
+            };
+            if let Err(e) = r {
+                return e;
             }
             n += 1;
             if buf.len() >= BATCH_BYTES || n >= 512 {
                 break;
             }
-            next = ctx.receive_timeout::<Envelope>(Duration::ZERO).await;
+            next = next_envelope(ctx, &mut held, Duration::ZERO).await;
         }
         if !buf.is_empty() {
-            if let Err(e) = stream.write_all(&buf).await {
-                return format!("write: {e}");
+            if let Err(e) = sink.write(&buf).await {
+                return e;
             }
             buf.clear();
         }
@@ -380,11 +451,97 @@ async fn write_loop(
     }
 }
 
+/// Fragments of a large message: at most this many bytes each (Erlang's
+/// size).
+const FRAGMENT: usize = 64 << 10;
+
+/// A large message on its way out in fragments.
+struct Big<'a> {
+    /// The whole packet, as [`wire::Control::write`] made it.
+    packet: &'a [u8],
+    /// Its sender, if known.
+    from: Option<Pid>,
+    /// Its sequence id on this connection.
+    seq: u64,
+}
+
+/// Writes `big` as fragments. Between two, the small messages other
+/// processes queued meanwhile go out too, so one large message does not
+/// hold up everyone's traffic to the node (Erlang's reason for
+/// fragments). Order is kept: a sender's messages never overtake one
+/// another (the large message's sender, and any sender with a message
+/// held, wait), and anything that is not a message from a known process
+/// (a signal, a writer's own work) waits with everything after it, in
+/// `held`, in the order it came.
+#[allow(clippy::too_many_arguments)]
+async fn write_fragmented(
+    ctx: &Ctx,
+    d: &Dist,
+    node: &str,
+    sink: &mut Sink<'_>,
+    big: Big<'_>,
+    buf: &mut Vec<u8>,
+    watches: &mut Watching,
+    held: &mut VecDeque<Envelope>,
+) -> Result<(), String> {
+    // Relaxed: a statistic.
+    d.frags_out.fetch_add(1, Relaxed);
+    let mut waiting: HashSet<Pid> = big.from.into_iter().collect();
+    let mut all_wait = big.from.is_none();
+    for e in held.iter() {
+        match e.downcast_ref::<Out>() {
+            Some(Out::Message { from: Some(p), .. }) => {
+                waiting.insert(*p);
+            }
+            _ => all_wait = true,
+        }
+    }
+    for (head, data) in wire::fragments(big.packet, big.seq, FRAGMENT) {
+        for b in [&head[..], data] {
+            sink.stream
+                .write_all(b)
+                .await
+                .map_err(|e| format!("write: {e}"))?;
+        }
+        // What came meanwhile: up to one fragment's worth goes now.
+        while !all_wait && buf.len() < FRAGMENT {
+            let Some(env) = ctx.receive_timeout::<Envelope>(Duration::ZERO).await else {
+                break;
+            };
+            let goes = match env.downcast_ref::<Out>() {
+                Some(Out::Message {
+                    from: Some(p),
+                    packet,
+                }) if packet.len() < BATCH_BYTES => !waiting.contains(p),
+                Some(Out::Message { from: Some(p), .. }) => {
+                    waiting.insert(*p);
+                    false
+                }
+                _ => {
+                    all_wait = true;
+                    false
+                }
+            };
+            if goes {
+                // A small message: `handle` batches it, nothing more.
+                handle(ctx, d, node, env, buf, watches).await?;
+            } else {
+                held.push_back(env);
+            }
+        }
+        if !buf.is_empty() {
+            sink.write(buf).await?;
+            buf.clear();
+        }
+    }
+    Ok(())
+}
+
 /// What the write loop must do now, before batching on.
 enum Flushed {
-    /// Write the batch, then this large packet from its own buffer (no
-    /// copy into the batch).
-    Big(Vec<u8>),
+    /// Write the batch, then this large packet (a message from `from`, if
+    /// known) from its own buffer.
+    Big { packet: Vec<u8>, from: Option<Pid> },
     /// Write the batch, then answer.
     Sync(std::sync::mpsc::Sender<()>),
 }
@@ -402,8 +559,13 @@ async fn handle(
     let env = match env.downcast::<Out>() {
         Ok(out) => {
             match out {
-                Out::Packet(p) if p.len() >= BATCH_BYTES => return Ok(Some(Flushed::Big(p))),
-                Out::Packet(p) => buf.extend_from_slice(&p),
+                Out::Message { from, packet } if packet.len() >= BATCH_BYTES => {
+                    return Ok(Some(Flushed::Big { packet, from }))
+                }
+                Out::Packet(packet) if packet.len() >= BATCH_BYTES => {
+                    return Ok(Some(Flushed::Big { packet, from: None }))
+                }
+                Out::Message { packet, .. } | Out::Packet(packet) => buf.extend_from_slice(&packet),
                 Out::Monitor {
                     target,
                     toproc,
@@ -431,7 +593,7 @@ async fn handle(
                         ctx.demonitor_flush(r).await;
                     }
                 }
-                Out::Adopt(_) => {
+                Out::Adopt(..) => {
                     // A second connection to a node we are connected to:
                     // dropped (closed).
                 }
@@ -621,6 +783,8 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
     let mut start = 0usize;
     let mut last_read = Instant::now();
     let mut idle_big = 0u32;
+    // Fragmented messages: at most a packet's limit in all.
+    let mut asm = Assembler::new(MAX_PACKET);
     loop {
         // Whole packets in the buffer.
         loop {
@@ -640,7 +804,7 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
             if len == 0 {
                 continue; // a tick
             }
-            if let Err(e) = on_packet(ctx, d, node, packet, writer).await {
+            if let Err(e) = on_packet(ctx, d, node, packet, &mut asm, writer).await {
                 return format!("malformed packet: {e}");
             }
         }
@@ -690,15 +854,43 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
     }
 }
 
-/// Acts on one packet.
+/// Acts on one packet: a whole one, or the last fragment of a message.
 async fn on_packet(
     ctx: &Ctx,
     d: &Dist,
     node: &str,
     p: &[u8],
+    asm: &mut Assembler,
     writer: Pid,
 ) -> Result<(), WireError> {
-    match wire::parse(p)? {
+    let joined;
+    let ctl = match wire::frame(p)? {
+        Frame::Whole(c) => c,
+        Frame::First { seq, count, body } => {
+            // Relaxed: a statistic.
+            d.frags_in.fetch_add(1, Relaxed);
+            return asm.first(seq, count, body);
+        }
+        Frame::Next { seq, id, data } => match asm.next(seq, id, data)? {
+            None => return Ok(()),
+            Some(body) => {
+                joined = body;
+                wire::parse_body(&joined)?
+            }
+        },
+    };
+    on_control(ctx, d, node, ctl, writer).await
+}
+
+/// Acts on one control message (and the message it carries).
+async fn on_control(
+    ctx: &Ctx,
+    d: &Dist,
+    node: &str,
+    ctl: Control<'_>,
+    writer: Pid,
+) -> Result<(), WireError> {
+    match ctl {
         Control::Send { to, msg, .. } => {
             if let Some(pid) = our_pid(d, &to) {
                 deliver(d, node, msg, |m| ctx.handle().send(pid, m));

@@ -47,6 +47,7 @@ pub mod wire;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -56,8 +57,9 @@ use lona_term::{Atom, Fragment, Term};
 
 use crate::env::Env;
 
-/// The largest packet a peer may send (a message of this size or more is
-/// refused and the connection closed): 256 MiB.
+/// The largest packet a peer may send, and the most bytes of fragmented
+/// messages under way on one connection (a message of this size or more
+/// is refused and the connection closed): 256 MiB.
 pub const MAX_PACKET: usize = 256 << 20;
 
 /// How a node joins the distribution.
@@ -216,6 +218,10 @@ pub struct Dist {
     /// Our spawn requests waiting for their reply: reference → (the
     /// requester, the node asked).
     spawns: Mutex<HashMap<u64, (Pid, String)>>,
+    /// Messages received and sent in fragments (counted by readers and
+    /// writers; read by [`Dist::fragmented`]).
+    frags_in: AtomicU64,
+    frags_out: AtomicU64,
     /// The connection to `epmd` that keeps us registered (never read).
     _epmd: std::net::TcpStream,
 }
@@ -328,6 +334,8 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         node_watchers: Mutex::new(HashMap::new()),
         links: Mutex::new(HashMap::new()),
         spawns: Mutex::new(HashMap::new()),
+        frags_in: AtomicU64::new(0),
+        frags_out: AtomicU64::new(0),
         _epmd: epmd_conn,
     });
     env.dist
@@ -341,6 +349,13 @@ impl Dist {
     /// Our full name, `name@host`.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How many messages came in fragments from peers, and went out in
+    /// fragments to them, since the node started.
+    pub fn fragmented(&self) -> (u64, u64) {
+        // Relaxed: statistics, ordered with nothing.
+        (self.frags_in.load(Relaxed), self.frags_out.load(Relaxed))
     }
 
     /// Our name as a keyword.
@@ -448,7 +463,7 @@ impl Dist {
             name,
             msg: &[],
         };
-        self.send_message(node, &ctl, msg)
+        self.send_message(Some(from), node, &ctl, msg)
     }
 
     /// Sends the Rust value `v` (through the serde bridge: a struct becomes
@@ -475,13 +490,17 @@ impl Dist {
     ) -> Result<usize, RemoteSendError> {
         let heap = lona_term::Heap::new();
         let t = crate::bridge::to_term(&heap, v).map_err(RemoteSendError::Bridge)?;
-        self.send_pid(&to.node, (to.id, to.serial, to.creation), t)
+        self.send_pid(None, &to.node, (to.id, to.serial, to.creation), t)
     }
 
     /// Sends `msg` to process `(id, serial, creation)` of `node`
     /// (connecting first if need be), encoded here as [`Dist::send_reg`].
+    /// `from`, the sending process if there is one, is what lets the
+    /// connection write this message between the fragments of another
+    /// process's large one (the order of one sender's messages is kept).
     pub fn send_pid(
         self: &Arc<Self>,
+        from: Option<Pid>,
         node: &str,
         pid: (u32, u32, u32),
         msg: Term<'_>,
@@ -492,13 +511,15 @@ impl Dist {
             to: wire::WirePid::of(node, pid),
             msg: &[],
         };
-        self.send_message(node, &ctl, msg)
+        self.send_message(from, node, &ctl, msg)
     }
 
     /// Encodes `msg` after control message `ctl` into one packet and
-    /// queues it on `node`'s connection: the packet's size.
+    /// queues it on `node`'s connection, as sent by `from`: the packet's
+    /// size.
     fn send_message(
         self: &Arc<Self>,
+        from: Option<Pid>,
         node: &str,
         ctl: &wire::Control<'_>,
         msg: Term<'_>,
@@ -512,7 +533,8 @@ impl Dist {
             .map_err(RemoteSendError::Encode)?;
         wire::put::finish(&mut p, at);
         let n = p.len();
-        self.queue(node, p).ok_or(RemoteSendError::NotAPeer)?;
+        let w = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
+        self.handle.send(w, conn::Out::Message { from, packet: p });
         Ok(n)
     }
 

@@ -3,10 +3,26 @@
 //! between connected nodes").
 //!
 //! After the handshake every packet is a 4-byte big-endian length and that
-//! many bytes; a length of 0 is a tick. Without the atom cache (we never
-//! offer `DFLAG_DIST_HDR_ATOM_CACHE`) a packet is pass-through: the byte
-//! 112, then the control message, then for the message-carrying controls
-//! the message, each an external term with its own version byte 131.
+//! many bytes; a length of 0 is a tick. We never offer the atom cache
+//! (`DFLAG_DIST_HDR_ATOM_CACHE`), so a packet has one of two forms,
+//! chosen by `DFLAG_FRAGMENTS` at the handshake for both directions:
+//!
+//! - **with fragments** (every OTP 22+ peer, and Lona): a distribution
+//!   header `131, 68, 0` (`DIST_HEADER` with no atom cache references),
+//!   then the control message, then for the message-carrying controls
+//!   the message, both terms *without* a version byte. A message too large
+//!   for one packet is split: the first fragment `131, 69, SequenceId:64,
+//!   FragmentId:64, 0, ...` (`DIST_FRAG_HEADER`; its FragmentId is the
+//!   number of fragments), the others `131, 70, SequenceId:64,
+//!   FragmentId:64, ...` (`DIST_FRAG_CONT`, FragmentId counting down to
+//!   1); the bytes after the headers, joined, are the control and message
+//!   of a whole packet. Fragments of different sequences may interleave.
+//! - **pass-through** (a peer without fragments): the byte 112, then the
+//!   control message and the message, each with its own version byte 131.
+//!
+//! We write the first form ([`Control::write`], [`put::start`]); a writer
+//! whose peer lacks fragments turns its packets into the second
+//! ([`pass_through`]); [`frame`] reads both.
 //!
 //! Control messages are small tuples of integers, atoms, pids and
 //! references; [`Cursor`] reads exactly those without building terms, so
@@ -16,8 +32,15 @@
 //! so a peer's hostile control message is an error, never a panic or an
 //! allocation.
 
-/// The pass-through tag that starts every packet we read and write.
+/// The tag of a pass-through packet (a peer without `DFLAG_FRAGMENTS`).
 pub const PASS_THROUGH: u8 = 112;
+/// After the version byte: a whole packet's distribution header, a
+/// message's first fragment, a later fragment.
+pub const DIST_HEADER: u8 = 68;
+pub const DIST_FRAG_HEADER: u8 = 69;
+pub const DIST_FRAG_CONT: u8 = 70;
+/// The header of every whole packet we write: no atom cache references.
+pub const HEADER: [u8; 3] = [VERSION, DIST_HEADER, 0];
 pub use lona_term::etf::VERSION;
 
 // Control message tags (the first element of the control tuple).
@@ -83,11 +106,17 @@ impl<'a> WirePid<'a> {
 pub struct Cursor<'a> {
     b: &'a [u8],
     i: usize,
+    /// Pass-through form: each term of the packet starts with 131.
+    versioned: bool,
 }
 
 impl<'a> Cursor<'a> {
     pub fn new(b: &'a [u8]) -> Cursor<'a> {
-        Cursor { b, i: 0 }
+        Cursor {
+            b,
+            i: 0,
+            versioned: false,
+        }
     }
 
     /// The bytes not read yet.
@@ -160,10 +189,13 @@ impl<'a> Cursor<'a> {
         std::str::from_utf8(s).map_err(|_| WireError("an atom that is not UTF-8"))
     }
 
-    /// The message after a control message: one whole term (version byte
-    /// first), with nothing after it; its bytes without the version.
+    /// The message after a control message: one whole term (its version
+    /// byte first in a pass-through packet), with nothing after it; its
+    /// bytes without the version.
     pub fn message(&mut self) -> R<&'a [u8]> {
-        self.version()?;
+        if self.versioned {
+            self.version()?;
+        }
         let body = self.skip()?;
         if !self.rest().is_empty() {
             return Err(WireError("bytes after the message"));
@@ -440,15 +472,103 @@ pub fn option_atoms(opts: &[u8]) -> R<Vec<&str>> {
     Ok(out)
 }
 
-/// Reads one packet (without its length prefix). Every field is checked
-/// against the bytes there; a message must be one whole term with nothing
-/// after it.
-pub fn parse(p: &[u8]) -> R<Control<'_>> {
+/// A packet, read: a whole one, or a fragment of a large message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame<'a> {
+    Whole(Control<'a>),
+    /// The first fragment of message `seq`, which has `count` fragments:
+    /// the start of its control and message bytes (header form).
+    First {
+        seq: u64,
+        count: u64,
+        body: &'a [u8],
+    },
+    /// Fragment `id` of message `seq` (`count - 1` down to 1): the next
+    /// bytes.
+    Next {
+        seq: u64,
+        id: u64,
+        data: &'a [u8],
+    },
+}
+
+/// Reads one packet (without its length prefix), in either form. Every
+/// field is checked against the bytes there; a message must be one whole
+/// term with nothing after it.
+pub fn frame(p: &[u8]) -> R<Frame<'_>> {
     let mut c = Cursor::new(p);
-    if c.u8()? != PASS_THROUGH {
-        return Err(WireError("not a pass-through packet"));
+    match c.u8()? {
+        PASS_THROUGH => {
+            c.versioned = true;
+            c.version()?;
+            return control(c).map(Frame::Whole);
+        }
+        VERSION => {}
+        _ => return Err(WireError("neither a distribution header nor pass-through")),
     }
-    c.version()?;
+    let kind = c.u8()?;
+    let u64_ = |c: &mut Cursor<'_>| -> R<u64> {
+        let s = c.take(8)?;
+        let mut w = [0; 8];
+        w.copy_from_slice(s);
+        Ok(u64::from_be_bytes(w))
+    };
+    match kind {
+        DIST_HEADER | DIST_FRAG_HEADER => {
+            let ids = if kind == DIST_FRAG_HEADER {
+                let seq = u64_(&mut c)?;
+                let count = u64_(&mut c)?;
+                if count == 0 {
+                    return Err(WireError("a message of 0 fragments"));
+                }
+                Some((seq, count))
+            } else {
+                None
+            };
+            if c.u8()? != 0 {
+                return Err(WireError("atom cache references (never negotiated)"));
+            }
+            match ids {
+                // A message of one fragment is a whole packet.
+                Some((seq, count)) if count > 1 => Ok(Frame::First {
+                    seq,
+                    count,
+                    body: c.rest(),
+                }),
+                _ => control(c).map(Frame::Whole),
+            }
+        }
+        DIST_FRAG_CONT => {
+            let seq = u64_(&mut c)?;
+            let id = u64_(&mut c)?;
+            Ok(Frame::Next {
+                seq,
+                id,
+                data: c.rest(),
+            })
+        }
+        _ => Err(WireError("an unknown distribution header")),
+    }
+}
+
+/// Reads one whole packet (without its length prefix); a fragment is an
+/// error here.
+pub fn parse(p: &[u8]) -> R<Control<'_>> {
+    match frame(p)? {
+        Frame::Whole(c) => Ok(c),
+        _ => Err(WireError("a fragment where a whole packet was expected")),
+    }
+}
+
+/// Reads the joined bytes of a fragmented message (what follows the
+/// headers: control and message, header form).
+pub fn parse_body(body: &[u8]) -> R<Control<'_>> {
+    control(Cursor::new(body))
+}
+
+/// The control message at `c` and, for the controls that carry one, the
+/// message after it.
+fn control(mut c: Cursor<'_>) -> R<Control<'_>> {
     let arity = c.tuple()?;
     let tag = c.int()?;
     let ctl = match (tag, arity) {
@@ -554,15 +674,13 @@ impl Control<'_> {
         put::finish(out, at);
     }
 
-    /// Writes the packet up to its message: the length placeholder and
-    /// the control message, then, for a control that carries a message,
-    /// the message's version byte (its `msg`/`args` field is not
-    /// written). The caller encodes the message in place, then
+    /// Writes the packet up to its message: the length placeholder, the
+    /// header and the control message (a control's `msg`/`args` field is
+    /// not written). The caller encodes the message in place, then
     /// [`put::finish`]es the packet at the position returned: a message
     /// is encoded once, straight into its packet.
     pub fn open(&self, out: &mut Vec<u8>) -> usize {
         let at = put::start(out);
-        put::version(out);
         match self {
             Control::Send {
                 sender, from, to, ..
@@ -571,7 +689,6 @@ impl Control<'_> {
                 put::small(out, if *sender { SEND_SENDER } else { SEND } as u8);
                 out.extend_from_slice(from);
                 put::pid(out, *to);
-                put::version(out);
             }
             Control::RegSend {
                 from, unused, name, ..
@@ -581,7 +698,6 @@ impl Control<'_> {
                 put::pid(out, *from);
                 out.extend_from_slice(unused);
                 put::atom_any(out, name);
-                put::version(out);
             }
             Control::Link { from, to } => {
                 put::tuple(out, 3);
@@ -667,7 +783,6 @@ impl Control<'_> {
                 put::atom_any(out, function);
                 put::int(out, *arity);
                 out.extend_from_slice(opts);
-                put::version(out);
             }
             Control::SpawnReply {
                 req,
@@ -692,6 +807,159 @@ impl Control<'_> {
     }
 }
 
+/// Turns `batch`, length-prefixed packets in the form we write (ticks
+/// among them), into pass-through packets appended to `out`: for a peer
+/// that did not take `DFLAG_FRAGMENTS` at the handshake.
+pub fn pass_through(batch: &[u8], out: &mut Vec<u8>) -> R<()> {
+    let mut rest = batch;
+    while !rest.is_empty() {
+        let mut c = Cursor::new(rest);
+        let len = c.u32()? as usize;
+        let packet = c.take(len)?;
+        rest = c.rest();
+        if len == 0 {
+            out.extend_from_slice(&[0; 4]);
+            continue;
+        }
+        let body = packet
+            .strip_prefix(&HEADER[..])
+            .ok_or(WireError("not a whole packet in our form"))?;
+        let mut c = Cursor::new(body);
+        let ctl = c.skip()?;
+        let msg = c.rest();
+        // 112, 131 and the control; 131 and the message if there is one.
+        let n = 2 + ctl.len() + if msg.is_empty() { 0 } else { 1 + msg.len() };
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+        out.extend_from_slice(&[PASS_THROUGH, VERSION]);
+        out.extend_from_slice(ctl);
+        if !msg.is_empty() {
+            out.push(VERSION);
+            out.extend_from_slice(msg);
+        }
+    }
+    Ok(())
+}
+
+/// The fragments of `packet` (a whole packet we wrote, length prefix
+/// included) as message `seq`, each `(its length prefix and header, the
+/// bytes after them)`: at most `size` bytes of the message each.
+pub fn fragments(packet: &[u8], seq: u64, size: usize) -> impl Iterator<Item = (Vec<u8>, &[u8])> {
+    let body = &packet[4 + HEADER.len()..];
+    let size = size.max(1);
+    let count = body.len().div_ceil(size).max(1) as u64;
+    body.chunks(size).enumerate().map(move |(i, chunk)| {
+        let mut h = Vec::with_capacity(23);
+        let first = i == 0;
+        let n = 18 + usize::from(first) + chunk.len();
+        h.extend_from_slice(&(n as u32).to_be_bytes());
+        h.push(VERSION);
+        h.push(if first {
+            DIST_FRAG_HEADER
+        } else {
+            DIST_FRAG_CONT
+        });
+        h.extend_from_slice(&seq.to_be_bytes());
+        h.extend_from_slice(&(count - i as u64).to_be_bytes());
+        if first {
+            h.push(0); // no atom cache references
+        }
+        (h, chunk)
+    })
+}
+
+/// At most this many fragmented messages under way on one connection.
+pub const MAX_SEQUENCES: usize = 4096;
+
+/// Joins a connection's fragmented messages. The bytes of the messages
+/// under way count against a limit (a peer's fragment counts allocate
+/// nothing), and so does their number ([`MAX_SEQUENCES`]).
+pub struct Assembler {
+    open: std::collections::HashMap<u64, Partial>,
+    bytes: usize,
+    limit: usize,
+}
+
+struct Partial {
+    /// The id the next fragment must have.
+    next: u64,
+    body: Vec<u8>,
+}
+
+impl Assembler {
+    /// An assembler for messages of at most `limit` bytes in all.
+    pub fn new(limit: usize) -> Assembler {
+        Assembler {
+            open: Default::default(),
+            bytes: 0,
+            limit,
+        }
+    }
+
+    /// The number of messages under way.
+    pub fn under_way(&self) -> usize {
+        self.open.len()
+    }
+
+    fn take(&mut self, n: usize) -> R<()> {
+        match self.bytes.checked_add(n) {
+            Some(b) if b <= self.limit => {
+                self.bytes = b;
+                Ok(())
+            }
+            _ => Err(WireError("fragmented messages larger than the limit")),
+        }
+    }
+
+    /// The first fragment of message `seq` of `count` (> 1) fragments.
+    pub fn first(&mut self, seq: u64, count: u64, body: &[u8]) -> R<()> {
+        if self.open.contains_key(&seq) {
+            return Err(WireError("a fragmented message started twice"));
+        }
+        if self.open.len() >= MAX_SEQUENCES {
+            return Err(WireError("too many fragmented messages under way"));
+        }
+        self.take(body.len())?;
+        // Room for the fragments to come, as large as this one, within
+        // the limit and at most 16 MiB up front.
+        let guess = (count.min(256) as usize)
+            .saturating_mul(body.len())
+            .min(self.limit - self.bytes)
+            .min(16 << 20);
+        let mut v = Vec::with_capacity(guess.max(body.len()));
+        v.extend_from_slice(body);
+        self.open.insert(
+            seq,
+            Partial {
+                next: count - 1,
+                body: v,
+            },
+        );
+        Ok(())
+    }
+
+    /// Fragment `id` of message `seq`: the message's bytes (control and
+    /// message, for [`parse_body`]) when it was the last.
+    pub fn next(&mut self, seq: u64, id: u64, data: &[u8]) -> R<Option<Vec<u8>>> {
+        let p = self
+            .open
+            .get(&seq)
+            .ok_or(WireError("a fragment of no message under way"))?;
+        if id != p.next {
+            return Err(WireError("a fragment out of order"));
+        }
+        self.take(data.len())?;
+        let p = self.open.get_mut(&seq).expect("looked up above");
+        p.body.extend_from_slice(data);
+        p.next -= 1;
+        if p.next > 0 {
+            return Ok(None);
+        }
+        let p = self.open.remove(&seq).expect("looked up above");
+        self.bytes -= p.body.len();
+        Ok(Some(p.body))
+    }
+}
+
 /// The atom `''`: the unused field of `SEND` and `REG_SEND`.
 pub const UNUSED: &[u8] = &[SMALL_ATOM_UTF8_EXT, 0];
 
@@ -700,7 +968,7 @@ pub const UNUSED: &[u8] = &[SMALL_ATOM_UTF8_EXT, 0];
 pub const NOPROC: &[u8] = &[SMALL_ATOM_UTF8_EXT, 6, b'n', b'o', b'p', b'r', b'o', b'c'];
 
 /// Writers of the control messages we send, each into `out` (which
-/// already holds the packet's length placeholder and pass-through tag).
+/// already holds the packet's length placeholder and header).
 pub mod put {
     use super::*;
 
@@ -781,11 +1049,12 @@ pub mod put {
         out.extend_from_slice(&0u32.to_be_bytes());
     }
 
-    /// Starts a packet: a length placeholder and the pass-through tag;
-    /// [`finish`] writes the length.
+    /// Starts a packet: a length placeholder and the distribution
+    /// header; [`finish`] writes the length.
     pub fn start(out: &mut Vec<u8>) -> usize {
         let at = out.len();
-        out.extend_from_slice(&[0, 0, 0, 0, PASS_THROUGH]);
+        out.extend_from_slice(&[0, 0, 0, 0]);
+        out.extend_from_slice(&HEADER);
         at
     }
 
@@ -1035,9 +1304,136 @@ mod tests {
             let _ = Cursor::new(&v).pid();
             let _ = Cursor::new(&v).atom();
             let _ = Cursor::new(&v).tuple();
-            let mut p = vec![PASS_THROUGH, VERSION];
+            for prefix in [&[PASS_THROUGH, VERSION][..], &HEADER[..]] {
+                let mut p = prefix.to_vec();
+                p.extend_from_slice(&v);
+                round_trips(&p);
+            }
+            let mut p = vec![VERSION, DIST_FRAG_HEADER];
             p.extend_from_slice(&v);
-            round_trips(&p);
+            let _ = frame(&p);
+            p[1] = DIST_FRAG_CONT;
+            let _ = frame(&p);
         }
+    }
+
+    #[test]
+    fn a_pass_through_packet_reads_as_the_one_we_wrote() {
+        let all: Vec<u8> = samples().concat();
+        let mut batch = all.clone();
+        batch.extend_from_slice(&[0, 0, 0, 0]); // a tick goes through
+        let mut old = Vec::new();
+        pass_through(&batch, &mut old).unwrap();
+        let mut a = &all[..];
+        let mut b = &old[..];
+        while !a.is_empty() {
+            let (la, lb) = (
+                u32::from_be_bytes(a[..4].try_into().unwrap()) as usize,
+                u32::from_be_bytes(b[..4].try_into().unwrap()) as usize,
+            );
+            assert_eq!(b[4], PASS_THROUGH);
+            assert_eq!(parse(&a[4..4 + la]), parse(&b[4..4 + lb]));
+            a = &a[4 + la..];
+            b = &b[4 + lb..];
+        }
+        assert_eq!(b, &[0, 0, 0, 0]);
+        // Not ours: an error, not a panic.
+        assert!(pass_through(&[0, 0, 0, 2, 1, 2], &mut Vec::new()).is_err());
+        assert!(pass_through(&[0, 0, 9], &mut Vec::new()).is_err());
+    }
+
+    /// A `SEND` packet carrying a binary of `n` bytes.
+    fn big_send(n: usize) -> Vec<u8> {
+        let mut msg = vec![BINARY_EXT];
+        msg.extend_from_slice(&(n as u32).to_be_bytes());
+        msg.extend((0..n).map(|i| (i * 7) as u8));
+        let mut out = Vec::new();
+        Control::Send {
+            sender: false,
+            from: UNUSED,
+            to: WirePid::of("b@h", (1, 2, 3)),
+            msg: &msg,
+        }
+        .write(&mut out);
+        out
+    }
+
+    #[test]
+    fn fragments_join_to_the_whole_message() {
+        for (n, size) in [(200_000, 65_536), (1000, 7), (65_536 * 2, 65_536), (50, 1)] {
+            let whole = big_send(n);
+            let want = parse(&whole[4..]).unwrap();
+            let body_len = whole.len() - 4 - HEADER.len();
+            let mut asm = Assembler::new(1 << 30);
+            let mut done = None;
+            let mut count = 0;
+            for (i, (head, data)) in fragments(&whole, 42, size).enumerate() {
+                count += 1;
+                let mut packet = head.clone();
+                packet.extend_from_slice(data);
+                let len = u32::from_be_bytes(packet[..4].try_into().unwrap()) as usize;
+                assert_eq!(len, packet.len() - 4);
+                match frame(&packet[4..]).unwrap() {
+                    Frame::First { seq, count, body } => {
+                        assert_eq!((i, seq), (0, 42));
+                        assert_eq!(count as usize, body_len.div_ceil(size));
+                        asm.first(seq, count, body).unwrap();
+                    }
+                    Frame::Next { seq, id, data } => {
+                        assert!(done.is_none());
+                        done = asm.next(seq, id, data).unwrap();
+                    }
+                    Frame::Whole(_) => panic!("a whole packet among fragments"),
+                }
+            }
+            assert_eq!(count, body_len.div_ceil(size));
+            let body = done.expect("the last fragment completes the message");
+            assert_eq!(parse_body(&body), Ok(want));
+            assert_eq!(asm.under_way(), 0);
+            assert_eq!(asm.bytes, 0);
+        }
+    }
+
+    #[test]
+    fn fragments_out_of_order_or_over_the_limit_are_errors() {
+        let whole = big_send(10_000);
+        let frags: Vec<(Vec<u8>, &[u8])> = fragments(&whole, 9, 1000).collect();
+        let (count, body) = match frame(&[&frags[0].0[4..], frags[0].1].concat()) {
+            Ok(Frame::First { count, body, .. }) => (count, body.to_vec()),
+            other => panic!("{other:?}"),
+        };
+        let mut asm = Assembler::new(1 << 20);
+        asm.first(9, count, &body).unwrap();
+        assert!(asm.first(9, count, &body).is_err(), "started twice");
+        assert!(asm.next(8, count - 1, b"x").is_err(), "no such message");
+        assert!(asm.next(9, count - 2, b"x").is_err(), "skips one");
+        assert!(asm.next(9, count, b"x").is_err(), "repeats one");
+        // A limit smaller than the message.
+        let mut small = Assembler::new(5_000);
+        small.first(1, count, &body).unwrap();
+        let mut err = None;
+        for id in (1..count).rev() {
+            if let Err(e) = small.next(1, id, &body) {
+                err = Some(e);
+                break;
+            }
+        }
+        assert!(err.is_some(), "over the limit");
+        // A huge claimed count reserves little.
+        let mut a = Assembler::new(1 << 30);
+        a.first(2, u64::MAX, b"abc").unwrap();
+        assert!(a.open[&2].body.capacity() <= 16 << 20);
+        // A count of 0, and atom cache references, are malformed.
+        let mut p = vec![VERSION, DIST_FRAG_HEADER];
+        p.extend_from_slice(&[0; 16]);
+        p.push(0);
+        assert!(frame(&p).is_err());
+        assert!(frame(&[VERSION, DIST_HEADER, 1, 0]).is_err());
+        // Too many messages under way.
+        let mut many = Assembler::new(1 << 30);
+        for seq in 0..MAX_SEQUENCES as u64 {
+            many.first(seq, 3, b"a").unwrap();
+        }
+        assert!(many.first(u64::MAX, 3, b"a").is_err());
     }
 }
