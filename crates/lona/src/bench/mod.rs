@@ -30,9 +30,9 @@ use lona_runtime::{Builder, Runtime};
 pub const SERVERS: &[&str] = &["echo-server", "http-server"];
 
 /// The runtime a workload runs on: `workers` worker threads (default: one
-/// per core).
-fn runtime(workers: Option<usize>) -> Result<Runtime, String> {
-    let mut b = Builder::default().process_limit(4 << 20);
+/// per core), pinned to cores when `pin`.
+fn runtime(workers: Option<usize>, pin: bool) -> Result<Runtime, String> {
+    let mut b = Builder::default().process_limit(4 << 20).pin_workers(pin);
     if let Some(w) = workers {
         b = b.workers(w);
     }
@@ -41,8 +41,8 @@ fn runtime(workers: Option<usize>) -> Result<Runtime, String> {
 }
 
 /// Runs the server `name` on `port` (0: one the system picks).
-pub fn serve(name: &str, port: u16, workers: Option<usize>) -> Result<(), String> {
-    let rt = runtime(workers)?;
+pub fn serve(name: &str, port: u16, workers: Option<usize>, pin: bool) -> Result<(), String> {
+    let rt = runtime(workers, pin)?;
     match name {
         "echo-server" => echo_server::run(&rt, port),
         "http-server" => http_server::run(&rt, port),
@@ -68,14 +68,14 @@ pub const NAMES: &[&str] = &[
     "mesh",
 ];
 
-pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
+pub fn run(name: &str, workers: Option<usize>, pin: bool) -> Result<(), String> {
     if name == "all" {
         for n in NAMES {
-            run(n, workers)?;
+            run(n, workers, pin)?;
         }
         return Ok(());
     }
-    let make = || runtime(workers);
+    let make = || runtime(workers, pin);
     match name {
         "spawn" => spawn::run(&make()?),
         "skynet" => skynet::run(&make()?),
