@@ -14,7 +14,7 @@ if [ "${1:-}" = --lonala ]; then lonala=1; shift; fi
 runs=${1:-5}; shift || true
 workloads=("$@")
 if [ ${#workloads[@]} -eq 0 ]; then
-  workloads=(spawn skynet ring pingpong fanin fair selective restart gc)
+  workloads=(spawn skynet ring pingpong fanin fair selective restart gc pairs mesh)
   [ $lonala = 0 ] || workloads+=(gcpause)
 fi
 # lona_run WORKLOAD: one run of the Lona side.
@@ -43,7 +43,7 @@ for w in "${workloads[@]}"; do
     lona_run "$w" 2>/dev/null | grep "^$w " >> "$work/lona.$w" || true
     (cd "$work" && erl +P 5000000 -noshell -run "$(erl_module "$w")" main "$w") 2>/dev/null | grep "^$w " >> "$work/erl.$w" || true
   done
-  keys=$(head -1 "$work/lona.$w" | tr ' ' '\n' | grep = | cut -d= -f1 | grep -vE '^(n|laps|msgs|round_trips|senders|each|junk|wanted|crashes|hogs|leaves|live_elements|live_mb|calls|children|restarts)$')
+  keys=$(head -1 "$work/lona.$w" | tr ' ' '\n' | grep = | cut -d= -f1 | grep -vE '^(n|laps|msgs|round_trips|senders|each|junk|wanted|crashes|hogs|leaves|live_elements|live_mb|calls|children|restarts|pairs|procs)$')
   for k in $keys; do
     l=$(median "$work/lona.$w" "$k"); e=$(median "$work/erl.$w" "$k")
     r=$(awk -v l="$l" -v e="$e" 'BEGIN { if (e+0 == 0) print "-"; else printf "%.3f", l/e }')

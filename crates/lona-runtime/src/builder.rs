@@ -33,6 +33,7 @@ pub struct Builder {
     process_limit: usize,
     shutdown_timeout: Duration,
     stack_size: usize,
+    pin_workers: bool,
 }
 
 impl Default for Builder {
@@ -42,6 +43,7 @@ impl Default for Builder {
             process_limit: DEFAULT_PROCESS_LIMIT,
             shutdown_timeout: Duration::from_secs(5),
             stack_size: DEFAULT_STACK_SIZE,
+            pin_workers: false,
         }
     }
 }
@@ -77,8 +79,32 @@ impl Builder {
         self
     }
 
+    /// Pin each worker thread to one core (default: off): worker `i` to
+    /// the `i mod n`-th of the `n` cores this program may run on (its CPU
+    /// affinity when the runtime is built), at the thread's start. A
+    /// worker then keeps its caches and is never moved by the operating
+    /// system, which may help when the workers are no more than the cores
+    /// and nothing else competes for them, and hurts when something does.
+    /// Where pinning is not possible (no affinity API on the platform, or
+    /// the system refuses), the workers run unpinned, as by default; that
+    /// is logged at debug level, never an error.
+    pub fn pin_workers(mut self, pin: bool) -> Self {
+        self.pin_workers = pin;
+        self
+    }
+
     /// Start the runtime's threads.
     pub fn build(self) -> std::io::Result<Runtime> {
+        // The cores the workers are pinned to (none: not pinned).
+        let cores: Vec<core_affinity::CoreId> = if self.pin_workers {
+            let ids = core_affinity::get_core_ids().unwrap_or_default();
+            if ids.is_empty() {
+                log::debug!("lona: cannot list the cores; the workers are not pinned");
+            }
+            ids
+        } else {
+            Vec::new()
+        };
         let deques: Vec<Deque<u32>> = (0..self.workers).map(|_| Deque::new_fifo()).collect();
         let (idle, parkers) = Idle::new(self.workers);
         let shared = Arc::new(Shared {
@@ -113,6 +139,7 @@ impl Builder {
         for (i, (deque, parker)) in deques.into_iter().zip(parkers).enumerate() {
             let core = WorkerCore::new(i, shared.clone(), deque);
             let running = rt.running_workers.clone();
+            let core_id = (!cores.is_empty()).then(|| cores[i % cores.len()]);
             // SeqCst: a plain counter read by `running_workers`; no data
             // is published through it.
             running.fetch_add(1, SeqCst);
@@ -129,6 +156,11 @@ impl Builder {
                         }
                     }
                     let _running = Running(running);
+                    if let Some(id) = core_id {
+                        if !core_affinity::set_for_current(id) {
+                            log::debug!("lona: worker {i} could not be pinned to core {}", id.id);
+                        }
+                    }
                     core.run(&parker);
                 });
             match h {

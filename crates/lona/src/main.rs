@@ -27,6 +27,10 @@ pub struct NodeArgs {
     /// it fails with `:system-limit`.
     #[arg(long)]
     pub process_limit: Option<usize>,
+    /// Pin worker thread i to core i mod cores (`Builder::pin_workers`);
+    /// where the system refuses, the workers run unpinned.
+    #[arg(long)]
+    pub pin: bool,
     /// The default `:max-heap-size` of every process, the main process
     /// included, in words (8 bytes each; Erlang's `+hmax`): heap, stack
     /// and call frames together. A process that outgrows it is killed
@@ -68,6 +72,7 @@ impl NodeArgs {
         if let Some(n) = self.process_limit {
             b = b.process_limit(n);
         }
+        b = b.pin_workers(self.pin);
         b.build().map_err(|e| format!("cannot start the node: {e}"))
     }
 
@@ -166,6 +171,9 @@ enum Command {
         /// Worker threads (default: available cores).
         #[arg(long)]
         workers: Option<usize>,
+        /// Pin worker thread i to core i mod cores.
+        #[arg(long)]
+        pin: bool,
     },
 }
 
@@ -195,10 +203,11 @@ fn main() -> ExitCode {
             workload,
             port,
             workers,
+            pin,
         } => match if bench::SERVERS.contains(&workload.as_str()) {
-            bench::serve(&workload, port.unwrap_or(0), workers)
+            bench::serve(&workload, port.unwrap_or(0), workers, pin)
         } else {
-            bench::run(&workload, workers)
+            bench::run(&workload, workers, pin)
         } {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -11,6 +11,8 @@ mod fair;
 mod fanin;
 mod gc;
 mod http_server;
+mod mesh;
+mod pairs;
 mod pingpong;
 mod restart;
 mod ring;
@@ -27,15 +29,20 @@ use lona_runtime::{Builder, Runtime};
 /// part of `all`.
 pub const SERVERS: &[&str] = &["echo-server", "http-server"];
 
-/// Runs the server `name` on `port` (0: one the system picks).
-pub fn serve(name: &str, port: u16, workers: Option<usize>) -> Result<(), String> {
-    let mut b = Builder::default().process_limit(4 << 20);
+/// The runtime a workload runs on: `workers` worker threads (default: one
+/// per core), pinned to cores when `pin`.
+fn runtime(workers: Option<usize>, pin: bool) -> Result<Runtime, String> {
+    let mut b = Builder::default().process_limit(4 << 20).pin_workers(pin);
     if let Some(w) = workers {
         b = b.workers(w);
     }
-    let rt = b
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    b.build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+}
+
+/// Runs the server `name` on `port` (0: one the system picks).
+pub fn serve(name: &str, port: u16, workers: Option<usize>, pin: bool) -> Result<(), String> {
+    let rt = runtime(workers, pin)?;
     match name {
         "echo-server" => echo_server::run(&rt, port),
         "http-server" => http_server::run(&rt, port),
@@ -57,23 +64,18 @@ pub const NAMES: &[&str] = &[
     "call",
     "supstart",
     "suprestart",
+    "pairs",
+    "mesh",
 ];
 
-pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
+pub fn run(name: &str, workers: Option<usize>, pin: bool) -> Result<(), String> {
     if name == "all" {
         for n in NAMES {
-            run(n, workers)?;
+            run(n, workers, pin)?;
         }
         return Ok(());
     }
-    let make = || -> Result<Runtime, String> {
-        let mut b = Builder::default().process_limit(4 << 20);
-        if let Some(w) = workers {
-            b = b.workers(w);
-        }
-        b.build()
-            .map_err(|e| format!("cannot start the runtime: {e}"))
-    };
+    let make = || runtime(workers, pin);
     match name {
         "spawn" => spawn::run(&make()?),
         "skynet" => skynet::run(&make()?),
@@ -86,6 +88,8 @@ pub fn run(name: &str, workers: Option<usize>) -> Result<(), String> {
         "call" => call::run(&make()?),
         "supstart" => supstart::run(&make()?),
         "suprestart" => suprestart::run(&make()?),
+        "pairs" => pairs::run(&make()?),
+        "mesh" => mesh::run(&make()?),
         "gc" => {
             gc::run();
             Ok(())
