@@ -265,7 +265,7 @@ impl Shared {
             return Ok(pid);
         }
         match worker {
-            Some(w) => w.schedule_back(index),
+            Some(w) => w.schedule_spawned(index),
             None => {
                 self.injector.push(index);
                 self.idle.notify_one();

@@ -86,6 +86,12 @@ pub(crate) struct WorkerCore {
     budget_left: Cell<u32>,
     /// Reduction ticks since the LIFO slot was filled.
     lifo_age: Cell<u32>,
+    /// A process was pushed to the local queue without waking an idle
+    /// worker for it (step 2's displaced occupant): `tick` wakes one if
+    /// the running process goes on for `LIFO_SPILL_TICKS`.
+    wake_owed: Cell<bool>,
+    /// Reduction ticks since `wake_owed` was set.
+    owed_age: Cell<u32>,
     tick: Cell<u32>,
     rng: Cell<u64>,
     /// Free table slots cached by this worker.
@@ -136,6 +142,8 @@ impl WorkerCore {
             lifo_run: Cell::new(false),
             budget_left: Cell::new(SLICE_REDUCTIONS),
             lifo_age: Cell::new(0),
+            wake_owed: Cell::new(false),
+            owed_age: Cell::new(0),
             tick: Cell::new(0),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
@@ -207,10 +215,32 @@ impl WorkerCore {
     }
 
     /// A process this worker's running process just woke: the LIFO slot.
+    ///
+    /// The occupant it displaces goes to the local queue *without* waking
+    /// an idle worker: the usual case is a process that wakes or spawns
+    /// one and then waits (a server answering, a supervisor restarting a
+    /// child and telling someone), and this worker runs both next, where
+    /// their data is; waking another worker would have it steal one of
+    /// them, moving a conversation across cores at the cost of a futex
+    /// wake and cold caches per message. If the running process goes on
+    /// instead, `tick` owes the wake-up after `LIFO_SPILL_TICKS`, so
+    /// queued work waits for an idle worker at most that long.
     pub(crate) fn schedule_woken(&self, index: u32) {
         self.lifo_age.set(0);
         if let Some(prev) = self.lifo.replace(Some(index)) {
             self.local.push(prev);
+            if !self.wake_owed.replace(true) {
+                self.owed_age.set(0);
+            }
+        }
+    }
+
+    /// The end of a slice: a wake-up owed is paid now if more is queued
+    /// here than the one process this worker takes next.
+    #[inline]
+    fn settle_owed_wake(&self) {
+        if self.wake_owed.get() && self.local.len() >= 2 {
+            self.wake_owed.set(false);
             self.shared.idle.notify_one();
         }
     }
@@ -220,6 +250,16 @@ impl WorkerCore {
     /// stealable.
     #[inline(never)]
     pub(crate) fn tick(&self) {
+        if self.wake_owed.get() {
+            let age = self.owed_age.get() + 1;
+            self.owed_age.set(age);
+            if age > LIFO_SPILL_TICKS {
+                self.wake_owed.set(false);
+                if !self.local.is_empty() {
+                    self.shared.idle.notify_one();
+                }
+            }
+        }
         if self.lifo.get().is_none() {
             return;
         }
@@ -233,10 +273,15 @@ impl WorkerCore {
         }
     }
 
-    /// A new process: the back of the local queue.
-    pub(crate) fn schedule_back(&self, index: u32) {
-        self.local.push(index);
-        self.shared.idle.notify_one();
+    /// A process the running process spawned: the LIFO slot, as a woken
+    /// receiver, so a parent that spawns and then waits (a supervisor,
+    /// fork-join, `restart`) runs its child here, on the core that wrote
+    /// the child's first heap, instead of waking another worker to steal
+    /// it. A parent that goes on running makes the child stealable after
+    /// `LIFO_SPILL_TICKS` (step 2), and the occupant a new spawn
+    /// displaces goes to the local queue, where idle workers find it.
+    pub(crate) fn schedule_spawned(&self, index: u32) {
+        self.schedule_woken(index);
     }
 
     /// A process that yielded: the back of the local queue. An idle worker
@@ -451,6 +496,11 @@ impl WorkerCore {
 
     /// Run one slice of the process in slot `index` (module doc).
     fn run_slice(&self, index: u32) {
+        self.run_slice_inner(index);
+        self.settle_owed_wake();
+    }
+
+    fn run_slice_inner(&self, index: u32) {
         let shared = &*self.shared;
         let slot = shared.table.get(index).expect("queued slot exists");
         if slot.priority() == Priority::Low && self.bump_low(index, slot) {

@@ -403,7 +403,10 @@ fn ctx_moved_into_another_process_panics_clearly() {
 fn no_starvation_hogs_and_a_ping_pong_pair_all_progress() {
     // One worker, three processes that never wait (they only charge
     // reductions), and a ping-pong pair: the pair finishes and every hog
-    // runs, because a process that spent its slice goes to the back.
+    // runs, because a process that spent its slice goes to the back, and
+    // a chain of woken receivers (the pair, in the LIFO slot) yields to
+    // the queue after one slice's worth of runs (1,000 round trips are
+    // several such chains).
     let rt = rt(1);
     let r = rt.block_on(|ctx| async move {
         let counters: Arc<Vec<AtomicUsize>> =
@@ -432,7 +435,7 @@ fn no_starvation_hogs_and_a_ping_pong_pair_all_progress() {
             })
             .await
             .unwrap();
-        for i in 0..100u32 {
+        for i in 0..1000u32 {
             ctx.send(pong, i).await;
             assert_eq!(ctx.receive::<u32>().await, i);
         }
