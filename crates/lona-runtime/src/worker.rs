@@ -10,7 +10,13 @@
 //! 1. Every 61st look, the global injection queue first, so work injected
 //!    from outside is never starved by a busy local queue.
 //! 2. The LIFO slot: the process this worker just woke (a message's
-//!    receiver), run next while its data is hot. Starvation guards: LIFO
+//!    receiver) or its running process just spawned, run next while its
+//!    data is hot. The occupant a newer one displaces goes to the local
+//!    queue without waking an idle worker at once: the wake-up is owed,
+//!    paid when the running process goes on for `LIFO_SPILL_TICKS` or its
+//!    slice ends with more than one process queued here (a process that
+//!    wakes or spawns one and then waits has this worker run both, on the
+//!    core that has their data). Starvation guards: LIFO
 //!    runs in a row may spend one slice's reductions between them (each
 //!    counted as at least `LIFO_MIN_CHARGE`), then the slot's occupant goes
 //!    to the back of the local queue, so the processes queued behind wait
