@@ -132,6 +132,50 @@ fn stampede_of_connections_each_in_its_own_process() {
     assert_eq!(total.load(SeqCst), CONNS * MSGS);
 }
 
+/// `write_all_vectored` of more than the socket takes at once: every
+/// slice arrives whole and in order, however the writes split them.
+#[test]
+fn vectored_writes_larger_than_the_socket_arrive_whole_and_in_order() {
+    let _g = serial();
+    let rt = rt(2);
+    let got = rt
+        .block_on(|ctx| async move {
+            let listener = TcpListener::bind(any_port()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let me = ctx.pid();
+            let reader = ctx
+                .spawn(move |ctx| async move {
+                    let (conn, _) = listener.accept().await.unwrap();
+                    let mut all = Vec::new();
+                    let mut buf = vec![0u8; 1 << 16];
+                    loop {
+                        match conn.read(&mut buf).await.unwrap() {
+                            0 => break,
+                            k => all.extend_from_slice(&buf[..k]),
+                        }
+                    }
+                    ctx.send(me, all).await;
+                })
+                .await
+                .unwrap();
+            let _ = reader;
+            let conn = TcpStream::connect(addr).await.unwrap();
+            // Slices of odd sizes, 9 MB in all: several system calls.
+            let parts: Vec<Vec<u8>> = (0..40u32)
+                .map(|i| vec![i as u8; 1 + (i as usize * 7919 + 12345) % 450_000])
+                .collect();
+            let mut slices: Vec<std::io::IoSlice<'_>> =
+                parts.iter().map(|p| std::io::IoSlice::new(p)).collect();
+            conn.write_all_vectored(&mut slices).await.unwrap();
+            drop(conn);
+            let all: Vec<u8> = ctx.receive().await;
+            (all, parts.concat())
+        })
+        .unwrap();
+    assert_eq!(got.0.len(), got.1.len());
+    assert!(got.0 == got.1, "the bytes arrive as written");
+}
+
 #[test]
 fn a_short_read_uses_up_readiness_and_the_next_edge_brings_it_back() {
     // A read that fills less than its buffer drained the socket: the next

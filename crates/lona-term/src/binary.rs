@@ -26,6 +26,7 @@
 //! releases them all.
 
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use crate::heap::HeapError;
 
@@ -52,9 +53,14 @@ pub(crate) struct SharedBytes {
     refc: AtomicUsize,
     /// Bytes written: `[0, used)` is initialised and never changes again.
     used: AtomicUsize,
-    /// `cap` bytes from a `Vec<u8>` (its length forgotten).
+    /// `cap` bytes from a `Vec<u8>` (its length forgotten), or, when
+    /// `keep` holds a buffer, `cap` bytes inside it (then `used == cap`:
+    /// nothing is ever appended there).
     ptr: *mut u8,
     cap: usize,
+    /// A buffer these bytes are a part of ([`SharedBytes::adopt`]): kept
+    /// alive by this block, never written through it.
+    keep: Option<Arc<Vec<u8>>>,
 }
 
 #[cfg(test)]
@@ -99,6 +105,30 @@ impl SharedBytes {
             used: AtomicUsize::new(bytes.len()),
             ptr,
             cap,
+            keep: None,
+        }))
+    }
+
+    /// A block with one reference for `buf[start..start + len]`, without
+    /// copying: the block keeps `buf` alive (a decoded message's binary
+    /// that is most of the buffer it came in, `etf`). Panics if the range
+    /// is not inside `buf`.
+    pub(crate) fn adopt(buf: Arc<Vec<u8>>, start: usize, len: usize) -> *const SharedBytes {
+        assert!(
+            start.checked_add(len).is_some_and(|end| end <= buf.len()),
+            "an adopted range inside its buffer"
+        );
+        // The bytes are only ever read through this pointer (`used ==
+        // cap`, so `try_append` never writes); `*mut` is the field's type.
+        let ptr = buf[start..].as_ptr() as *mut u8;
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        LIVE_BYTES.fetch_add(len, Ordering::Relaxed);
+        Box::into_raw(Box::new(SharedBytes {
+            refc: AtomicUsize::new(1),
+            used: AtomicUsize::new(len),
+            ptr,
+            cap: len,
+            keep: Some(buf),
         }))
     }
 
@@ -111,7 +141,7 @@ impl SharedBytes {
     pub(crate) unsafe fn try_append(p: *const SharedBytes, len: usize, extra: &[u8]) -> bool {
         // SAFETY: the caller holds a reference, so the block is alive.
         let b = unsafe { &*p };
-        if b.cap - len < extra.len() || b.used.load(Ordering::Relaxed) != len {
+        if b.keep.is_some() || b.cap - len < extra.len() || b.used.load(Ordering::Relaxed) != len {
             return false;
         }
         // Claim [len, len + extra.len()): after this CAS no other append
@@ -151,9 +181,13 @@ impl SharedBytes {
             // SAFETY: that was the last reference; nobody else can reach it.
             let b = unsafe { Box::from_raw(p as *mut SharedBytes) };
             LIVE_BYTES.fetch_sub(b.cap, Ordering::Relaxed);
-            // SAFETY: ptr and cap are the Vec's own; bytes need no drop,
-            // so a length of 0 frees the allocation and nothing else.
-            drop(unsafe { Vec::from_raw_parts(b.ptr, 0, b.cap) });
+            if b.keep.is_none() {
+                // SAFETY: ptr and cap are the Vec's own; bytes need no
+                // drop, so a length of 0 frees the allocation and nothing
+                // else.
+                drop(unsafe { Vec::from_raw_parts(b.ptr, 0, b.cap) });
+            }
+            // An adopted block lets go of its buffer here.
             drop(b);
             LIVE.fetch_sub(1, Ordering::SeqCst);
         }
@@ -317,5 +351,79 @@ mod tests {
             let want: String = (0..50).map(|k| format!("<{i}.{k}>")).collect();
             assert_eq!(th.join().unwrap(), format!("{}y{want}", "x".repeat(100)));
         }
+    }
+
+    /// A message of one large binary decoded from a buffer shares the
+    /// buffer (no copy); the buffer is freed with the binary's last holder,
+    /// in whatever heap or fragment; a binary that is not most of its
+    /// buffer, or small, is copied as before.
+    #[test]
+    fn adopted_binaries_share_their_buffer_until_the_last_holder() {
+        use crate::etf::{self, tag::*, AtomBudget, Node};
+        use crate::{Atom, Term, View};
+        use std::sync::Arc;
+        let node = Node {
+            name: Atom::new("a@b"),
+            creation: 1,
+        };
+        // Ten bytes of something else (a control message), then
+        // `{blob, <<n bytes>>}`.
+        let message = |n: usize| {
+            let mut v = vec![0xaa; 10];
+            v.extend([SMALL_TUPLE_EXT, 2, SMALL_ATOM_UTF8_EXT, 4]);
+            v.extend(b"blob");
+            v.push(BINARY_EXT);
+            v.extend((n as u32).to_be_bytes());
+            v.extend((0..n).map(|i| i as u8));
+            v
+        };
+        let inside = |b: &[u8], buf: &[u8]| {
+            let r = buf.as_ptr_range();
+            r.contains(&b.as_ptr()) && b.len() <= buf.len()
+        };
+        let n = etf::ADOPT_MIN + 1000;
+        let buf = Arc::new(message(n));
+        let frag = {
+            let heap = Heap::new();
+            let mut budget = AtomBudget::new(10);
+            let (t, used) = etf::decode_node_body_in(&heap, &buf, 10, &mut budget, &node).unwrap();
+            assert_eq!(used, buf.len() - 10);
+            let View::Vector(v) = t.view() else { panic!() };
+            assert_eq!(v[0], Term::keyword("blob"));
+            let View::Binary(b) = v[1].view() else {
+                panic!()
+            };
+            assert!(b.iter().enumerate().all(|(i, &x)| x == i as u8) && b.len() == n);
+            assert!(inside(b, &buf), "not copied");
+            assert_eq!(Arc::strong_count(&buf), 2);
+            // Another holder, then the heap goes: the buffer stays.
+            Fragment::new(v[1])
+        };
+        assert_eq!(Arc::strong_count(&buf), 2);
+        let View::Binary(b) = frag.root().view() else {
+            panic!()
+        };
+        assert!(inside(b, &buf) && b.len() == n);
+        drop(frag);
+        assert_eq!(Arc::strong_count(&buf), 1, "freed with the last holder");
+        // Small, or not most of the buffer: copied.
+        for (n, extra) in [(1000, 0), (etf::ADOPT_MIN, 3 * etf::ADOPT_MIN)] {
+            let mut v = message(n);
+            v.extend(std::iter::repeat_n(0, extra));
+            let buf = Arc::new(v);
+            let heap = Heap::new();
+            let mut budget = AtomBudget::new(10);
+            let (t, _) = etf::decode_node_body_in(&heap, &buf, 10, &mut budget, &node).unwrap();
+            let View::Vector(v) = t.view() else { panic!() };
+            let View::Binary(b) = v[1].view() else {
+                panic!()
+            };
+            assert!(!inside(b, &buf) && b.len() == n);
+            assert_eq!(Arc::strong_count(&buf), 1);
+        }
+        // A start beyond the buffer is an error, not a panic.
+        let heap = Heap::new();
+        let mut budget = AtomBudget::new(10);
+        assert!(etf::decode_node_body_in(&heap, &buf, buf.len() + 1, &mut budget, &node).is_err());
     }
 }

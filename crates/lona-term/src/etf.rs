@@ -72,6 +72,7 @@
 //!   [`decode_node_body_prefix`], [`encode_node_into`]).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use num_bigint::{BigInt, BigUint, Sign};
 
@@ -514,7 +515,7 @@ pub fn decode_body_prefix<'h>(
     bytes: &[u8],
     atoms: &mut AtomBudget,
 ) -> Result<(Term<'h>, usize), DecodeError> {
-    decode_body(heap, bytes, atoms, None)
+    decode_body(heap, bytes, atoms, None, None)
 }
 
 /// [`decode_with`] as the node `node` receives: pids and references are
@@ -553,7 +554,27 @@ pub fn decode_node_body_prefix<'h>(
     atoms: &mut AtomBudget,
     node: &Node,
 ) -> Result<(Term<'h>, usize), DecodeError> {
-    decode_body(heap, bytes, atoms, Some(node))
+    decode_body(heap, bytes, atoms, Some(node), None)
+}
+
+/// Binaries of at least this many bytes may share the buffer they are
+/// decoded from ([`decode_node_body_in`]).
+pub const ADOPT_MIN: usize = 64 << 10;
+
+/// [`decode_node_body_prefix`] of `buf[start..]`, where a binary of at
+/// least [`ADOPT_MIN`] bytes that is at least half of `buf` is not copied:
+/// it shares `buf` (a large message joined from fragments becomes its
+/// binary without a second copy; the buffer lives as long as the binary,
+/// so only a binary that is most of it may keep it).
+pub fn decode_node_body_in<'h>(
+    heap: &'h Heap,
+    buf: &Arc<Vec<u8>>,
+    start: usize,
+    atoms: &mut AtomBudget,
+    node: &Node,
+) -> Result<(Term<'h>, usize), DecodeError> {
+    let bytes = buf.get(start..).ok_or(DecodeError::UnexpectedEnd)?;
+    decode_body(heap, bytes, atoms, Some(node), Some((buf, start)))
 }
 
 fn decode_version_prefix<'h>(
@@ -566,15 +587,18 @@ fn decode_version_prefix<'h>(
         Some(&VERSION) => {}
         _ => return Err(DecodeError::BadVersion),
     }
-    let (t, used) = decode_body(heap, &bytes[1..], atoms, node)?;
+    let (t, used) = decode_body(heap, &bytes[1..], atoms, node, None)?;
     Ok((t, used + 1))
 }
 
+/// `donor`: the buffer `bytes` lies in, from the offset given, for
+/// [`decode_node_body_in`].
 fn decode_body<'h>(
     heap: &'h Heap,
     bytes: &[u8],
     atoms: &mut AtomBudget,
     node: Option<&Node>,
+    donor: Option<(&Arc<Vec<u8>>, usize)>,
 ) -> Result<(Term<'h>, usize), DecodeError> {
     let mut r = Reader { buf: bytes, pos: 0 };
     let mut open: Vec<Frame> = Vec::new();
@@ -663,7 +687,14 @@ fn decode_body<'h>(
             }
             BINARY_EXT => {
                 let n = r.u32()?;
-                heap.binary(r.bytes(n)?)
+                let at = r.pos;
+                let data = r.bytes(n)?;
+                match donor {
+                    Some((buf, base)) if n >= ADOPT_MIN && n >= buf.len() / 2 => {
+                        heap.binary_in(buf, base + at, n)
+                    }
+                    _ => heap.binary(data),
+                }
             }
             BIT_BINARY_EXT => {
                 let n = r.u32()?;

@@ -42,6 +42,7 @@
 //! limit does not).
 
 use std::cell::{Cell, RefCell};
+use std::sync::Arc;
 
 use num_bigint::{BigInt, Sign};
 
@@ -512,6 +513,18 @@ impl Heap {
             std::ptr::copy_nonoverlapping(b.as_ptr(), p.add(2) as *mut u8, b.len());
             self.wrap(p as usize as u64 | TAG_BOXED)
         }
+    }
+
+    /// A binary of `buf[start..start + len]` that shares `buf` instead of
+    /// copying it (`len` of at least 64 bytes; the binary keeps the whole
+    /// buffer alive, so callers adopt only what is most of it).
+    pub(crate) fn binary_in(&self, buf: &Arc<Vec<u8>>, start: usize, len: usize) -> Term<'_> {
+        debug_assert!(len >= SHARED_THRESHOLD);
+        self.shared_object(
+            Kind::SharedBin,
+            SharedBytes::adopt(buf.clone(), start, len),
+            len,
+        )
     }
 
     /// The object for `len` bytes of block `sb`, owning one count of it.

@@ -224,6 +224,31 @@ impl TcpStream {
         Ok(())
     }
 
+    /// Writes some of `bufs`, in order, in one system call (waiting for
+    /// room), returning how much.
+    pub async fn write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        poll_fn(|cx| {
+            self.io.reg.poll_stream_io(cx, Direction::Write, len, || {
+                (&self.io.source).write_vectored(bufs)
+            })
+        })
+        .await
+    }
+
+    /// Writes all of `bufs`, in order, with as few system calls as the
+    /// socket's room allows.
+    pub async fn write_all_vectored(&self, mut bufs: &mut [io::IoSlice<'_>]) -> io::Result<()> {
+        io::IoSlice::advance_slices(&mut bufs, 0);
+        while !bufs.is_empty() {
+            match self.write_vectored(bufs).await? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => io::IoSlice::advance_slices(&mut bufs, n),
+            }
+        }
+        Ok(())
+    }
+
     /// Reads as a poll function.
     pub fn poll_read_buf(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io

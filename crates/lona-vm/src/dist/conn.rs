@@ -455,6 +455,10 @@ async fn write_loop(
 /// size).
 const FRAGMENT: usize = 64 << 10;
 
+/// Fragments written by one system call, between two looks at the
+/// mailbox for other processes' messages: 256 KB.
+const FRAGMENTS_AT_ONCE: usize = 4;
+
 /// A large message on its way out in fragments.
 struct Big<'a> {
     /// The whole packet, as [`wire::Control::write`] made it.
@@ -496,13 +500,19 @@ async fn write_fragmented(
             _ => all_wait = true,
         }
     }
-    for (head, data) in wire::fragments(big.packet, big.seq, FRAGMENT) {
-        for b in [&head[..], data] {
-            sink.stream
-                .write_all(b)
-                .await
-                .map_err(|e| format!("write: {e}"))?;
-        }
+    let mut frags = wire::fragments(big.packet, big.seq, FRAGMENT).peekable();
+    while frags.peek().is_some() {
+        // Up to `FRAGMENTS_AT_ONCE` fragments in one system call (their
+        // headers and the message's bytes where they are, no copy).
+        let group: Vec<(Vec<u8>, &[u8])> = frags.by_ref().take(FRAGMENTS_AT_ONCE).collect();
+        let mut slices: Vec<std::io::IoSlice<'_>> = group
+            .iter()
+            .flat_map(|(h, d)| [std::io::IoSlice::new(h), std::io::IoSlice::new(d)])
+            .collect();
+        sink.stream
+            .write_all_vectored(&mut slices)
+            .await
+            .map_err(|e| format!("write: {e}"))?;
         // What came meanwhile: up to one fragment's worth goes now.
         while !all_wait && buf.len() < FRAGMENT {
             let Some(env) = ctx.receive_timeout::<Envelope>(Duration::ZERO).await else {
@@ -863,9 +873,9 @@ async fn on_packet(
     asm: &mut Assembler,
     writer: Pid,
 ) -> Result<(), WireError> {
-    let joined;
+    let joined: Arc<Vec<u8>>;
     let ctl = match wire::frame(p)? {
-        Frame::Whole(c) => c,
+        Frame::Whole(c) => return on_control(ctx, d, node, c, None, writer).await,
         Frame::First { seq, count, body } => {
             // Relaxed: a statistic.
             d.frags_in.fetch_add(1, Relaxed);
@@ -874,31 +884,34 @@ async fn on_packet(
         Frame::Next { seq, id, data } => match asm.next(seq, id, data)? {
             None => return Ok(()),
             Some(body) => {
-                joined = body;
+                joined = Arc::new(body);
                 wire::parse_body(&joined)?
             }
         },
     };
-    on_control(ctx, d, node, ctl, writer).await
+    on_control(ctx, d, node, ctl, Some(&joined), writer).await
 }
 
-/// Acts on one control message (and the message it carries).
+/// Acts on one control message (and the message it carries). `joined`:
+/// the buffer a fragmented message was joined into, which its large
+/// binary may keep instead of a copy.
 async fn on_control(
     ctx: &Ctx,
     d: &Dist,
     node: &str,
     ctl: Control<'_>,
+    joined: Option<&Arc<Vec<u8>>>,
     writer: Pid,
 ) -> Result<(), WireError> {
     match ctl {
         Control::Send { to, msg, .. } => {
             if let Some(pid) = our_pid(d, &to) {
-                deliver(d, node, msg, |m| ctx.handle().send(pid, m));
+                deliver(d, node, msg, joined, |m| ctx.handle().send(pid, m));
             }
         }
         Control::RegSend { name, msg, .. } => {
             if ctx.handle().whereis(name).is_some() {
-                deliver(d, node, msg, |m| {
+                deliver(d, node, msg, joined, |m| {
                     let _ = ctx.handle().send_name(name, m);
                 });
             } else if name == "net_kernel" {
@@ -1126,10 +1139,26 @@ fn atom_budget() -> AtomBudget {
 }
 
 /// Decodes a message and hands it to `send`; a message that cannot be a
-/// Lonala term is dropped and logged (the connection goes on).
-fn deliver(d: &Dist, node: &str, body: &[u8], send: impl FnOnce(Fragment)) {
+/// Lonala term is dropped and logged (the connection goes on). `body`
+/// lies in `joined` when the message came in fragments.
+fn deliver(
+    d: &Dist,
+    node: &str,
+    body: &[u8],
+    joined: Option<&Arc<Vec<u8>>>,
+    send: impl FnOnce(Fragment),
+) {
     let heap = Heap::new();
-    match decode(d, &heap, body) {
+    let decoded = match joined {
+        Some(buf) if buf.as_ptr_range().contains(&body.as_ptr()) => {
+            let start = body.as_ptr() as usize - buf.as_ptr() as usize;
+            let mut budget = atom_budget();
+            lona_term::etf::decode_node_body_in(&heap, buf, start, &mut budget, &d.etf_node())
+                .map(|(t, _)| t)
+        }
+        _ => decode(d, &heap, body),
+    };
+    match decoded {
         Ok(t) => send(Fragment::new(t)),
         Err(e) => log(d, format_args!("a message from {node} dropped: {e}")),
     }
