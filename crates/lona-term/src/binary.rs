@@ -20,6 +20,17 @@
 //! spent, the append copies into a new block with twice the room. So `(str
 //! s chunk)` in a loop costs amortised O(len(chunk)), and keeping an older
 //! version and appending to it differently is still correct: it copies.
+//!
+//! # Adopted buffers
+//! A block may also be a window on a buffer it did not copy
+//! ([`SharedBytes::adopt`]): a message that came from another node in
+//! fragments is joined into one buffer, and its binary, when it is most of
+//! that buffer, becomes a block that keeps the buffer alive (an `Arc`)
+//! instead of a copy, as BEAM's decoder makes a sub-binary of the
+//! distribution buffer. Such a block is never appended to in place (its
+//! `used` is its capacity, and `try_append` refuses it), and frees nothing
+//! but its hold on the buffer.
+//!
 //! Each heap and fragment keeps an *off-heap list* (BEAM's MSO list) of the
 //! addresses of such objects; a collection walks it afterwards and releases
 //! the count of every object it did not copy; dropping a heap or fragment
