@@ -520,8 +520,16 @@ fn http_response(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     })
 }
 
+/// `(http-reason status)`: HTTP's reason phrase for `status` (`"Status"`
+/// for one not known).
+fn http_reason(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let status = t(cx, a[0]).as_i64().ok_or_else(Raise::badarg)?;
+    Ok(cx.heap.string(crate::net::http::reason(status)).raw())
+}
+
 pub(super) fn install(tcp: &'static Namespace) {
     def(tcp, "http-response", 4, 4, http_response);
+    def(tcp, "http-reason", 1, 1, http_reason);
     def(tcp, "listen*", 2, 2, listen);
     def(tcp, "accept*", 1, 1, accept);
     def(tcp, "connect*", 3, 3, connect);

@@ -89,36 +89,11 @@ pub(crate) fn parse<'h>(heap: &'h Heap, buf: &[u8]) -> Head<'h> {
     Head::Request(map, n)
 }
 
-/// The reason phrase HTTP gives `status` (`"Status"` for one not known).
+/// The reason phrase HTTP gives `status` (`"Status"` for one not known):
+/// the one table, `lona_http::reason`, which the Rust API's server uses.
 pub(crate) fn reason(status: i64) -> &'static str {
-    match status {
-        100 => "Continue",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        413 => "Content Too Large",
-        415 => "Unsupported Media Type",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
+    match u16::try_from(status).map(lona_http::reason) {
+        Ok(r) if !r.is_empty() => r,
         _ => "Status",
     }
 }
