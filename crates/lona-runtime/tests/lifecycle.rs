@@ -2,6 +2,8 @@
 //! allocated. Its own test binary, so that the thread count is this
 //! runtime's alone.
 
+mod common;
+
 use lona_runtime::{Builder, Exit};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -31,7 +33,7 @@ fn shutdown_stops_everything_and_frees_every_message() {
     let drops = Arc::new(AtomicUsize::new(0));
     let made = Arc::new(AtomicUsize::new(0));
     let rt = Builder::default()
-        .workers(2)
+        .workers(common::workers(2))
         .shutdown_timeout(Duration::from_millis(200))
         .build()
         .unwrap();

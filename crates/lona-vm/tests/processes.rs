@@ -2,6 +2,8 @@
 //! read, big messages, crash reports. (The rules themselves are golden
 //! tests: `tests/lona/proc_*.lona`.)
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +27,7 @@ fn run_on(rt: Runtime, src: &str, with: impl FnOnce(Handle) + Send + 'static) ->
 
 fn rt(limit: usize) -> Runtime {
     Runtime::builder()
-        .workers(2)
+        .workers(common::workers(2))
         .process_limit(limit)
         .build()
         .expect("runtime")
@@ -180,7 +182,10 @@ fn rust_and_lonala_processes_exchange_typed_messages() {
                :stop :stopped))"#,
     )
     .expect("compiles");
-    let rt = Runtime::builder().workers(2).build().unwrap();
+    let rt = Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let server = rt
         .handle()
         .spawn_process(
@@ -341,7 +346,10 @@ fn call_takes_any_arguments_and_a_deep_value_is_an_error_not_an_abort() {
              (send to (deep 50000 [])))"#,
     )
     .expect("compiles");
-    let rt = Runtime::builder().workers(2).build().unwrap();
+    let rt = Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let got = rt
         .block_on(move |ctx| async move {
             // Built by hand: a binary has no serde form without serde_bytes.
