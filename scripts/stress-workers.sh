@@ -5,8 +5,9 @@
 # TIMEOUT per suite and N, with its time. Exit status 1 if any failed.
 #   scripts/stress-workers.sh [N...]
 # Environment: CARGO_TARGET_DIR as usual; JOBS (cargo's -j, default 1);
-# SUITE_TIMEOUT (seconds per suite run, default 900); LOGS (where each
-# run's output goes, default target dir's stress-workers/).
+# SUITE_TIMEOUT (seconds per suite run, default 900); REPEAT (runs of
+# each suite per N, default 1: a suite fails if any run fails); LOGS
+# (where each run's output goes, default target dir's stress-workers/).
 #
 # The debug test profile (`cargo test`, with lona-vm and lona-term at
 # opt-level 2 as the workspace sets): the suites are built once, before
@@ -53,13 +54,17 @@ args() { # crate:suite -> cargo test arguments
   echo "-p ${1%%:*} --test ${1#*:}"
 }
 
+# Built with the very arguments each run uses (one crate at a time: a
+# build of several crates at once unifies features differently, and the
+# runs would then build again).
 echo "building the suites (cargo test -j$jobs --no-run)..."
-build=()
-for s in "${suites[@]}"; do build+=($(args "$s")); done
-if ! cargo test -j"$jobs" "${build[@]}" --no-run >"$logs/build.log" 2>&1; then
-  echo "build failed: see $logs/build.log"
-  exit 1
-fi
+: >"$logs/build.log"
+for s in "${suites[@]}"; do
+  if ! cargo test -j"$jobs" $(args "$s") --no-run >>"$logs/build.log" 2>&1; then
+    echo "build of $s failed: see $logs/build.log"
+    exit 1
+  fi
+done
 
 failed=0
 printf '%-30s %8s %-8s %7s\n' suite workers result seconds
@@ -67,16 +72,20 @@ for n in "${counts[@]}"; do
   for s in "${suites[@]}"; do
     log="$logs/${s/:/-}-$n.log"
     t0=$(date +%s.%N)
-    LONA_TEST_WORKERS=$n timeout "$limit" cargo test -j"$jobs" $(args "$s") >"$log" 2>&1
-    rc=$?
+    r=PASS
+    for ((i = 1; i <= ${REPEAT:-1}; i++)); do
+      LONA_TEST_WORKERS=$n timeout "$limit" cargo test -j"$jobs" $(args "$s") >"$log" 2>&1
+      case $? in
+        0) ;;
+        124) r=TIMEOUT; break ;;
+        *) r=FAIL; break ;;
+      esac
+    done
     t1=$(date +%s.%N)
-    case $rc in
-      0) r=PASS ;;
-      124) r=TIMEOUT; failed=1 ;;
-      *) r=FAIL; failed=1 ;;
-    esac
+    [ "$r" = PASS ] || failed=1
     printf '%-30s %8s %-8s %7.1f\n' "$s" "$n" "$r" "$(echo "$t1 - $t0" | bc)"
     if [ "$r" != PASS ]; then
+      [ "${REPEAT:-1}" -gt 1 ] && echo "    (run $i of ${REPEAT})"
       grep -E '^test .* (FAILED|has been running)|panicked at' "$log" | head -5 | sed 's/^/    /'
       echo "    (full output: $log)"
     fi

@@ -267,7 +267,11 @@ fn i_lists_processes_with_name_function_and_mailbox_and_runtime_info_counts_them
         "totals line counts main, waiter and spinner:\n{out}"
     );
     assert!(out.contains("fn user/waiter-loop heap true"), "{out}");
-    assert!(out.contains("count 3 workers 2 code true"), "{out}");
+    let workers = common::workers(2);
+    assert!(
+        out.contains(&format!("count 3 workers {workers} code true")),
+        "{out}"
+    );
 }
 
 /// A process that lives by receiving never spends a slice's budget, so it
