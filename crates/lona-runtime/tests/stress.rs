@@ -323,9 +323,9 @@ async fn mix_chains(ctx: &Ctx) -> u64 {
     ctx.trap_exit(true).await;
     let me = ctx.pid();
     let mut heads = HashSet::new();
-    for c in 0..MIX_CHAINS {
+    for _ in 0..MIX_CHAINS {
         let head = ctx
-            .spawn_link(move |ctx| async move { chain_member(ctx, me, c, 0).await })
+            .spawn_link(move |ctx| async move { chain_member(ctx, me, 0).await })
             .await
             .unwrap();
         heads.insert(head);
@@ -365,13 +365,12 @@ async fn mix_chains(ctx: &Ctx) -> u64 {
 fn chain_member(
     ctx: Ctx,
     part: Pid,
-    chain: u64,
     pos: u64,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     Box::pin(async move {
         ctx.send(part, (ctx.pid(), pos)).await;
         if pos + 1 < MIX_CHAIN_LEN {
-            ctx.spawn_link(move |ctx| chain_member(ctx, part, chain, pos + 1))
+            ctx.spawn_link(move |ctx| chain_member(ctx, part, pos + 1))
                 .await
                 .unwrap();
             ctx.receive::<std::convert::Infallible>().await;
