@@ -2,6 +2,8 @@
 //! message sent to an alias reaches the mailbox only while the alias is
 //! active; one that arrives after `unalias` is dropped unseen.
 
+mod common;
+
 use lona_runtime::{Builder, Ctx, Pid, Ref};
 use std::future::Future;
 use std::time::Duration;
@@ -9,7 +11,10 @@ use std::time::Duration;
 fn run<T: Send + 'static, Fut: Future<Output = T> + Send + 'static>(
     f: impl FnOnce(Ctx) -> Fut,
 ) -> T {
-    let rt = Builder::default().workers(2).build().unwrap();
+    let rt = Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     rt.block_on(f).expect("main process ended abnormally")
 }
 

@@ -10,6 +10,8 @@
 // `let _ = ctx.op(..)` without `.await` is the very mistake under test.
 #![allow(clippy::let_underscore_future)]
 
+mod common;
+
 use lona_runtime::{Builder, Down, Exit, Pid, Priority, Reason, Runtime, SpawnOpts, RUNTIME_PID};
 use std::time::Duration;
 
@@ -18,7 +20,10 @@ use std::time::Duration;
 const BOUND: Duration = Duration::from_secs(20);
 
 fn rt(workers: usize) -> Runtime {
-    Builder::default().workers(workers).build().unwrap()
+    Builder::default()
+        .workers(common::more_workers(workers))
+        .build()
+        .unwrap()
 }
 
 /// `let _ = ctx.op(..)` does the operation: every `Ctx` operation of that

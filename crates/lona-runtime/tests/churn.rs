@@ -5,6 +5,8 @@
 //! rounds of 900 children under a limit of 1,000 failed in round 15.) The
 //! ten-million-spawn version is in `stress.rs`.
 
+mod common;
+
 use lona_runtime::{Builder, Down, SpawnError};
 use std::time::Duration;
 
@@ -21,7 +23,7 @@ fn wait_empty(rt: &lona_runtime::Runtime) {
 #[test]
 fn rounds_of_children_from_inside_never_hit_the_limit() {
     let rt = Builder::default()
-        .workers(2)
+        .workers(common::workers(2))
         .process_limit(1000)
         .build()
         .unwrap();
@@ -45,7 +47,7 @@ fn rounds_of_children_from_inside_never_hit_the_limit() {
 #[test]
 fn spawns_from_outside_never_hit_the_limit() {
     let rt = Builder::default()
-        .workers(2)
+        .workers(common::workers(2))
         .process_limit(1000)
         .build()
         .unwrap();

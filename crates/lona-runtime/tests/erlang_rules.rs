@@ -4,6 +4,8 @@
 //! released before anyone can see the process dead, every call a
 //! preemption point, and a woken process not stuck behind a long step.
 
+mod common;
+
 use lona_runtime::{Builder, Ctx, Down, Exit, Pid, Reason, Runtime};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -11,7 +13,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn rt(workers: usize) -> Runtime {
-    Builder::default().workers(workers).build().unwrap()
+    Builder::default()
+        .workers(common::more_workers(workers))
+        .build()
+        .unwrap()
 }
 
 fn run<T: Send + 'static, Fut: Future<Output = T> + Send + 'static>(

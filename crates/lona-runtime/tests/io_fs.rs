@@ -1,6 +1,8 @@
 //! Files for native processes (`lona_runtime::io::fs`) and the blocking
 //! pool they run on.
 
+mod common;
+
 use lona_runtime::io::{fs, spawn_blocking};
 use lona_runtime::Builder;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -13,7 +15,10 @@ fn tmp(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn whole_files_directories_and_lines() {
-    let rt = Builder::default().workers(2).build().unwrap();
+    let rt = Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let r = rt.block_on(|_ctx| async move {
         let d = tmp("dir");
         std::fs::create_dir_all(&d).unwrap();

@@ -6,6 +6,8 @@
 //! futures are polled by the processes, woken by the reactor and by each
 //! other. On 127.0.0.1 only.
 
+mod common;
+
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
@@ -17,7 +19,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 fn rt() -> Runtime {
-    Builder::default().workers(2).build().unwrap()
+    Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap()
 }
 
 /// The hyper service: echoes the body, says what it got in headers;

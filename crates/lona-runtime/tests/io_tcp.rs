@@ -3,6 +3,8 @@
 //! deadlines, preemption of a process that always has data, UDP, and the
 //! errors a user can cause.
 
+mod common;
+
 use futures_util::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use lona_runtime::io::{TcpListener, TcpStream, UdpSocket};
 use lona_runtime::{Builder, Down, Elapsed, Reason, Runtime};
@@ -12,7 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn rt(workers: usize) -> Runtime {
-    Builder::default().workers(workers).build().unwrap()
+    Builder::default()
+        .workers(common::more_workers(workers))
+        .build()
+        .unwrap()
 }
 
 fn any_port() -> SocketAddr {

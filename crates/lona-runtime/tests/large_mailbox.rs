@@ -4,6 +4,8 @@
 //! (a panicking `Drop` among them contained), and nothing is left after
 //! shutdown.
 
+mod common;
+
 use lona_runtime::{Builder, Reason};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -99,7 +101,10 @@ fn killing_a_process_with_a_large_mailbox_frees_it_off_the_worker() {
 /// shutdown) and one whose process ended just before: both freed.
 #[test]
 fn shutdown_frees_large_mailboxes_of_live_and_ended_processes() {
-    let rt = Builder::default().workers(2).build().unwrap();
+    let rt = Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
     let mut pids = vec![];
     for _ in 0..2 {

@@ -2,6 +2,8 @@
 //! allocated. Its own test binary, so that the thread count is this
 //! runtime's alone.
 
+mod common;
+
 use lona_runtime::{Builder, Exit};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -30,22 +32,23 @@ fn lona_threads() -> usize {
 fn shutdown_stops_everything_and_frees_every_message() {
     let drops = Arc::new(AtomicUsize::new(0));
     let made = Arc::new(AtomicUsize::new(0));
+    let workers = common::workers(2);
     let rt = Builder::default()
-        .workers(2)
+        .workers(workers)
         .shutdown_timeout(Duration::from_millis(200))
         .build()
         .unwrap();
     // Threads name themselves when they start: give them a moment.
     for _ in 0..500 {
-        if lona_threads() == 4 {
+        if lona_threads() == workers + 2 {
             break;
         }
         std::thread::sleep(Duration::from_millis(2));
     }
     assert_eq!(
         lona_threads(),
-        4,
-        "two workers, the timer thread and the reclaimer"
+        workers + 2,
+        "the workers, the timer thread and the reclaimer"
     );
     let (d, m) = (drops.clone(), made.clone());
     let mk = move || {

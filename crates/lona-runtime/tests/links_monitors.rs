@@ -2,6 +2,8 @@
 //! registry, timers, exit reasons and process info (Erlang/OTP semantics;
 //! the rules are written out in `src/links.rs`).
 
+mod common;
+
 use lona_runtime::{Builder, Ctx, Down, Exit, Pid, Reason, Runtime, Status, Timeout};
 use std::future::Future;
 use std::time::Duration;
@@ -9,7 +11,10 @@ use std::time::Duration;
 fn run<T: Send + 'static, Fut: Future<Output = T> + Send + 'static>(
     f: impl FnOnce(Ctx) -> Fut,
 ) -> T {
-    let rt = Builder::default().workers(2).build().unwrap();
+    let rt = Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     rt.block_on(f).expect("main process ended abnormally")
 }
 
@@ -619,7 +624,10 @@ fn cancel_timer_says_whether_it_had_fired() {
 
 #[test]
 fn a_timer_whose_target_exits_is_cancelled() {
-    let rt = Builder::default().workers(2).build().unwrap();
+    let rt = Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let h = rt.handle();
     rt.block_on(|ctx| async move {
         let (p, _) = ctx.spawn_monitor(idle).await.unwrap();
@@ -728,7 +736,10 @@ fn runtime_exit_and_shutdown_reach_trapping_processes_as_exit_messages() {
 
 #[test]
 fn a_timer_for_an_already_dead_target_is_cancelled_at_once() {
-    let rt = Builder::default().workers(2).build().unwrap();
+    let rt = Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let h = rt.handle();
     let (t, left) = rt
         .block_on(|ctx| async move {
@@ -745,7 +756,10 @@ fn a_timer_for_an_already_dead_target_is_cancelled_at_once() {
 
 #[test]
 fn a_process_killed_in_a_receive_with_timeout_leaves_no_timer() {
-    let rt = Builder::default().workers(2).build().unwrap();
+    let rt = Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let h = rt.handle();
     rt.block_on(|ctx| async move {
         let (p, _) = ctx

@@ -3,13 +3,18 @@
 //! API (spawn options, `set_priority`, `process_info`). Every assertion is
 //! about order or counts, never about time.
 
+mod common;
+
 use lona_runtime::{Builder, Ctx, Pid, Priority, Runtime, SpawnOpts};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn rt(workers: usize) -> Runtime {
-    Builder::default().workers(workers).build().unwrap()
+    Builder::default()
+        .workers(common::more_workers(workers))
+        .build()
+        .unwrap()
 }
 
 fn opts(priority: Priority) -> SpawnOpts {
@@ -116,7 +121,8 @@ fn high_pair_runs_before_every_hog_on_one_worker() {
 /// it flaky.
 #[test]
 fn high_pair_keeps_latency_among_1000_hogs_on_two_workers() {
-    let rt = rt(2);
+    // Two workers exactly (the test's subject), whatever LONA_TEST_WORKERS says.
+    let rt = Builder::default().workers(2).build().unwrap();
     let hogged = rt
         .block_on(|ctx| async move {
             let slices = Arc::new(AtomicU64::new(0));
@@ -176,7 +182,8 @@ fn low_is_not_starved_and_runs_one_in_eight() {
 /// A low process makes progress among normal hogs on two workers too.
 #[test]
 fn low_makes_progress_among_hogs_on_two_workers() {
-    let rt = rt(2);
+    // Two workers exactly (the test's subject), whatever LONA_TEST_WORKERS says.
+    let rt = Builder::default().workers(2).build().unwrap();
     let done = rt
         .block_on(|ctx| async move {
             let slices = Arc::new(AtomicU64::new(0));

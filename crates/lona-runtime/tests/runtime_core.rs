@@ -1,6 +1,8 @@
 //! Issue 2 behaviour, black-box: scheduler, processes, mailboxes, native
 //! API, lifecycle.
 
+mod common;
+
 use lona_runtime::{Builder, Ctx, Pid, Reason, Runtime, SpawnError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,7 +13,10 @@ const ROUNDS: u32 = if cfg!(miri) { 20 } else { 10_000 };
 const PER_SENDER: u32 = if cfg!(miri) { 150 } else { 5_000 };
 
 fn rt(workers: usize) -> Runtime {
-    Builder::default().workers(workers).build().unwrap()
+    Builder::default()
+        .workers(common::more_workers(workers))
+        .build()
+        .unwrap()
 }
 
 #[test]

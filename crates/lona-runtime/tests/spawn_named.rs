@@ -2,6 +2,8 @@
 //! taken name spawns nothing; every process spawned by a process knows its
 //! parent (`ProcessInfo::parent`).
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -63,7 +65,10 @@ impl Process for Spawner {
 
 #[test]
 fn spawn_named_registers_first_and_a_taken_name_spawns_nothing() {
-    let rt = Runtime::builder().workers(2).build().unwrap();
+    let rt = Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
     let before = rt.handle().processes().len();
     let outside = rt.handle().spawn_process(Spawner(seen.clone())).unwrap();

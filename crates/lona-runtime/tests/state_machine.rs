@@ -7,6 +7,8 @@
 //! `Exit` from the runtime (shutdown) ends it, as it should a trapping
 //! process.
 
+mod common;
+
 use lona_runtime::{
     AliveReply, Ctx, Cx, Down, Exit, InfoReply, Pid, Process, ProcessInfo, Reason, Ref,
     RegisterError, Runtime, Scan, SpawnOpts, Step, RUNTIME_PID,
@@ -305,7 +307,10 @@ fn opts(link: bool, monitor: bool) -> SpawnOpts {
 }
 
 fn run<Fut: Future<Output = ()> + Send + 'static>(f: impl FnOnce(Ctx) -> Fut) {
-    let rt = Runtime::builder().workers(2).build().unwrap();
+    let rt = Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     if let Err(r) = rt.block_on(f) {
         panic!("controller ended abnormally: {r:?}");
     }

@@ -1,6 +1,8 @@
 //! Timers at their edges: dead targets, many timers on one process, joined
 //! receive timeouts, extreme delays, names as targets, and cancelling.
 
+mod common;
+
 use lona_runtime::{Builder, Ctx, Down, Reason, Runtime, Timeout, INFINITY, MAX_DELAY};
 use std::future::Future;
 use std::pin::Pin;
@@ -8,7 +10,10 @@ use std::task::Poll;
 use std::time::Duration;
 
 fn rt() -> Runtime {
-    Builder::default().workers(2).build().unwrap()
+    Builder::default()
+        .workers(common::workers(2))
+        .build()
+        .unwrap()
 }
 
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {

@@ -6,6 +6,8 @@
 //! `LONA_BLESS=1 cargo test --test golden` writes the `.out` files from
 //! the current output: review the diff before committing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use lona_vm::process::Ending;
@@ -24,7 +26,7 @@ fn run(path: &Path) -> String {
         Ok(()) => {
             ev.call_main_after(vec!["a1".into(), "a2".into()]);
             // Each program is the main process of a node of its own.
-            match node::run_main(&env, ev, Some(2)).expect("node starts") {
+            match node::run_main(&env, ev, Some(common::workers(2))).expect("node starts") {
                 Ending::Normal => String::new(),
                 Ending::Halt(n) => format!("!! halt {n}\n"),
                 Ending::Failed(EvalError::Uncaught { exit_reason, .. }) => {

@@ -2,6 +2,8 @@
 //! `lona.test`) run through the runner of `lona test`, and tests of that
 //! runner (`tests/runner/`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use lona_vm::test_runner::{find_tests, run_file, FileResult};
@@ -13,11 +15,14 @@ fn dir(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Runs one file on a fresh two-worker node; its result and output.
+/// Runs one file on a fresh two-worker node (`common::workers`); its result and output.
 fn run(file: &Path, timeout_ms: u64) -> (FileResult, String) {
     let buf = SharedBuf::default();
     let env = Env::new(Box::new(buf.clone()));
-    let rt = lona_runtime::Runtime::builder().workers(2).build().unwrap();
+    let rt = lona_runtime::Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let r = run_file(&env, rt, file, timeout_ms);
     (r, buf.text())
 }

@@ -2,6 +2,8 @@
 //! read, big messages, crash reports. (The rules themselves are golden
 //! tests: `tests/lona/proc_*.lona`.)
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +27,7 @@ fn run_on(rt: Runtime, src: &str, with: impl FnOnce(Handle) + Send + 'static) ->
 
 fn rt(limit: usize) -> Runtime {
     Runtime::builder()
-        .workers(2)
+        .workers(common::workers(2))
         .process_limit(limit)
         .build()
         .expect("runtime")
@@ -180,7 +182,10 @@ fn rust_and_lonala_processes_exchange_typed_messages() {
                :stop :stopped))"#,
     )
     .expect("compiles");
-    let rt = Runtime::builder().workers(2).build().unwrap();
+    let rt = Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let server = rt
         .handle()
         .spawn_process(
@@ -262,7 +267,11 @@ fn i_lists_processes_with_name_function_and_mailbox_and_runtime_info_counts_them
         "totals line counts main, waiter and spinner:\n{out}"
     );
     assert!(out.contains("fn user/waiter-loop heap true"), "{out}");
-    assert!(out.contains("count 3 workers 2 code true"), "{out}");
+    let workers = common::workers(2);
+    assert!(
+        out.contains(&format!("count 3 workers {workers} code true")),
+        "{out}"
+    );
 }
 
 /// A process that lives by receiving never spends a slice's budget, so it
@@ -341,7 +350,10 @@ fn call_takes_any_arguments_and_a_deep_value_is_an_error_not_an_abort() {
              (send to (deep 50000 [])))"#,
     )
     .expect("compiles");
-    let rt = Runtime::builder().workers(2).build().unwrap();
+    let rt = Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .unwrap();
     let got = rt
         .block_on(move |ctx| async move {
             // Built by hand: a binary has no serde form without serde_bytes.
