@@ -11,22 +11,30 @@ cd "$(dirname "$0")/.."
 runs=${1:-3}
 command -v erl >/dev/null || { echo "needs erl" >&2; exit 1; }
 cargo build --release -q -p lona
-work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cp bench/erlang/dist.erl "$work/" && (cd "$work" && erlc dist.erl)
 host=$(hostname -s)
 lona=$PWD/target/release/lona
+
+# The responder ends on the driver's stop; one that has not after 5 s is
+# killed (the run's figures are already printed).
+reap() {
+  for _ in $(seq 50); do [ -z "$(jobs -pr)" ] && return; sleep 0.1; done
+  echo "(a responder did not stop; killed)" >&2
+  kill $(jobs -pr) 2>/dev/null; wait
+}
 
 run_lona() {
   "$lona" run --sname "pong$1" --cookie lona bench/lonala/dist.lona pong > "$work/pong.out" 2>&1 &
   for _ in $(seq 100); do grep -q "ready" "$work/pong.out" && break; sleep 0.05; done
   "$lona" run --sname "ping$1" --cookie lona bench/lonala/dist.lona ping "pong$1@$host"
-  wait
+  reap
 }
 run_erl() {
   (cd "$work" && erl -sname "epong$1" -setcookie lona -noshell -run dist pong > pong.out 2>&1) &
   for _ in $(seq 100); do grep -q "ready" "$work/pong.out" && break; sleep 0.05; done
   (cd "$work" && erl -sname "eping$1" -setcookie lona -noshell -run dist ping "epong$1@$host")
-  wait
+  reap
 }
 
 for i in $(seq "$runs"); do
