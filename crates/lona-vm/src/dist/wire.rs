@@ -870,11 +870,14 @@ pub fn fragments(packet: &[u8], seq: u64, size: usize) -> impl Iterator<Item = (
 /// At most this many fragmented messages under way on one connection.
 pub const MAX_SEQUENCES: usize = 4096;
 
-/// Joins a connection's fragmented messages. The bytes of the messages
-/// under way count against a limit (a peer's fragment counts allocate
-/// nothing), and so does their number ([`MAX_SEQUENCES`]).
+/// Joins a connection's fragmented messages. The memory held for the
+/// messages under way (what came, or the room reserved for what a first
+/// fragment announces, whichever is more) counts against a limit, so a
+/// peer's fragment counts cannot make it reserve more; and their number
+/// is limited too ([`MAX_SEQUENCES`]).
 pub struct Assembler {
     open: std::collections::HashMap<u64, Partial>,
+    /// The sum of the `held` of the messages under way.
     bytes: usize,
     limit: usize,
 }
@@ -883,6 +886,8 @@ struct Partial {
     /// The id the next fragment must have.
     next: u64,
     body: Vec<u8>,
+    /// Bytes counted against the limit for this message: its capacity.
+    held: usize,
 }
 
 impl Assembler {
@@ -919,19 +924,23 @@ impl Assembler {
             return Err(WireError("too many fragmented messages under way"));
         }
         self.take(body.len())?;
-        // Room for the fragments to come, as large as this one, within
-        // the limit and at most 16 MiB up front.
+        // Room for the fragments to come, as large as this one, at most
+        // 16 MiB up front and within what the limit has left: the room is
+        // counted as held, so reservations cannot add up past the limit.
         let guess = (count.min(256) as usize)
             .saturating_mul(body.len())
-            .min(self.limit - self.bytes)
-            .min(16 << 20);
-        let mut v = Vec::with_capacity(guess.max(body.len()));
+            .min(16 << 20)
+            .min(self.limit - self.bytes + body.len())
+            .max(body.len());
+        self.bytes += guess - body.len();
+        let mut v = Vec::with_capacity(guess);
         v.extend_from_slice(body);
         self.open.insert(
             seq,
             Partial {
                 next: count - 1,
                 body: v,
+                held: guess,
             },
         );
         Ok(())
@@ -947,7 +956,19 @@ impl Assembler {
         if id != p.next {
             return Err(WireError("a fragment out of order"));
         }
-        self.take(data.len())?;
+        // Beyond the room held, the buffer grows to twice its room (or
+        // just enough, if the limit has no more left), and the growth
+        // counts against the limit before it is allocated.
+        let after = p.body.len() + data.len();
+        if after > p.held {
+            let want = (p.held * 2).max(after);
+            let left = self.limit.saturating_sub(self.bytes);
+            let to = if want - p.held <= left { want } else { after };
+            self.take(to - p.held)?;
+            let p = self.open.get_mut(&seq).expect("looked up above");
+            p.body.reserve_exact(to - p.body.len());
+            p.held = to;
+        }
         let p = self.open.get_mut(&seq).expect("looked up above");
         p.body.extend_from_slice(data);
         p.next -= 1;
@@ -955,7 +976,7 @@ impl Assembler {
             return Ok(None);
         }
         let p = self.open.remove(&seq).expect("looked up above");
-        self.bytes -= p.body.len();
+        self.bytes -= p.held;
         Ok(Some(p.body))
     }
 }
@@ -1429,6 +1450,24 @@ mod tests {
         p.push(0);
         assert!(frame(&p).is_err());
         assert!(frame(&[VERSION, DIST_HEADER, 1, 0]).is_err());
+        // First fragments that announce large messages cannot reserve
+        // more than the limit between them: the peer is cut off first.
+        let mut greedy = Assembler::new(64 << 20);
+        let chunk = vec![0u8; 64 << 10];
+        let mut refused = false;
+        for seq in 0..MAX_SEQUENCES as u64 {
+            if greedy.first(seq, 1 << 40, &chunk).is_err() {
+                refused = true;
+                break;
+            }
+            let reserved: usize = greedy.open.values().map(|p| p.body.capacity()).sum();
+            assert!(reserved <= 64 << 20, "reserved {reserved}");
+            assert_eq!(
+                greedy.bytes,
+                greedy.open.values().map(|p| p.held).sum::<usize>()
+            );
+        }
+        assert!(refused, "the limit cut the reservations off");
         // Too many messages under way.
         let mut many = Assembler::new(1 << 30);
         for seq in 0..MAX_SEQUENCES as u64 {
