@@ -265,7 +265,8 @@ impl Shared {
             return Ok(pid);
         }
         match worker {
-            Some(w) => w.schedule_spawned(index),
+            // Spawned like a woken receiver (`worker.rs`, step 2).
+            Some(w) => w.schedule_woken(index),
             None => {
                 self.injector.push(index);
                 self.idle.notify_one();

@@ -220,7 +220,10 @@ impl WorkerCore {
         std::ptr::eq(&*w.shared, shared).then_some(w)
     }
 
-    /// A process this worker's running process just woke: the LIFO slot.
+    /// A process this worker's running process just woke or spawned: the
+    /// LIFO slot (a parent that spawns and then waits, a supervisor or
+    /// fork-join, runs its child here, on the core that wrote its first
+    /// heap).
     ///
     /// The occupant it displaces goes to the local queue *without* waking
     /// an idle worker: the usual case is a process that wakes or spawns
@@ -277,17 +280,6 @@ impl WorkerCore {
                 self.shared.idle.notify_one();
             }
         }
-    }
-
-    /// A process the running process spawned: the LIFO slot, as a woken
-    /// receiver, so a parent that spawns and then waits (a supervisor,
-    /// fork-join, `restart`) runs its child here, on the core that wrote
-    /// the child's first heap, instead of waking another worker to steal
-    /// it. A parent that goes on running makes the child stealable after
-    /// `LIFO_SPILL_TICKS` (step 2), and the occupant a new spawn
-    /// displaces goes to the local queue, where idle workers find it.
-    pub(crate) fn schedule_spawned(&self, index: u32) {
-        self.schedule_woken(index);
     }
 
     /// A process that yielded: the back of the local queue. An idle worker

@@ -993,10 +993,6 @@ pub const NOPROC: &[u8] = &[SMALL_ATOM_UTF8_EXT, 6, b'n', b'o', b'p', b'r', b'o'
 pub mod put {
     use super::*;
 
-    pub fn version(out: &mut Vec<u8>) {
-        out.push(VERSION);
-    }
-
     pub fn tuple(out: &mut Vec<u8>, arity: u8) {
         out.push(SMALL_TUPLE_EXT);
         out.push(arity);
