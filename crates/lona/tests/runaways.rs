@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 /// Sixteen processes recursing without a tail call (stack and frames grow
 /// without end, the heap stays a few words), each monitored; main prints
@@ -25,12 +26,21 @@ const RUNAWAYS: &str = r#"
   (println "node alive"))
 "#;
 
+/// The program's file, written once: the tests run in parallel, and a
+/// second `fs::write` truncating the file while another test's `lona run`
+/// reads it made that run see an empty program (exit 0, no output; CI,
+/// 2026-11-26).
 fn program() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lona-runaways-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("runaways.lona");
-    std::fs::write(&p, RUNAWAYS).unwrap();
-    p
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM
+        .get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!("lona-runaways-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let p = dir.join("runaways.lona");
+            std::fs::write(&p, RUNAWAYS).unwrap();
+            p
+        })
+        .clone()
 }
 
 /// `lona run [flags] runaways.lona` under `prlimit --as=bytes`, or `None`
