@@ -719,10 +719,16 @@ fn a_native_rust_node_sends_rust_values_to_erlang_and_back() {
         ),
     );
     erl.expect("up");
-    let rt = lona_runtime::Runtime::new().unwrap();
+    // The Builder option (`Distributed`): a runtime that is a node.
+    use lona_vm::dist::Distributed;
     let mut cfg = lona_vm::dist::Config::short(&r);
     cfg.cookie = Some("c13".into());
-    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
+    let (rt, d) = lona_runtime::Builder::default()
+        .workers(2)
+        .distributed(cfg)
+        .build()
+        .unwrap();
+    assert_eq!(d.name(), format!("{r}@{h}"));
     #[derive(serde::Serialize)]
     enum Msg {
         Greet(i64, String),
@@ -750,6 +756,26 @@ fn a_native_rust_node_sends_rust_values_to_erlang_and_back() {
     assert_eq!(from.node, format!("{e}@{h}"));
     erl.expect("got 41 hi");
     erl.expect("thanks 7");
+}
+
+/// The Builder option refuses a bad node name with an error that says
+/// why, and the runtime it had started is shut down again (its workers
+/// gone: a second build in the same test works).
+#[test]
+fn a_bad_node_name_in_the_builder_is_an_error_not_a_half_started_node() {
+    use lona_vm::dist::{Config, Distributed};
+    for bad in ["", "has space", "two@@ats"] {
+        let err = lona_runtime::Builder::default()
+            .workers(1)
+            .distributed(Config::short(bad))
+            .build()
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::Other);
+        assert!(err.to_string().contains("node name"), "{bad:?}: {err}");
+    }
+    let rt = lona_runtime::Builder::default().workers(1).build().unwrap();
+    assert_eq!(rt.block_on(|_ctx| async { 7 }).unwrap(), 7);
 }
 
 /// A process-to-process message of 30 MB each way: sent and received in

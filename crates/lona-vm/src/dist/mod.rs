@@ -267,6 +267,58 @@ pub fn start_native(handle: &Handle, cfg: Config) -> Result<Arc<Dist>, String> {
     start(&env, handle, cfg)
 }
 
+/// The [`Builder`](lona_runtime::Builder) option that makes a Rust
+/// program's node distributed as it starts:
+///
+/// ```no_run
+/// use lona_vm::dist::{Config, Distributed};
+/// let (rt, dist) = lona_runtime::Builder::default()
+///     .workers(2)
+///     .distributed(Config::short("app"))
+///     .build()?;
+/// // `dist.send_value(..)`, `dist.nodes()`, ...
+/// # drop((rt, dist));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// It is [`start_native`] run on the new runtime: the node is named,
+/// registered with `epmd` and listening when `build` returns.
+pub trait Distributed {
+    /// Builds with distribution configured by `cfg`.
+    fn distributed(self, cfg: Config) -> DistributedBuilder;
+}
+
+impl Distributed for lona_runtime::Builder {
+    fn distributed(self, cfg: Config) -> DistributedBuilder {
+        DistributedBuilder { builder: self, cfg }
+    }
+}
+
+/// A [`Builder`](lona_runtime::Builder) with a distribution [`Config`]
+/// (from [`Distributed::distributed`]).
+#[derive(Debug)]
+pub struct DistributedBuilder {
+    builder: lona_runtime::Builder,
+    cfg: Config,
+}
+
+impl DistributedBuilder {
+    /// Starts the runtime, then the distribution on it. An error of the
+    /// distribution (a bad name, a name taken, no `epmd`, a port in use,
+    /// an unreadable cookie) shuts the runtime down again and comes back
+    /// as an [`std::io::Error`] of kind `Other` with its message.
+    pub fn build(self) -> std::io::Result<(lona_runtime::Runtime, Arc<Dist>)> {
+        let rt = self.builder.build()?;
+        match start_native(&rt.handle(), self.cfg) {
+            Ok(d) => Ok((rt, d)),
+            Err(e) => {
+                drop(rt);
+                Err(std::io::Error::other(e))
+            }
+        }
+    }
+}
+
 /// Makes this node distributed, as `cfg` says, and records it in `env`
 /// (for `node`, `nodes` and sends to other nodes). Errors: a bad name, a
 /// name already registered on this host, no `epmd` to be had, a port in
@@ -288,7 +340,10 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
             cfg.name
         ));
     }
-    if host.is_empty() || (!cfg.long_names && host.contains('.')) {
+    let host_chars = host
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
+    if host.is_empty() || !host_chars || (!cfg.long_names && host.contains('.')) {
         return Err(format!(
             "bad host in node name {:?} (short names take a host without dots)",
             cfg.name
