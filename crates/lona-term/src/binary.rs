@@ -225,6 +225,82 @@ impl SharedBytes {
     }
 }
 
+/// A counted reference to the bytes of a large binary or string, held
+/// outside any heap: what lets a socket or a connection to another node
+/// write a binary where it is, after the process that sent it has moved
+/// on or collected (BEAM's writers hold a count on a refc binary the
+/// same way). Made by [`Term::shared_binary`](crate::Term::shared_binary);
+/// the bytes it sees never change; dropping it gives the count back.
+pub struct SharedBinary {
+    /// A block this value owns one count of.
+    block: std::ptr::NonNull<SharedBytes>,
+    /// The length the object it was made from saw (at most `used`).
+    len: usize,
+}
+
+// SAFETY: the block's count is atomic and the bytes [0, len) are written
+// before any object of that length exists and never change (module doc),
+// so the value may be read, cloned and dropped from any thread.
+unsafe impl Send for SharedBinary {}
+// SAFETY: as for `Send`: `&SharedBinary` only reads immutable bytes.
+unsafe impl Sync for SharedBinary {}
+
+impl SharedBinary {
+    /// A new reference to the block at `p`, seeing `len` bytes.
+    ///
+    /// # Safety
+    /// `p` must be alive (the caller holds a count for the duration of
+    /// this call) and `len` the length of an object holding it.
+    pub(crate) unsafe fn retain(p: *const SharedBytes, len: usize) -> SharedBinary {
+        // SAFETY: per the caller's contract the block is alive.
+        unsafe { SharedBytes::retain(p) };
+        SharedBinary {
+            block: std::ptr::NonNull::new(p as *mut SharedBytes).expect("a block's address"),
+            len,
+        }
+    }
+}
+
+impl std::ops::Deref for SharedBinary {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: this value owns a count, so the block lives as long as
+        // `self`; `len` is an object's length, so its bytes are written.
+        unsafe { SharedBytes::bytes(self.block.as_ptr(), self.len) }
+    }
+}
+
+impl Clone for SharedBinary {
+    fn clone(&self) -> SharedBinary {
+        // SAFETY: `self` owns a count, so the block is alive.
+        unsafe { SharedBinary::retain(self.block.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for SharedBinary {
+    fn drop(&mut self) {
+        // SAFETY: the count this value owns is given back once.
+        unsafe { SharedBytes::release(self.block.as_ptr()) };
+    }
+}
+
+impl std::fmt::Debug for SharedBinary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedBinary({} bytes)", self.len)
+    }
+}
+
+/// The bytes the off-heap objects in `list` see.
+///
+/// # Safety
+/// Every address must be a live `SharedStr`/`SharedBin` object.
+pub(crate) unsafe fn offheap_bytes(list: &[*mut u64]) -> usize {
+    list.iter()
+        // SAFETY: per the caller's contract, word 2 is the object's length.
+        .map(|&obj| unsafe { *obj.add(2) } as usize)
+        .fold(0, usize::saturating_add)
+}
+
 /// Releases every off-heap object in `list` (heap or fragment being dropped).
 ///
 /// # Safety
@@ -436,5 +512,51 @@ mod tests {
         let heap = Heap::new();
         let mut budget = AtomBudget::new(10);
         assert!(etf::decode_node_body_in(&heap, &buf, buf.len() + 1, &mut budget, &node).is_err());
+    }
+
+    /// A spliced encoding is the copied one with its large binaries
+    /// referenced, not copied: put back at their offsets they give the
+    /// same bytes; each reference holds a count, so the bytes outlive the
+    /// heap the message was on; small binaries and those under `min` are
+    /// copied as before.
+    #[test]
+    fn spliced_encoding_equals_the_copy_and_outlives_the_heap() {
+        use crate::etf::{self, Node};
+        use crate::Atom;
+        let node = Node {
+            name: Atom::new("a@b"),
+            creation: 1,
+        };
+        let big: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        let text = "t".repeat(3000);
+        let (copied, mut out, splices) = {
+            let heap = Heap::new();
+            let b = heap.binary(&big);
+            let t = heap.vector(&[
+                b,
+                heap.binary(b"small"),
+                heap.string(&text),
+                heap.binary(&big[..200]),
+                b,
+            ]);
+            let copied = etf::encode_node(t, &node).unwrap();
+            let mut out = vec![etf::VERSION];
+            let mut splices = Vec::new();
+            etf::encode_node_spliced(&mut out, t, &node, 1000, &mut splices).unwrap();
+            assert_eq!(b.shared_refcount(), Some(1 + 2), "two references held");
+            (copied, out, splices)
+        };
+        // The heap is gone; the references still read their bytes.
+        let lens: Vec<usize> = splices.iter().map(|(_, b)| b.len()).collect();
+        assert_eq!(lens, [5000, 3000, 5000]);
+        assert!(splices.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert!(out.len() < copied.len() - 12000);
+        for (at, b) in splices.iter().rev() {
+            out.splice(*at..*at, b.iter().copied());
+        }
+        assert_eq!(out, copied);
+        let c = splices[0].1.clone();
+        drop(splices);
+        assert_eq!(&c[..], &big[..]);
     }
 }

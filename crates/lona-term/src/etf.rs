@@ -77,6 +77,7 @@ use std::sync::Arc;
 use num_bigint::{BigInt, BigUint, Sign};
 
 use crate::atom::Atom;
+use crate::binary::SharedBinary;
 pub use crate::codec::AtomBudget;
 use crate::heap::{Heap, MAX_REF_IDS};
 use crate::term::{Pid, Term};
@@ -269,6 +270,31 @@ fn put_binary(out: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
     Ok(())
 }
 
+/// Where large binaries go instead of being copied ([`encode_node_spliced`]).
+struct Splice<'s> {
+    min: usize,
+    splices: &'s mut Vec<(usize, SharedBinary)>,
+}
+
+/// A binary or string's bytes `b` (term `t`): copied in, or, when it is
+/// shared and at least `splice.min` bytes, referenced at this offset.
+fn put_bytes(
+    out: &mut Vec<u8>,
+    t: Term<'_>,
+    b: &[u8],
+    splice: &mut Option<Splice<'_>>,
+) -> Result<(), EncodeError> {
+    if let Some(sp) = splice.as_mut().filter(|sp| b.len() >= sp.min) {
+        if let Some(shared) = t.shared_binary() {
+            out.push(BINARY_EXT);
+            put_u32(out, b.len(), "binary over 2^32 - 1 bytes")?;
+            sp.splices.push((out.len(), shared));
+            return Ok(());
+        }
+    }
+    put_binary(out, b)
+}
+
 enum Task<'h> {
     Term(Term<'h>),
     /// Remaining `n` elements of a list starting at this cons, then its tail.
@@ -287,7 +313,7 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
 /// [`encode`] without the version byte, appended to `out` (on an error,
 /// `out` may hold part of the term).
 pub fn encode_into(out: &mut Vec<u8>, t: Term<'_>) -> Result<(), EncodeError> {
-    encode_impl(out, t, None)
+    encode_impl(out, t, None, None)
 }
 
 /// [`encode`] as the node `node` sends: local pids and references are
@@ -302,7 +328,24 @@ pub fn encode_node(t: Term<'_>, node: &Node) -> Result<Vec<u8>, EncodeError> {
 /// [`encode_node`] without the version byte, appended to `out` (on an
 /// error, `out` may hold part of the term).
 pub fn encode_node_into(out: &mut Vec<u8>, t: Term<'_>, node: &Node) -> Result<(), EncodeError> {
-    encode_impl(out, t, Some(node))
+    encode_impl(out, t, Some(node), None)
+}
+
+/// [`encode_node_into`] without copying large binaries: a shared binary
+/// or string of at least `min` bytes gets its tag and length in `out`,
+/// and is pushed on `splices` with the offset in `out` its bytes belong
+/// at (offsets ascending; several may share one). The encoding is `out`
+/// with each binary's bytes inserted at its offset, for a writer to
+/// write in place (`writev`) as BEAM's distribution writes refc
+/// binaries. On an error, `out` and `splices` may hold part of the term.
+pub fn encode_node_spliced(
+    out: &mut Vec<u8>,
+    t: Term<'_>,
+    node: &Node,
+    min: usize,
+    splices: &mut Vec<(usize, SharedBinary)>,
+) -> Result<(), EncodeError> {
+    encode_impl(out, t, Some(node), Some(Splice { min, splices }))
 }
 
 fn put_pid(out: &mut Vec<u8>, node: Atom, id: u32, serial: u32, creation: u32) {
@@ -324,7 +367,12 @@ fn put_ref(out: &mut Vec<u8>, node: Atom, creation: u32, ids: &[u32]) {
     }
 }
 
-fn encode_impl(out: &mut Vec<u8>, t: Term<'_>, node: Option<&Node>) -> Result<(), EncodeError> {
+fn encode_impl(
+    out: &mut Vec<u8>,
+    t: Term<'_>,
+    node: Option<&Node>,
+    mut splice: Option<Splice<'_>>,
+) -> Result<(), EncodeError> {
     let mut todo = vec![Task::Term(t)];
     while let Some(task) = todo.pop() {
         let t = match task {
@@ -354,8 +402,8 @@ fn encode_impl(out: &mut Vec<u8>, t: Term<'_>, node: Option<&Node>) -> Result<()
                 out.extend_from_slice(&f.to_bits().to_be_bytes());
             }
             View::Keyword(a) => put_atom(out, a.name()),
-            View::Str(s) => put_binary(out, s.as_bytes())?,
-            View::Binary(b) => put_binary(out, b)?,
+            View::Str(s) => put_bytes(out, t, s.as_bytes(), &mut splice)?,
+            View::Binary(b) => put_bytes(out, t, b, &mut splice)?,
             View::Vector(items) => {
                 match u8::try_from(items.len()) {
                     Ok(n) => out.extend([SMALL_TUPLE_EXT, n]),

@@ -138,6 +138,8 @@ impl Heap {
             self.frags.borrow_mut().push(Frag { block, used });
             self.msg_words.set(self.msg_words.get() + used);
         }
+        // SAFETY: the fragment's list holds its live shared objects.
+        self.note_offheap(unsafe { crate::binary::offheap_bytes(&offheap) });
         self.offheap.borrow_mut().extend(offheap);
         // SAFETY: the root points into the block now owned by this heap (or
         // is an immediate). The ManuallyDrop leaves nothing to drop: its

@@ -38,7 +38,7 @@
 
 use crate::binary::SharedBytes;
 use crate::block::Block;
-use crate::heap::{words_between, Heap, HeapError};
+use crate::heap::{words_between, Heap, HeapError, VHEAP_MIN_BYTES};
 use crate::sizes::next_heap_size;
 use crate::term::{
     header_arity, is_header, is_ptr, ptr_of, Kind, RawTerm, FORWARD_CONS, TAG_CONS, TAG_MASK,
@@ -223,8 +223,14 @@ impl Heap {
         extra: &mut [RawTerm],
     ) -> Result<GcStats, HeapError> {
         self.close_overflow();
-        let want_major =
-            kind == GcKind::Major || self.minors_since_major >= self.config.fullsweep_after;
+        // Binaries alive after the last minor collection more than twice
+        // those after the last major one: old ones may be dead (heap.rs,
+        // "Large binaries count too").
+        let vheap_grown =
+            self.vheap_limit > VHEAP_MIN_BYTES && self.vheap_limit / 2 > self.vheap_after_major;
+        let want_major = kind == GcKind::Major
+            || self.minors_since_major >= self.config.fullsweep_after
+            || vheap_grown;
         // SAFETY: RawTerm is repr(transparent) over u64.
         let extra: &mut [u64] = unsafe { &mut *(extra as *mut [RawTerm] as *mut [u64]) };
         let kind = if want_major || !self.minor(need, extra) {
@@ -239,6 +245,14 @@ impl Heap {
         };
         self.gc_wanted.set(false);
         self.msg_words.set(0);
+        // SAFETY: after a collection the list holds exactly the live
+        // shared objects, at their new addresses.
+        let live = unsafe { crate::binary::offheap_bytes(self.offheap.get_mut()) };
+        self.vheap.set(0);
+        self.vheap_limit = live.max(VHEAP_MIN_BYTES);
+        if kind == GcKind::Major {
+            self.vheap_after_major = live;
+        }
         self.ovf_total.set(0);
         let stats = GcStats {
             kind,

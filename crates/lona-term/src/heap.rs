@@ -18,6 +18,21 @@
 //! and sets [`Heap::needs_gc`]. Collection takes `&mut self`; see
 //! [`crate::gc`] and the safety contract on [`Term`].
 //!
+//! # Large binaries count too (BEAM's virtual binary heap)
+//!
+//! A large binary is three words here and its bytes elsewhere, so a
+//! process that receives 1 MiB binaries and drops them would, going by
+//! its words alone, hardly ever collect, and hold every one of them until
+//! it did. The heap therefore counts the bytes of the large binaries that
+//! became its own since the last collection (made here, copied in, come
+//! in a message: `vheap`) and wants a collection once they reach a limit
+//! (`vheap_limit`): at least [`VHEAP_MIN_BYTES`], else as much as
+//! survived the last collection, so that memory stays within about twice
+//! what the process really holds. Binaries that survive into the old
+//! block are released only by a major collection: when those alive after
+//! a minor one are more than twice those after the last major one (and
+//! past the minimum), the next collection is a major one.
+//!
 //! # Allocation failure and the size limit
 //!
 //! A heap belongs to one process, and no input to that process may take
@@ -84,6 +99,12 @@ impl Default for HeapConfig {
 /// `max_heap_size` in overflow chunks before the allocation that would go
 /// further unwinds with [`HeapError::MaxHeapSize`] (module documentation).
 pub const OVERFLOW_LIMIT_FACTOR: usize = 8;
+
+/// A heap wants a collection once this many bytes of large binaries
+/// became its own since the last one (at least; more when more survived:
+/// module doc, "Large binaries count too"). BEAM's `min_bin_vheap_size`,
+/// 46,422 words.
+pub const VHEAP_MIN_BYTES: usize = 46_422 * 8;
 
 /// Why the heap's owner must act: its process cannot go on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,6 +188,13 @@ pub struct Heap {
     pub(crate) msg_words: Cell<usize>,
     /// Addresses of the `SharedStr`/`SharedBin` objects in this heap.
     pub(crate) offheap: RefCell<Vec<*mut u64>>,
+    /// Bytes of large binaries that became this heap's since the last
+    /// collection (module doc, "Large binaries count too").
+    pub(crate) vheap: Cell<usize>,
+    /// At `vheap` bytes or more, the heap wants a collection.
+    pub(crate) vheap_limit: usize,
+    /// Bytes of large binaries alive after the last major collection.
+    pub(crate) vheap_after_major: usize,
     pub(crate) regs: RefCell<Vec<u64>>,
     pub(crate) roots: RefCell<Vec<u64>>,
     pub(crate) free_roots: RefCell<Vec<usize>>,
@@ -241,6 +269,9 @@ impl Heap {
             ovf_total: Cell::new(0),
             msg_words: Cell::new(0),
             offheap: RefCell::new(Vec::new()),
+            vheap: Cell::new(0),
+            vheap_limit: VHEAP_MIN_BYTES,
+            vheap_after_major: 0,
             regs: RefCell::new(Vec::new()),
             roots: RefCell::new(Vec::new()),
             free_roots: RefCell::new(Vec::new()),
@@ -312,7 +343,15 @@ impl Heap {
     /// allocation spilled into an overflow chunk, a stack push failed, or
     /// attached messages outweigh the young block.
     pub fn needs_gc(&self) -> bool {
-        self.gc_wanted.get() || self.msg_words.get() >= self.young.words()
+        self.gc_wanted.get()
+            || self.msg_words.get() >= self.young.words()
+            || self.vheap.get() >= self.vheap_limit
+    }
+
+    /// Counts `bytes` of large binaries that became this heap's.
+    #[inline]
+    pub(crate) fn note_offheap(&self, bytes: usize) {
+        self.vheap.set(self.vheap.get().saturating_add(bytes));
     }
 
     // ---- allocation -------------------------------------------------
@@ -531,6 +570,7 @@ impl Heap {
     fn shared_object(&self, kind: Kind, sb: *const SharedBytes, len: usize) -> Term<'_> {
         let t = self.put(&[header(kind, 2), sb as usize as u64, len as u64]);
         self.offheap.borrow_mut().push(ptr_of(t.bits()));
+        self.note_offheap(len);
         t
     }
 
@@ -902,11 +942,14 @@ impl Heap {
         let size = crate::copy::tree_size(t);
         let p = self.alloc(size);
         let mut offheap = self.offheap.borrow_mut();
+        let before = offheap.len();
         // SAFETY: p has `size` fresh words, exactly what the copy writes.
-        unsafe {
-            let bits = crate::copy::copy_tree(t, p, size, &mut offheap);
-            self.wrap(bits)
-        }
+        let bits = unsafe { crate::copy::copy_tree(t, p, size, &mut offheap) };
+        // SAFETY: the entries the copy added are live shared objects.
+        self.note_offheap(unsafe { crate::binary::offheap_bytes(&offheap[before..]) });
+        drop(offheap);
+        // SAFETY: the copy wrote a term into this heap's fresh words.
+        unsafe { self.wrap(bits) }
     }
 
     // ---- stack --------------------------------------------------------

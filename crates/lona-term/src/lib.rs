@@ -39,7 +39,7 @@ mod view;
 #[doc(hidden)]
 pub use atom::runtime_index as atom_runtime_index;
 pub use atom::{Atom, AtomError, MAX_ATOMS, MAX_ATOM_CHARS, RESERVED_ATOMS, RUNTIME_ATOMS};
-pub use binary::{live_shared_binaries, shared_binary_bytes, SHARED_THRESHOLD};
+pub use binary::{live_shared_binaries, shared_binary_bytes, SharedBinary, SHARED_THRESHOLD};
 pub use block::{
     block_cache_bytes, trim_block_cache, CACHE_MAX_BLOCKS, CACHE_MAX_BYTES, CACHE_MIN_WORDS,
 };
@@ -50,6 +50,7 @@ pub use gc::{GcKind, GcStats};
 pub use hamt::MAP_SMALL_MAX;
 pub use heap::{
     GcCounts, Heap, HeapConfig, HeapError, Root, StackFull, MAX_REF_IDS, OVERFLOW_LIMIT_FACTOR,
+    VHEAP_MIN_BYTES,
 };
 pub use permanent::{is_permanent, make_permanent, permanent_bytes, permanent_term};
 pub use print::set_closure_namer;

@@ -381,6 +381,25 @@ impl<'h> Term<'h> {
         ListIter { cur: self }
     }
 
+    /// A counted reference to the bytes of a shared (≥ 64 byte) binary
+    /// or string, which outlives this term and its heap; `None` for any
+    /// other term (a small binary lives on its heap: copy its bytes).
+    pub fn shared_binary(self) -> Option<crate::binary::SharedBinary> {
+        let h = self.boxed_header()?;
+        match Kind::from_header(h) {
+            // SAFETY: a shared object's payload word 0 is a live SharedBytes
+            // (the object holds a count while the term lives) and word 1
+            // the length it sees.
+            Kind::SharedStr | Kind::SharedBin => unsafe {
+                Some(crate::binary::SharedBinary::retain(
+                    self.payload(0) as usize as *const SharedBytes,
+                    self.payload(1) as usize,
+                ))
+            },
+            _ => None,
+        }
+    }
+
     /// The number of references to a shared (≥ 64 byte) binary or string,
     /// or `None` for any other term. For tests and diagnostics.
     pub fn shared_refcount(self) -> Option<usize> {

@@ -27,7 +27,10 @@ const BATCH_BYTES: usize = 64 << 10;
 pub(crate) enum Out {
     /// A whole packet a local process encoded: a message from `from`
     /// (`None`: not from a process, or not known).
-    Message { from: Option<Pid>, packet: Vec<u8> },
+    Message {
+        from: Option<Pid>,
+        packet: wire::Packet,
+    },
     /// A whole packet of another kind: a signal a local process sent, or
     /// a reply the reader composed.
     Packet(Vec<u8>),
@@ -347,6 +350,22 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
+    /// Writes one whole packet, its spliced binaries from where they are.
+    async fn write_packet(&mut self, p: &wire::Packet) -> Result<(), String> {
+        if !self.frags || p.splices.is_empty() {
+            let mut b = Vec::with_capacity(p.len());
+            p.append_to(&mut b);
+            return self.write(&b).await;
+        }
+        let segments = p.segments();
+        let mut slices: Vec<std::io::IoSlice<'_>> =
+            segments.iter().map(|s| std::io::IoSlice::new(s)).collect();
+        self.stream
+            .write_all_vectored(&mut slices)
+            .await
+            .map_err(|e| format!("write: {e}"))
+    }
+
     /// Writes whole packets (length prefixes included).
     async fn write(&mut self, b: &[u8]) -> Result<(), String> {
         let b = if self.frags || b.is_empty() {
@@ -420,7 +439,7 @@ async fn write_loop(
                     }
                     Ok(()) => {
                         buf.clear();
-                        sink.write(&packet).await
+                        sink.write_packet(&packet).await
                     }
                     e => e,
                 },
@@ -462,7 +481,7 @@ const FRAGMENTS_AT_ONCE: usize = 4;
 /// A large message on its way out in fragments.
 struct Big<'a> {
     /// The whole packet, as [`wire::Control::write`] made it.
-    packet: &'a [u8],
+    packet: &'a wire::Packet,
     /// Its sender, if known.
     from: Option<Pid>,
     /// Its sequence id on this connection.
@@ -500,14 +519,19 @@ async fn write_fragmented(
             _ => all_wait = true,
         }
     }
-    let mut frags = wire::fragments(big.packet, big.seq, FRAGMENT).peekable();
+    let segments = big.packet.segments();
+    let mut frags = wire::fragments(&segments, big.seq, FRAGMENT).peekable();
     while frags.peek().is_some() {
         // Up to `FRAGMENTS_AT_ONCE` fragments in one system call (their
-        // headers and the message's bytes where they are, no copy).
-        let group: Vec<(Vec<u8>, &[u8])> = frags.by_ref().take(FRAGMENTS_AT_ONCE).collect();
+        // headers, and the message's bytes where they are: the packet's
+        // and its spliced binaries', no copy).
+        let group: Vec<(Vec<u8>, Vec<&[u8]>)> = frags.by_ref().take(FRAGMENTS_AT_ONCE).collect();
         let mut slices: Vec<std::io::IoSlice<'_>> = group
             .iter()
-            .flat_map(|(h, d)| [std::io::IoSlice::new(h), std::io::IoSlice::new(d)])
+            .flat_map(|(h, parts)| {
+                std::iter::once(std::io::IoSlice::new(h))
+                    .chain(parts.iter().map(|p| std::io::IoSlice::new(p)))
+            })
             .collect();
         sink.stream
             .write_all_vectored(&mut slices)
@@ -551,7 +575,10 @@ async fn write_fragmented(
 enum Flushed {
     /// Write the batch, then this large packet (a message from `from`, if
     /// known) from its own buffer.
-    Big { packet: Vec<u8>, from: Option<Pid> },
+    Big {
+        packet: wire::Packet,
+        from: Option<Pid>,
+    },
     /// Write the batch, then answer.
     Sync(std::sync::mpsc::Sender<()>),
 }
@@ -573,9 +600,13 @@ async fn handle(
                     return Ok(Some(Flushed::Big { packet, from }))
                 }
                 Out::Packet(packet) if packet.len() >= BATCH_BYTES => {
-                    return Ok(Some(Flushed::Big { packet, from: None }))
+                    return Ok(Some(Flushed::Big {
+                        packet: wire::Packet::whole(packet),
+                        from: None,
+                    }))
                 }
-                Out::Message { packet, .. } | Out::Packet(packet) => buf.extend_from_slice(&packet),
+                Out::Message { packet, .. } => packet.append_to(buf),
+                Out::Packet(packet) => buf.extend_from_slice(&packet),
                 Out::Monitor {
                     target,
                     toproc,

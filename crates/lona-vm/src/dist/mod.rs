@@ -62,6 +62,11 @@ use crate::env::Env;
 /// is refused and the connection closed): 256 MiB.
 pub const MAX_PACKET: usize = 256 << 20;
 
+/// A binary of at least this many bytes in a message to another node is
+/// written from where it is, not copied into the packet (the size from
+/// which a message is written in fragments anyway).
+const SPLICE_MIN: usize = 64 << 10;
+
 /// How a node joins the distribution.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -584,12 +589,28 @@ impl Dist {
         }
         let mut p = Vec::new();
         let at = ctl.open(&mut p);
-        lona_term::etf::encode_node_into(&mut p, msg, &self.etf_node())
-            .map_err(RemoteSendError::Encode)?;
-        wire::put::finish(&mut p, at);
-        let n = p.len();
+        // Large binaries are referenced, not copied: the writer writes
+        // them from where they are.
+        let mut splices = Vec::new();
+        lona_term::etf::encode_node_spliced(
+            &mut p,
+            msg,
+            &self.etf_node(),
+            SPLICE_MIN,
+            &mut splices,
+        )
+        .map_err(RemoteSendError::Encode)?;
+        let mut packet = wire::Packet { bytes: p, splices };
+        let n = packet.len();
+        if n - 4 > u32::MAX as usize {
+            return Err(RemoteSendError::Encode(
+                lona_term::etf::EncodeError::Unsupported("message over 2^32 - 1 bytes"),
+            ));
+        }
+        let extra = n - packet.bytes.len();
+        wire::put::finish_spliced(&mut packet.bytes, at, extra);
         let w = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
-        self.handle.send(w, conn::Out::Message { from, packet: p });
+        self.handle.send(w, conn::Out::Message { from, packet });
         Ok(n)
     }
 

@@ -59,6 +59,7 @@ pub const UNLINK_ID: i64 = 35;
 pub const UNLINK_ID_ACK: i64 = 36;
 
 use lona_term::etf::tag::*;
+use lona_term::SharedBinary;
 
 /// A malformed frame or control message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -840,17 +841,98 @@ pub fn pass_through(batch: &[u8], out: &mut Vec<u8>) -> R<()> {
     Ok(())
 }
 
-/// The fragments of `packet` (a whole packet we wrote, length prefix
-/// included) as message `seq`, each `(its length prefix and header, the
-/// bytes after them)`: at most `size` bytes of the message each.
-pub fn fragments(packet: &[u8], seq: u64, size: usize) -> impl Iterator<Item = (Vec<u8>, &[u8])> {
-    let body = &packet[4 + HEADER.len()..];
+/// A packet a local process encoded for a peer: `bytes` (length prefix
+/// included) with its large binaries not copied in but referenced, each
+/// written in place at its offset
+/// ([`lona_term::etf::encode_node_spliced`]), as BEAM's distribution
+/// writes refc binaries with `writev`.
+pub struct Packet {
+    /// The packet's own bytes.
+    pub bytes: Vec<u8>,
+    /// `(offset, binary)`: the binary's bytes come after `bytes[..offset]`
+    /// (offsets ascending).
+    pub splices: Vec<(usize, SharedBinary)>,
+}
+
+impl Packet {
+    /// A packet with nothing spliced.
+    pub fn whole(bytes: Vec<u8>) -> Packet {
+        Packet {
+            bytes,
+            splices: Vec::new(),
+        }
+    }
+
+    /// Its length on the wire (length prefix included).
+    pub fn len(&self) -> usize {
+        self.bytes.len() + self.splices.iter().map(|(_, b)| b.len()).sum::<usize>()
+    }
+
+    /// True for a packet of no bytes (never one we send).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its bytes in order, as slices (no empty one).
+    pub fn segments(&self) -> Vec<&[u8]> {
+        let mut v = Vec::with_capacity(2 * self.splices.len() + 1);
+        let mut from = 0;
+        for (at, b) in &self.splices {
+            v.push(&self.bytes[from..*at]);
+            v.push(&b[..]);
+            from = *at;
+        }
+        v.push(&self.bytes[from..]);
+        v.retain(|s| !s.is_empty());
+        v
+    }
+
+    /// Appends its bytes to `out` (a copy of any spliced binary).
+    pub fn append_to(&self, out: &mut Vec<u8>) {
+        for s in self.segments() {
+            out.extend_from_slice(s);
+        }
+    }
+}
+
+/// The fragments of a whole packet we wrote (length prefix included),
+/// given as its `segments` in order, as message `seq`, each `(its length
+/// prefix and header, the message's bytes it carries, as slices of the
+/// segments)`: at most `size` bytes of the message each. The packet's
+/// own prefix and header must lie in its first segment.
+pub fn fragments<'a>(
+    segments: &[&'a [u8]],
+    seq: u64,
+    size: usize,
+) -> impl Iterator<Item = (Vec<u8>, Vec<&'a [u8]>)> {
+    let skip = 4 + HEADER.len();
+    let mut segs: std::collections::VecDeque<&'a [u8]> = segments.iter().copied().collect();
+    let first = segs.pop_front().unwrap_or_default();
+    segs.push_front(&first[skip.min(first.len())..]);
+    let total: usize = segs.iter().map(|s| s.len()).sum();
     let size = size.max(1);
-    let count = body.len().div_ceil(size).max(1) as u64;
-    body.chunks(size).enumerate().map(move |(i, chunk)| {
-        let mut h = Vec::with_capacity(23);
+    let count = total.div_ceil(size).max(1) as u64;
+    (0..count).map(move |i| {
+        // The next `size` bytes (or what is left), across segments.
+        let mut parts = Vec::new();
+        let mut want = size;
+        while want > 0 {
+            let Some(s) = segs.pop_front() else { break };
+            if s.len() > want {
+                parts.push(&s[..want]);
+                segs.push_front(&s[want..]);
+                want = 0;
+            } else {
+                want -= s.len();
+                if !s.is_empty() {
+                    parts.push(s);
+                }
+            }
+        }
+        let len: usize = parts.iter().map(|p| p.len()).sum();
         let first = i == 0;
-        let n = 18 + usize::from(first) + chunk.len();
+        let mut h = Vec::with_capacity(23);
+        let n = 18 + usize::from(first) + len;
         h.extend_from_slice(&(n as u32).to_be_bytes());
         h.push(VERSION);
         h.push(if first {
@@ -859,11 +941,11 @@ pub fn fragments(packet: &[u8], seq: u64, size: usize) -> impl Iterator<Item = (
             DIST_FRAG_CONT
         });
         h.extend_from_slice(&seq.to_be_bytes());
-        h.extend_from_slice(&(count - i as u64).to_be_bytes());
+        h.extend_from_slice(&(count - i).to_be_bytes());
         if first {
             h.push(0); // no atom cache references
         }
-        (h, chunk)
+        (h, parts)
     })
 }
 
@@ -1077,7 +1159,13 @@ pub mod put {
 
     /// Writes the length of the packet started at `at`.
     pub fn finish(out: &mut [u8], at: usize) {
-        let len = (out.len() - at - 4) as u32;
+        finish_spliced(out, at, 0);
+    }
+
+    /// Writes the length of the packet started at `at` that has `extra`
+    /// bytes spliced in besides `out`'s ([`super::Packet`]).
+    pub fn finish_spliced(out: &mut [u8], at: usize, extra: usize) {
+        let len = (out.len() - at - 4 + extra) as u32;
         out[at..at + 4].copy_from_slice(&len.to_be_bytes());
     }
 }
@@ -1384,10 +1472,27 @@ mod tests {
             let mut asm = Assembler::new(1 << 30);
             let mut done = None;
             let mut count = 0;
-            for (i, (head, data)) in fragments(&whole, 42, size).enumerate() {
+            // The packet in one piece, and cut as a spliced packet is
+            // (one cut at the binary, a cut every 333 bytes).
+            let cut_at = whole.len() - n;
+            let pieces: Vec<&[u8]> = whole.chunks(333).collect();
+            let split: Vec<&[u8]> = [&whole[..7], &whole[7..cut_at]]
+                .into_iter()
+                .chain(whole[cut_at..].chunks(333))
+                .collect();
+            let one: Vec<(Vec<u8>, Vec<&[u8]>)> = fragments(&[&whole], 42, size).collect();
+            for other in [&pieces, &split] {
+                let cut: Vec<(Vec<u8>, Vec<u8>)> = fragments(other, 42, size)
+                    .map(|(h, parts)| (h, parts.concat()))
+                    .collect();
+                let one: Vec<(Vec<u8>, Vec<u8>)> =
+                    one.iter().map(|(h, p)| (h.clone(), p.concat())).collect();
+                assert_eq!(cut, one, "the same fragments however the packet is cut");
+            }
+            for (i, (head, data)) in one.iter().enumerate() {
                 count += 1;
                 let mut packet = head.clone();
-                packet.extend_from_slice(data);
+                packet.extend_from_slice(&data.concat());
                 let len = u32::from_be_bytes(packet[..4].try_into().unwrap()) as usize;
                 assert_eq!(len, packet.len() - 4);
                 match frame(&packet[4..]).unwrap() {
@@ -1414,8 +1519,8 @@ mod tests {
     #[test]
     fn fragments_out_of_order_or_over_the_limit_are_errors() {
         let whole = big_send(10_000);
-        let frags: Vec<(Vec<u8>, &[u8])> = fragments(&whole, 9, 1000).collect();
-        let (count, body) = match frame(&[&frags[0].0[4..], frags[0].1].concat()) {
+        let frags: Vec<(Vec<u8>, Vec<&[u8]>)> = fragments(&[&whole], 9, 1000).collect();
+        let (count, body) = match frame(&[&frags[0].0[4..], &frags[0].1.concat()].concat()) {
             Ok(Frame::First { count, body, .. }) => (count, body.to_vec()),
             other => panic!("{other:?}"),
         };
