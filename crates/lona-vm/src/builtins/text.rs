@@ -297,6 +297,55 @@ fn parse_int(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 
+/// `(parse-long s)`: the integer `s` spells (an optional sign and
+/// decimal digits, nothing else), if it fits 64 bits; `nil` otherwise
+/// (Clojure 1.11's).
+fn parse_long(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?;
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(Term::NIL.raw());
+    }
+    match s.parse::<i64>() {
+        Ok(n) => Ok(cx.heap.int(n).raw()),
+        Err(_) => Ok(Term::NIL.raw()),
+    }
+}
+
+/// `(parse-double s)`: the float `s` spells (surrounding whitespace
+/// allowed; digits, a point, an exponent, or `NaN` and `Infinity` with
+/// an optional sign), or `nil`.
+fn parse_double(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let s = string_arg(cx, a[0])?.trim();
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let f = match unsigned {
+        "NaN" => Some(f64::NAN),
+        "Infinity" if s.starts_with('-') => Some(f64::NEG_INFINITY),
+        "Infinity" => Some(f64::INFINITY),
+        // Rust also reads `inf` and `nan`, which Clojure does not.
+        _ if unsigned.bytes().any(|b| b.is_ascii_digit())
+            && unsigned
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b".+-eE".contains(&b)) =>
+        {
+            s.parse::<f64>().ok()
+        }
+        _ => None,
+    };
+    Ok(f.map_or(Term::NIL.raw(), |f| cx.heap.float(f).raw()))
+}
+
+/// `(parse-boolean s)`: `true` for `"true"`, `false` for `"false"`,
+/// `nil` for anything else.
+fn parse_boolean(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    Ok(match string_arg(cx, a[0])? {
+        "true" => Term::bool(true),
+        "false" => Term::bool(false),
+        _ => Term::NIL,
+    }
+    .raw())
+}
+
 pub(super) fn install(core: &'static Namespace, string: &'static Namespace) {
     def(core, "str", 0, ANY, str_fn);
     def(core, "subs", 2, 3, subs);
@@ -312,6 +361,9 @@ pub(super) fn install(core: &'static Namespace, string: &'static Namespace) {
     def(core, "symbol", 1, 1, symbol);
     def(core, "name", 1, 1, name);
     def(core, "parse-int", 1, 1, parse_int);
+    def(core, "parse-long", 1, 1, parse_long);
+    def(core, "parse-double", 1, 1, parse_double);
+    def(core, "parse-boolean", 1, 1, parse_boolean);
     def(string, "split", 2, 2, split);
     def(string, "join", 1, 2, join);
     def(string, "upper", 1, 1, upper);
