@@ -569,6 +569,73 @@ fn a_killed_node_is_noconnection_and_nodedown() {
     lona.expect("again :noconnection");
 }
 
+/// Between two Lona nodes: a `lona.server` call each way, then one node
+/// killed (SIGKILL) while the other holds a link to, a monitor on and a
+/// node monitor of it: `:noconnection` and `[:nodedown n]` come.
+#[test]
+fn two_lona_nodes_call_and_a_killed_one_is_noconnection() {
+    if !epmd_available() {
+        return;
+    }
+    let (a, b, h) = (unique("la"), unique("lb"), host());
+    let server = r#"(ns user (:require [lona.server :as server]))
+(defn init [n] [:ok n])
+(defn handle-call [msg from n]
+  (match msg
+    :get [:reply [n (node)] n]
+    [:add k] [:reply :ok (+ n k)]))
+(defn handle-cast [msg n] n)
+(defn sleeper [] (receive :never nil))
+"#;
+    let mut nb = Node::lona(
+        &b,
+        "c15",
+        &format!(
+            r#"{server}
+(defn -main []
+  (server/start 'user 40 {{:name :counter}})
+  (register :sleeper (spawn sleeper))
+  (register :main (self))
+  (println "ready")
+  (receive :go nil)
+  (println "b calls a" (server/call [:counter :{a}@{h}] :get))
+  (receive :never nil))"#
+        ),
+    );
+    nb.expect("ready");
+    let na = Node::lona(
+        &a,
+        "c15",
+        &format!(
+            r#"{server}
+(defn -main []
+  (server/start 'user 2 {{:name :counter}})
+  (let [s [:counter :{b}@{h}]]
+    (println "a calls b" (server/call s [:add 2]) (server/call s :get)))
+  (process-flag :trap-exit true)
+  (let [p (spawn-link-on :{b}@{h} 'user/sleeper)
+        r (monitor [:sleeper :{b}@{h}])]
+    (monitor-node :{b}@{h} true)
+    (send [:sleeper :{b}@{h}] :ping)
+    (send [:main :{b}@{h}] :go)
+    (println "armed")
+    (println "exit" (receive [:EXIT q why] :when (= q p) why :timeout 10000 :none))
+    (println "down" (receive [:DOWN t _ why] :when (= t r) why :timeout 10000 :none))
+    (println "nodedown" (receive [:nodedown n] n :timeout 10000 :none))
+    (println "nodes" (nodes))))"#
+        ),
+    );
+    na.expect(&format!("a calls b :ok [42 :{b}@{h}]"));
+    na.expect("armed");
+    nb.expect(&format!("b calls a [2 :{a}@{h}]"));
+    nb.child.kill().unwrap();
+    let _ = nb.child.wait();
+    na.expect("exit :noconnection");
+    na.expect("down :noconnection");
+    na.expect(&format!("nodedown :{b}@{h}"));
+    na.expect("nodes []");
+}
+
 #[test]
 fn a_thousand_processes_a_side_keep_order() {
     if !epmd_available() {
