@@ -309,6 +309,8 @@ pub struct Proto {
     // the closure itself.
     #[allow(dead_code)]
     pub ncaptures: u8,
+    /// The compiling tier's state of this prototype (`jit`).
+    pub(crate) jit: crate::jit::JitSlot,
 }
 
 /// What one receive clause's pattern needs of a message, checked on the
@@ -431,6 +433,7 @@ impl Proto {
             native_arity: native.map_or((0, 0), |n| (n.1, n.2)),
             user_native: None,
             ncaptures: 0,
+            jit: Default::default(),
         }
     }
 

@@ -19,6 +19,7 @@ mod eval;
 mod files;
 mod form;
 pub mod introspect;
+pub mod jit;
 mod msg;
 mod native;
 mod net;

@@ -49,6 +49,12 @@ impl Var {
         (w != UNBOUND).then_some(crate::tag::raw(w))
     }
 
+    /// The address of the value word, for compiled code that reads it
+    /// (`jit`: an atomic load with Acquire, as [`Var::get`]).
+    pub(crate) fn value_addr(&self) -> usize {
+        &self.value as *const AtomicU64 as usize
+    }
+
     /// The value as a term.
     pub fn term(&self) -> Option<Term<'static>> {
         // SAFETY: values are always permanent terms (see `set`).

@@ -201,6 +201,7 @@ impl<'e> Compiler<'e> {
             native_arity: (0, 0),
             user_native: None,
             ncaptures: st.captures.len() as u8,
+            jit: Default::default(),
         }
         .leak()
     }

@@ -73,14 +73,26 @@ pub enum Outcome {
     HeapLimit(HeapError),
 }
 
+/// A call's frame. Compiled code reads and writes frames (`jit`), so the
+/// layout is fixed: `jit::layout` names the offsets.
 #[derive(Clone, Copy, Debug)]
-struct Frame {
+#[repr(C)]
+pub(crate) struct Frame {
     proto: &'static Proto,
     /// For a caller: where to continue. For `cur`: only valid when synced.
     pc: u32,
     base: u32,
     nregs: u32,
 }
+
+const _: () = {
+    use crate::jit::layout::*;
+    assert!(std::mem::size_of::<Frame>() == FRAME_SIZE as usize);
+    assert!(std::mem::offset_of!(Frame, proto) == F_PROTO as usize);
+    assert!(std::mem::offset_of!(Frame, pc) == F_PC as usize);
+    assert!(std::mem::offset_of!(Frame, base) == F_BASE as usize);
+    assert!(std::mem::offset_of!(Frame, nregs) == F_NREGS as usize);
+};
 
 #[derive(Clone, Copy, Debug)]
 struct Handler {
@@ -735,10 +747,47 @@ impl Vm {
                             jump!(e.pc);
                             // SAFETY: need < stack.len() checked above.
                             regs = unsafe { regs.add($a as usize + 1) };
+                            if let Some(f) = p.jit.tick(p) {
+                                run_jit!(f);
+                            }
                             continue;
                         }
                     }
                 }
+            }};
+        }
+        // The current frame's prototype has machine code `$f` and the
+        // frame is at its entry: run it there (`jit/mod.rs`, the
+        // protocol). It returns having popped the frame (a return) or
+        // with `cur` at the instruction the interpreter is to run; either
+        // way, go on from `cur`.
+        macro_rules! run_jit {
+            ($f:expr) => {{
+                sync!();
+                let mut jc = crate::jit::JitCtx {
+                    reds: reds as i64,
+                    depth: 0,
+                    frames: self.frames.as_mut_ptr() as *mut u8,
+                    frames_len: self.frames.len() as u64,
+                    frames_cap: self.frames.capacity() as u64,
+                    stack: self.stack.as_mut_ptr(),
+                    stack_len: self.stack.len() as u64,
+                    cur: self.cur,
+                };
+                // SAFETY: the code was made for `cur`'s prototype, whose
+                // frame is at its entry with its window inside the stack
+                // (checked by the caller); it reads and writes only the
+                // window's registers, the frame stack within its capacity
+                // and `jc` (`jit/mod.rs`, I1-I5).
+                unsafe { ($f)(&mut jc, self.cur.base as u64) };
+                // SAFETY: frames below `frames_len` are initialised (the
+                // ones that were, and the ones the code pushed within the
+                // capacity).
+                unsafe { self.frames.set_len(jc.frames_len as usize) };
+                self.cur = jc.cur;
+                reds = jc.reds as i32;
+                reload!();
+                continue;
             }};
         }
         macro_rules! arith {
@@ -981,6 +1030,9 @@ impl Vm {
                         if let Some(e) = proto.entries.get(argc as usize) {
                             if e.pc != u32::MAX && e.nregs as u32 == self.cur.nregs {
                                 jump!(e.pc);
+                                if let Some(f) = proto.jit.tick(proto) {
+                                    run_jit!(f);
+                                }
                                 continue;
                             }
                         }

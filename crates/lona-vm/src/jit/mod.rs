@@ -1,0 +1,327 @@
+//! The compiling tier (`docs/jit.md`): hot functions become machine code
+//! (Cranelift) that works on the interpreter's own state.
+//!
+//! # What is compiled (this first step)
+//!
+//! A [`Proto`] of one fixed arity whose every instruction is one the
+//! translator knows (`translate.rs`: moves, constants, jumps, small-integer
+//! arithmetic and comparison, calls and tail calls of itself through its
+//! var, returns). Anything else leaves the function to the interpreter.
+//!
+//! # The protocol between the tiers
+//!
+//! 1. The interpreter counts calls of, and self tail calls in, each
+//!    prototype ([`JitSlot::tick`]); at [`threshold`] the prototype is
+//!    checked and compiled, on the worker that found it hot (a few hundred
+//!    microseconds, once), or marked never to be compiled.
+//! 2. Where the interpreter has just made a compiled prototype's frame
+//!    current (a call it pushed, a self tail call it took), it enters the
+//!    machine code with a [`JitCtx`]: its reductions, its frame stack (as
+//!    raw parts) and `cur`.
+//! 3. Machine code keeps every register in the register stack (memory is
+//!    the truth; nothing lives only in a machine register across an
+//!    instruction), charges a reduction where the interpreter's
+//!    `safepoint!` would, and pushes and pops the interpreter's own
+//!    [`Frame`](crate::vm)s for the calls it makes. So at the start of any
+//!    instruction the interpreter could take over.
+//! 4. It does take over, at the start of an instruction, whenever the
+//!    machine code meets what it does not do itself: a number that is not
+//!    a small integer or an overflow, a var that no longer holds this
+//!    function, the last reduction of the slice, a full frame stack or
+//!    register stack, native recursion deeper than [`MAX_DEPTH`]. The
+//!    machine code writes the pc into `cur` and returns 0 ("left"),
+//!    through every native frame; the interpreter reloads `cur` and runs
+//!    that instruction itself: the slow path, the raise, the collection
+//!    and the yield are the interpreter's, unchanged.
+//! 5. A normal return pops the frame as `Ret` does and returns the value
+//!    (never 0: no term word is 0); the interpreter reloads `cur`, now the
+//!    caller, and goes on.
+//!
+//! So reductions, preemption points, stack traces, errors and the
+//! collector's roots are the interpreter's by construction; the tests run
+//! the golden programs in both tiers and compare.
+
+#[cfg(feature = "jit")]
+mod translate;
+
+use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering::Relaxed};
+#[cfg(feature = "jit")]
+use std::sync::Mutex;
+use std::sync::OnceLock;
+
+use crate::bytecode::Proto;
+
+/// Deepest native recursion of compiled calls before the interpreter takes
+/// the call (and the native stack unwinds to it): far within a worker's
+/// stack (`lona_runtime::DEFAULT_STACK_SIZE`).
+pub const MAX_DEPTH: u64 = 4096;
+
+/// Which tier runs Lonala code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// The interpreter only.
+    Interp,
+    /// Hot functions compiled (the default where the tier is built).
+    Jit,
+    /// Every function that can be compiled is, at its first call.
+    JitEager,
+}
+
+impl Tier {
+    /// The tier named `s` (`interp`, `jit`, `jit-eager`).
+    pub fn parse(s: &str) -> Result<Tier, String> {
+        match s {
+            "interp" => Ok(Tier::Interp),
+            "jit" if cfg!(feature = "jit") => Ok(Tier::Jit),
+            "jit-eager" if cfg!(feature = "jit") => Ok(Tier::JitEager),
+            "jit" | "jit-eager" => Err(format!(
+                "tier {s}: this build has no compiling tier (feature `jit`)"
+            )),
+            _ => Err(format!("unknown tier {s:?}: interp, jit or jit-eager")),
+        }
+    }
+}
+
+/// The tier: 0 interp, 1 jit, 2 jit-eager; read at every tick.
+static TIER: AtomicU8 = AtomicU8::new(u8::MAX);
+
+/// Sets the node's tier (`lona run --tier`; `LONA_TIER`). Prototypes
+/// already compiled stay compiled.
+pub fn set_tier(t: Tier) {
+    TIER.store(t as u8, Relaxed);
+}
+
+/// The tier in force: as set, else `LONA_TIER`, else `jit` where built.
+pub fn tier() -> Tier {
+    match TIER.load(Relaxed) {
+        0 => Tier::Interp,
+        1 => Tier::Jit,
+        2 => Tier::JitEager,
+        _ => {
+            let t = std::env::var("LONA_TIER")
+                .ok()
+                .and_then(|s| Tier::parse(&s).ok())
+                .unwrap_or(if cfg!(feature = "jit") {
+                    Tier::Jit
+                } else {
+                    Tier::Interp
+                });
+            set_tier(t);
+            t
+        }
+    }
+}
+
+/// Calls and self tail calls after which a prototype is compiled
+/// (`LONA_JIT_THRESHOLD`, default 1,000; `jit-eager`: 1).
+pub fn threshold() -> u32 {
+    static T: OnceLock<u32> = OnceLock::new();
+    if tier() == Tier::JitEager {
+        return 1;
+    }
+    *T.get_or_init(|| {
+        std::env::var("LONA_JIT_THRESHOLD")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1000)
+            .max(1)
+    })
+}
+
+const COLD: u8 = 0;
+const COMPILED: u8 = 1;
+const NEVER: u8 = 2;
+
+/// A prototype's tier state. Written by the workers that call it: `heat`
+/// racily (a lost count only delays compiling), `state` and `entry` once,
+/// under the compiler's lock; read by every caller.
+#[derive(Debug, Default)]
+pub struct JitSlot {
+    /// The machine code's address once compiled (0 before).
+    entry: AtomicUsize,
+    state: AtomicU8,
+    heat: AtomicU32,
+}
+
+/// The machine code of a compiled prototype.
+pub(crate) type Entry = unsafe extern "C" fn(*mut JitCtx, u64) -> u64;
+
+impl JitSlot {
+    /// The compiled code, if any.
+    #[inline(always)]
+    pub(crate) fn entry(&self) -> Option<Entry> {
+        // Relaxed: the address is published under the compiler's lock
+        // with a Release store (`install`); a worker that reads it without
+        // the Acquire could at worst see the code before its bytes, which
+        // cannot happen on the targets we build for (code is written and
+        // made executable before the address exists); see `install`.
+        let e = self.entry.load(std::sync::atomic::Ordering::Acquire);
+        if e == 0 {
+            None
+        } else {
+            // SAFETY: a non-zero entry is the address of finished machine
+            // code with the `Entry` signature (`install`), never freed.
+            Some(unsafe { std::mem::transmute::<usize, Entry>(e) })
+        }
+    }
+
+    /// Counts one call of `p` (whose slot this is); compiles it when hot.
+    /// Returns its code if it is compiled now or was already.
+    #[inline(always)]
+    pub(crate) fn tick(&self, p: &'static Proto) -> Option<Entry> {
+        match self.state.load(Relaxed) {
+            COLD => {
+                let h = self.heat.load(Relaxed) + 1;
+                self.heat.store(h, Relaxed);
+                if h >= threshold() {
+                    self.hot(p)
+                } else {
+                    None
+                }
+            }
+            COMPILED => self.entry(),
+            _ => None,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn hot(&self, p: &'static Proto) -> Option<Entry> {
+        if tier() == Tier::Interp {
+            self.state.store(NEVER, Relaxed);
+            return None;
+        }
+        compile(p)
+    }
+}
+
+/// What compiled code and the interpreter share while it runs. Machine
+/// code reads and writes it at the offsets `translate.rs` names, so its
+/// layout is fixed (`repr(C)`), and so is [`Frame`](crate::vm)'s.
+#[repr(C)]
+pub(crate) struct JitCtx {
+    /// Reductions left in the slice.
+    pub reds: i64,
+    /// Native depth of compiled calls below the entry.
+    pub depth: u64,
+    /// The frame stack's raw parts: its buffer, length and capacity
+    /// (machine code pushes within the capacity and pops; the interpreter
+    /// sets the length back on the vector afterwards).
+    pub frames: *mut u8,
+    pub frames_len: u64,
+    pub frames_cap: u64,
+    /// The register stack: its words and how many (it does not move or
+    /// grow while machine code runs).
+    pub stack: *mut u64,
+    pub stack_len: u64,
+    /// The current frame (`Vm::cur`).
+    pub cur: crate::vm::Frame,
+}
+
+/// Byte offsets in [`JitCtx`] and in a frame, for the translator.
+pub(crate) mod layout {
+    pub const REDS: i32 = 0;
+    pub const DEPTH: i32 = 8;
+    pub const FRAMES: i32 = 16;
+    pub const FRAMES_LEN: i32 = 24;
+    pub const FRAMES_CAP: i32 = 32;
+    pub const STACK: i32 = 40;
+    pub const STACK_LEN: i32 = 48;
+    pub const CUR: i32 = 56;
+    /// In a frame: proto (8 bytes), pc, base, nregs (4 each), padding.
+    pub const F_PROTO: i32 = 0;
+    pub const F_PC: i32 = 8;
+    pub const F_BASE: i32 = 12;
+    pub const F_NREGS: i32 = 16;
+    pub const FRAME_SIZE: i64 = 24;
+}
+
+#[cfg(not(feature = "jit"))]
+fn compile(p: &'static Proto) -> Option<Entry> {
+    p.jit.state.store(NEVER, Relaxed);
+    None
+}
+
+/// The compiler: one Cranelift JIT module for the whole OS process,
+/// behind a lock (compiles are rare). Its code is never freed
+/// (`docs/jit.md`, section 7: code lifetime is a later step).
+#[cfg(feature = "jit")]
+struct Compiler {
+    module: cranelift_jit::JITModule,
+    ctx: cranelift_codegen::Context,
+    fctx: cranelift_frontend::FunctionBuilderContext,
+    count: u64,
+}
+
+#[cfg(feature = "jit")]
+fn compiler() -> &'static Mutex<Option<Compiler>> {
+    static C: OnceLock<Mutex<Option<Compiler>>> = OnceLock::new();
+    C.get_or_init(|| Mutex::new(Compiler::new().ok()))
+}
+
+#[cfg(feature = "jit")]
+impl Compiler {
+    fn new() -> Result<Compiler, String> {
+        use cranelift_codegen::settings::{self, Configurable};
+        let mut flags = settings::builder();
+        let set = |f: &mut settings::Builder, k: &str, v: &str| {
+            f.set(k, v).map_err(|e| format!("{k}: {e}"))
+        };
+        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "preserve_frame_pointers", "true")?;
+        set(&mut flags, "is_pic", "false")?;
+        let isa = cranelift_native::builder()
+            .map_err(|e| e.to_string())?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| e.to_string())?;
+        let builder =
+            cranelift_jit::JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+        let module = cranelift_jit::JITModule::new(builder);
+        Ok(Compiler {
+            ctx: cranelift_module::Module::make_context(&module),
+            module,
+            fctx: cranelift_frontend::FunctionBuilderContext::new(),
+            count: 0,
+        })
+    }
+}
+
+/// Compiles `p` if it can be (once: later callers see the result).
+#[cfg(feature = "jit")]
+fn compile(p: &'static Proto) -> Option<Entry> {
+    let slot = &p.jit;
+    let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
+    match slot.state.load(Relaxed) {
+        COMPILED => return slot.entry(),
+        NEVER => return None,
+        _ => {}
+    }
+    let Some(c) = guard.as_mut() else {
+        slot.state.store(NEVER, Relaxed);
+        return None;
+    };
+    match translate::compile(c, p) {
+        Ok(addr) => {
+            // Release: a worker that loads the address (Acquire, `entry`)
+            // sees the finished code.
+            slot.entry.store(addr, std::sync::atomic::Ordering::Release);
+            slot.state.store(COMPILED, Relaxed);
+            if std::env::var_os("LONA_JIT_LOG").is_some() {
+                eprintln!("jit: compiled {} at {addr:#x}", p.name);
+            }
+            slot.entry()
+        }
+        Err(why) => {
+            if std::env::var_os("LONA_JIT_LOG").is_some() {
+                eprintln!("jit: not compiling {}: {why}", p.name);
+            }
+            slot.state.store(NEVER, Relaxed);
+            None
+        }
+    }
+}
+
+/// Whether `p` has machine code (for tests and introspection).
+pub fn is_compiled(p: &Proto) -> bool {
+    p.jit.state.load(Relaxed) == COMPILED
+}
