@@ -1,0 +1,197 @@
+//! The compiling tier against the interpreter (`docs/jit.md`, section 9):
+//! each program runs under `LONA_TIER=interp` and under `jit-eager`
+//! (every function that can be compiled is, at its first call) and must
+//! print the same, exit the same, and fail with the same report; and the
+//! compiled functions must really have been compiled (`LONA_JIT_LOG`).
+
+use std::process::{Command, Output};
+
+fn run(tier: &str, src: &str, name: &str) -> Output {
+    let dir = std::env::temp_dir().join(format!("lona-tiers-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("main.lona");
+    std::fs::write(&file, src).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_lona"))
+        .arg("run")
+        .arg(&file)
+        .env("LONA_TIER", tier)
+        .env("LONA_JIT_LOG", "1")
+        .output()
+        .unwrap()
+}
+
+/// Runs `src` in both tiers; asserts the same stdout, exit status and
+/// stderr (less the compiler's log), and that each function of
+/// `compiled` was compiled under `jit-eager`. Returns the stdout.
+fn both(name: &str, src: &str, compiled: &[&str]) -> String {
+    let i = run("interp", src, name);
+    let j = run("jit-eager", src, name);
+    let out = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = |o: &Output| {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| !l.starts_with("jit: "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(out(&i), out(&j), "{name}: stdout differs");
+    assert_eq!(i.status.code(), j.status.code(), "{name}: exit differs");
+    assert_eq!(err(&i), err(&j), "{name}: stderr differs");
+    let log = String::from_utf8_lossy(&j.stderr);
+    for f in compiled {
+        assert!(
+            log.contains(&format!("jit: compiled user/{f} ")),
+            "{name}: {f} was not compiled:\n{log}"
+        );
+    }
+    assert!(
+        !String::from_utf8_lossy(&i.stderr).contains("jit: compiled"),
+        "{name}: the interpreter tier compiled something"
+    );
+    out(&i)
+}
+
+#[test]
+fn recursion_and_loops_give_the_same_results() {
+    let out = both(
+        "basic",
+        r#"
+(defn fib [n] (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2)))))
+(defn sum-to [i n acc] (if (= i n) acc (sum-to (inc i) n (+ acc i))))
+(defn count-down [n] (if (<= n 0) :done (count-down (- n 1))))
+(defn lt [a b] (< a b))
+(defn le [a b] (<= a b))
+(defn gt [a b] (> a b))
+(defn ge [a b] (>= a b))
+(defn eq [a b] (= a b))
+(defn neq [a b] (== a b))
+(defn cmp [a b] [(lt a b) (le a b) (gt a b) (ge a b) (eq a b) (neq a b)])
+(defn -main []
+  (println (fib 20) (sum-to 0 100000 0) (count-down 10))
+  (println (cmp 1 2) (cmp 2 2) (cmp 3 2))
+  (println (cmp 1.5 2) (eq :a :a) (eq :a :b) (eq [1] [1]) (eq nil false)))
+"#,
+        &[
+            "fib",
+            "sum-to",
+            "count-down",
+            "lt",
+            "le",
+            "gt",
+            "ge",
+            "eq",
+            "neq",
+        ],
+    );
+    assert_eq!(
+        out,
+        "6765 4999950000 :done\n[true true false false false false] [false true false true true true] [false false true true false false]\n[true true false false false false] true false true false\n"
+    );
+}
+
+#[test]
+fn big_integers_floats_and_other_values_take_the_slow_path() {
+    // Small integers overflow into big ones inside compiled code; floats,
+    // ratios of types and nil reach the interpreter's slow paths.
+    let out = both(
+        "slow",
+        r#"
+(defn sum-to [i n acc] (if (= i n) acc (sum-to (inc i) n (+ acc i))))
+(defn twice [x] (+ x x))
+(defn grow [x k] (if (= k 0) x (grow (+ x x) (dec k))))
+(defn -main []
+  (println (sum-to 1152921504606846000 1152921504606846010 0))
+  (println (twice 576460752303423487) (twice 1.5) (twice 1152921504606846976))
+  (println (grow 1 70) (grow 1.0 3))
+  (println (sum-to 0 3 0.5)))
+"#,
+        &["sum-to", "twice", "grow"],
+    );
+    assert_eq!(
+        out,
+        "11529215046068460045\n1152921504606846974 3.0 2305843009213693952\n1180591620717411303424 8.0\n3.5\n"
+    );
+}
+
+#[test]
+fn errors_raise_with_the_same_report_and_trace() {
+    // A raise inside compiled code: the interpreter raises it, with the
+    // same lines in the trace; a caught one, the same value.
+    let out = both(
+        "errors",
+        r#"
+(defn bad [n]
+  (if (< n 1)
+    (+ n :x)
+    (bad (- n 1))))
+(defn deep [n] (if (= n 0) (+ nil 1) (+ 1 (deep (- n 1)))))
+(defn -main []
+  (println (try (bad 5) (catch :error e e)))
+  (println (try (deep 10) (catch :error e e)))
+  (bad 3))
+"#,
+        &["bad", "deep"],
+    );
+    assert!(out.starts_with(":badarith\n:badarith\n"), "{out}");
+}
+
+#[test]
+fn deep_native_recursion_hands_over_and_finishes() {
+    // Far deeper than a worker's native stack could hold as compiled
+    // frames: each slice's end (and, past 4,096, the depth limit) unwinds
+    // the native calls, the interpreter keeps every frame; the result is
+    // the same.
+    let out = both(
+        "deep",
+        r#"
+(defn down [n] (if (= n 0) 0 (+ 1 (down (- n 1)))))
+(defn -main [] (println (down 4000000)))
+"#,
+        &["down"],
+    );
+    assert_eq!(out, "4000000\n");
+}
+
+#[test]
+fn a_redefined_function_is_seen_by_its_compiled_callers() {
+    // `step` is compiled and calls itself through its var; redefining the
+    // var mid-run sends its next call to the new code (hot code loading).
+    let out = both(
+        "redef",
+        r#"
+(defn step [n] (if (= n 0) :old (step (- n 1))))
+(defn -main []
+  (println (step 100))
+  (let [me (self)]
+    (spawn (fn [] (eval '(defn step [n] :new)) (send me :done)))
+    (receive :done nil))
+  (println (step 100)))
+"#,
+        &["step"],
+    );
+    assert_eq!(out, ":old\n:new\n");
+}
+
+#[test]
+fn compiled_loops_are_preempted_and_can_be_killed() {
+    // Two processes spinning in compiled loops both progress (reductions
+    // are charged and slices end in compiled code), and one is killed
+    // from outside while it spins.
+    let out = both(
+        "preempt",
+        r#"
+(defn spin [i] (if (= i -1) :never (spin (inc i))))
+(defn count-to [i n] (if (= i n) i (count-to (inc i) n)))
+(defn -main []
+  (let [me (self)
+        s (spawn (fn [] (spin 0)))
+        _ (spawn (fn [] (send me [:counted (count-to 0 3000000)])))]
+    (println (receive [:counted n] n :timeout 20000 :stuck))
+    (monitor s)
+    (exit s :kill)
+    (println (receive [:DOWN _ _ r] r :timeout 5000 :alive))))
+"#,
+        &["spin", "count-to"],
+    );
+    assert_eq!(out, "3000000\n:killed\n");
+}
