@@ -28,7 +28,7 @@
 //!    machine code meets what it does not do itself: a number that is not
 //!    a small integer or an overflow, a var that no longer holds this
 //!    function, the last reduction of the slice, a full frame stack or
-//!    register stack, native recursion deeper than [`MAX_DEPTH`]. The
+//!    register stack, native recursion past [`NATIVE_STACK`] bytes. The
 //!    machine code writes the pc into `cur` and returns 0 ("left"),
 //!    through every native frame; the interpreter reloads `cur` and runs
 //!    that instruction itself: the slow path, the raise, the collection
@@ -51,10 +51,12 @@ use std::sync::OnceLock;
 
 use crate::bytecode::Proto;
 
-/// Deepest native recursion of compiled calls before the interpreter takes
-/// the call (and the native stack unwinds to it): far within a worker's
-/// stack (`lona_runtime::DEFAULT_STACK_SIZE`).
-pub const MAX_DEPTH: u64 = 4096;
+/// The most native stack compiled calls may take below the interpreter's
+/// frame before the interpreter takes the next call (and the native stack
+/// unwinds to it): some thousands of calls, within any thread's stack
+/// (a worker's is 16 MiB, `lona_runtime::DEFAULT_STACK_SIZE`; a test
+/// thread's 2 MiB).
+pub const NATIVE_STACK: usize = 256 << 10;
 
 /// Which tier runs Lonala code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,14 +204,14 @@ impl JitSlot {
 pub(crate) struct JitCtx {
     /// Reductions left in the slice.
     pub reds: i64,
-    /// Native depth of compiled calls below the entry.
-    pub depth: u64,
-    /// The frame stack's raw parts: its buffer, length and capacity
-    /// (machine code pushes within the capacity and pops; the interpreter
-    /// sets the length back on the vector afterwards).
+    /// The lowest native stack address a compiled call may start from.
+    pub sp_limit: u64,
+    /// The frame stack's buffer: its start, the first free frame, and
+    /// the end of its capacity (machine code pushes within the capacity
+    /// and pops; the interpreter sets the vector's length afterwards).
     pub frames: *mut u8,
-    pub frames_len: u64,
-    pub frames_cap: u64,
+    pub frames_top: *mut u8,
+    pub frames_end: *mut u8,
     /// The register stack: its words and how many (it does not move or
     /// grow while machine code runs).
     pub stack: *mut u64,
@@ -221,10 +223,10 @@ pub(crate) struct JitCtx {
 /// Byte offsets in [`JitCtx`] and in a frame, for the translator.
 pub(crate) mod layout {
     pub const REDS: i32 = 0;
-    pub const DEPTH: i32 = 8;
+    pub const SP_LIMIT: i32 = 8;
     pub const FRAMES: i32 = 16;
-    pub const FRAMES_LEN: i32 = 24;
-    pub const FRAMES_CAP: i32 = 32;
+    pub const FRAMES_TOP: i32 = 24;
+    pub const FRAMES_END: i32 = 32;
     pub const STACK: i32 = 40;
     pub const STACK_LEN: i32 = 48;
     pub const CUR: i32 = 56;

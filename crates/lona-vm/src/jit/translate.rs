@@ -1,18 +1,25 @@
 //! Bytecode to Cranelift IR, one instruction at a time (`mod.rs` has the
 //! protocol). Each instruction gets a block; an instruction the machine
 //! code cannot finish itself branches to its *leave* block, which writes
-//! the pc into `cur` and returns 0, so the interpreter runs that
-//! instruction from its start. Registers are read from and written to the
-//! register stack at every use (`regs = stack + base * 8`).
+//! the registers back and the pc into `cur` and returns 0, so the
+//! interpreter runs that instruction from its start.
+//!
+//! Registers are Cranelift variables, loaded from the register stack
+//! (`regs = stack + base * 8`) on entry and written back wherever another
+//! party may read them: before leaving and before a call (the callee may
+//! leave, and the interpreter then continues this frame from memory).
+//! Only the registers the code writes (`written`) are written back; the
+//! others never differ from memory. After a call, the registers from the
+//! callee slot up are the callee's and are read again.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{AbiParam, Block, FuncRef, InstBuilder, MemFlags, UserFuncName, Value};
-use cranelift_frontend::FunctionBuilder;
+use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_module::{Linkage, Module};
 
 use super::layout::*;
-use super::{Compiler, MAX_DEPTH};
+use super::Compiler;
 use crate::bytecode::{Instr, Proto};
 use crate::tag;
 
@@ -36,7 +43,11 @@ fn only_arity(p: &Proto) -> Result<(usize, u32, u32), Why> {
             found = Some((argc, e.pc, e.nregs as u32));
         }
     }
-    found.ok_or_else(|| "no arity".into())
+    match found {
+        Some((_, _, nregs)) if nregs > 64 => Err("more than 64 registers".into()),
+        Some(f) => Ok(f),
+        None => Err("no arity".into()),
+    }
 }
 
 /// The address of the var's value word, if the var now holds a closure of
@@ -125,17 +136,24 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<usize, Why>
     {
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
         let me = c.module.declare_func_in_func(id, b.func);
-        let t = Translator::new(&mut b, p, me, nregs);
+        let t = Translator::new(&mut b, p, me, nregs, entry_pc);
         t.run(entry_pc);
         b.seal_all_blocks();
         b.finalize();
     }
-    if std::env::var_os("LONA_JIT_DUMP").is_some() {
+    let dump = std::env::var_os("LONA_JIT_DUMP").is_some();
+    if dump {
         eprintln!("{}\n{}", p.disassemble(), c.ctx.func.display());
+        c.ctx.set_disasm(true);
     }
     c.module
         .define_function(id, &mut c.ctx)
         .map_err(|e| format!("{e:?}"))?;
+    if dump {
+        if let Some(code) = c.ctx.compiled_code().and_then(|cc| cc.vcode.as_ref()) {
+            eprintln!("{code}");
+        }
+    }
     c.module.clear_context(&mut c.ctx);
     c.module.finalize_definitions().map_err(|e| e.to_string())?;
     Ok(c.module.get_finalized_function(id) as usize)
@@ -153,6 +171,132 @@ struct Translator<'a, 'b> {
     ctx: Value,
     base: Value,
     regs: Value,
+    /// The running closure (`R[-1]`): it never changes in a frame.
+    me_word: Value,
+    /// One variable per register.
+    vars: Vec<Variable>,
+    /// The registers some instruction writes (a bit each): only these can
+    /// differ from memory.
+    written: u64,
+    /// Live registers at each instruction (`liveness`).
+    live: Vec<u64>,
+}
+
+/// Registers live at the start of each instruction (a bit each): read
+/// before being written on some path from there. A call's callee slot and
+/// the registers above it are written by the call (the callee's window);
+/// a tail call or return ends the frame's use of its registers.
+fn liveness(p: &Proto) -> Vec<u64> {
+    let n = p.code.len();
+    let bit = |r: i64| if (0..64).contains(&r) { 1u64 << r } else { 0 };
+    let range = |from: i64, to: i64| (from..to).fold(0u64, |m, r| m | bit(r));
+    // (uses, defs, successors) of each instruction.
+    let step = |pc: usize| -> (u64, u64, [Option<usize>; 2]) {
+        let next = Some(pc + 1);
+        match p.code[pc] {
+            Instr::Move { dst, src } => (bit(src as i64), bit(dst as i64), [next, None]),
+            Instr::LoadConst { dst, .. } | Instr::LoadNil { dst } | Instr::LoadSelf { dst } => {
+                (0, bit(dst as i64), [next, None])
+            }
+            Instr::Jump { to } | Instr::Loop { to } => (0, 0, [Some(to as usize), None]),
+            Instr::JumpIfFalse { r, to } | Instr::JumpIfTrue { r, to } => {
+                (bit(r as i64), 0, [next, Some(to as usize)])
+            }
+            Instr::Add { dst, a, b }
+            | Instr::Sub { dst, a, b }
+            | Instr::Lt { dst, a, b }
+            | Instr::Le { dst, a, b }
+            | Instr::Gt { dst, a, b }
+            | Instr::Ge { dst, a, b }
+            | Instr::Eq { dst, a, b }
+            | Instr::NumEq { dst, a, b } => {
+                (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
+            }
+            Instr::AddImm { dst, a, .. } => (bit(a as i64), bit(dst as i64), [next, None]),
+            Instr::JumpUnlessLt { a, b, to }
+            | Instr::JumpUnlessLe { a, b, to }
+            | Instr::JumpUnlessEq { a, b, to } => {
+                (bit(a as i64) | bit(b as i64), 0, [next, Some(to as usize)])
+            }
+            Instr::JumpUnlessLtImm { a, to, .. } => (bit(a as i64), 0, [next, Some(to as usize)]),
+            Instr::CallVar { a, argc, .. } => (
+                range(a as i64 + 1, a as i64 + 1 + argc as i64),
+                range(a as i64, 64),
+                [next, None],
+            ),
+            Instr::CallVar1Imm { a, src, .. } => {
+                (bit(src as i64), range(a as i64, 64), [Some(pc + 2), None])
+            }
+            Instr::TailCallVar { a, argc, .. } => (
+                range(a as i64 + 1, a as i64 + 1 + argc as i64),
+                0,
+                [None, None],
+            ),
+            Instr::Ret { r } => (bit(r as i64), 0, [None, None]),
+            Instr::AddRet { a, b, .. } => (bit(a as i64) | bit(b as i64), 0, [None, None]),
+            _ => (u64::MAX, 0, [None, None]),
+        }
+    };
+    let mut live = vec![0u64; n];
+    loop {
+        let mut changed = false;
+        for pc in (0..n).rev() {
+            let (uses, defs, succ) = step(pc);
+            let out = succ
+                .iter()
+                .flatten()
+                .filter(|&&s| s < n)
+                .fold(0u64, |m, &s| m | live[s]);
+            let new = uses | (out & !defs);
+            if new != live[pc] {
+                live[pc] = new;
+                changed = true;
+            }
+        }
+        if !changed {
+            return live;
+        }
+    }
+}
+
+/// The registers the code of `p` writes.
+fn written(p: &Proto, nregs: u32) -> u64 {
+    let mut w = vec![false; nregs as usize];
+    let mut mark = |r: i64| {
+        if r >= 0 && (r as usize) < w.len() {
+            w[r as usize] = true;
+        }
+    };
+    for ins in p.code.iter() {
+        match *ins {
+            Instr::Move { dst, .. }
+            | Instr::LoadConst { dst, .. }
+            | Instr::LoadNil { dst }
+            | Instr::LoadSelf { dst }
+            | Instr::Add { dst, .. }
+            | Instr::Sub { dst, .. }
+            | Instr::AddImm { dst, .. }
+            | Instr::Lt { dst, .. }
+            | Instr::Le { dst, .. }
+            | Instr::Gt { dst, .. }
+            | Instr::Ge { dst, .. }
+            | Instr::Eq { dst, .. }
+            | Instr::NumEq { dst, .. } => mark(dst as i64),
+            Instr::AddRet { r, .. } => mark(r as i64),
+            Instr::CallVar { a, argc, .. } => {
+                (0..=argc as i64).for_each(|i| mark(a as i64 + i));
+            }
+            Instr::CallVar1Imm { a, .. } => {
+                mark(a as i64);
+                mark(a as i64 + 1);
+            }
+            Instr::TailCallVar { argc, .. } => (0..argc as i64).for_each(&mut mark),
+            _ => {}
+        }
+    }
+    (0..nregs as usize)
+        .filter(|&i| w[i])
+        .fold(0u64, |m, i| m | 1 << i)
 }
 
 fn mem() -> MemFlags {
@@ -165,6 +309,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         p: &'static Proto,
         me: FuncRef,
         nregs: u32,
+        entry_pc: u32,
     ) -> Translator<'a, 'b> {
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
@@ -174,8 +319,26 @@ impl<'a, 'b> Translator<'a, 'b> {
         let stack = b.ins().load(I64, mem(), ctx, STACK);
         let off = b.ins().ishl_imm(base, 3);
         let regs = b.ins().iadd(stack, off);
+        let me_word = b.ins().load(I64, mem(), regs, -8);
+        let vars: Vec<Variable> = (0..nregs).map(|_| b.declare_var(I64)).collect();
+        // The registers live at the entry come from memory; the others are
+        // written before they are read (`nil` until then).
+        let live = liveness(p);
+        let nil = b.ins().iconst(I64, tag::NIL as i64);
+        for (i, v) in vars.iter().enumerate() {
+            let w = if live[entry_pc as usize] & (1 << i) != 0 {
+                b.ins().load(I64, mem(), regs, (i * 8) as i32)
+            } else {
+                nil
+            };
+            b.def_var(*v, w);
+        }
         let blocks = (0..p.code.len()).map(|_| b.create_block()).collect();
         Translator {
+            me_word,
+            vars,
+            written: written(p, nregs),
+            live,
             b,
             p,
             me,
@@ -199,6 +362,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         for pc in 0..self.leave.len() {
             if let Some(blk) = self.leave[pc] {
                 self.b.switch_to_block(blk);
+                self.write_back(self.live[pc]);
                 let pcv = self.b.ins().iconst(I32, pc as i64);
                 self.b.ins().store(mem(), pcv, self.ctx, CUR + F_PC);
                 let base32 = self.b.ins().ireduce(I32, self.base);
@@ -224,13 +388,32 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn r(&mut self, i: impl Into<i64>) -> Value {
-        let off = (i.into() * 8) as i32;
-        self.b.ins().load(I64, mem(), self.regs, off)
+        match i.into() {
+            -1 => self.me_word,
+            i => self.b.use_var(self.vars[i as usize]),
+        }
     }
 
     fn set(&mut self, i: impl Into<i64>, v: Value) {
-        let off = (i.into() * 8) as i32;
-        self.b.ins().store(mem(), v, self.regs, off);
+        let i = i.into();
+        debug_assert!(i >= 0, "the callee slot is written to memory only");
+        self.b.def_var(self.vars[i as usize], v);
+    }
+
+    /// Register `i` to memory.
+    fn store_reg(&mut self, i: i64, v: Value) {
+        self.b.ins().store(mem(), v, self.regs, (i * 8) as i32);
+    }
+
+    /// The registers of `set` that may differ from memory, to memory.
+    fn write_back(&mut self, set: u64) {
+        let m = set & self.written;
+        for i in 0..self.vars.len() as i64 {
+            if m & (1 << i) != 0 {
+                let v = self.r(i);
+                self.store_reg(i, v);
+            }
+        }
     }
 
     /// Continues in `ok` when `cond` holds, else leaves at `pc`.
@@ -306,30 +489,32 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// Returns `v` as `Ret` does: into the callee slot, the caller's frame
-    /// current again. Leaves at `pc` when there is no caller frame.
+    /// popped (a compiled caller goes on from its own state; the
+    /// interpreter makes the popped frame current). Leaves at `pc` when
+    /// there is no caller frame.
     fn ret(&mut self, v: Value, pc: u32) {
-        let len = self.b.ins().load(I64, mem(), self.ctx, FRAMES_LEN);
-        let some = self.b.ins().icmp_imm(IntCC::NotEqual, len, 0);
+        let top = self.b.ins().load(I64, mem(), self.ctx, FRAMES_TOP);
+        let bottom = self.b.ins().load(I64, mem(), self.ctx, FRAMES);
+        let some = self.b.ins().icmp(IntCC::UnsignedGreaterThan, top, bottom);
         self.guard(some, pc);
-        self.set(-1i64, v);
-        let len = self.b.ins().iadd_imm(len, -1);
-        self.b.ins().store(mem(), len, self.ctx, FRAMES_LEN);
-        let frames = self.b.ins().load(I64, mem(), self.ctx, FRAMES);
-        let off = self.b.ins().imul_imm(len, FRAME_SIZE);
-        let f = self.b.ins().iadd(frames, off);
-        let proto = self.b.ins().load(I64, mem(), f, F_PROTO);
-        let pc_base = self.b.ins().load(I64, mem(), f, F_PC);
-        let nr = self.b.ins().load(I32, mem(), f, F_NREGS);
-        self.b.ins().store(mem(), proto, self.ctx, CUR + F_PROTO);
-        self.b.ins().store(mem(), pc_base, self.ctx, CUR + F_PC);
-        self.b.ins().store(mem(), nr, self.ctx, CUR + F_NREGS);
+        self.store_reg(-1, v);
+        let top = self.b.ins().iadd_imm(top, -FRAME_SIZE);
+        self.b.ins().store(mem(), top, self.ctx, FRAMES_TOP);
         self.b.ins().return_(&[v]);
     }
 
     /// A call of this function itself at `a` (callee in `R[a]` from the
     /// var, arguments from `R[a+1]`), continuing at `ret_pc`. `arg`: a
     /// first argument to store (the fused `AddImm`'s result).
-    fn self_call(&mut self, pc: u32, a: u8, var: u32, arg: Option<(u8, i16)>, ret_pc: u32) {
+    fn self_call(
+        &mut self,
+        pc: u32,
+        a: u8,
+        argc: u8,
+        var: u32,
+        arg: Option<(u8, i16)>,
+        ret_pc: u32,
+    ) {
         let reds = self.reduction(pc);
         let (same, w) = self.var_is_self(var);
         self.guard(same, pc);
@@ -341,22 +526,20 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.add_words(x, k, pc)
         });
         // Room: the callee's window and the slot above it in the register
-        // stack; a frame in the frame stack; native depth.
+        // stack; a frame in the frame stack; native stack.
         let callee_base = self.b.ins().iadd_imm(self.base, a as i64 + 1);
         let need = self.b.ins().iadd_imm(callee_base, self.nregs as i64 + 1);
         let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
         let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
         self.guard(fits, pc);
-        let len = self.b.ins().load(I64, mem(), self.ctx, FRAMES_LEN);
-        let cap = self.b.ins().load(I64, mem(), self.ctx, FRAMES_CAP);
-        let room = self.b.ins().icmp(IntCC::UnsignedLessThan, len, cap);
+        let top = self.b.ins().load(I64, mem(), self.ctx, FRAMES_TOP);
+        let end = self.b.ins().load(I64, mem(), self.ctx, FRAMES_END);
+        let room = self.b.ins().icmp(IntCC::UnsignedLessThan, top, end);
         self.guard(room, pc);
-        let depth = self.b.ins().load(I64, mem(), self.ctx, DEPTH);
-        let shallow = self
-            .b
-            .ins()
-            .icmp_imm(IntCC::UnsignedLessThan, depth, MAX_DEPTH as i64);
-        self.guard(shallow, pc);
+        let sp = self.b.ins().get_stack_pointer(I64);
+        let limit = self.b.ins().load(I64, mem(), self.ctx, SP_LIMIT);
+        let deep_ok = self.b.ins().icmp(IntCC::UnsignedGreaterThan, sp, limit);
+        self.guard(deep_ok, pc);
         // Effects, as the interpreter's call: the reduction, callee and
         // argument, the caller's frame pushed, the callee's current.
         self.b.ins().store(mem(), reds, self.ctx, REDS);
@@ -364,9 +547,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         if let Some(v) = first {
             self.set(a as i64 + 1, v);
         }
-        let frames = self.b.ins().load(I64, mem(), self.ctx, FRAMES);
-        let off = self.b.ins().imul_imm(len, FRAME_SIZE);
-        let f = self.b.ins().iadd(frames, off);
+        // Callee and arguments, and this frame's registers live after the
+        // call, where the callee and, should it leave, the interpreter
+        // read them.
+        let argc = if arg.is_some() { 1 } else { argc as u64 };
+        let args = ((1u64 << (argc + 1)) - 1) << a;
+        self.write_back(args | self.live[ret_pc as usize]);
+        let f = top;
         let proto = self.b.ins().iconst(I64, self.p.code_id() as i64);
         let rpc = self.b.ins().iconst(I32, ret_pc as i64);
         let base32 = self.b.ins().ireduce(I32, self.base);
@@ -375,15 +562,23 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().store(mem(), rpc, f, F_PC);
         self.b.ins().store(mem(), base32, f, F_BASE);
         self.b.ins().store(mem(), nr, f, F_NREGS);
-        let len1 = self.b.ins().iadd_imm(len, 1);
-        self.b.ins().store(mem(), len1, self.ctx, FRAMES_LEN);
-        let cb32 = self.b.ins().ireduce(I32, callee_base);
-        self.b.ins().store(mem(), cb32, self.ctx, CUR + F_BASE);
-        let d1 = self.b.ins().iadd_imm(depth, 1);
-        self.b.ins().store(mem(), d1, self.ctx, DEPTH);
+        let top1 = self.b.ins().iadd_imm(top, FRAME_SIZE);
+        self.b.ins().store(mem(), top1, self.ctx, FRAMES_TOP);
+        // (`cur` is written only by a leave: its prototype and window size
+        // are this function's at every depth, its pc and base the
+        // leaver's.)
         let call = self.b.ins().call(self.me, &[self.ctx, callee_base]);
         let v = self.b.inst_results(call)[0];
-        self.b.ins().store(mem(), depth, self.ctx, DEPTH);
+        // The result in the callee slot; the registers above it are the
+        // callee's now: read them again.
+        self.set(a, v);
+        let live = self.live[ret_pc as usize];
+        for i in a as u32 + 1..self.nregs {
+            if live & (1 << i) != 0 {
+                let w = self.b.ins().load(I64, mem(), self.regs, (i * 8) as i32);
+                self.set(i as i64, w);
+            }
+        }
         // 0: the interpreter takes over below; every frame is in place.
         let done = self.b.ins().icmp_imm(IntCC::NotEqual, v, 0);
         let up = self.b.create_block();
@@ -545,22 +740,22 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let y = self.b.ins().iconst(I64, tag::small(imm as i64) as i64);
                 self.jump_unless(pc, x, y, IntCC::SignedLessThan, to);
             }
-            Instr::CallVar { a, var, .. } => self.self_call(pc, a, var, None, pc + 1),
+            Instr::CallVar { a, argc, var } => self.self_call(pc, a, argc, var, None, pc + 1),
             Instr::CallVar1Imm { a, src, imm, var } => {
                 // The fused `CallVar` at pc + 1 is skipped, as the
                 // interpreter skips it.
-                self.self_call(pc, a, var as u32, Some((src, imm)), pc + 2)
+                self.self_call(pc, a, 1, var as u32, Some((src, imm)), pc + 2)
             }
             Instr::TailCallVar { a, argc, var } => {
                 let reds = self.reduction(pc);
                 let (same, _) = self.var_is_self(var);
                 self.guard(same, pc);
                 self.b.ins().store(mem(), reds, self.ctx, REDS);
-                // Callee and arguments down to the callee slot, in order
-                // (the target is below the source).
-                for i in 0..=argc as i64 {
-                    let v = self.r(a as i64 + i);
-                    self.set(i - 1, v);
+                // Arguments down to the window's start (the callee, the
+                // running closure itself, is already in the callee slot).
+                let args: Vec<Value> = (1..=argc as i64).map(|i| self.r(a as i64 + i)).collect();
+                for (i, v) in args.into_iter().enumerate() {
+                    self.set(i as i64, v);
                 }
                 self.b.ins().jump(self.blocks[entry_pc as usize], &[]);
             }

@@ -764,27 +764,44 @@ impl Vm {
         macro_rules! run_jit {
             ($f:expr) => {{
                 sync!();
+                const FS: usize = std::mem::size_of::<Frame>();
+                let frames = self.frames.as_mut_ptr() as *mut u8;
                 let mut jc = crate::jit::JitCtx {
                     reds: reds as i64,
-                    depth: 0,
-                    frames: self.frames.as_mut_ptr() as *mut u8,
-                    frames_len: self.frames.len() as u64,
-                    frames_cap: self.frames.capacity() as u64,
+                    sp_limit: 0,
+                    frames,
+                    // SAFETY: within (or one past) the vector's buffer.
+                    frames_top: unsafe { frames.add(self.frames.len() * FS) },
+                    // SAFETY: as above.
+                    frames_end: unsafe { frames.add(self.frames.capacity() * FS) },
                     stack: self.stack.as_mut_ptr(),
                     stack_len: self.stack.len() as u64,
                     cur: self.cur,
                 };
+                // Native calls may take the stack below this frame (`jc`
+                // lives in it) down by `NATIVE_STACK`.
+                jc.sp_limit = (&jc as *const crate::jit::JitCtx as usize)
+                    .saturating_sub(crate::jit::NATIVE_STACK) as u64;
                 // SAFETY: the code was made for `cur`'s prototype, whose
                 // frame is at its entry with its window inside the stack
                 // (checked by the caller); it reads and writes only the
-                // window's registers, the frame stack within its capacity
-                // and `jc` (`jit/mod.rs`, I1-I5).
-                unsafe { ($f)(&mut jc, self.cur.base as u64) };
-                // SAFETY: frames below `frames_len` are initialised (the
-                // ones that were, and the ones the code pushed within the
-                // capacity).
-                unsafe { self.frames.set_len(jc.frames_len as usize) };
-                self.cur = jc.cur;
+                // window's registers and those above it, the frame stack
+                // within its capacity and `jc` (`jit/mod.rs`).
+                let v = unsafe { ($f)(&mut jc, self.cur.base as u64) };
+                // SAFETY: `frames_top` stayed within the buffer, on a frame
+                // boundary.
+                let len = unsafe { jc.frames_top.offset_from(frames) } as usize / FS;
+                if v != 0 {
+                    // Returned: the frame it popped is the caller's, current
+                    // again (its bytes are still in the buffer).
+                    // SAFETY: index `len` held a live frame until the pop.
+                    self.cur = unsafe { *(frames as *const Frame).add(len) };
+                } else {
+                    self.cur = jc.cur;
+                }
+                // SAFETY: every frame below `len` is initialised (they
+                // were, or the code pushed them within the capacity).
+                unsafe { self.frames.set_len(len) };
                 reds = jc.reds as i32;
                 reload!();
                 continue;
