@@ -175,6 +175,9 @@ struct Translator<'a, 'b> {
     me_word: Value,
     /// One variable per register.
     vars: Vec<Variable>,
+    /// Reductions left: in `JitCtx::reds` only at leaves, calls and
+    /// returns.
+    reds: Variable,
     /// The registers some instruction writes (a bit each): only these can
     /// differ from memory.
     written: u64,
@@ -333,8 +336,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             };
             b.def_var(*v, w);
         }
+        let reds = b.declare_var(I64);
+        let r = b.ins().load(I64, mem(), ctx, REDS);
+        b.def_var(reds, r);
         let blocks = (0..p.code.len()).map(|_| b.create_block()).collect();
         Translator {
+            reds,
             me_word,
             vars,
             written: written(p, nregs),
@@ -363,6 +370,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             if let Some(blk) = self.leave[pc] {
                 self.b.switch_to_block(blk);
                 self.write_back(self.live[pc]);
+                self.store_reds();
                 let pcv = self.b.ins().iconst(I32, pc as i64);
                 self.b.ins().store(mem(), pcv, self.ctx, CUR + F_PC);
                 let base32 = self.b.ins().ireduce(I32, self.base);
@@ -430,21 +438,28 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn both_small(&mut self, x: Value, y: Value) -> Value {
-        let a = self.b.ins().band(x, y);
-        let o = self.b.ins().bor(x, y);
-        let a = self.b.ins().band_imm(a, 0b111);
-        let o = self.b.ins().band_imm(o, 0b111);
-        let a = self.b.ins().icmp_imm(IntCC::Equal, a, 0b011);
-        let o = self.b.ins().icmp_imm(IntCC::Equal, o, 0b011);
-        self.b.ins().band(a, o)
+        // Both tags are 011 exactly when (x ^ 3) | (y ^ 3) has no tag bit.
+        let a = self.b.ins().bxor_imm(x, 0b011);
+        let c = self.b.ins().bxor_imm(y, 0b011);
+        let o = self.b.ins().bor(a, c);
+        let t = self.b.ins().band_imm(o, 0b111);
+        self.b.ins().icmp_imm(IntCC::Equal, t, 0)
     }
 
-    fn both_immediate(&mut self, x: Value, y: Value) -> Value {
-        let a = self.b.ins().band_imm(x, 0b110);
-        let c = self.b.ins().band_imm(y, 0b110);
-        let a = self.b.ins().icmp_imm(IntCC::NotEqual, a, 0);
-        let c = self.b.ins().icmp_imm(IntCC::NotEqual, c, 0);
-        self.b.ins().band(a, c)
+    /// Goes to `yes` if the words are the same, to `no` if they differ
+    /// and both are immediates, else leaves at `pc` (structural equality
+    /// is the interpreter's).
+    fn equal_words(&mut self, pc: u32, x: Value, y: Value, yes: Block, no: Block) {
+        let differ = self.b.create_block();
+        let same = self.b.ins().icmp(IntCC::Equal, x, y);
+        self.b.ins().brif(same, yes, &[], differ, &[]);
+        self.b.switch_to_block(differ);
+        for w in [x, y] {
+            let t = self.b.ins().band_imm(w, 0b110);
+            let imm = self.b.ins().icmp_imm(IntCC::NotEqual, t, 0);
+            self.guard(imm, pc);
+        }
+        self.goto(no);
     }
 
     fn bool_word(&mut self, c: Value) -> Value {
@@ -473,10 +488,16 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// effect) when it would be the slice's last; returns the count to
     /// store once the instruction's other checks passed.
     fn reduction(&mut self, pc: u32) -> Value {
-        let r = self.b.ins().load(I64, mem(), self.ctx, REDS);
+        let r = self.b.use_var(self.reds);
         let ok = self.b.ins().icmp_imm(IntCC::SignedGreaterThan, r, 1);
         self.guard(ok, pc);
         self.b.ins().iadd_imm(r, -1)
+    }
+
+    /// The reductions left, to `JitCtx::reds`.
+    fn store_reds(&mut self) {
+        let r = self.b.use_var(self.reds);
+        self.b.ins().store(mem(), r, self.ctx, REDS);
     }
 
     /// Whether var `var` still holds the running closure (`R[-1]`).
@@ -500,6 +521,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.store_reg(-1, v);
         let top = self.b.ins().iadd_imm(top, -FRAME_SIZE);
         self.b.ins().store(mem(), top, self.ctx, FRAMES_TOP);
+        self.store_reds();
         self.b.ins().return_(&[v]);
     }
 
@@ -542,7 +564,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.guard(deep_ok, pc);
         // Effects, as the interpreter's call: the reduction, callee and
         // argument, the caller's frame pushed, the callee's current.
-        self.b.ins().store(mem(), reds, self.ctx, REDS);
+        self.b.def_var(self.reds, reds);
         self.set(a, w);
         if let Some(v) = first {
             self.set(a as i64 + 1, v);
@@ -567,8 +589,11 @@ impl<'a, 'b> Translator<'a, 'b> {
         // (`cur` is written only by a leave: its prototype and window size
         // are this function's at every depth, its pc and base the
         // leaver's.)
+        self.store_reds();
         let call = self.b.ins().call(self.me, &[self.ctx, callee_base]);
         let v = self.b.inst_results(call)[0];
+        let r = self.b.ins().load(I64, mem(), self.ctx, REDS);
+        self.b.def_var(self.reds, r);
         // The result in the callee slot; the registers above it are the
         // callee's now: read them again.
         self.set(a, v);
@@ -630,7 +655,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Instr::Loop { to } => {
                 let reds = self.reduction(pc);
-                self.b.ins().store(mem(), reds, self.ctx, REDS);
+                self.b.def_var(self.reds, reds);
                 self.b.ins().jump(self.blocks[to as usize], &[]);
             }
             Instr::JumpIfFalse { r, to } | Instr::JumpIfTrue { r, to } => {
@@ -707,22 +732,21 @@ impl<'a, 'b> Translator<'a, 'b> {
                 // Equal words are equal; two different immediates are not;
                 // anything else is the interpreter's (structural equality).
                 let (x, y) = (self.r(a), self.r(b));
-                let same = self.b.ins().icmp(IntCC::Equal, x, y);
-                let imm = self.both_immediate(x, y);
-                let decided = self.b.ins().bor(same, imm);
-                self.guard(decided, pc);
-                let v = self.bool_word(same);
-                self.set(dst, v);
+                let (yes, no) = (self.b.create_block(), self.b.create_block());
+                self.equal_words(pc, x, y, yes, no);
+                self.b.switch_to_block(yes);
+                let t = self.b.ins().iconst(I64, tag::TRUE as i64);
+                self.set(dst, t);
+                self.goto(self.next(pc));
+                self.b.switch_to_block(no);
+                let f = self.b.ins().iconst(I64, tag::FALSE as i64);
+                self.set(dst, f);
                 self.goto(self.next(pc));
             }
             Instr::JumpUnlessEq { a, b, to } => {
                 let (x, y) = (self.r(a), self.r(b));
-                let same = self.b.ins().icmp(IntCC::Equal, x, y);
-                let imm = self.both_immediate(x, y);
-                let decided = self.b.ins().bor(same, imm);
-                self.guard(decided, pc);
                 let (t, n) = (self.next(pc), self.blocks[to as usize]);
-                self.b.ins().brif(same, t, &[], n, &[]);
+                self.equal_words(pc, x, y, t, n);
             }
             Instr::JumpUnlessLt { a, b, to } | Instr::JumpUnlessLe { a, b, to } => {
                 let (x, y) = self.small_pair(a, b, pc);
@@ -750,7 +774,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let reds = self.reduction(pc);
                 let (same, _) = self.var_is_self(var);
                 self.guard(same, pc);
-                self.b.ins().store(mem(), reds, self.ctx, REDS);
+                self.b.def_var(self.reds, reds);
                 // Arguments down to the window's start (the callee, the
                 // running closure itself, is already in the callee slot).
                 let args: Vec<Value> = (1..=argc as i64).map(|i| self.r(a as i64 + i)).collect();
