@@ -141,30 +141,62 @@ const NEVER: u8 = 2;
 pub struct JitSlot {
     /// The machine code's address once compiled (0 before).
     entry: AtomicUsize,
+    /// The arity the code takes (written before `entry` is published).
+    argc: AtomicU8,
     state: AtomicU8,
     heat: AtomicU32,
 }
 
-/// The machine code of a compiled prototype.
-pub(crate) type Entry = unsafe extern "C" fn(*mut JitCtx, u64) -> u64;
+/// The most arguments of a compiled function (they come in machine
+/// registers: `(ctx, base, depth, closure, args...)`).
+pub const MAX_ARGS: usize = 6;
+
+/// The machine code of a compiled prototype: called with its arity's
+/// number of arguments after `(ctx, base, depth, closure)` ([`enter`]).
+pub(crate) type Entry = usize;
+
+/// Runs the machine code `f` of a prototype of `args.len()` arguments for
+/// the frame at `base` (its closure `me`, its arguments `args`).
+///
+/// # Safety
+/// `f` is the code of the prototype of the frame `ctx.cur`, whose arity is
+/// `args.len()`, at its entry; `ctx` describes the VM's stacks truly.
+#[inline(always)]
+pub(crate) unsafe fn enter(f: Entry, ctx: &mut JitCtx, base: u64, me: u64, args: &[u64]) -> u64 {
+    type F0 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64) -> u64;
+    type F1 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64) -> u64;
+    type F2 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64) -> u64;
+    type F3 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64, u64) -> u64;
+    type F4 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64, u64, u64) -> u64;
+    type F5 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64, u64, u64, u64) -> u64;
+    type F6 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64, u64, u64, u64, u64) -> u64;
+    let c: *mut JitCtx = ctx;
+    // SAFETY: per the contract, `f` was compiled with exactly this
+    // signature (`translate::compile`: four words, then the arguments).
+    unsafe {
+        match *args {
+            [] => std::mem::transmute::<usize, F0>(f)(c, base, 0, me),
+            [a] => std::mem::transmute::<usize, F1>(f)(c, base, 0, me, a),
+            [a, b] => std::mem::transmute::<usize, F2>(f)(c, base, 0, me, a, b),
+            [a, b, d] => std::mem::transmute::<usize, F3>(f)(c, base, 0, me, a, b, d),
+            [a, b, d, e] => std::mem::transmute::<usize, F4>(f)(c, base, 0, me, a, b, d, e),
+            [a, b, d, e, g] => std::mem::transmute::<usize, F5>(f)(c, base, 0, me, a, b, d, e, g),
+            [a, b, d, e, g, h] => {
+                std::mem::transmute::<usize, F6>(f)(c, base, 0, me, a, b, d, e, g, h)
+            }
+            _ => unreachable!("at most MAX_ARGS arguments are compiled"),
+        }
+    }
+}
 
 impl JitSlot {
     /// The compiled code, if any.
     #[inline(always)]
     pub(crate) fn entry(&self) -> Option<Entry> {
-        // Relaxed: the address is published under the compiler's lock
-        // with a Release store (`install`); a worker that reads it without
-        // the Acquire could at worst see the code before its bytes, which
-        // cannot happen on the targets we build for (code is written and
-        // made executable before the address exists); see `install`.
+        // Acquire: pairs with the Release store that publishes the address
+        // after the code is finished (`compile`).
         let e = self.entry.load(std::sync::atomic::Ordering::Acquire);
-        if e == 0 {
-            None
-        } else {
-            // SAFETY: a non-zero entry is the address of finished machine
-            // code with the `Entry` signature (`install`), never freed.
-            Some(unsafe { std::mem::transmute::<usize, Entry>(e) })
-        }
+        (e != 0).then_some(e)
     }
 
     /// Counts one call of `p` (whose slot this is); compiles it when hot.
@@ -206,18 +238,25 @@ pub(crate) struct JitCtx {
     pub reds: i64,
     /// The lowest native stack address a compiled call may start from.
     pub sp_limit: u64,
-    /// The frame stack's buffer: its start, the first free frame, and
-    /// the end of its capacity (machine code pushes within the capacity
-    /// and pops; the interpreter sets the vector's length afterwards).
+    /// The frame stack's buffer and its first free frame at the entry.
+    /// Compiled callers' frames are written only when the interpreter is
+    /// to take over (a leave): the caller at native depth `d` writes its
+    /// frame at `frames_top + d`, which must be below the capacity (`d <
+    /// frames_room`). A return to the interpreter pops one frame (moves
+    /// `frames_top` down); the interpreter sets the vector's length
+    /// afterwards.
     pub frames: *mut u8,
     pub frames_top: *mut u8,
-    pub frames_end: *mut u8,
+    pub frames_room: u64,
     /// The register stack: its words and how many (it does not move or
     /// grow while machine code runs).
     pub stack: *mut u64,
     pub stack_len: u64,
-    /// The current frame (`Vm::cur`).
+    /// The current frame (`Vm::cur`): at a leave, the leaver's pc and
+    /// base are written into it.
     pub cur: crate::vm::Frame,
+    /// The native depth of the activation that left.
+    pub leave_depth: u64,
 }
 
 /// Byte offsets in [`JitCtx`] and in a frame, for the translator.
@@ -226,10 +265,11 @@ pub(crate) mod layout {
     pub const SP_LIMIT: i32 = 8;
     pub const FRAMES: i32 = 16;
     pub const FRAMES_TOP: i32 = 24;
-    pub const FRAMES_END: i32 = 32;
+    pub const FRAMES_ROOM: i32 = 32;
     pub const STACK: i32 = 40;
     pub const STACK_LEN: i32 = 48;
     pub const CUR: i32 = 56;
+    pub const LEAVE_DEPTH: i32 = 80;
     /// In a frame: proto (8 bytes), pc, base, nregs (4 each), padding.
     pub const F_PROTO: i32 = 0;
     pub const F_PC: i32 = 8;
@@ -303,7 +343,8 @@ fn compile(p: &'static Proto) -> Option<Entry> {
         return None;
     };
     match translate::compile(c, p) {
-        Ok(addr) => {
+        Ok((addr, argc)) => {
+            slot.argc.store(argc as u8, Relaxed);
             // Release: a worker that loads the address (Acquire, `entry`)
             // sees the finished code.
             slot.entry.store(addr, std::sync::atomic::Ordering::Release);
@@ -320,6 +361,15 @@ fn compile(p: &'static Proto) -> Option<Entry> {
             slot.state.store(NEVER, Relaxed);
             None
         }
+    }
+}
+
+impl JitSlot {
+    /// The arity of the compiled code (read after [`JitSlot::entry`]
+    /// gave the code: the Acquire there orders this read).
+    #[inline(always)]
+    pub(crate) fn argc(&self) -> usize {
+        self.argc.load(Relaxed) as usize
     }
 }
 

@@ -117,12 +117,32 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
 }
 
 /// Compiles `p`: the address of its machine code.
-pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<usize, Why> {
+pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usize), Why> {
     let (argc, entry_pc, nregs) = only_arity(p)?;
     check(p, argc)?;
+    // After a call, the registers above the callee slot are the callee's;
+    // compiled code never reads them (nor does the compiler's code).
+    let live = liveness(p);
+    for ins in p.code.iter() {
+        let (a, ret_pc) = match *ins {
+            Instr::CallVar { a, .. } => (a, 1),
+            Instr::CallVar1Imm { a, .. } => (a, 2),
+            _ => continue,
+        };
+        let pc = ins as *const Instr as usize - p.code.as_ptr() as usize;
+        let ret = pc / std::mem::size_of::<Instr>() + ret_pc;
+        if live[ret] >> (a as u32 + 1) != 0 {
+            return Err("reads a callee's register after a call".into());
+        }
+    }
+    if argc > super::MAX_ARGS {
+        return Err(format!("{argc} arguments (at most {})", super::MAX_ARGS));
+    }
+    // (ctx, base, depth, the running closure, the arguments...) -> value
     let mut sig = c.module.make_signature();
-    sig.params.push(AbiParam::new(I64));
-    sig.params.push(AbiParam::new(I64));
+    for _ in 0..4 + argc {
+        sig.params.push(AbiParam::new(I64));
+    }
     sig.returns.push(AbiParam::new(I64));
     c.count += 1;
     let name = format!("lona_{}_{}", c.count, p.name);
@@ -136,7 +156,7 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<usize, Why>
     {
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
         let me = c.module.declare_func_in_func(id, b.func);
-        let t = Translator::new(&mut b, p, me, nregs, entry_pc);
+        let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc));
         t.run(entry_pc);
         b.seal_all_blocks();
         b.finalize();
@@ -156,7 +176,7 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<usize, Why>
     }
     c.module.clear_context(&mut c.ctx);
     c.module.finalize_definitions().map_err(|e| e.to_string())?;
-    Ok(c.module.get_finalized_function(id) as usize)
+    Ok((c.module.get_finalized_function(id) as usize, argc))
 }
 
 struct Translator<'a, 'b> {
@@ -173,6 +193,8 @@ struct Translator<'a, 'b> {
     regs: Value,
     /// The running closure (`R[-1]`): it never changes in a frame.
     me_word: Value,
+    /// Native depth: 0 for the activation the interpreter entered.
+    depth: Value,
     /// One variable per register.
     vars: Vec<Variable>,
     /// Reductions left: in `JitCtx::reds` only at leaves, calls and
@@ -312,24 +334,26 @@ impl<'a, 'b> Translator<'a, 'b> {
         p: &'static Proto,
         me: FuncRef,
         nregs: u32,
-        entry_pc: u32,
+        (argc, entry_pc): (usize, u32),
     ) -> Translator<'a, 'b> {
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
         b.switch_to_block(start);
-        let ctx = b.block_params(start)[0];
-        let base = b.block_params(start)[1];
+        let params = b.block_params(start).to_vec();
+        let (ctx, base, depth, me_word) = (params[0], params[1], params[2], params[3]);
         let stack = b.ins().load(I64, mem(), ctx, STACK);
         let off = b.ins().ishl_imm(base, 3);
         let regs = b.ins().iadd(stack, off);
-        let me_word = b.ins().load(I64, mem(), regs, -8);
         let vars: Vec<Variable> = (0..nregs).map(|_| b.declare_var(I64)).collect();
-        // The registers live at the entry come from memory; the others are
-        // written before they are read (`nil` until then).
+        // The arguments come as parameters (not in memory: written back
+        // only where the interpreter may read them); the other registers
+        // are written before they are read (`nil` until then).
         let live = liveness(p);
         let nil = b.ins().iconst(I64, tag::NIL as i64);
         for (i, v) in vars.iter().enumerate() {
-            let w = if live[entry_pc as usize] & (1 << i) != 0 {
+            let w = if i < argc {
+                params[4 + i]
+            } else if live[entry_pc as usize] & (1 << i) != 0 {
                 b.ins().load(I64, mem(), regs, (i * 8) as i32)
             } else {
                 nil
@@ -344,7 +368,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             reds,
             me_word,
             vars,
-            written: written(p, nregs),
+            written: written(p, nregs) | ((1u64 << argc) - 1),
+            depth,
             live,
             b,
             p,
@@ -375,6 +400,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().store(mem(), pcv, self.ctx, CUR + F_PC);
                 let base32 = self.b.ins().ireduce(I32, self.base);
                 self.b.ins().store(mem(), base32, self.ctx, CUR + F_BASE);
+                self.b.ins().store(mem(), self.depth, self.ctx, LEAVE_DEPTH);
                 let zero = self.b.ins().iconst(I64, 0);
                 self.b.ins().return_(&[zero]);
             }
@@ -514,6 +540,15 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// interpreter makes the popped frame current). Leaves at `pc` when
     /// there is no caller frame.
     fn ret(&mut self, v: Value, pc: u32) {
+        self.store_reds();
+        let (native, outer) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(self.depth, native, &[], outer, &[]);
+        // To a compiled caller: the value is all it needs.
+        self.b.switch_to_block(native);
+        self.b.ins().return_(&[v]);
+        // To the interpreter: into the callee slot, the caller's frame
+        // popped.
+        self.b.switch_to_block(outer);
         let top = self.b.ins().load(I64, mem(), self.ctx, FRAMES_TOP);
         let bottom = self.b.ins().load(I64, mem(), self.ctx, FRAMES);
         let some = self.b.ins().icmp(IntCC::UnsignedGreaterThan, top, bottom);
@@ -521,7 +556,6 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.store_reg(-1, v);
         let top = self.b.ins().iadd_imm(top, -FRAME_SIZE);
         self.b.ins().store(mem(), top, self.ctx, FRAMES_TOP);
-        self.store_reds();
         self.b.ins().return_(&[v]);
     }
 
@@ -547,35 +581,50 @@ impl<'a, 'b> Translator<'a, 'b> {
             let k = self.b.ins().iconst(I64, (imm as i64) << 3);
             self.add_words(x, k, pc)
         });
-        // Room: the callee's window and the slot above it in the register
-        // stack; a frame in the frame stack; native stack.
+        // Room, should the callee leave: its window and the slot above it
+        // in the register stack, and this frame's place in the frame
+        // stack; and native stack for the call.
         let callee_base = self.b.ins().iadd_imm(self.base, a as i64 + 1);
         let need = self.b.ins().iadd_imm(callee_base, self.nregs as i64 + 1);
         let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
         let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
         self.guard(fits, pc);
-        let top = self.b.ins().load(I64, mem(), self.ctx, FRAMES_TOP);
-        let end = self.b.ins().load(I64, mem(), self.ctx, FRAMES_END);
-        let room = self.b.ins().icmp(IntCC::UnsignedLessThan, top, end);
-        self.guard(room, pc);
+        let room = self.b.ins().load(I64, mem(), self.ctx, FRAMES_ROOM);
+        let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, self.depth, room);
+        self.guard(ok, pc);
         let sp = self.b.ins().get_stack_pointer(I64);
         let limit = self.b.ins().load(I64, mem(), self.ctx, SP_LIMIT);
         let deep_ok = self.b.ins().icmp(IntCC::UnsignedGreaterThan, sp, limit);
         self.guard(deep_ok, pc);
-        // Effects, as the interpreter's call: the reduction, callee and
-        // argument, the caller's frame pushed, the callee's current.
+        // The call: the reduction taken, callee and arguments as the
+        // interpreter would have them (in SSA; in memory only if the
+        // callee leaves).
         self.b.def_var(self.reds, reds);
         self.set(a, w);
         if let Some(v) = first {
             self.set(a as i64 + 1, v);
         }
-        // Callee and arguments, and this frame's registers live after the
-        // call, where the callee and, should it leave, the interpreter
-        // read them.
-        let argc = if arg.is_some() { 1 } else { argc as u64 };
-        let args = ((1u64 << (argc + 1)) - 1) << a;
-        self.write_back(args | self.live[ret_pc as usize]);
-        let f = top;
+        self.store_reds();
+        let depth1 = self.b.ins().iadd_imm(self.depth, 1);
+        let mut args = vec![self.ctx, callee_base, depth1, w];
+        for i in 0..argc as i64 {
+            args.push(self.r(a as i64 + 1 + i));
+        }
+        let call = self.b.ins().call(self.me, &args);
+        let v = self.b.inst_results(call)[0];
+        let r = self.b.ins().load(I64, mem(), self.ctx, REDS);
+        self.b.def_var(self.reds, r);
+        let (done, up) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(v, done, &[], up, &[]);
+        // The callee left, its own registers written: this frame goes to
+        // memory too, registers live after the call (the callee slot
+        // among them: the callee's `R[-1]`) and its place in the frame
+        // stack, below the callee's; then leave in turn.
+        self.b.switch_to_block(up);
+        self.write_back(self.live[ret_pc as usize] | 1 << a);
+        let top = self.b.ins().load(I64, mem(), self.ctx, FRAMES_TOP);
+        let off = self.b.ins().imul_imm(self.depth, FRAME_SIZE);
+        let f = self.b.ins().iadd(top, off);
         let proto = self.b.ins().iconst(I64, self.p.code_id() as i64);
         let rpc = self.b.ins().iconst(I32, ret_pc as i64);
         let base32 = self.b.ins().ireduce(I32, self.base);
@@ -584,35 +633,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().store(mem(), rpc, f, F_PC);
         self.b.ins().store(mem(), base32, f, F_BASE);
         self.b.ins().store(mem(), nr, f, F_NREGS);
-        let top1 = self.b.ins().iadd_imm(top, FRAME_SIZE);
-        self.b.ins().store(mem(), top1, self.ctx, FRAMES_TOP);
-        // (`cur` is written only by a leave: its prototype and window size
-        // are this function's at every depth, its pc and base the
-        // leaver's.)
-        self.store_reds();
-        let call = self.b.ins().call(self.me, &[self.ctx, callee_base]);
-        let v = self.b.inst_results(call)[0];
-        let r = self.b.ins().load(I64, mem(), self.ctx, REDS);
-        self.b.def_var(self.reds, r);
-        // The result in the callee slot; the registers above it are the
-        // callee's now: read them again.
-        self.set(a, v);
-        let live = self.live[ret_pc as usize];
-        for i in a as u32 + 1..self.nregs {
-            if live & (1 << i) != 0 {
-                let w = self.b.ins().load(I64, mem(), self.regs, (i * 8) as i32);
-                self.set(i as i64, w);
-            }
-        }
-        // 0: the interpreter takes over below; every frame is in place.
-        let done = self.b.ins().icmp_imm(IntCC::NotEqual, v, 0);
-        let up = self.b.create_block();
-        self.b
-            .ins()
-            .brif(done, self.blocks[ret_pc as usize], &[], up, &[]);
-        self.b.switch_to_block(up);
         let zero = self.b.ins().iconst(I64, 0);
         self.b.ins().return_(&[zero]);
+        // Returned: the value is in the callee slot (registers above it
+        // are dead here: `check`).
+        self.b.switch_to_block(done);
+        self.set(a, v);
+        self.goto(self.blocks[ret_pc as usize]);
     }
 
     /// `if not (x cmp y): pc = to` on small integers, else leave.

@@ -766,41 +766,56 @@ impl Vm {
                 sync!();
                 const FS: usize = std::mem::size_of::<Frame>();
                 let frames = self.frames.as_mut_ptr() as *mut u8;
+                let len0 = self.frames.len();
                 let mut jc = crate::jit::JitCtx {
                     reds: reds as i64,
                     sp_limit: 0,
                     frames,
                     // SAFETY: within (or one past) the vector's buffer.
-                    frames_top: unsafe { frames.add(self.frames.len() * FS) },
-                    // SAFETY: as above.
-                    frames_end: unsafe { frames.add(self.frames.capacity() * FS) },
+                    frames_top: unsafe { frames.add(len0 * FS) },
+                    frames_room: (self.frames.capacity() - len0) as u64,
                     stack: self.stack.as_mut_ptr(),
                     stack_len: self.stack.len() as u64,
                     cur: self.cur,
+                    leave_depth: 0,
                 };
                 // Native calls may take the stack below this frame (`jc`
                 // lives in it) down by `NATIVE_STACK`.
                 jc.sp_limit = (&jc as *const crate::jit::JitCtx as usize)
                     .saturating_sub(crate::jit::NATIVE_STACK) as u64;
+                let base = self.cur.base as usize;
+                let argc = self.cur.proto.jit.argc();
                 // SAFETY: the code was made for `cur`'s prototype, whose
                 // frame is at its entry with its window inside the stack
-                // (checked by the caller); it reads and writes only the
-                // window's registers and those above it, the frame stack
-                // within its capacity and `jc` (`jit/mod.rs`).
-                let v = unsafe { ($f)(&mut jc, self.cur.base as u64) };
-                // SAFETY: `frames_top` stayed within the buffer, on a frame
-                // boundary.
-                let len = unsafe { jc.frames_top.offset_from(frames) } as usize / FS;
-                if v != 0 {
-                    // Returned: the frame it popped is the caller's, current
-                    // again (its bytes are still in the buffer).
+                // (checked by the caller) and its arguments at its base
+                // (its one arity is `argc`, `JitSlot::argc`); it
+                // reads and writes only the windows from this one up, the
+                // frame stack within its capacity and `jc` (`jit/mod.rs`).
+                let v = unsafe {
+                    crate::jit::enter(
+                        $f,
+                        &mut jc,
+                        base as u64,
+                        self.stack[base - 1],
+                        &self.stack[base..base + argc],
+                    )
+                };
+                let len = if v != 0 {
+                    // Returned to here: the frame it popped is the caller's,
+                    // current again (its bytes are still in the buffer).
+                    // SAFETY: `frames_top` moved down by whole frames.
+                    let len = unsafe { jc.frames_top.offset_from(frames) } as usize / FS;
                     // SAFETY: index `len` held a live frame until the pop.
                     self.cur = unsafe { *(frames as *const Frame).add(len) };
+                    len
                 } else {
+                    // Left: the compiled callers' frames are written above
+                    // the entry's callers, the leaver is current.
                     self.cur = jc.cur;
-                }
+                    len0 + jc.leave_depth as usize
+                };
                 // SAFETY: every frame below `len` is initialised (they
-                // were, or the code pushed them within the capacity).
+                // were, or the code wrote them within the capacity).
                 unsafe { self.frames.set_len(len) };
                 reds = jc.reds as i32;
                 reload!();
