@@ -143,6 +143,12 @@ impl Evaluator {
         self.vm.set_stack_limit(words);
     }
 
+    /// Reductions the VM has spent (the compiling tier must charge the
+    /// interpreter's: `tests/jit.rs`).
+    pub fn reductions(&self) -> u64 {
+        self.vm.reductions
+    }
+
     /// Runs a major collection of the process heap now (between steps).
     pub fn collect_major(&mut self) {
         self.vm.collect_major();

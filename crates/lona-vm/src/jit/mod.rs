@@ -152,38 +152,71 @@ pub struct JitSlot {
 pub const MAX_ARGS: usize = 6;
 
 /// The machine code of a compiled prototype: called with its arity's
-/// number of arguments after `(ctx, base, depth, closure)` ([`enter`]).
+/// number of arguments after `(ctx, base, depth, reductions, closure)`
+/// ([`enter`]).
 pub(crate) type Entry = usize;
 
+/// What compiled code returns: the value (0: it left) and the reductions
+/// left; two integer words, returned in two registers by the C ABI as by
+/// Cranelift's two return values.
+#[repr(C)]
+pub(crate) struct Returned {
+    pub value: u64,
+    pub reds: i64,
+}
+
 /// Runs the machine code `f` of a prototype of `args.len()` arguments for
-/// the frame at `base` (its closure `me`, its arguments `args`).
+/// the frame at `base` (its closure `me`, its arguments `args`), with
+/// `reds` reductions.
 ///
 /// # Safety
 /// `f` is the code of the prototype of the frame `ctx.cur`, whose arity is
 /// `args.len()`, at its entry; `ctx` describes the VM's stacks truly.
 #[inline(always)]
-pub(crate) unsafe fn enter(f: Entry, ctx: &mut JitCtx, base: u64, me: u64, args: &[u64]) -> u64 {
-    type F0 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64) -> u64;
-    type F1 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64) -> u64;
-    type F2 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64) -> u64;
-    type F3 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64, u64) -> u64;
-    type F4 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64, u64, u64) -> u64;
-    type F5 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64, u64, u64, u64) -> u64;
-    type F6 = unsafe extern "C" fn(*mut JitCtx, u64, u64, u64, u64, u64, u64, u64, u64, u64) -> u64;
-    let c: *mut JitCtx = ctx;
+pub(crate) unsafe fn enter(
+    f: Entry,
+    ctx: &mut JitCtx,
+    base: u64,
+    reds: i64,
+    me: u64,
+    args: &[u64],
+) -> Returned {
+    type W = u64;
+    type C = *mut JitCtx;
+    let c: C = ctx;
     // SAFETY: per the contract, `f` was compiled with exactly this
-    // signature (`translate::compile`: four words, then the arguments).
+    // signature (`translate::compile`: five words, then the arguments;
+    // two words back).
     unsafe {
         match *args {
-            [] => std::mem::transmute::<usize, F0>(f)(c, base, 0, me),
-            [a] => std::mem::transmute::<usize, F1>(f)(c, base, 0, me, a),
-            [a, b] => std::mem::transmute::<usize, F2>(f)(c, base, 0, me, a, b),
-            [a, b, d] => std::mem::transmute::<usize, F3>(f)(c, base, 0, me, a, b, d),
-            [a, b, d, e] => std::mem::transmute::<usize, F4>(f)(c, base, 0, me, a, b, d, e),
-            [a, b, d, e, g] => std::mem::transmute::<usize, F5>(f)(c, base, 0, me, a, b, d, e, g),
-            [a, b, d, e, g, h] => {
-                std::mem::transmute::<usize, F6>(f)(c, base, 0, me, a, b, d, e, g, h)
+            [] => std::mem::transmute::<usize, unsafe extern "C" fn(C, W, W, i64, W) -> Returned>(
+                f,
+            )(c, base, 0, reds, me),
+            [a] => {
+                std::mem::transmute::<usize, unsafe extern "C" fn(C, W, W, i64, W, W) -> Returned>(
+                    f,
+                )(c, base, 0, reds, me, a)
             }
+            [a, b] => std::mem::transmute::<
+                usize,
+                unsafe extern "C" fn(C, W, W, i64, W, W, W) -> Returned,
+            >(f)(c, base, 0, reds, me, a, b),
+            [a, b, d] => std::mem::transmute::<
+                usize,
+                unsafe extern "C" fn(C, W, W, i64, W, W, W, W) -> Returned,
+            >(f)(c, base, 0, reds, me, a, b, d),
+            [a, b, d, e] => std::mem::transmute::<
+                usize,
+                unsafe extern "C" fn(C, W, W, i64, W, W, W, W, W) -> Returned,
+            >(f)(c, base, 0, reds, me, a, b, d, e),
+            [a, b, d, e, g] => std::mem::transmute::<
+                usize,
+                unsafe extern "C" fn(C, W, W, i64, W, W, W, W, W, W) -> Returned,
+            >(f)(c, base, 0, reds, me, a, b, d, e, g),
+            [a, b, d, e, g, h] => std::mem::transmute::<
+                usize,
+                unsafe extern "C" fn(C, W, W, i64, W, W, W, W, W, W, W) -> Returned,
+            >(f)(c, base, 0, reds, me, a, b, d, e, g, h),
             _ => unreachable!("at most MAX_ARGS arguments are compiled"),
         }
     }
@@ -234,7 +267,7 @@ impl JitSlot {
 /// layout is fixed (`repr(C)`), and so is [`Frame`](crate::vm)'s.
 #[repr(C)]
 pub(crate) struct JitCtx {
-    /// Reductions left in the slice.
+    /// Unused (reductions travel as an argument and a return value).
     pub reds: i64,
     /// The lowest native stack address a compiled call may start from.
     pub sp_limit: u64,
@@ -261,6 +294,7 @@ pub(crate) struct JitCtx {
 
 /// Byte offsets in [`JitCtx`] and in a frame, for the translator.
 pub(crate) mod layout {
+    #[allow(dead_code)]
     pub const REDS: i32 = 0;
     pub const SP_LIMIT: i32 = 8;
     pub const FRAMES: i32 = 16;
@@ -349,6 +383,7 @@ fn compile(p: &'static Proto) -> Option<Entry> {
             // sees the finished code.
             slot.entry.store(addr, std::sync::atomic::Ordering::Release);
             slot.state.store(COMPILED, Relaxed);
+            COMPILED_COUNT.fetch_add(1, Relaxed);
             if std::env::var_os("LONA_JIT_LOG").is_some() {
                 eprintln!("jit: compiled {} at {addr:#x}", p.name);
             }
@@ -371,6 +406,15 @@ impl JitSlot {
     pub(crate) fn argc(&self) -> usize {
         self.argc.load(Relaxed) as usize
     }
+}
+
+/// Prototypes compiled so far in this OS process.
+static COMPILED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many prototypes have been compiled so far (all nodes of this OS
+/// process).
+pub fn compiled_count() -> u64 {
+    COMPILED_COUNT.load(Relaxed)
 }
 
 /// Whether `p` has machine code (for tests and introspection).

@@ -138,11 +138,13 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
     if argc > super::MAX_ARGS {
         return Err(format!("{argc} arguments (at most {})", super::MAX_ARGS));
     }
-    // (ctx, base, depth, the running closure, the arguments...) -> value
+    // (ctx, base, depth, reductions, the running closure, the
+    // arguments...) -> (value, reductions)
     let mut sig = c.module.make_signature();
-    for _ in 0..4 + argc {
+    for _ in 0..5 + argc {
         sig.params.push(AbiParam::new(I64));
     }
+    sig.returns.push(AbiParam::new(I64));
     sig.returns.push(AbiParam::new(I64));
     c.count += 1;
     let name = format!("lona_{}_{}", c.count, p.name);
@@ -340,7 +342,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         b.append_block_params_for_function_params(start);
         b.switch_to_block(start);
         let params = b.block_params(start).to_vec();
-        let (ctx, base, depth, me_word) = (params[0], params[1], params[2], params[3]);
+        let (ctx, base, depth, reds0, me_word) =
+            (params[0], params[1], params[2], params[3], params[4]);
         let stack = b.ins().load(I64, mem(), ctx, STACK);
         let off = b.ins().ishl_imm(base, 3);
         let regs = b.ins().iadd(stack, off);
@@ -352,7 +355,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let nil = b.ins().iconst(I64, tag::NIL as i64);
         for (i, v) in vars.iter().enumerate() {
             let w = if i < argc {
-                params[4 + i]
+                params[5 + i]
             } else if live[entry_pc as usize] & (1 << i) != 0 {
                 b.ins().load(I64, mem(), regs, (i * 8) as i32)
             } else {
@@ -361,8 +364,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             b.def_var(*v, w);
         }
         let reds = b.declare_var(I64);
-        let r = b.ins().load(I64, mem(), ctx, REDS);
-        b.def_var(reds, r);
+        b.def_var(reds, reds0);
         let blocks = (0..p.code.len()).map(|_| b.create_block()).collect();
         Translator {
             reds,
@@ -395,14 +397,14 @@ impl<'a, 'b> Translator<'a, 'b> {
             if let Some(blk) = self.leave[pc] {
                 self.b.switch_to_block(blk);
                 self.write_back(self.live[pc]);
-                self.store_reds();
                 let pcv = self.b.ins().iconst(I32, pc as i64);
                 self.b.ins().store(mem(), pcv, self.ctx, CUR + F_PC);
                 let base32 = self.b.ins().ireduce(I32, self.base);
                 self.b.ins().store(mem(), base32, self.ctx, CUR + F_BASE);
                 self.b.ins().store(mem(), self.depth, self.ctx, LEAVE_DEPTH);
                 let zero = self.b.ins().iconst(I64, 0);
-                self.b.ins().return_(&[zero]);
+                let r = self.b.use_var(self.reds);
+                self.b.ins().return_(&[zero, r]);
             }
         }
     }
@@ -520,10 +522,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().iadd_imm(r, -1)
     }
 
-    /// The reductions left, to `JitCtx::reds`.
-    fn store_reds(&mut self) {
+    /// Returns `(v, reductions left)`.
+    fn return_with(&mut self, v: Value) {
         let r = self.b.use_var(self.reds);
-        self.b.ins().store(mem(), r, self.ctx, REDS);
+        self.b.ins().return_(&[v, r]);
     }
 
     /// Whether var `var` still holds the running closure (`R[-1]`).
@@ -540,12 +542,11 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// interpreter makes the popped frame current). Leaves at `pc` when
     /// there is no caller frame.
     fn ret(&mut self, v: Value, pc: u32) {
-        self.store_reds();
         let (native, outer) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(self.depth, native, &[], outer, &[]);
         // To a compiled caller: the value is all it needs.
         self.b.switch_to_block(native);
-        self.b.ins().return_(&[v]);
+        self.return_with(v);
         // To the interpreter: into the callee slot, the caller's frame
         // popped.
         self.b.switch_to_block(outer);
@@ -556,7 +557,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.store_reg(-1, v);
         let top = self.b.ins().iadd_imm(top, -FRAME_SIZE);
         self.b.ins().store(mem(), top, self.ctx, FRAMES_TOP);
-        self.b.ins().return_(&[v]);
+        self.return_with(v);
     }
 
     /// A call of this function itself at `a` (callee in `R[a]` from the
@@ -604,15 +605,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         if let Some(v) = first {
             self.set(a as i64 + 1, v);
         }
-        self.store_reds();
         let depth1 = self.b.ins().iadd_imm(self.depth, 1);
-        let mut args = vec![self.ctx, callee_base, depth1, w];
+        let mut args = vec![self.ctx, callee_base, depth1, reds, w];
         for i in 0..argc as i64 {
             args.push(self.r(a as i64 + 1 + i));
         }
         let call = self.b.ins().call(self.me, &args);
-        let v = self.b.inst_results(call)[0];
-        let r = self.b.ins().load(I64, mem(), self.ctx, REDS);
+        let (v, r) = (self.b.inst_results(call)[0], self.b.inst_results(call)[1]);
         self.b.def_var(self.reds, r);
         let (done, up) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(v, done, &[], up, &[]);
@@ -634,7 +633,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().store(mem(), base32, f, F_BASE);
         self.b.ins().store(mem(), nr, f, F_NREGS);
         let zero = self.b.ins().iconst(I64, 0);
-        self.b.ins().return_(&[zero]);
+        self.b.ins().return_(&[zero, r]);
         // Returned: the value is in the callee slot (registers above it
         // are dead here: `check`).
         self.b.switch_to_block(done);

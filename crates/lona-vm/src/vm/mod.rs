@@ -768,7 +768,7 @@ impl Vm {
                 let frames = self.frames.as_mut_ptr() as *mut u8;
                 let len0 = self.frames.len();
                 let mut jc = crate::jit::JitCtx {
-                    reds: reds as i64,
+                    reds: 0,
                     sp_limit: 0,
                     frames,
                     // SAFETY: within (or one past) the vector's buffer.
@@ -791,15 +791,17 @@ impl Vm {
                 // (its one arity is `argc`, `JitSlot::argc`); it
                 // reads and writes only the windows from this one up, the
                 // frame stack within its capacity and `jc` (`jit/mod.rs`).
-                let v = unsafe {
+                let back = unsafe {
                     crate::jit::enter(
                         $f,
                         &mut jc,
                         base as u64,
+                        reds as i64,
                         self.stack[base - 1],
                         &self.stack[base..base + argc],
                     )
                 };
+                let v = back.value;
                 let len = if v != 0 {
                     // Returned to here: the frame it popped is the caller's,
                     // current again (its bytes are still in the buffer).
@@ -817,7 +819,7 @@ impl Vm {
                 // SAFETY: every frame below `len` is initialised (they
                 // were, or the code wrote them within the capacity).
                 unsafe { self.frames.set_len(len) };
-                reds = jc.reds as i32;
+                reds = back.reds as i32;
                 reload!();
                 continue;
             }};
