@@ -51,6 +51,7 @@ impl Var {
 
     /// The address of the value word, for compiled code that reads it
     /// (`jit`: an atomic load with Acquire, as [`Var::get`]).
+    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
     pub(crate) fn value_addr(&self) -> usize {
         &self.value as *const AtomicU64 as usize
     }

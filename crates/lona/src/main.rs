@@ -60,6 +60,21 @@ pub struct NodeArgs {
     /// silent this long is declared down; ticks go every quarter of it.
     #[arg(long, value_name = "SECS")]
     pub net_ticktime: Option<u64>,
+    /// Which tier runs Lonala code: `jit` (the default: hot functions are
+    /// compiled to machine code), `interp` (the interpreter only), or
+    /// `jit-eager` (every function that can be compiled is, at its first
+    /// call). `LONA_TIER` sets the same.
+    #[arg(long, value_name = "TIER", value_parser = lona_vm::jit::Tier::parse)]
+    pub tier: Option<lona_vm::jit::Tier>,
+    /// Print each function as it is compiled: its bytecode, its Cranelift
+    /// IR and its machine code (to standard error; `LONA_JIT_DUMP=1`).
+    #[arg(long)]
+    pub jit_dump: bool,
+    /// Name compiled functions for `perf`: append `START SIZE
+    /// lona:ns/name` to `/tmp/perf-PID.map` as each is compiled (as
+    /// BEAM's `+JPperf map`; `LONA_PERF_MAP=1`).
+    #[arg(long)]
+    pub perf_map: bool,
 }
 
 impl NodeArgs {
@@ -76,10 +91,20 @@ impl NodeArgs {
         b.build().map_err(|e| format!("cannot start the node: {e}"))
     }
 
-    /// Applies the node settings that belong to Lonala (`--max-heap`).
+    /// Applies the node settings that belong to Lonala (`--max-heap`,
+    /// `--tier`, `--jit-dump`, `--perf-map`).
     pub fn apply(&self, env: &lona_vm::Env) {
         if let Some(words) = self.max_heap {
             env.set_max_heap_size(words);
+        }
+        if let Some(t) = self.tier {
+            lona_vm::jit::set_tier(t);
+        }
+        if self.jit_dump {
+            lona_vm::jit::set_dump(true);
+        }
+        if self.perf_map {
+            lona_vm::jit::set_perf_map(true);
         }
     }
 

@@ -195,3 +195,64 @@ fn compiled_loops_are_preempted_and_can_be_killed() {
     );
     assert_eq!(out, "3000000\n:killed\n");
 }
+
+#[test]
+fn the_tier_flags_choose_dump_and_name_the_code() {
+    let dir = std::env::temp_dir().join(format!("lona-tiers-{}-flags", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("main.lona");
+    std::fs::write(
+        &file,
+        "(defn spin [i n] (if (= i n) i (spin (inc i) n)))\n(defn -main [] (println (spin 0 100000)))",
+    )
+    .unwrap();
+    let lona = |flags: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_lona"))
+            .arg("run")
+            .args(flags)
+            .arg(&file)
+            .env("LONA_JIT_LOG", "1")
+            .env_remove("LONA_TIER")
+            .output()
+            .unwrap()
+    };
+    // The default tier compiles the hot loop; `--tier interp` nothing.
+    let j = lona(&[]);
+    assert_eq!(String::from_utf8_lossy(&j.stdout), "100000\n");
+    assert!(String::from_utf8_lossy(&j.stderr).contains("jit: compiled user/spin "));
+    let i = lona(&["--tier", "interp"]);
+    assert_eq!(String::from_utf8_lossy(&i.stdout), "100000\n");
+    assert!(!String::from_utf8_lossy(&i.stderr).contains("jit: compiled"));
+    // A tier that does not exist: a usage error naming the choices.
+    let bad = lona(&["--tier", "fast"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("interp, jit or jit-eager"));
+    // `--jit-dump`: bytecode and machine code of what was compiled.
+    let d = lona(&["--jit-dump"]);
+    let err = String::from_utf8_lossy(&d.stderr);
+    assert!(
+        err.contains("TailCallVar") && err.contains("block0:"),
+        "{err}"
+    );
+    // `--perf-map`: the compiled function in /tmp/perf-PID.map.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lona"))
+        .args(["run", "--perf-map"])
+        .arg(&file)
+        .env_remove("LONA_TIER")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(child.wait().unwrap().success());
+    let map = format!("/tmp/perf-{pid}.map");
+    let text = std::fs::read_to_string(&map).unwrap();
+    let _ = std::fs::remove_file(&map);
+    let line = text
+        .lines()
+        .find(|l| l.ends_with(" lona:user/spin"))
+        .expect("spin named");
+    let mut parts = line.split(' ');
+    let start = u64::from_str_radix(parts.next().unwrap(), 16).unwrap();
+    let size = u64::from_str_radix(parts.next().unwrap(), 16).unwrap();
+    assert!(start > 0 && size > 16 && size < 1 << 20, "{line}");
+}

@@ -3,7 +3,7 @@
 //!
 //! # What is compiled (this first step)
 //!
-//! A [`Proto`] of one fixed arity whose every instruction is one the
+//! A prototype (`Proto`) of one fixed arity whose every instruction is one the
 //! translator knows (`translate.rs`: moves, constants, jumps, small-integer
 //! arithmetic and comparison, calls and tail calls of itself through its
 //! var, returns). Anything else leaves the function to the interpreter.
@@ -11,35 +11,45 @@
 //! # The protocol between the tiers
 //!
 //! 1. The interpreter counts calls of, and self tail calls in, each
-//!    prototype ([`JitSlot::tick`]); at [`threshold`] the prototype is
+//!    prototype (`JitSlot::tick`); at [`threshold`] the prototype is
 //!    checked and compiled, on the worker that found it hot (a few hundred
 //!    microseconds, once), or marked never to be compiled.
 //! 2. Where the interpreter has just made a compiled prototype's frame
 //!    current (a call it pushed, a self tail call it took), it enters the
-//!    machine code with a [`JitCtx`]: its reductions, its frame stack (as
-//!    raw parts) and `cur`.
-//! 3. Machine code keeps every register in the register stack (memory is
-//!    the truth; nothing lives only in a machine register across an
-//!    instruction), charges a reduction where the interpreter's
-//!    `safepoint!` would, and pushes and pops the interpreter's own
-//!    [`Frame`](crate::vm)s for the calls it makes. So at the start of any
-//!    instruction the interpreter could take over.
-//! 4. It does take over, at the start of an instruction, whenever the
-//!    machine code meets what it does not do itself: a number that is not
-//!    a small integer or an overflow, a var that no longer holds this
-//!    function, the last reduction of the slice, a full frame stack or
-//!    register stack, native recursion past [`NATIVE_STACK`] bytes. The
-//!    machine code writes the pc into `cur` and returns 0 ("left"),
-//!    through every native frame; the interpreter reloads `cur` and runs
-//!    that instruction itself: the slow path, the raise, the collection
-//!    and the yield are the interpreter's, unchanged.
-//! 5. A normal return pops the frame as `Ret` does and returns the value
-//!    (never 0: no term word is 0); the interpreter reloads `cur`, now the
-//!    caller, and goes on.
+//!    machine code (`enter`) with the frame's base, closure, arguments
+//!    and reductions, and a `JitCtx`: its frame stack's buffer and room,
+//!    its register stack, `cur`.
+//! 3. Machine code keeps registers in machine registers (Cranelift SSA)
+//!    and charges a reduction where the interpreter's `safepoint!` would.
+//!    A call of itself is a native call (arguments and reductions in
+//!    machine registers, the reductions left coming back as a second
+//!    return value); it writes nothing to the interpreter's stacks, but
+//!    it first checks that they could take the callee's window and this
+//!    frame, should the interpreter have to take over.
+//! 4. The interpreter takes over, at the start of an instruction,
+//!    whenever the machine code meets what it does not do itself: a
+//!    number that is not a small integer or an overflow, a var that no
+//!    longer holds this function, the last reduction of the slice, a full
+//!    frame stack or register stack, native recursion past
+//!    [`NATIVE_STACK`] bytes. The leaving activation writes its live
+//!    registers to the register stack and its pc and base into `cur`, and
+//!    returns 0 ("left"); each compiled caller on the way out writes its
+//!    own live registers and its frame (at the place its native depth
+//!    gives it) and returns 0 too. The interpreter then sets the frame
+//!    stack's length, makes the leaver current and runs that instruction
+//!    itself: the slow path, the raise, the collection and the yield are
+//!    the interpreter's, unchanged.
+//! 5. A return to a compiled caller is a native return of the value. A
+//!    return from the activation the interpreter entered writes the value
+//!    into the callee slot and pops the caller's frame as `Ret` does
+//!    (never 0: no term word is 0); the interpreter makes that frame
+//!    current and goes on.
 //!
 //! So reductions, preemption points, stack traces, errors and the
-//! collector's roots are the interpreter's by construction; the tests run
-//! the golden programs in both tiers and compare.
+//! collector's roots are the interpreter's by construction (a collection
+//! runs only in the interpreter, with every frame and register in
+//! memory); `tests/jit.rs` and `lona`'s `tests/tiers.rs` compare the two
+//! tiers.
 
 #[cfg(feature = "jit")]
 mod translate;
@@ -111,6 +121,43 @@ pub fn tier() -> Tier {
             set_tier(t);
             t
         }
+    }
+}
+
+static DUMP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static PERF_MAP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Prints each function as it is compiled (bytecode, Cranelift IR, machine
+/// code) to standard error (`--jit-dump`; `LONA_JIT_DUMP=1` too).
+pub fn set_dump(on: bool) {
+    DUMP.store(on, Relaxed);
+}
+
+/// Appends each compiled function to `/tmp/perf-PID.map` for `perf`
+/// (`--perf-map`; `LONA_PERF_MAP=1` too).
+pub fn set_perf_map(on: bool) {
+    PERF_MAP.store(on, Relaxed);
+}
+
+#[cfg(feature = "jit")]
+fn dumping() -> bool {
+    DUMP.load(Relaxed) || std::env::var_os("LONA_JIT_DUMP").is_some()
+}
+
+/// Records compiled code at `addr` (`len` bytes) in the perf map.
+#[cfg(feature = "jit")]
+fn perf_map(addr: usize, len: usize, name: &str) {
+    if !(PERF_MAP.load(Relaxed) || std::env::var_os("LONA_PERF_MAP").is_some()) {
+        return;
+    }
+    use std::io::Write;
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path);
+    if let Ok(mut f) = f {
+        let _ = writeln!(f, "{addr:x} {len:x} lona:{name}");
     }
 }
 
@@ -267,8 +314,6 @@ impl JitSlot {
 /// layout is fixed (`repr(C)`), and so is [`Frame`](crate::vm)'s.
 #[repr(C)]
 pub(crate) struct JitCtx {
-    /// Unused (reductions travel as an argument and a return value).
-    pub reds: i64,
     /// The lowest native stack address a compiled call may start from.
     pub sp_limit: u64,
     /// The frame stack's buffer and its first free frame at the entry.
@@ -293,17 +338,16 @@ pub(crate) struct JitCtx {
 }
 
 /// Byte offsets in [`JitCtx`] and in a frame, for the translator.
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
 pub(crate) mod layout {
-    #[allow(dead_code)]
-    pub const REDS: i32 = 0;
-    pub const SP_LIMIT: i32 = 8;
-    pub const FRAMES: i32 = 16;
-    pub const FRAMES_TOP: i32 = 24;
-    pub const FRAMES_ROOM: i32 = 32;
-    pub const STACK: i32 = 40;
-    pub const STACK_LEN: i32 = 48;
-    pub const CUR: i32 = 56;
-    pub const LEAVE_DEPTH: i32 = 80;
+    pub const SP_LIMIT: i32 = 0;
+    pub const FRAMES: i32 = 8;
+    pub const FRAMES_TOP: i32 = 16;
+    pub const FRAMES_ROOM: i32 = 24;
+    pub const STACK: i32 = 32;
+    pub const STACK_LEN: i32 = 40;
+    pub const CUR: i32 = 48;
+    pub const LEAVE_DEPTH: i32 = 72;
     /// In a frame: proto (8 bytes), pc, base, nregs (4 each), padding.
     pub const F_PROTO: i32 = 0;
     pub const F_PC: i32 = 8;
@@ -311,6 +355,19 @@ pub(crate) mod layout {
     pub const F_NREGS: i32 = 16;
     pub const FRAME_SIZE: i64 = 24;
 }
+
+const _: () = {
+    use layout::*;
+    use std::mem::offset_of;
+    assert!(offset_of!(JitCtx, sp_limit) == SP_LIMIT as usize);
+    assert!(offset_of!(JitCtx, frames) == FRAMES as usize);
+    assert!(offset_of!(JitCtx, frames_top) == FRAMES_TOP as usize);
+    assert!(offset_of!(JitCtx, frames_room) == FRAMES_ROOM as usize);
+    assert!(offset_of!(JitCtx, stack) == STACK as usize);
+    assert!(offset_of!(JitCtx, stack_len) == STACK_LEN as usize);
+    assert!(offset_of!(JitCtx, cur) == CUR as usize);
+    assert!(offset_of!(JitCtx, leave_depth) == LEAVE_DEPTH as usize);
+};
 
 #[cfg(not(feature = "jit"))]
 fn compile(p: &'static Proto) -> Option<Entry> {

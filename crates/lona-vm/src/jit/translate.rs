@@ -163,7 +163,7 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
         b.seal_all_blocks();
         b.finalize();
     }
-    let dump = std::env::var_os("LONA_JIT_DUMP").is_some();
+    let dump = super::dumping();
     if dump {
         eprintln!("{}\n{}", p.disassemble(), c.ctx.func.display());
         c.ctx.set_disasm(true);
@@ -176,9 +176,12 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
             eprintln!("{code}");
         }
     }
+    let size = c.ctx.compiled_code().map_or(0, |cc| cc.code_buffer().len());
     c.module.clear_context(&mut c.ctx);
     c.module.finalize_definitions().map_err(|e| e.to_string())?;
-    Ok((c.module.get_finalized_function(id) as usize, argc))
+    let addr = c.module.get_finalized_function(id) as usize;
+    super::perf_map(addr, size, &p.name);
+    Ok((addr, argc))
 }
 
 struct Translator<'a, 'b> {

@@ -768,7 +768,6 @@ impl Vm {
                 let frames = self.frames.as_mut_ptr() as *mut u8;
                 let len0 = self.frames.len();
                 let mut jc = crate::jit::JitCtx {
-                    reds: 0,
                     sp_limit: 0,
                     frames,
                     // SAFETY: within (or one past) the vector's buffer.
