@@ -1,12 +1,16 @@
 //! The compiling tier charges what the interpreter charges: the same
 //! programs, stepped with the same small budgets, end their slices after
 //! the same reductions and finish with the same value, whether their
-//! functions run compiled (`jit-eager`) or interpreted. One test binary:
-//! the tier is the OS process's.
+//! functions run compiled (`jit-eager`) or interpreted; and a compiled
+//! loop sees its var redefined by another thread. The tier is the OS
+//! process's: the tests take turns.
 
 use std::sync::Arc;
 
 use lona_vm::jit::{self, Tier};
+
+/// The tier is the OS process's: one test at a time sets it.
+static TIER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 use lona_vm::{Env, Evaluator, Progress, SharedBuf, Source};
 
 /// The reductions at the end of every slice, the printed output, and
@@ -50,6 +54,7 @@ fn same(name: &str, body: &str) {
 
 #[test]
 fn compiled_code_yields_where_the_interpreter_does() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
     same(
         "fib",
         "(defn fib [n] (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2))))) (println (fib 15))",
@@ -77,4 +82,37 @@ fn compiled_code_yields_where_the_interpreter_does() {
     )
     .unwrap();
     assert!(jit::compiled_count() > 0);
+}
+
+#[test]
+fn a_compiled_loop_sees_its_var_redefined_within_one_slice() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // One slice of a billion reductions: the loop never yields, so only
+    // its own check of the var at each self tail call can notice that
+    // another thread redefined it. Both tiers end with the new code.
+    for tier in [Tier::Interp, Tier::JitEager] {
+        jit::set_tier(tier);
+        let buf = SharedBuf::default();
+        let env = Env::new(Box::new(buf.clone()));
+        let ns = format!("spin{}", tier as u8);
+        lona_vm::eval_str(
+            &env,
+            "t.lona",
+            &format!("(ns {ns}) (defn spin [i] (if (= i 2000000000) :old (spin (inc i))))"),
+        )
+        .unwrap();
+        let mut ev = Evaluator::new(env.clone());
+        let src = format!("(ns {ns}) (println (spin 0))");
+        ev.push_source(&Source::new("t.lona", src.as_str()))
+            .unwrap();
+        let runner = std::thread::spawn(move || {
+            let p = ev.step(1_000_000_000);
+            (matches!(p, Progress::Done), ev.reductions())
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        lona_vm::eval_str(&env, "t.lona", &format!("(ns {ns}) (defn spin [i] :new)")).unwrap();
+        let (done, reds) = runner.join().unwrap();
+        assert!(done, "{tier:?}: finished in one slice");
+        assert_eq!(buf.text(), ":new\n", "{tier:?} after {reds} reductions");
+    }
 }

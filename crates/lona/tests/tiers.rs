@@ -256,3 +256,32 @@ fn the_tier_flags_choose_dump_and_name_the_code() {
     let size = u64::from_str_radix(parts.next().unwrap(), 16).unwrap();
     assert!(start > 0 && size > 16 && size < 1 << 20, "{line}");
 }
+
+#[test]
+fn a_deep_compiled_recursion_sees_a_redefinition_mid_flight() {
+    // A worker recurses 3,000,000 deep (compiled self calls through the
+    // var); the main process redefines `f` meanwhile: the calls still to
+    // come run the new definition, so the sum is not the old one. Both
+    // tiers.
+    let prog = r#"
+(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1)))))
+(defn -main []
+  (let [me (self)
+        _ (println (f 10))
+        w (spawn (fn [] (send me [:sum (f 3000000)])))]
+    (receive :never nil :timeout 5 nil)
+    (eval '(defn f [n] 1000000000))
+    (let [s (receive [:sum s] s :timeout 20000 :none)]
+      (println (if (> s 3000000) "new definition seen" s)))))
+"#;
+    for tier in ["interp", "jit-eager"] {
+        let o = run(tier, prog, "midflight");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            out,
+            "10\nnew definition seen\n",
+            "{tier}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -52,10 +52,12 @@ fn only_arity(p: &Proto) -> Result<(usize, u32, u32), Why> {
 
 /// The address of the var's value word, if the var now holds a closure of
 /// `p` (a call through it is a call of this function itself).
-fn self_var(p: &'static Proto, var: u32) -> Result<usize, Why> {
+fn self_var(p: &'static Proto, var: u32) -> Result<(usize, u64), Why> {
     let v = p.vars[var as usize];
-    match v.get().and_then(|w| tag::closure_code(w.bits())) {
-        Some(code) if code == p.code_id() => Ok(v.value_addr()),
+    let w = v.get().map(|w| w.bits());
+    match w.and_then(tag::closure_code) {
+        // A var's value is permanent: the word stays valid and unique.
+        Some(code) if code == p.code_id() => Ok((v.value_addr(), w.unwrap_or(0))),
         _ => Err(format!("calls {} (not itself)", v.qualified())),
     }
 }
@@ -195,7 +197,6 @@ struct Translator<'a, 'b> {
     leave: Vec<Option<Block>>,
     ctx: Value,
     base: Value,
-    regs: Value,
     /// The running closure (`R[-1]`): it never changes in a frame.
     me_word: Value,
     /// Native depth: 0 for the activation the interpreter entered.
@@ -347,9 +348,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let params = b.block_params(start).to_vec();
         let (ctx, base, depth, reds0, me_word) =
             (params[0], params[1], params[2], params[3], params[4]);
-        let stack = b.ins().load(I64, mem(), ctx, STACK);
-        let off = b.ins().ishl_imm(base, 3);
-        let regs = b.ins().iadd(stack, off);
+        let mut regs = None;
         let vars: Vec<Variable> = (0..nregs).map(|_| b.declare_var(I64)).collect();
         // The arguments come as parameters (not in memory: written back
         // only where the interpreter may read them); the other registers
@@ -360,7 +359,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             let w = if i < argc {
                 params[5 + i]
             } else if live[entry_pc as usize] & (1 << i) != 0 {
-                b.ins().load(I64, mem(), regs, (i * 8) as i32)
+                let r = *regs.get_or_insert_with(|| {
+                    let stack = b.ins().load(I64, mem(), ctx, STACK);
+                    let off = b.ins().ishl_imm(base, 3);
+                    b.ins().iadd(stack, off)
+                });
+                b.ins().load(I64, mem(), r, (i * 8) as i32)
             } else {
                 nil
             };
@@ -384,7 +388,6 @@ impl<'a, 'b> Translator<'a, 'b> {
             leave: vec![None; p.code.len()],
             ctx,
             base,
-            regs,
         }
     }
 
@@ -441,7 +444,16 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     /// Register `i` to memory.
     fn store_reg(&mut self, i: i64, v: Value) {
-        self.b.ins().store(mem(), v, self.regs, (i * 8) as i32);
+        let regs = self.regs();
+        self.b.ins().store(mem(), v, regs, (i * 8) as i32);
+    }
+
+    /// The frame's registers' address, `stack + base * 8`, computed where
+    /// needed (cold paths) rather than kept live across calls.
+    fn regs(&mut self) -> Value {
+        let stack = self.b.ins().load(I64, mem(), self.ctx, STACK);
+        let off = self.b.ins().ishl_imm(self.base, 3);
+        self.b.ins().iadd(stack, off)
     }
 
     /// The registers of `set` that may differ from memory, to memory.
@@ -533,11 +545,22 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     /// Whether var `var` still holds the running closure (`R[-1]`).
     fn var_is_self(&mut self, var: u32) -> (Value, Value) {
-        let addr = self_var(self.p, var).expect("checked");
+        let (addr, _) = self_var(self.p, var).expect("checked");
         let a = self.b.ins().iconst(I64, addr as i64);
         let w = self.b.ins().atomic_load(I64, mem(), a);
         let me = self.r(-1i64);
         (self.b.ins().icmp(IntCC::Equal, w, me), w)
+    }
+
+    /// Whether var `var` still holds the closure it held when this code
+    /// was compiled (a closure of this function: a call through it is a
+    /// call of this code), and that closure as a constant.
+    fn var_is_still(&mut self, var: u32) -> (Value, Value) {
+        let (addr, word) = self_var(self.p, var).expect("checked");
+        let a = self.b.ins().iconst(I64, addr as i64);
+        let w = self.b.ins().atomic_load(I64, mem(), a);
+        let same = self.b.ins().icmp_imm(IntCC::Equal, w, word as i64);
+        (same, self.b.ins().iconst(I64, word as i64))
     }
 
     /// Returns `v` as `Ret` does: into the callee slot, the caller's frame
@@ -576,7 +599,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         ret_pc: u32,
     ) {
         let reds = self.reduction(pc);
-        let (same, w) = self.var_is_self(var);
+        let (same, w) = self.var_is_still(var);
         self.guard(same, pc);
         let first = arg.map(|(src, imm)| {
             let x = self.r(src);
