@@ -116,3 +116,98 @@ fn a_compiled_loop_sees_its_var_redefined_within_one_slice() {
         assert_eq!(buf.text(), ":new\n", "{tier:?} after {reds} reductions");
     }
 }
+
+/// Random functions of the compiled subset (small-integer arithmetic
+/// near the edges of the small range, comparisons, `if`, `let`, calls
+/// and tail calls of themselves), as source text.
+mod gen {
+    use proptest::prelude::*;
+
+    /// Integers at and around the edges where small integers overflow
+    /// into big ones, and ordinary ones.
+    fn int() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => (-5i64..6).prop_map(|i| i.to_string()),
+            4 => prop::sample::select(vec![
+                "1152921504606846975",  // 2^60 - 1: the largest small integer
+                "-1152921504606846976", // -2^60: the smallest
+                "1152921504606846976",  // 2^60: a big one
+                "576460752303423488",
+                "-576460752303423489",
+            ])
+            .prop_map(str::to_string),
+            1 => Just("1.5".to_string()),
+        ]
+    }
+
+    /// A number-valued expression over the parameters `a` and `b`
+    /// (well-typed: numbers where numbers go, comparisons as conditions).
+    pub fn expr() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            3 => Just("a".to_string()),
+            3 => Just("b".to_string()),
+            3 => int(),
+        ];
+        leaf.prop_recursive(4, 24, 3, |e| {
+            let op = prop::sample::select(vec!["+", "-"]);
+            let cmp = prop::sample::select(vec!["<", "<=", ">", ">=", "=", "=="]);
+            prop_oneof![
+                3 => (op, e.clone(), e.clone()).prop_map(|(o, x, y)| format!("({o} {x} {y})")),
+                2 => (cmp, e.clone(), e.clone(), e.clone(), e.clone())
+                    .prop_map(|(c, x, y, t, f)| format!("(if ({c} {x} {y}) {t} {f})")),
+                1 => (e.clone(), e.clone()).prop_map(|(x, y)| format!("(let [c {x}] (+ c {y}))")),
+                1 => e.clone().prop_map(|x| format!("(inc {x})")),
+                1 => e.prop_map(|x| format!("(dec {x})")),
+            ]
+        })
+    }
+
+    /// A function `f [n a b]` recursing on `n` (to 0), in tail position or
+    /// not, and a call of it.
+    pub fn program() -> impl Strategy<Value = String> {
+        (
+            expr(),
+            expr(),
+            expr(),
+            expr(),
+            any::<bool>(),
+            0i64..40,
+            int(),
+            int(),
+        )
+            .prop_map(|(stop, e1, e2, e3, tail, n, a, b)| {
+                let step = if tail {
+                    format!("(f (- n 1) {e2} {e3})")
+                } else {
+                    format!("(+ {e1} (f (- n 1) {e2} {e3}))")
+                };
+                format!(
+                    "(defn f [n a b] (if (<= n 0) {stop} {step}))\n\
+                     (println (try (f {n} {a} {b}) (catch :error e [:error e])))"
+                )
+            })
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 300,
+        ..Default::default()
+    })]
+
+    /// Random programs print the same in both tiers, with the same
+    /// reductions at the end of every slice.
+    #[test]
+    fn random_programs_agree_in_both_tiers(src in gen::program(), budget in 2i32..300) {
+        let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let k = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (i, out_i) = slices(Tier::Interp, &format!("r{k}i"), &src, budget);
+        let before = jit::compiled_count();
+        let (j, out_j) = slices(Tier::JitEager, &format!("r{k}j"), &src, budget);
+        // `f` (every one of these is in the compiled subset) was compiled.
+        proptest::prop_assert!(jit::compiled_count() > before, "not compiled: {}", src);
+        proptest::prop_assert_eq!(&out_i, &out_j, "{}", src);
+        proptest::prop_assert_eq!(i, j, "reductions: {}", src);
+    }
+}
