@@ -117,7 +117,8 @@ fn a_compiled_loop_sees_its_var_redefined_within_one_slice() {
     }
 }
 
-/// Random functions of the compiled subset (small-integer arithmetic
+/// Random functions of the compiled subset (small-integer arithmetic and
+/// products
 /// near the edges of the small range, comparisons, `if`, `let`, calls
 /// and tail calls of themselves), as source text.
 mod gen {
@@ -156,6 +157,9 @@ mod gen {
                 2 => (cmp, e.clone(), e.clone(), e.clone(), e.clone())
                     .prop_map(|(c, x, y, t, f)| format!("(if ({c} {x} {y}) {t} {f})")),
                 1 => (e.clone(), e.clone()).prop_map(|(x, y)| format!("(let [c {x}] (+ c {y}))")),
+                // A product by a small factor: big integers grow, but
+                // only so far in 40 steps.
+                1 => (e.clone(), -3i64..4).prop_map(|(x, k)| format!("(* {x} {k})")),
                 1 => e.clone().prop_map(|x| format!("(inc {x})")),
                 1 => e.prop_map(|x| format!("(dec {x})")),
             ]

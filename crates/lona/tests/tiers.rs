@@ -136,6 +136,34 @@ fn errors_raise_with_the_same_report_and_trace() {
 }
 
 #[test]
+fn patterns_products_captures_and_self_calls_by_name() {
+    // List and vector patterns, `*` into big integers, a closure's
+    // captured value, a named `fn` calling itself, and pattern failures
+    // raised by the interpreter.
+    let out = both(
+        "patterns",
+        r#"
+(defn sum [xs acc] (match xs () acc (x & r) (sum r (+ acc x))))
+(defn pairs [v] (match v [a b] (* a b) [a b c] (+ a (* b c)) _ :other))
+(defn walk [xs acc] (match xs () acc ([k v] & r) (walk r (+ acc (* k v)))))
+(defn adder [k] (fn step [xs acc] (if (= xs 0) acc (step (- xs 1) (+ acc k)))))
+(defn fact [n] (if (= n 0) 1 (* n (fact (- n 1)))))
+(defn -main []
+  (println (sum (range 100) 0) (pairs [3 4]) (pairs [1 2 3]) (pairs [1]) (pairs :x))
+  (println (walk (list [1 2] [3 4] [5 6]) 0) ((adder 3) 10 0) (fact 25) (fact 20))
+  (println (pairs [1152921504606846975 2]) (pairs [-1152921504606846976 -1]))
+  (println (try (sum (list 1 :a) 0) (catch :error e e)) (try (walk (list 1) 0) (catch :error e e))))
+"#,
+        &["sum", "pairs", "walk", "step", "fact"],
+    );
+    assert_eq!(
+        out,
+        "4950 12 7 :other :other\n44 30 15511210043330985984000000 2432902008176640000\n\
+         2305843009213693950 1152921504606846976\n:badarith [:case-clause (1)]\n"
+    );
+}
+
+#[test]
 fn deep_native_recursion_hands_over_and_finishes() {
     // Far deeper than a worker's native stack could hold as compiled
     // frames: each slice's end (and, past 4,096, the depth limit) unwinds

@@ -68,8 +68,9 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
     let n = p.code.len();
     match p.code.last() {
         Some(Instr::Jump { .. } | Instr::Loop { .. } | Instr::Ret { .. })
-        | Some(Instr::TailCallVar { .. }) => {}
-        _ => return Err("the code does not end in a jump or return".into()),
+        | Some(Instr::TailCallVar { .. } | Instr::TailCall { .. })
+        | Some(Instr::FunctionClause | Instr::Badmatch { .. } | Instr::CaseClause { .. }) => {}
+        other => return Err(format!("the code ends in {other:?}, not a jump or return")),
     }
     for (pc, ins) in p.code.iter().enumerate() {
         if matches!(ins, Instr::CallVar1Imm { .. }) && pc + 2 >= n {
@@ -100,11 +101,27 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
             | Instr::JumpUnlessLt { .. }
             | Instr::JumpUnlessLe { .. }
             | Instr::JumpUnlessLtImm { .. }
-            | Instr::JumpUnlessEq { .. } => true,
+            | Instr::JumpUnlessEq { .. }
+            | Instr::Mul { .. }
+            | Instr::LoadCapture { .. }
+            | Instr::TestCons { .. }
+            | Instr::TestList { .. }
+            | Instr::TestEmptyList { .. }
+            | Instr::GetHead { .. }
+            | Instr::GetTail { .. }
+            | Instr::TestVector { .. }
+            | Instr::TestVectorMin { .. }
+            | Instr::GetElem { .. }
+            | Instr::TestEqConst { .. }
+            | Instr::TestEqReg { .. }
+            | Instr::FunctionClause
+            | Instr::Badmatch { .. }
+            | Instr::CaseClause { .. } => true,
             Instr::CallVar { argc: n, var, .. } | Instr::TailCallVar { argc: n, var, .. } => {
                 self_var(p, var)?;
                 n as usize == argc
             }
+            Instr::Call { argc: n, .. } | Instr::TailCall { argc: n, .. } => n as usize == argc,
             Instr::CallVar1Imm { var, .. } => {
                 self_var(p, var as u32)?;
                 argc == 1
@@ -127,7 +144,7 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
     let live = liveness(p);
     for ins in p.code.iter() {
         let (a, ret_pc) = match *ins {
-            Instr::CallVar { a, .. } => (a, 1),
+            Instr::CallVar { a, .. } | Instr::Call { a, .. } => (a, 1),
             Instr::CallVar1Imm { a, .. } => (a, 2),
             _ => continue,
         };
@@ -244,6 +261,26 @@ fn liveness(p: &Proto) -> Vec<u64> {
                 (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
             }
             Instr::AddImm { dst, a, .. } => (bit(a as i64), bit(dst as i64), [next, None]),
+            Instr::Mul { dst, a, b } => {
+                (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
+            }
+            Instr::LoadCapture { dst, .. } => (0, bit(dst as i64), [next, None]),
+            Instr::GetHead { dst, r }
+            | Instr::GetTail { dst, r }
+            | Instr::GetElem { dst, r, .. } => (bit(r as i64), bit(dst as i64), [next, None]),
+            Instr::TestCons { r, fail }
+            | Instr::TestList { r, fail }
+            | Instr::TestEmptyList { r, fail }
+            | Instr::TestVector { r, fail, .. }
+            | Instr::TestVectorMin { r, fail, .. }
+            | Instr::TestEqConst { r, fail, .. } => (bit(r as i64), 0, [next, Some(fail as usize)]),
+            Instr::TestEqReg { a, b, fail } => (
+                bit(a as i64) | bit(b as i64),
+                0,
+                [next, Some(fail as usize)],
+            ),
+            Instr::Badmatch { r } | Instr::CaseClause { r } => (bit(r as i64), 0, [None, None]),
+            Instr::FunctionClause => (0, 0, [None, None]),
             Instr::JumpUnlessLt { a, b, to }
             | Instr::JumpUnlessLe { a, b, to }
             | Instr::JumpUnlessEq { a, b, to } => {
@@ -255,6 +292,14 @@ fn liveness(p: &Proto) -> Vec<u64> {
                 range(a as i64, 64),
                 [next, None],
             ),
+            Instr::Call { a, argc } => (
+                range(a as i64, a as i64 + 1 + argc as i64),
+                range(a as i64, 64),
+                [next, None],
+            ),
+            Instr::TailCall { a, argc } => {
+                (range(a as i64, a as i64 + 1 + argc as i64), 0, [None, None])
+            }
             Instr::CallVar1Imm { a, src, .. } => {
                 (bit(src as i64), range(a as i64, 64), [Some(pc + 2), None])
             }
@@ -312,16 +357,23 @@ fn written(p: &Proto, nregs: u32) -> u64 {
             | Instr::Gt { dst, .. }
             | Instr::Ge { dst, .. }
             | Instr::Eq { dst, .. }
-            | Instr::NumEq { dst, .. } => mark(dst as i64),
+            | Instr::NumEq { dst, .. }
+            | Instr::Mul { dst, .. }
+            | Instr::LoadCapture { dst, .. }
+            | Instr::GetHead { dst, .. }
+            | Instr::GetTail { dst, .. }
+            | Instr::GetElem { dst, .. } => mark(dst as i64),
             Instr::AddRet { r, .. } => mark(r as i64),
-            Instr::CallVar { a, argc, .. } => {
+            Instr::CallVar { a, argc, .. } | Instr::Call { a, argc } => {
                 (0..=argc as i64).for_each(|i| mark(a as i64 + i));
             }
             Instr::CallVar1Imm { a, .. } => {
                 mark(a as i64);
                 mark(a as i64 + 1);
             }
-            Instr::TailCallVar { argc, .. } => (0..argc as i64).for_each(&mut mark),
+            Instr::TailCallVar { argc, .. } | Instr::TailCall { argc, .. } => {
+                (0..argc as i64).for_each(&mut mark)
+            }
             _ => {}
         }
     }
@@ -594,12 +646,21 @@ impl<'a, 'b> Translator<'a, 'b> {
         pc: u32,
         a: u8,
         argc: u8,
-        var: u32,
+        var: Option<u32>,
         arg: Option<(u8, i16)>,
         ret_pc: u32,
     ) {
         let reds = self.reduction(pc);
-        let (same, w) = self.var_is_still(var);
+        // The callee: the var's closure, or `R[a]`; either must be this
+        // function (the var's, as compiled; a register's, the running
+        // closure itself).
+        let (same, w) = match var {
+            Some(var) => self.var_is_still(var),
+            None => {
+                let w = self.r(a);
+                (self.b.ins().icmp(IntCC::Equal, w, self.me_word), w)
+            }
+        };
         self.guard(same, pc);
         let first = arg.map(|(src, imm)| {
             let x = self.r(src);
@@ -816,15 +877,145 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let y = self.b.ins().iconst(I64, tag::small(imm as i64) as i64);
                 self.jump_unless(pc, x, y, IntCC::SignedLessThan, to);
             }
-            Instr::CallVar { a, argc, var } => self.self_call(pc, a, argc, var, None, pc + 1),
+            Instr::Mul { dst, a, b } => {
+                // On the untagged values; the product must fit 64 bits and
+                // then the small range (its tagged word shifted back out
+                // unchanged).
+                let (x, y) = self.small_pair(a, b, pc);
+                let vx = self.b.ins().sshr_imm(x, 3);
+                let vy = self.b.ins().sshr_imm(y, 3);
+                let (prod, of) = self.b.ins().smul_overflow(vx, vy);
+                let ok = self.b.ins().icmp_imm(IntCC::Equal, of, 0);
+                self.guard(ok, pc);
+                let sh = self.b.ins().ishl_imm(prod, 3);
+                let back = self.b.ins().sshr_imm(sh, 3);
+                let fits = self.b.ins().icmp(IntCC::Equal, back, prod);
+                self.guard(fits, pc);
+                let v = self.b.ins().bor_imm(sh, 0b011);
+                self.set(dst, v);
+                self.goto(self.next(pc));
+            }
+            Instr::LoadCapture { dst, i } => {
+                // Captured values follow the closure's header and code id.
+                let me = self.me_word;
+                let v = self
+                    .b
+                    .ins()
+                    .load(I64, mem(), me, (8 * (2 + i as i64)) as i32);
+                self.set(dst, v);
+                self.goto(self.next(pc));
+            }
+            Instr::TestCons { r, fail }
+            | Instr::TestList { r, fail }
+            | Instr::TestEmptyList { r, fail } => {
+                let x = self.r(r);
+                let t = self.b.ins().band_imm(x, 0b111);
+                let cons = self.b.ins().icmp_imm(IntCC::Equal, t, 0b001);
+                let empty = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::Equal, x, tag::EMPTY_LIST as i64);
+                let ok = match ins {
+                    Instr::TestCons { .. } => cons,
+                    Instr::TestEmptyList { .. } => empty,
+                    _ => self.b.ins().bor(cons, empty),
+                };
+                let (t, n) = (self.next(pc), self.blocks[fail as usize]);
+                self.b.ins().brif(ok, t, &[], n, &[]);
+            }
+            Instr::GetHead { dst, r } | Instr::GetTail { dst, r } => {
+                // After the test that made `R[r]` a cons cell: its two
+                // words.
+                let x = self.r(r);
+                let p = self.b.ins().band_imm(x, !0b111);
+                let off = if matches!(ins, Instr::GetHead { .. }) {
+                    0
+                } else {
+                    8
+                };
+                let v = self.b.ins().load(I64, mem(), p, off);
+                self.set(dst, v);
+                self.goto(self.next(pc));
+            }
+            Instr::TestVector { r, n, fail } | Instr::TestVectorMin { r, n, fail } => {
+                // A boxed word (tag 000, not 0) whose header is a vector's
+                // of exactly (at least) `n` elements.
+                let x = self.r(r);
+                let (boxed, hdr) = (self.b.create_block(), self.b.create_block());
+                let no = self.blocks[fail as usize];
+                let t = self.b.ins().band_imm(x, 0b111);
+                let tag_ok = self.b.ins().icmp_imm(IntCC::Equal, t, 0);
+                self.b.ins().brif(tag_ok, boxed, &[], no, &[]);
+                self.b.switch_to_block(boxed);
+                let nonzero = self.b.ins().icmp_imm(IntCC::NotEqual, x, 0);
+                self.b.ins().brif(nonzero, hdr, &[], no, &[]);
+                self.b.switch_to_block(hdr);
+                let h = self.b.ins().load(I64, mem(), x, 0);
+                let ok = if matches!(ins, Instr::TestVector { .. }) {
+                    self.b
+                        .ins()
+                        .icmp_imm(IntCC::Equal, h, tag::vector_header(n as usize) as i64)
+                } else {
+                    let kind = self.b.ins().band_imm(h, 0xff);
+                    let k = self
+                        .b
+                        .ins()
+                        .icmp_imm(IntCC::Equal, kind, tag::vector_header(0) as i64);
+                    let len = self.b.ins().ushr_imm(h, 8);
+                    let enough =
+                        self.b
+                            .ins()
+                            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, n as i64);
+                    self.b.ins().band(k, enough)
+                };
+                let yes = self.next(pc);
+                self.b.ins().brif(ok, yes, &[], no, &[]);
+            }
+            Instr::GetElem { dst, r, i } => {
+                // After a vector test covering element `i`.
+                let x = self.r(r);
+                let v = self
+                    .b
+                    .ins()
+                    .load(I64, mem(), x, (8 * (1 + i as i64)) as i32);
+                self.set(dst, v);
+                self.goto(self.next(pc));
+            }
+            Instr::TestEqConst { r, k, fail } => {
+                let x = self.r(r);
+                let y = self
+                    .b
+                    .ins()
+                    .iconst(I64, self.p.consts[k as usize].bits() as i64);
+                let (t, n) = (self.next(pc), self.blocks[fail as usize]);
+                self.equal_words(pc, x, y, t, n);
+            }
+            Instr::TestEqReg { a, b, fail } => {
+                let (x, y) = (self.r(a), self.r(b));
+                let (t, n) = (self.next(pc), self.blocks[fail as usize]);
+                self.equal_words(pc, x, y, t, n);
+            }
+            Instr::FunctionClause | Instr::Badmatch { .. } | Instr::CaseClause { .. } => {
+                // A raise: the interpreter's.
+                let out = self.leave(pc);
+                self.goto(out);
+            }
+            Instr::CallVar { a, argc, var } => self.self_call(pc, a, argc, Some(var), None, pc + 1),
+            Instr::Call { a, argc } => self.self_call(pc, a, argc, None, None, pc + 1),
             Instr::CallVar1Imm { a, src, imm, var } => {
                 // The fused `CallVar` at pc + 1 is skipped, as the
                 // interpreter skips it.
-                self.self_call(pc, a, 1, var as u32, Some((src, imm)), pc + 2)
+                self.self_call(pc, a, 1, Some(var as u32), Some((src, imm)), pc + 2)
             }
-            Instr::TailCallVar { a, argc, var } => {
+            Instr::TailCallVar { a, argc, .. } | Instr::TailCall { a, argc } => {
                 let reds = self.reduction(pc);
-                let (same, _) = self.var_is_self(var);
+                let same = match ins {
+                    Instr::TailCallVar { var, .. } => self.var_is_self(var).0,
+                    _ => {
+                        let w = self.r(a);
+                        self.b.ins().icmp(IntCC::Equal, w, self.me_word)
+                    }
+                };
                 self.guard(same, pc);
                 self.b.def_var(self.reds, reds);
                 // Arguments down to the window's start (the callee, the
