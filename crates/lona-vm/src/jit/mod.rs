@@ -3,10 +3,12 @@
 //!
 //! # What is compiled (this first step)
 //!
-//! A prototype (`Proto`) of one fixed arity whose every instruction is one the
-//! translator knows (`translate.rs`: moves, constants, jumps, small-integer
-//! arithmetic and comparison, calls and tail calls of itself through its
-//! var, returns). Anything else leaves the function to the interpreter.
+//! A prototype (`Proto`) of one fixed arity (at most [`MAX_ARGS`]
+//! arguments) whose every instruction is one the translator knows
+//! (`translate.rs`, `check`: moves, constants, jumps, small-integer
+//! arithmetic and comparison, list and vector patterns, captured values,
+//! calls and tail calls of itself, returns). Any other function stays
+//! with the interpreter.
 //!
 //! # The protocol between the tiers
 //!
