@@ -444,6 +444,14 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn run(mut self, entry_pc: u32) {
+        // Native stack to run on, checked once here rather than at each
+        // call: without it, the interpreter runs the function from its
+        // entry (its window and its callers' frames have room: the caller
+        // checked before the call).
+        let sp = self.b.ins().get_stack_pointer(I64);
+        let limit = self.b.ins().load(I64, mem(), self.ctx, SP_LIMIT);
+        let deep_ok = self.b.ins().icmp(IntCC::UnsignedGreaterThan, sp, limit);
+        self.guard(deep_ok, entry_pc);
         let entry = self.blocks[entry_pc as usize];
         self.b.ins().jump(entry, &[]);
         for pc in 0..self.p.code.len() {
@@ -671,7 +679,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         });
         // Room, should the callee leave: its window and the slot above it
         // in the register stack, and this frame's place in the frame
-        // stack; and native stack for the call.
+        // stack (the interpreter's invariants for a current frame). The
+        // callee checks for native stack at its entry.
         let callee_base = self.b.ins().iadd_imm(self.base, a as i64 + 1);
         let need = self.b.ins().iadd_imm(callee_base, self.nregs as i64 + 1);
         let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
@@ -680,10 +689,6 @@ impl<'a, 'b> Translator<'a, 'b> {
         let room = self.b.ins().load(I64, mem(), self.ctx, FRAMES_ROOM);
         let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, self.depth, room);
         self.guard(ok, pc);
-        let sp = self.b.ins().get_stack_pointer(I64);
-        let limit = self.b.ins().load(I64, mem(), self.ctx, SP_LIMIT);
-        let deep_ok = self.b.ins().icmp(IntCC::UnsignedGreaterThan, sp, limit);
-        self.guard(deep_ok, pc);
         // The call: the reduction taken, callee and arguments as the
         // interpreter would have them (in SSA; in memory only if the
         // callee leaves).
