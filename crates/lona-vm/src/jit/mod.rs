@@ -435,7 +435,16 @@ fn compile(p: &'static Proto) -> Option<Entry> {
         slot.state.store(NEVER, Relaxed);
         return None;
     };
-    match translate::compile(c, p) {
+    // A panic in the code generator (a bug: Cranelift's verifier, say)
+    // must not end the process that found the function hot: the function
+    // stays interpreted. The context is reset for the next compile.
+    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| translate::compile(c, p)))
+        .unwrap_or_else(|_| {
+            c.ctx.clear();
+            c.fctx = cranelift_frontend::FunctionBuilderContext::new();
+            Err("the code generator panicked".into())
+        });
+    match made {
         Ok((addr, argc)) => {
             slot.argc.store(argc as u8, Relaxed);
             // Release: a worker that loads the address (Acquire, `entry`)
