@@ -75,6 +75,11 @@ pub struct NodeArgs {
     /// BEAM's `+JPperf map`; `LONA_PERF_MAP=1`).
     #[arg(long)]
     pub perf_map: bool,
+    /// When the program ends, print what the compiling tier did:
+    /// functions compiled and not, time spent compiling, the longest time
+    /// from a function found hot to its code installed (standard error).
+    #[arg(long)]
+    pub jit_stats: bool,
 }
 
 impl NodeArgs {

@@ -77,7 +77,11 @@ pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     ev.call_main_after(args);
+    let stats = node.jit_stats;
     let r = run_main(&env, ev, node);
+    if stats {
+        eprintln!("{}", lona_vm::jit::stats());
+    }
     finish(&env, r)
 }
 

@@ -262,6 +262,14 @@ fn the_tier_flags_choose_dump_and_name_the_code() {
         err.contains("TailCallVar") && err.contains("block0:"),
         "{err}"
     );
+    // `--jit-stats`: what was compiled and how long it took.
+    let st = lona(&["--jit-stats"]);
+    let err = String::from_utf8_lossy(&st.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("jit: 1 functions compiled"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains("µs compiling in all"), "{line}");
     // `--perf-map`: the compiled function in /tmp/perf-PID.map.
     let mut child = Command::new(env!("CARGO_BIN_EXE_lona"))
         .args(["run", "--perf-map"])

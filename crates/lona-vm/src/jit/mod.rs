@@ -438,12 +438,16 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     // A panic in the code generator (a bug: Cranelift's verifier, say)
     // must not end the process that found the function hot: the function
     // stays interpreted. The context is reset for the next compile.
+    let t0 = std::time::Instant::now();
     let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| translate::compile(c, p)))
         .unwrap_or_else(|_| {
             c.ctx.clear();
             c.fctx = cranelift_frontend::FunctionBuilderContext::new();
             Err("the code generator panicked".into())
         });
+    let ns = t0.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+    COMPILE_NS.fetch_add(ns, Relaxed);
+    COMPILE_NS_MAX.fetch_max(ns, Relaxed);
     match made {
         Ok((addr, argc)) => {
             slot.argc.store(argc as u8, Relaxed);
@@ -458,6 +462,7 @@ fn compile(p: &'static Proto) -> Option<Entry> {
             slot.entry()
         }
         Err(why) => {
+            REFUSED_COUNT.fetch_add(1, Relaxed);
             if std::env::var_os("LONA_JIT_LOG").is_some() {
                 eprintln!("jit: not compiling {}: {why}", p.name);
             }
@@ -478,6 +483,48 @@ impl JitSlot {
 
 /// Prototypes compiled so far in this OS process.
 static COMPILED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Prototypes found hot that could not be compiled.
+static REFUSED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Nanoseconds spent compiling (checks and refusals included), in all and
+/// at most for one prototype: from being found hot to being installed.
+static COMPILE_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static COMPILE_NS_MAX: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// What the compiling tier has done so far in this OS process
+/// (`--jit-stats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Prototypes compiled.
+    pub compiled: u64,
+    /// Prototypes found hot that stay interpreted (`LONA_JIT_LOG=1` says
+    /// why for each).
+    pub refused: u64,
+    /// Time spent compiling and checking, in all, in microseconds.
+    pub compile_us: u64,
+    /// The longest time from a prototype found hot to its code installed
+    /// (it is compiled then and there), in microseconds.
+    pub max_us: u64,
+}
+
+/// The compiling tier's figures so far.
+pub fn stats() -> Stats {
+    Stats {
+        compiled: COMPILED_COUNT.load(Relaxed),
+        refused: REFUSED_COUNT.load(Relaxed),
+        compile_us: COMPILE_NS.load(Relaxed) / 1000,
+        max_us: COMPILE_NS_MAX.load(Relaxed) / 1000,
+    }
+}
+
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "jit: {} functions compiled, {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed",
+            self.compiled, self.refused, self.compile_us, self.max_us
+        )
+    }
+}
 
 /// How many prototypes have been compiled so far (all nodes of this OS
 /// process).
