@@ -164,6 +164,32 @@ fn patterns_products_captures_and_self_calls_by_name() {
 }
 
 #[test]
+fn built_ins_called_from_compiled_loops_behave_as_interpreted() {
+    // Compiled loops calling built-ins: plain values, a raise with its
+    // trace, a redirect (`first` of a lazy sequence continues in the
+    // prelude), a yield and a collection request; calls of Lonala
+    // functions and other instructions left to the interpreter (side
+    // exits); `map`, `filter` and `reduce` of the prelude.
+    let out = both(
+        "builtins",
+        r#"
+(defn total [xs acc] (if (empty? xs) acc (total (rest xs) (+ acc (count (first xs))))))
+(defn firsts [xs n acc] (if (= n 0) acc (firsts xs (dec n) (+ acc (first xs)))))
+(defn polite [n] (if (= n 0) :done (do (yield) (gc) (polite (dec n)))))
+(defn helper [x] (* 2 x))
+(defn mixed [n acc] (if (= n 0) acc (mixed (dec n) (+ acc (helper n) (get {:k n} :k)))))
+(defn -main []
+  (println (total ["a" "bb" [1 2 3] {:x 1}] 0) (firsts (iterate inc 7) 5 0) (polite 50))
+  (println (mixed 100 0) (reduce + 0 (filter even? (map inc (range 1000)))))
+  (println (try (total ["a" 5] 0) (catch :error e e)))
+  (total [1] 0))
+"#,
+        &["total", "firsts", "polite", "mixed"],
+    );
+    assert_eq!(out, "7 35 :done\n15150 250500\n:badarg\n");
+}
+
+#[test]
 fn deep_native_recursion_hands_over_and_finishes() {
     // Far deeper than a worker's native stack could hold as compiled
     // frames: each slice's end (and, past 4,096, the depth limit) unwinds

@@ -53,6 +53,7 @@
 //! memory); `tests/jit.rs` and `lona`'s `tests/tiers.rs` compare the two
 //! tiers.
 
+pub(crate) mod native;
 #[cfg(feature = "jit")]
 mod translate;
 
@@ -337,6 +338,10 @@ pub(crate) struct JitCtx {
     pub cur: crate::vm::Frame,
     /// The native depth of the activation that left.
     pub leave_depth: u64,
+    /// What a built-in called from compiled code needs of the VM
+    /// (`native.rs`), and what it left for the interpreter to finish.
+    pub vm: native::VmParts,
+    pub pending: native::Pending,
 }
 
 /// Byte offsets in [`JitCtx`] and in a frame, for the translator.

@@ -62,14 +62,99 @@ fn self_var(p: &'static Proto, var: u32) -> Result<(usize, u64), Why> {
     }
 }
 
-/// Checks that every instruction is one the translator knows, and that
-/// none runs off the end of the code.
+/// How an instruction is translated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum How {
+    /// Machine code of its own (calls of itself among them).
+    Inline,
+    /// A call through a var that held this built-in closure when compiled
+    /// (`native::call`, after checking the var still holds it).
+    NativeVar(u64),
+    /// Left to the interpreter: compiled code leaves at it.
+    SideExit,
+}
+
+/// The built-in closure var `var` holds, if it is one taking `argc`
+/// arguments.
+fn native_var(p: &'static Proto, var: u32, argc: usize) -> Option<u64> {
+    let w = p.vars[var as usize].get()?.bits();
+    // SAFETY: closures carry leaked Proto addresses.
+    let q = unsafe { Proto::from_code(tag::closure_code(w)?) };
+    let (lo, hi) = q.native_arity;
+    (q.native.is_some() && argc >= lo as usize && (hi == u16::MAX || argc <= hi as usize))
+        .then_some(w)
+}
+
+/// How instruction `ins` of `p` (of arity `argc`) is translated.
+fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
+    match ins {
+        Instr::Move { .. }
+        | Instr::LoadConst { .. }
+        | Instr::LoadNil { .. }
+        | Instr::LoadSelf { .. }
+        | Instr::Jump { .. }
+        | Instr::Loop { .. }
+        | Instr::JumpIfFalse { .. }
+        | Instr::JumpIfTrue { .. }
+        | Instr::Ret { .. }
+        | Instr::AddRet { .. }
+        | Instr::Add { .. }
+        | Instr::Sub { .. }
+        | Instr::AddImm { .. }
+        | Instr::Lt { .. }
+        | Instr::Le { .. }
+        | Instr::Gt { .. }
+        | Instr::Ge { .. }
+        | Instr::Eq { .. }
+        | Instr::NumEq { .. }
+        | Instr::JumpUnlessLt { .. }
+        | Instr::JumpUnlessLe { .. }
+        | Instr::JumpUnlessLtImm { .. }
+        | Instr::JumpUnlessEq { .. }
+        | Instr::Mul { .. }
+        | Instr::LoadCapture { .. }
+        | Instr::TestCons { .. }
+        | Instr::TestList { .. }
+        | Instr::TestEmptyList { .. }
+        | Instr::GetHead { .. }
+        | Instr::GetTail { .. }
+        | Instr::TestVector { .. }
+        | Instr::TestVectorMin { .. }
+        | Instr::GetElem { .. }
+        | Instr::TestEqConst { .. }
+        | Instr::TestEqReg { .. }
+        | Instr::Cons { .. }
+        | Instr::Call { .. } => How::Inline,
+        Instr::CallVar { argc: n, var, .. } => {
+            if self_var(p, var).is_ok() && n as usize == argc {
+                How::Inline
+            } else {
+                native_var(p, var, n as usize).map_or(How::SideExit, How::NativeVar)
+            }
+        }
+        Instr::TailCallVar { argc: n, var, .. }
+            if self_var(p, var).is_ok() && n as usize == argc =>
+        {
+            How::Inline
+        }
+        Instr::CallVar1Imm { var, .. } if self_var(p, var as u32).is_ok() && argc == 1 => {
+            How::Inline
+        }
+        Instr::TailCall { argc: n, .. } if n as usize == argc => How::Inline,
+        _ => How::SideExit,
+    }
+}
+
+/// Checks that the code is worth compiling and that none of it runs off
+/// the end: instructions left to the interpreter (side exits) are
+/// allowed where the function has a loop or a call of itself to gain on.
 fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
     let n = p.code.len();
     match p.code.last() {
         Some(Instr::Jump { .. } | Instr::Loop { .. } | Instr::Ret { .. })
         | Some(Instr::TailCallVar { .. } | Instr::TailCall { .. })
         | Some(Instr::FunctionClause | Instr::Badmatch { .. } | Instr::CaseClause { .. }) => {}
+        Some(&last) if how(p, argc, last) == How::SideExit => {}
         other => return Err(format!("the code ends in {other:?}, not a jump or return")),
     }
     for (pc, ins) in p.code.iter().enumerate() {
@@ -77,60 +162,35 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
             return Err("a fused call at the end".into());
         }
     }
-    for ins in p.code.iter() {
-        let ok = match *ins {
-            Instr::Move { .. }
-            | Instr::LoadConst { .. }
-            | Instr::LoadNil { .. }
-            | Instr::LoadSelf { .. }
-            | Instr::Jump { .. }
-            | Instr::Loop { .. }
-            | Instr::JumpIfFalse { .. }
-            | Instr::JumpIfTrue { .. }
-            | Instr::Ret { .. }
-            | Instr::AddRet { .. }
-            | Instr::Add { .. }
-            | Instr::Sub { .. }
-            | Instr::AddImm { .. }
-            | Instr::Lt { .. }
-            | Instr::Le { .. }
-            | Instr::Gt { .. }
-            | Instr::Ge { .. }
-            | Instr::Eq { .. }
-            | Instr::NumEq { .. }
-            | Instr::JumpUnlessLt { .. }
-            | Instr::JumpUnlessLe { .. }
-            | Instr::JumpUnlessLtImm { .. }
-            | Instr::JumpUnlessEq { .. }
-            | Instr::Mul { .. }
-            | Instr::LoadCapture { .. }
-            | Instr::TestCons { .. }
-            | Instr::TestList { .. }
-            | Instr::TestEmptyList { .. }
-            | Instr::GetHead { .. }
-            | Instr::GetTail { .. }
-            | Instr::TestVector { .. }
-            | Instr::TestVectorMin { .. }
-            | Instr::GetElem { .. }
-            | Instr::TestEqConst { .. }
-            | Instr::TestEqReg { .. }
-            | Instr::FunctionClause
-            | Instr::Badmatch { .. }
-            | Instr::CaseClause { .. } => true,
-            Instr::CallVar { argc: n, var, .. } | Instr::TailCallVar { argc: n, var, .. } => {
-                self_var(p, var)?;
-                n as usize == argc
-            }
-            Instr::Call { argc: n, .. } | Instr::TailCall { argc: n, .. } => n as usize == argc,
-            Instr::CallVar1Imm { var, .. } => {
-                self_var(p, var as u32)?;
-                argc == 1
-            }
-            other => return Err(format!("{other:?}")),
-        };
-        if !ok {
-            return Err(format!("{ins:?} with another arity"));
-        }
+    // Raising instructions leave too, but only on an error path.
+    let raises = |i: Instr| {
+        matches!(
+            i,
+            Instr::FunctionClause | Instr::Badmatch { .. } | Instr::CaseClause { .. }
+        )
+    };
+    let exits = p
+        .code
+        .iter()
+        .filter(|&&i| how(p, argc, i) == How::SideExit && !raises(i))
+        .count();
+    let gains = p.code.iter().any(|&i| {
+        how(p, argc, i) == How::Inline
+            && matches!(
+                i,
+                Instr::Loop { .. }
+                    | Instr::TailCallVar { .. }
+                    | Instr::TailCall { .. }
+                    | Instr::CallVar { .. }
+                    | Instr::CallVar1Imm { .. }
+            )
+    });
+    if exits > 0 && !gains {
+        let first = p
+            .code
+            .iter()
+            .find(|&&i| how(p, argc, i) == How::SideExit && !raises(i));
+        return Err(format!("{first:?}, and no loop to gain on"));
     }
     Ok(())
 }
@@ -139,21 +199,6 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
 pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usize), Why> {
     let (argc, entry_pc, nregs) = only_arity(p)?;
     check(p, argc)?;
-    // After a call, the registers above the callee slot are the callee's;
-    // compiled code never reads them (nor does the compiler's code).
-    let live = liveness(p);
-    for ins in p.code.iter() {
-        let (a, ret_pc) = match *ins {
-            Instr::CallVar { a, .. } | Instr::Call { a, .. } => (a, 1),
-            Instr::CallVar1Imm { a, .. } => (a, 2),
-            _ => continue,
-        };
-        let pc = ins as *const Instr as usize - p.code.as_ptr() as usize;
-        let ret = pc / std::mem::size_of::<Instr>() + ret_pc;
-        if live[ret] >> (a as u32 + 1) != 0 {
-            return Err("reads a callee's register after a call".into());
-        }
-    }
     if argc > super::MAX_ARGS {
         return Err(format!("{argc} arguments (at most {})", super::MAX_ARGS));
     }
@@ -177,7 +222,9 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
     {
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
         let me = c.module.declare_func_in_func(id, b.func);
-        let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc));
+        let mut t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc));
+        t.argc = argc;
+        t.cc = c.module.isa().default_call_conv();
         t.run(entry_pc);
         b.seal_all_blocks();
         b.finalize();
@@ -204,6 +251,10 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
 }
 
 struct Translator<'a, 'b> {
+    /// The function's arity.
+    argc: usize,
+    /// The calling convention of Rust's `extern "C"` helpers.
+    cc: cranelift_codegen::isa::CallConv,
     b: &'a mut FunctionBuilder<'b>,
     p: &'static Proto,
     me: FuncRef,
@@ -265,6 +316,9 @@ fn liveness(p: &Proto) -> Vec<u64> {
                 (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
             }
             Instr::LoadCapture { dst, .. } => (0, bit(dst as i64), [next, None]),
+            Instr::Cons { dst, a, b } => {
+                (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
+            }
             Instr::GetHead { dst, r }
             | Instr::GetTail { dst, r }
             | Instr::GetElem { dst, r, .. } => (bit(r as i64), bit(dst as i64), [next, None]),
@@ -359,6 +413,7 @@ fn written(p: &Proto, nregs: u32) -> u64 {
             | Instr::Eq { dst, .. }
             | Instr::NumEq { dst, .. }
             | Instr::Mul { dst, .. }
+            | Instr::Cons { dst, .. }
             | Instr::LoadCapture { dst, .. }
             | Instr::GetHead { dst, .. }
             | Instr::GetTail { dst, .. }
@@ -426,6 +481,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         b.def_var(reds, reds0);
         let blocks = (0..p.code.len()).map(|_| b.create_block()).collect();
         Translator {
+            argc: 0,
+            cc: cranelift_codegen::isa::CallConv::SystemV,
             reds,
             me_word,
             vars,
@@ -712,7 +769,12 @@ impl<'a, 'b> Translator<'a, 'b> {
         // among them: the callee's `R[-1]`) and its place in the frame
         // stack, below the callee's; then leave in turn.
         self.b.switch_to_block(up);
-        self.write_back(self.live[ret_pc as usize] | 1 << a);
+        // Not the registers above the callee slot: they are the callee's
+        // window, written by it (what liveness calls live there, after a
+        // call, is never read before it is written: the compiler's code
+        // does not read a callee's registers).
+        let ours = (1u64 << a) - 1;
+        self.write_back((self.live[ret_pc as usize] & ours) | 1 << a);
         let top = self.b.ins().load(I64, mem(), self.ctx, FRAMES_TOP);
         let off = self.b.ins().imul_imm(self.depth, FRAME_SIZE);
         let f = self.b.ins().iadd(top, off);
@@ -742,9 +804,110 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     // ---- instructions ----------------------------------------------------
 
+    /// Calls Rust helper `addr` with `args` (words): its results.
+    fn helper(&mut self, addr: usize, args: &[Value], results: usize) -> Vec<Value> {
+        let mut sig = cranelift_codegen::ir::Signature::new(self.cc);
+        sig.params.extend(args.iter().map(|_| AbiParam::new(I64)));
+        sig.returns.extend((0..results).map(|_| AbiParam::new(I64)));
+        let sig = self.b.import_signature(sig);
+        let f = self.b.ins().iconst(I64, addr as i64);
+        let call = self.b.ins().call_indirect(sig, f, args);
+        self.b.inst_results(call).to_vec()
+    }
+
+    /// A call at `pc` of the closure in var `var` (when it still holds
+    /// built-in `word`) or in `R[a]`, with `argc` arguments, through
+    /// `native::call`: a built-in runs there; anything else is left to the
+    /// interpreter (before the call: nothing happened). What a built-in
+    /// leaves to finish (a raise, a request) the interpreter finishes
+    /// after it (a leave at `ret_pc`).
+    fn native_call(&mut self, pc: u32, a: u8, argc: u8, var: Option<(u32, u64)>, ret_pc: u32) {
+        let reds = self.reduction(pc);
+        let f = match var {
+            Some((var, word)) => {
+                let addr = self.p.vars[var as usize].value_addr();
+                let at = self.b.ins().iconst(I64, addr as i64);
+                let w = self.b.ins().atomic_load(I64, mem(), at);
+                let same = self.b.ins().icmp_imm(IntCC::Equal, w, word as i64);
+                self.guard(same, pc);
+                self.b.ins().iconst(I64, word as i64)
+            }
+            None => self.r(a),
+        };
+        // Callee and arguments in memory, where the built-in (and the
+        // interpreter, should it take over) reads them.
+        self.set(a, f);
+        for i in 0..=argc as i64 {
+            let v = self.r(a as i64 + i);
+            self.store_reg(a as i64 + i, v);
+        }
+        let regs = self.regs();
+        let args = self.b.ins().iadd_imm(regs, 8 * (a as i64 + 1));
+        let n = self.b.ins().iconst(I64, argc as i64);
+        let slot = self.b.ins().iconst(I64, a as i64);
+        let out = self.helper(
+            super::native::call as *const () as usize,
+            &[self.ctx, f, args, n, reds, slot],
+            2,
+        );
+        let (v, r) = (out[0], out[1]);
+        // 1: not a built-in of this arity, nothing happened.
+        let not = self.b.ins().icmp_imm(IntCC::Equal, v, 1);
+        let (ran, before) = (self.b.create_block(), self.leave(pc));
+        self.b.ins().brif(not, before, &[], ran, &[]);
+        self.b.switch_to_block(ran);
+        self.b.def_var(self.reds, r);
+        let done = self.b.create_block();
+        let after = self.leave(ret_pc);
+        self.b.ins().brif(v, done, &[], after, &[]);
+        self.b.switch_to_block(done);
+        self.set(a, v);
+        self.goto(self.blocks[ret_pc as usize]);
+    }
+
     fn instr(&mut self, pc: u32, entry_pc: u32) {
         let ins = self.p.code[pc as usize];
+        match how(self.p, self.argc, ins) {
+            How::SideExit => {
+                let out = self.leave(pc);
+                self.goto(out);
+                return;
+            }
+            How::NativeVar(word) => {
+                let Instr::CallVar { a, argc, var } = ins else {
+                    unreachable!("only a CallVar is a built-in's call")
+                };
+                self.native_call(pc, a, argc, Some((var, word)), pc + 1);
+                return;
+            }
+            How::Inline => {}
+        }
         match ins {
+            Instr::Cons { dst, a, b } => {
+                let (x, y) = (self.r(a), self.r(b));
+                let out = self.helper(
+                    super::native::cons as *const () as usize,
+                    &[self.ctx, x, y],
+                    1,
+                );
+                let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out[0], 0);
+                self.guard(ok, pc);
+                self.set(dst, out[0]);
+                self.goto(self.next(pc));
+            }
+            Instr::Call { a, argc } if argc as usize == self.argc => {
+                // Itself (a named `fn` through its register) natively;
+                // anything else through `native::call`.
+                let w = self.r(a);
+                let same = self.b.ins().icmp(IntCC::Equal, w, self.me_word);
+                let (itself, other) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(same, itself, &[], other, &[]);
+                self.b.switch_to_block(itself);
+                self.self_call(pc, a, argc, None, None, pc + 1);
+                self.b.switch_to_block(other);
+                self.native_call(pc, a, argc, None, pc + 1);
+            }
+            Instr::Call { a, argc } => self.native_call(pc, a, argc, None, pc + 1),
             Instr::Move { dst, src } => {
                 let v = self.r(src);
                 self.set(dst, v);
@@ -1006,7 +1169,6 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.goto(out);
             }
             Instr::CallVar { a, argc, var } => self.self_call(pc, a, argc, Some(var), None, pc + 1),
-            Instr::Call { a, argc } => self.self_call(pc, a, argc, None, None, pc + 1),
             Instr::CallVar1Imm { a, src, imm, var } => {
                 // The fused `CallVar` at pc + 1 is skipped, as the
                 // interpreter skips it.

@@ -777,6 +777,15 @@ impl Vm {
                     stack_len: self.stack.len() as u64,
                     cur: self.cur,
                     leave_depth: 0,
+                    vm: crate::jit::native::VmParts {
+                        heap: &self.heap,
+                        env: &self.env,
+                        dict: &mut self.dict,
+                        rt: rt
+                            .as_deref_mut()
+                            .map(|c| (c as *mut Cx<'_>).cast::<Cx<'static>>()),
+                    },
+                    pending: Default::default(),
                 };
                 // Native calls may take the stack below this frame (`jc`
                 // lives in it) down by `NATIVE_STACK`.
@@ -820,6 +829,40 @@ impl Vm {
                 unsafe { self.frames.set_len(len) };
                 reds = back.reds as i32;
                 reload!();
+                // What a built-in the code called left to finish (it left
+                // after the call: `jit/native.rs`).
+                use crate::jit::native::Pending;
+                match std::mem::take(&mut jc.pending) {
+                    Pending::None | Pending::NotNative => {}
+                    Pending::Raise(e, p) => {
+                        self.fault_native = Some(p);
+                        raise!(e)
+                    }
+                    Pending::Request { value, slot, q } => {
+                        set!(slot, value);
+                        if matches!(q, Request::Yield) {
+                            sync!();
+                            *reds_out = 0;
+                            return Outcome::Yield;
+                        }
+                        self.request(q, &mut reds);
+                    }
+                    Pending::Redirect { g, slot, argc } => {
+                        set!(slot, g);
+                        sync!();
+                        match self.enter(
+                            base!() + slot as usize,
+                            argc as usize,
+                            false,
+                            &mut reds,
+                            &mut rt,
+                        ) {
+                            Ok(_) => reload!(),
+                            Err(e) => raise!(e),
+                        }
+                    }
+                    Pending::Panic(payload) => std::panic::resume_unwind(payload),
+                }
                 continue;
             }};
         }

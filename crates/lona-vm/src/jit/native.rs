@@ -1,0 +1,177 @@
+//! Calls from compiled code into Rust: built-ins, and a cons cell.
+//!
+//! Compiled code calls these `extern "C"` helpers with the `JitCtx`. No
+//! Rust panic may unwind through machine code (it has no unwind tables),
+//! so each helper catches one and hands it to the interpreter, which
+//! resumes it once the compiled frames are gone (`Pending::Panic`).
+//!
+//! A built-in runs exactly as the interpreter's `call_fast!` runs it. What
+//! the interpreter would do after it, beyond taking its value, compiled
+//! code leaves to the interpreter: the helper records it (`Pending`), the
+//! machine code leaves *after* the call, and the interpreter finishes it
+//! (`Vm::finish_pending`): a raise (with the built-in as the fault), a
+//! request (collect, yield, a heap limit) or a redirect to another callee.
+
+use std::sync::Arc;
+
+use lona_runtime::Cx;
+use lona_term::{RawTerm, Root};
+
+use super::{JitCtx, Returned};
+use crate::bytecode::Proto;
+use crate::env::Env;
+use crate::native::{NativeCx, Raise, Request};
+use crate::tag;
+
+/// The parts of the VM a built-in needs, as raw pointers taken from the
+/// VM for one run of compiled code (`run_jit!`), during which the
+/// interpreter touches none of them.
+pub(crate) struct VmParts {
+    pub heap: *const lona_term::Heap,
+    pub env: *const Arc<Env>,
+    pub dict: *mut Option<Root>,
+    /// The step's runtime context, when the VM runs as a process.
+    pub rt: Option<*mut Cx<'static>>,
+}
+
+/// What a built-in called from compiled code left for the interpreter.
+#[derive(Default)]
+pub(crate) enum Pending {
+    #[default]
+    None,
+    /// The callee is not a built-in of that arity: nothing happened; the
+    /// interpreter runs the call.
+    NotNative,
+    /// The built-in raised.
+    Raise(Raise, &'static Proto),
+    /// It returned `value` and asked for `Request` (not a redirect): the
+    /// value goes into register `slot` of the current frame.
+    Request { value: u64, slot: u8, q: Request },
+    /// It asked to call `g` with the same `argc` arguments instead: `g`
+    /// goes into register `slot`, the interpreter calls it.
+    Redirect { g: u64, slot: u8, argc: u8 },
+    /// It panicked (a heap limit, say): resumed by the interpreter.
+    Panic(Box<dyn std::any::Any + Send>),
+}
+
+/// Calls the closure `f` with the `argc` words at `args` if it is a
+/// built-in taking that many (compiled code's `Call`/`CallVar` of
+/// anything but itself), with `reds` reductions. Returns the value (never
+/// 0 or 1), 1 when `f` is not such a built-in (nothing happened: the
+/// interpreter makes the call), or 0 when the call happened and left
+/// something for the interpreter to finish (`ctx.pending`). `slot` is the
+/// callee register, for the interpreter.
+///
+/// # Safety
+/// `ctx` is the context of the running compiled code (`run_jit!`), with
+/// `vm` set; `args` points at `argc` words of the register stack, valid
+/// terms of the process heap.
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
+pub(crate) unsafe extern "C" fn call(
+    ctx: *mut JitCtx,
+    f: u64,
+    args: *const u64,
+    argc: u64,
+    reds: i64,
+    slot: u64,
+) -> Returned {
+    // SAFETY: per the contract; nothing else touches the context now.
+    let ctx = unsafe { &mut *ctx };
+    // 1 (never a term word: a cons cell at address 0): nothing happened.
+    let not = |ctx: &mut JitCtx| {
+        ctx.pending = Pending::NotNative;
+        Returned { value: 1, reds }
+    };
+    let Some(code) = tag::closure_code(f) else {
+        return not(ctx);
+    };
+    // SAFETY: closures carry leaked Proto addresses.
+    let p = unsafe { Proto::from_code(code) };
+    let Some(nf) = p.native else {
+        return not(ctx);
+    };
+    let (lo, hi) = p.native_arity;
+    let n = argc as usize;
+    if n < lo as usize || (hi != u16::MAX && n > hi as usize) {
+        return not(ctx);
+    }
+    let mut r = reds.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+    let parts = &ctx.vm;
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: per the contract: the pointers are the VM's, unused by
+        // anyone else while compiled code runs; the words are terms.
+        let (heap, env, dict) = unsafe { (&*parts.heap, &*parts.env, &mut *parts.dict) };
+        // SAFETY: as above; the step's context outlives the run.
+        let rt = parts.rt.map(|p| unsafe { &mut *p });
+        // SAFETY: RawTerm is repr(transparent) over u64.
+        let args: &[RawTerm] = unsafe { std::slice::from_raw_parts(args as *const RawTerm, n) };
+        let mut cx = NativeCx {
+            heap,
+            env,
+            reds: &mut r,
+            rt,
+            request: None,
+            dict,
+            callee: p,
+        };
+        let v = nf(&mut cx, args);
+        (v, cx.request)
+    }));
+    let slot = slot as u8;
+    let value = match outcome {
+        Ok((Ok(v), None)) => {
+            return Returned {
+                value: v.bits(),
+                reds: r as i64,
+            }
+        }
+        Ok((Ok(g), Some(Request::Redirect))) => {
+            ctx.pending = Pending::Redirect {
+                g: g.bits(),
+                slot,
+                argc: argc as u8,
+            };
+            0
+        }
+        Ok((Ok(v), Some(q))) => {
+            ctx.pending = Pending::Request {
+                value: v.bits(),
+                slot,
+                q,
+            };
+            0
+        }
+        Ok((Err(e), _)) => {
+            ctx.pending = Pending::Raise(e, p);
+            0
+        }
+        Err(payload) => {
+            ctx.pending = Pending::Panic(payload);
+            0
+        }
+    };
+    Returned {
+        value,
+        reds: r as i64,
+    }
+}
+
+/// `(cons x y)` for a list `y` (a cons cell or `()`): the new cell, or 0
+/// when `y` is not a list or the heap cannot grow (the interpreter then
+/// runs the instruction: nothing happened).
+///
+/// # Safety
+/// As for [`call`]; `x` and `y` are terms of the process heap.
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
+pub(crate) unsafe extern "C" fn cons(ctx: *mut JitCtx, x: u64, y: u64) -> u64 {
+    if !(tag::is_cons(y) || y == tag::EMPTY_LIST) {
+        return 0;
+    }
+    // SAFETY: per the contract.
+    let heap = unsafe { &*(*ctx).vm.heap };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: both are valid words of this heap (or permanent).
+        unsafe { heap.cons_raw(tag::raw(x), tag::raw(y)).bits() }
+    }))
+    .unwrap_or(0)
+}
