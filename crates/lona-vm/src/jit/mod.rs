@@ -4,11 +4,13 @@
 //! # What is compiled (this first step)
 //!
 //! A prototype (`Proto`) of one fixed arity (at most [`MAX_ARGS`]
-//! arguments) whose every instruction is one the translator knows
-//! (`translate.rs`, `check`: moves, constants, jumps, small-integer
-//! arithmetic and comparison, list and vector patterns, captured values,
-//! calls and tail calls of itself, returns). Any other function stays
-//! with the interpreter.
+//! arguments). The translator (`translate.rs`, `how`) makes machine code
+//! of moves, constants, jumps, small-integer arithmetic and comparison,
+//! list and vector patterns, captured values, calls and tail calls of
+//! itself, calls of built-ins and cons cells (`native.rs`), returns; any
+//! other instruction is a side exit (the interpreter finishes the frame
+//! from there), allowed where the function has a loop or a call of
+//! itself to gain on (`check`).
 //!
 //! # The protocol between the tiers
 //!
