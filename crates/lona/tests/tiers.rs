@@ -347,3 +347,32 @@ fn a_deep_compiled_recursion_sees_a_redefinition_mid_flight() {
         );
     }
 }
+
+#[test]
+fn a_built_in_over_the_heap_limit_in_a_compiled_loop_kills_only_its_process() {
+    // `conj` in a compiled loop grows a vector past the process's
+    // `:max-heap-size`: the built-in's unwinding is carried past the
+    // compiled frames and ends that process alone, `:killed`, as in the
+    // interpreter; the node goes on (and compiles `grow` again for main).
+    let prog = r#"
+(defn grow [v n] (if (= n 0) (count v) (grow (conj v n) (dec n))))
+(defn -main []
+  (let [[p r] (spawn-opt (fn [] (grow [] 10000000)) {:monitor true :max-heap-size 100000})]
+    (println (receive [:DOWN _ _ why] why :timeout 20000 :none))
+    (println (grow [] 10))))
+"#;
+    for tier in ["interp", "jit-eager"] {
+        let o = run(tier, prog, "heaplimit");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            ":killed\n10\n",
+            "{tier}"
+        );
+        assert_eq!(o.status.code(), Some(0), "{tier}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("exceed max_heap_size 100000"), "{tier}: {err}");
+        if tier == "jit-eager" {
+            assert!(err.contains("jit: compiled user/grow "), "{err}");
+        }
+    }
+}
