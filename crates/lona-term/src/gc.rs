@@ -245,14 +245,6 @@ impl Heap {
         };
         self.gc_wanted.set(false);
         self.msg_words.set(0);
-        // SAFETY: after a collection the list holds exactly the live
-        // shared objects, at their new addresses.
-        let live = unsafe { crate::binary::offheap_bytes(self.offheap.get_mut()) };
-        self.vheap.set(0);
-        self.vheap_limit = live.max(VHEAP_MIN_BYTES);
-        if kind == GcKind::Major {
-            self.vheap_after_major = live;
-        }
         self.ovf_total.set(0);
         let stats = GcStats {
             kind,
@@ -429,30 +421,42 @@ impl Heap {
         }
     }
 
-    /// Updates or releases every off-heap entry after copying.
+    /// Updates or releases every off-heap entry after copying, and sets
+    /// the next collection's binary limit from the bytes that stay
+    /// (`heap.rs`, "Large binaries count too").
     ///
     /// # Safety
     /// Called after the copy and before from-space is freed.
     unsafe fn sweep_offheap<const M: bool>(&mut self, c: &Collector<M>) {
+        let mut live = 0usize;
         self.offheap.get_mut().retain_mut(|entry| {
             let a = *entry as usize;
-            if M && c.old_lo <= a && a < c.old_hi {
-                return true;
-            }
-            // SAFETY: the entry is a from-space shared object, still
-            // readable: either forwarded (header replaced by the new
-            // address) or dead, in which case its count is released.
+            // SAFETY: the entry is a shared object (word 2: its length),
+            // in the old block, or in from-space and still readable:
+            // either forwarded (header replaced by the new address, where
+            // the object was copied whole) or dead, in which case its
+            // count is released.
             unsafe {
+                if M && c.old_lo <= a && a < c.old_hi {
+                    live = live.saturating_add(*entry.add(2) as usize);
+                    return true;
+                }
                 let h = **entry;
                 if is_header(h) {
                     SharedBytes::release(*entry.add(1) as usize as *const SharedBytes);
                     false
                 } else {
                     *entry = ptr_of(h);
+                    live = live.saturating_add(*entry.add(2) as usize);
                     true
                 }
             }
         });
+        self.vheap.set(0);
+        self.vheap_limit = live.max(VHEAP_MIN_BYTES);
+        if !M {
+            self.vheap_after_major = live;
+        }
     }
 
     /// Makes `to` the young block and frees the old young block and all

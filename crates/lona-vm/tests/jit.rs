@@ -81,7 +81,7 @@ fn compiled_code_yields_where_the_interpreter_does() {
         "(ns probe) (defn g [n] (if (= n 0) :ok (g (- n 1)))) (println (g 10))",
     )
     .unwrap();
-    assert!(jit::compiled_count() > 0);
+    assert!(jit::stats().compiled > 0);
 }
 
 #[test]
@@ -207,10 +207,10 @@ proptest::proptest! {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let k = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (i, out_i) = slices(Tier::Interp, &format!("r{k}i"), &src, budget);
-        let before = jit::compiled_count();
+        let before = jit::stats().compiled;
         let (j, out_j) = slices(Tier::JitEager, &format!("r{k}j"), &src, budget);
         // `f` (every one of these is in the compiled subset) was compiled.
-        proptest::prop_assert!(jit::compiled_count() > before, "not compiled: {}", src);
+        proptest::prop_assert!(jit::stats().compiled > before, "not compiled: {}", src);
         proptest::prop_assert_eq!(&out_i, &out_j, "{}", src);
         proptest::prop_assert_eq!(i, j, "reductions: {}", src);
     }

@@ -14,7 +14,8 @@ use lona_runtime::{Ctx, Down, Envelope, Pid, Reason, Ref};
 use lona_term::etf::AtomBudget;
 use lona_term::{Fragment, Heap, Term};
 
-use super::wire::{self, put, Assembler, Control, Cursor, Frame, WireError, WirePid};
+use super::fragment::{self, Assembler, Packet};
+use super::wire::{self, put, Control, Cursor, Frame, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
 
 /// How long a handshake may take (Erlang's `net_setuptime`, 7 s).
@@ -27,10 +28,7 @@ const BATCH_BYTES: usize = 64 << 10;
 pub(crate) enum Out {
     /// A whole packet a local process encoded: a message from `from`
     /// (`None`: not from a process, or not known).
-    Message {
-        from: Option<Pid>,
-        packet: wire::Packet,
-    },
+    Message { from: Option<Pid>, packet: Packet },
     /// A whole packet of another kind: a signal a local process sent, or
     /// a reply the reader composed.
     Packet(Vec<u8>),
@@ -351,8 +349,12 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     /// Writes one whole packet, its spliced binaries from where they are.
-    async fn write_packet(&mut self, p: &wire::Packet) -> Result<(), String> {
-        if !self.frags || p.splices.is_empty() {
+    async fn write_packet(&mut self, p: &Packet) -> Result<(), String> {
+        if p.splices.is_empty() {
+            return self.write(&p.bytes).await;
+        }
+        if !self.frags {
+            // A pass-through packet is made from a whole one.
             let mut b = Vec::with_capacity(p.len());
             p.append_to(&mut b);
             return self.write(&b).await;
@@ -481,7 +483,7 @@ const FRAGMENTS_AT_ONCE: usize = 4;
 /// A large message on its way out in fragments.
 struct Big<'a> {
     /// The whole packet, as [`wire::Control::write`] made it.
-    packet: &'a wire::Packet,
+    packet: &'a Packet,
     /// Its sender, if known.
     from: Option<Pid>,
     /// Its sequence id on this connection.
@@ -520,7 +522,7 @@ async fn write_fragmented(
         }
     }
     let segments = big.packet.segments();
-    let mut frags = wire::fragments(&segments, big.seq, FRAGMENT).peekable();
+    let mut frags = fragment::fragments(&segments, big.seq, FRAGMENT).peekable();
     while frags.peek().is_some() {
         // Up to `FRAGMENTS_AT_ONCE` fragments in one system call (their
         // headers, and the message's bytes where they are: the packet's
@@ -575,10 +577,7 @@ async fn write_fragmented(
 enum Flushed {
     /// Write the batch, then this large packet (a message from `from`, if
     /// known) from its own buffer.
-    Big {
-        packet: wire::Packet,
-        from: Option<Pid>,
-    },
+    Big { packet: Packet, from: Option<Pid> },
     /// Write the batch, then answer.
     Sync(std::sync::mpsc::Sender<()>),
 }
@@ -601,7 +600,7 @@ async fn handle(
                 }
                 Out::Packet(packet) if packet.len() >= BATCH_BYTES => {
                     return Ok(Some(Flushed::Big {
-                        packet: wire::Packet::whole(packet),
+                        packet: Packet::whole(packet),
                         from: None,
                     }))
                 }

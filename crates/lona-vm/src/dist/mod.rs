@@ -38,11 +38,13 @@
 //! - `cookie.rs`: `~/.erlang.cookie`;
 //! - `epmd.rs`: registration and port lookup;
 //! - `wire.rs`: packets and control messages, read from bytes;
+//! - `fragment.rs`: large messages cut into fragments and joined again;
 //! - `conn.rs`: the acceptor, writer and reader processes.
 
 mod conn;
 pub mod cookie;
 pub mod epmd;
+pub mod fragment;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -600,7 +602,7 @@ impl Dist {
             &mut splices,
         )
         .map_err(RemoteSendError::Encode)?;
-        let mut packet = wire::Packet { bytes: p, splices };
+        let mut packet = fragment::Packet { bytes: p, splices };
         let n = packet.len();
         if n - 4 > u32::MAX as usize {
             return Err(RemoteSendError::Encode(

@@ -9,8 +9,8 @@
 //! list and vector patterns, captured values, calls and tail calls of
 //! itself, calls of built-ins and cons cells (`native.rs`), returns; any
 //! other instruction is a side exit (the interpreter finishes the frame
-//! from there), allowed where the function has a loop or a call of
-//! itself to gain on (`check`).
+//! from there), allowed where a loop or a call of itself is reachable
+//! from the entry without passing one (`check`).
 //!
 //! # The protocol between the tiers
 //!
@@ -275,6 +275,13 @@ pub(crate) unsafe fn enter(
 }
 
 impl JitSlot {
+    /// The arity of the compiled code (read after [`JitSlot::entry`]
+    /// gave the code: the Acquire there orders this read).
+    #[inline(always)]
+    pub(crate) fn argc(&self) -> usize {
+        self.argc.load(Relaxed) as usize
+    }
+
     /// The compiled code, if any.
     #[inline(always)]
     pub(crate) fn entry(&self) -> Option<Entry> {
@@ -479,15 +486,6 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     }
 }
 
-impl JitSlot {
-    /// The arity of the compiled code (read after [`JitSlot::entry`]
-    /// gave the code: the Acquire there orders this read).
-    #[inline(always)]
-    pub(crate) fn argc(&self) -> usize {
-        self.argc.load(Relaxed) as usize
-    }
-}
-
 /// Prototypes compiled so far in this OS process.
 static COMPILED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Prototypes found hot that could not be compiled.
@@ -531,15 +529,4 @@ impl std::fmt::Display for Stats {
             self.compiled, self.refused, self.compile_us, self.max_us
         )
     }
-}
-
-/// How many prototypes have been compiled so far (all nodes of this OS
-/// process).
-pub fn compiled_count() -> u64 {
-    COMPILED_COUNT.load(Relaxed)
-}
-
-/// Whether `p` has machine code (for tests and introspection).
-pub fn is_compiled(p: &Proto) -> bool {
-    p.jit.state.load(Relaxed) == COMPILED
 }

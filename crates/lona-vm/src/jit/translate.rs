@@ -50,16 +50,12 @@ fn only_arity(p: &Proto) -> Result<(usize, u32, u32), Why> {
     }
 }
 
-/// The address of the var's value word, if the var now holds a closure of
-/// `p` (a call through it is a call of this function itself).
-fn self_var(p: &'static Proto, var: u32) -> Result<(usize, u64), Why> {
-    let v = p.vars[var as usize];
-    let w = v.get().map(|w| w.bits());
-    match w.and_then(tag::closure_code) {
-        // A var's value is permanent: the word stays valid and unique.
-        Some(code) if code == p.code_id() => Ok((v.value_addr(), w.unwrap_or(0))),
-        _ => Err(format!("calls {} (not itself)", v.qualified())),
-    }
+/// The closure var `var` holds, if it is one of `p` (a call through it
+/// is a call of this function itself). A var's value is permanent: the
+/// word stays valid and names that closure alone.
+fn self_var(p: &'static Proto, var: u32) -> Option<u64> {
+    let w = p.vars[var as usize].get()?.bits();
+    (tag::closure_code(w)? == p.code_id()).then_some(w)
 }
 
 /// How an instruction is translated.
@@ -126,18 +122,18 @@ fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
         | Instr::Cons { .. }
         | Instr::Call { .. } => How::Inline,
         Instr::CallVar { argc: n, var, .. } => {
-            if self_var(p, var).is_ok() && n as usize == argc {
+            if self_var(p, var).is_some() && n as usize == argc {
                 How::Inline
             } else {
                 native_var(p, var, n as usize).map_or(How::SideExit, How::NativeVar)
             }
         }
         Instr::TailCallVar { argc: n, var, .. }
-            if self_var(p, var).is_ok() && n as usize == argc =>
+            if self_var(p, var).is_some() && n as usize == argc =>
         {
             How::Inline
         }
-        Instr::CallVar1Imm { var, .. } if self_var(p, var as u32).is_ok() && argc == 1 => {
+        Instr::CallVar1Imm { var, .. } if self_var(p, var as u32).is_some() && argc == 1 => {
             How::Inline
         }
         Instr::TailCall { argc: n, .. } if n as usize == argc => How::Inline,
@@ -174,25 +170,84 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
         .iter()
         .filter(|&&i| how(p, argc, i) == How::SideExit && !raises(i))
         .count();
-    let gains = p.code.iter().any(|&i| {
-        how(p, argc, i) == How::Inline
-            && matches!(
-                i,
-                Instr::Loop { .. }
-                    | Instr::TailCallVar { .. }
-                    | Instr::TailCall { .. }
-                    | Instr::CallVar { .. }
-                    | Instr::CallVar1Imm { .. }
-            )
-    });
-    if exits > 0 && !gains {
-        let first = p
-            .code
-            .iter()
-            .find(|&&i| how(p, argc, i) == How::SideExit && !raises(i));
-        return Err(format!("{first:?}, and no loop to gain on"));
+    // With side exits, a loop or self call must be reachable from the
+    // entry without passing one: a function that leaves before it gains
+    // (a receive first, say, or one with no loop at all) would pay an
+    // entry and a leave on every call.
+    if exits > 0 {
+        let entry = only_arity(p)?.1 as usize;
+        let mut seen = vec![false; n];
+        let mut todo = vec![entry];
+        let (mut reached, mut exit) = (false, None);
+        while let Some(pc) = todo.pop() {
+            if pc >= n || std::mem::replace(&mut seen[pc], true) {
+                continue;
+            }
+            let ins = p.code[pc];
+            match how(p, argc, ins) {
+                How::SideExit => {
+                    exit.get_or_insert(ins);
+                    continue;
+                }
+                How::Inline if gain(ins) => {
+                    reached = true;
+                    break;
+                }
+                _ => {}
+            }
+            todo.extend(successors(ins, pc).into_iter().flatten());
+        }
+        if !reached {
+            return Err(format!(
+                "it leaves ({exit:?}) before any loop or call of itself"
+            ));
+        }
     }
     Ok(())
+}
+
+/// Whether compiled code gains by instruction `ins` (when it is compiled
+/// inline): a loop's back-edge, or a call of the function itself.
+fn gain(ins: Instr) -> bool {
+    matches!(
+        ins,
+        Instr::Loop { .. }
+            | Instr::TailCallVar { .. }
+            | Instr::TailCall { .. }
+            | Instr::CallVar { .. }
+            | Instr::CallVar1Imm { .. }
+    )
+}
+
+/// Where control goes after `ins` at `pc` (none: it returns, raises or
+/// tail-calls).
+fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
+    let next = Some(pc + 1);
+    match ins {
+        Instr::Jump { to } | Instr::Loop { to } => [Some(to as usize), None],
+        Instr::JumpIfFalse { to, .. }
+        | Instr::JumpIfTrue { to, .. }
+        | Instr::JumpUnlessLt { to, .. }
+        | Instr::JumpUnlessLe { to, .. }
+        | Instr::JumpUnlessLtImm { to, .. }
+        | Instr::JumpUnlessEq { to, .. } => [next, Some(to as usize)],
+        Instr::TestCons { fail, .. }
+        | Instr::TestList { fail, .. }
+        | Instr::TestEmptyList { fail, .. }
+        | Instr::TestVector { fail, .. }
+        | Instr::TestVectorMin { fail, .. }
+        | Instr::TestEqConst { fail, .. }
+        | Instr::TestEqReg { fail, .. } => [next, Some(fail as usize)],
+        Instr::CallVar1Imm { .. } => [Some(pc + 2), None],
+        Instr::Ret { .. }
+        | Instr::AddRet { .. }
+        | Instr::TailCall { .. }
+        | Instr::TailCallVar { .. }
+        | Instr::FunctionClause
+        | Instr::Badmatch { .. }
+        | Instr::CaseClause { .. } => [None, None],
+        _ => [next, None],
+    }
 }
 
 /// Compiles `p`: the address of its machine code.
@@ -222,9 +277,8 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
     {
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
         let me = c.module.declare_func_in_func(id, b.func);
-        let mut t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc));
-        t.argc = argc;
-        t.cc = c.module.isa().default_call_conv();
+        let cc = c.module.isa().default_call_conv();
+        let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
         t.run(entry_pc);
         b.seal_all_blocks();
         b.finalize();
@@ -448,6 +502,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         me: FuncRef,
         nregs: u32,
         (argc, entry_pc): (usize, u32),
+        cc: cranelift_codegen::isa::CallConv,
     ) -> Translator<'a, 'b> {
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
@@ -481,8 +536,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         b.def_var(reds, reds0);
         let blocks = (0..p.code.len()).map(|_| b.create_block()).collect();
         Translator {
-            argc: 0,
-            cc: cranelift_codegen::isa::CallConv::SystemV,
+            argc,
+            cc,
             reds,
             me_word,
             vars,
@@ -660,24 +715,20 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().return_(&[v, r]);
     }
 
-    /// Whether var `var` still holds the running closure (`R[-1]`).
-    fn var_is_self(&mut self, var: u32) -> (Value, Value) {
-        let (addr, _) = self_var(self.p, var).expect("checked");
+    /// The value of var `var` now (read as `Var::get` reads it).
+    fn var_value(&mut self, var: u32) -> Value {
+        let addr = self.p.vars[var as usize].value_addr();
         let a = self.b.ins().iconst(I64, addr as i64);
-        let w = self.b.ins().atomic_load(I64, mem(), a);
-        let me = self.r(-1i64);
-        (self.b.ins().icmp(IntCC::Equal, w, me), w)
+        self.b.ins().atomic_load(I64, mem(), a)
     }
 
-    /// Whether var `var` still holds the closure it held when this code
-    /// was compiled (a closure of this function: a call through it is a
-    /// call of this code), and that closure as a constant.
-    fn var_is_still(&mut self, var: u32) -> (Value, Value) {
-        let (addr, word) = self_var(self.p, var).expect("checked");
-        let a = self.b.ins().iconst(I64, addr as i64);
-        let w = self.b.ins().atomic_load(I64, mem(), a);
+    /// Leaves at `pc` unless var `var` still holds `word` (the closure it
+    /// held when this code was compiled); that closure, as a constant.
+    fn var_still(&mut self, var: u32, word: u64, pc: u32) -> Value {
+        let w = self.var_value(var);
         let same = self.b.ins().icmp_imm(IntCC::Equal, w, word as i64);
-        (same, self.b.ins().iconst(I64, word as i64))
+        self.guard(same, pc);
+        self.b.ins().iconst(I64, word as i64)
     }
 
     /// Returns `v` as `Ret` does: into the callee slot, the caller's frame
@@ -719,14 +770,18 @@ impl<'a, 'b> Translator<'a, 'b> {
         // The callee: the var's closure, or `R[a]`; either must be this
         // function (the var's, as compiled; a register's, the running
         // closure itself).
-        let (same, w) = match var {
-            Some(var) => self.var_is_still(var),
+        let w = match var {
+            Some(var) => {
+                let word = self_var(self.p, var).expect("checked by `how`");
+                self.var_still(var, word, pc)
+            }
             None => {
                 let w = self.r(a);
-                (self.b.ins().icmp(IntCC::Equal, w, self.me_word), w)
+                let same = self.b.ins().icmp(IntCC::Equal, w, self.me_word);
+                self.guard(same, pc);
+                w
             }
         };
-        self.guard(same, pc);
         let first = arg.map(|(src, imm)| {
             let x = self.r(src);
             let ok = self.is_small(x);
@@ -824,14 +879,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     fn native_call(&mut self, pc: u32, a: u8, argc: u8, var: Option<(u32, u64)>, ret_pc: u32) {
         let reds = self.reduction(pc);
         let f = match var {
-            Some((var, word)) => {
-                let addr = self.p.vars[var as usize].value_addr();
-                let at = self.b.ins().iconst(I64, addr as i64);
-                let w = self.b.ins().atomic_load(I64, mem(), at);
-                let same = self.b.ins().icmp_imm(IntCC::Equal, w, word as i64);
-                self.guard(same, pc);
-                self.b.ins().iconst(I64, word as i64)
-            }
+            Some((var, word)) => self.var_still(var, word, pc),
             None => self.r(a),
         };
         // Callee and arguments in memory, where the built-in (and the
@@ -1177,7 +1225,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             Instr::TailCallVar { a, argc, .. } | Instr::TailCall { a, argc } => {
                 let reds = self.reduction(pc);
                 let same = match ins {
-                    Instr::TailCallVar { var, .. } => self.var_is_self(var).0,
+                    Instr::TailCallVar { var, .. } => {
+                        // The running closure itself, as the interpreter's
+                        // self tail call asks.
+                        let w = self.var_value(var);
+                        self.b.ins().icmp(IntCC::Equal, w, self.me_word)
+                    }
                     _ => {
                         let w = self.r(a);
                         self.b.ins().icmp(IntCC::Equal, w, self.me_word)

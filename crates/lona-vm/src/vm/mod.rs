@@ -39,10 +39,10 @@
 //! else takes the slow path in [`crate::num`].
 
 mod memory;
+mod tier; // entering compiled code (`jit`)
 mod trace;
 
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use lona_runtime::{Cx, TimerRef};
@@ -84,15 +84,6 @@ pub(crate) struct Frame {
     base: u32,
     nregs: u32,
 }
-
-const _: () = {
-    use crate::jit::layout::*;
-    assert!(std::mem::size_of::<Frame>() == FRAME_SIZE as usize);
-    assert!(std::mem::offset_of!(Frame, proto) == F_PROTO as usize);
-    assert!(std::mem::offset_of!(Frame, pc) == F_PC as usize);
-    assert!(std::mem::offset_of!(Frame, base) == F_BASE as usize);
-    assert!(std::mem::offset_of!(Frame, nregs) == F_NREGS as usize);
-};
 
 #[derive(Clone, Copy, Debug)]
 struct Handler {
@@ -756,6 +747,23 @@ impl Vm {
                 }
             }};
         }
+        // Calls the callable in register `$a` with `$argc` arguments after
+        // it the general way (`Vm::enter`; state synced): a bytecode frame
+        // becomes current, or the result is in `R[$a]` already.
+        macro_rules! call_slow {
+            ($a:expr, $argc:expr) => {{
+                match self.enter(
+                    base!() + $a as usize,
+                    $argc as usize,
+                    false,
+                    &mut reds,
+                    &mut rt,
+                ) {
+                    Ok(_) => reload!(),
+                    Err(e) => raise!(e),
+                }
+            }};
+        }
         // The current frame's prototype has machine code `$f` and the
         // frame is at its entry: run it there (`jit/mod.rs`, the
         // protocol). It returns having popped the frame (a return) or
@@ -764,75 +772,12 @@ impl Vm {
         macro_rules! run_jit {
             ($f:expr) => {{
                 sync!();
-                const FS: usize = std::mem::size_of::<Frame>();
-                let frames = self.frames.as_mut_ptr() as *mut u8;
-                let len0 = self.frames.len();
-                let mut jc = crate::jit::JitCtx {
-                    sp_limit: 0,
-                    frames,
-                    // SAFETY: within (or one past) the vector's buffer.
-                    frames_top: unsafe { frames.add(len0 * FS) },
-                    frames_room: (self.frames.capacity() - len0) as u64,
-                    stack: self.stack.as_mut_ptr(),
-                    stack_len: self.stack.len() as u64,
-                    cur: self.cur,
-                    leave_depth: 0,
-                    vm: crate::jit::native::VmParts {
-                        heap: &self.heap,
-                        env: &self.env,
-                        dict: &mut self.dict,
-                        rt: rt
-                            .as_deref_mut()
-                            .map(|c| (c as *mut Cx<'_>).cast::<Cx<'static>>()),
-                    },
-                    pending: Default::default(),
-                };
-                // Native calls may take the stack below this frame (`jc`
-                // lives in it) down by `NATIVE_STACK`.
-                jc.sp_limit = (&jc as *const crate::jit::JitCtx as usize)
-                    .saturating_sub(crate::jit::NATIVE_STACK) as u64;
-                let base = self.cur.base as usize;
-                let argc = self.cur.proto.jit.argc();
-                // SAFETY: the code was made for `cur`'s prototype, whose
-                // frame is at its entry with its window inside the stack
-                // (checked by the caller) and its arguments at its base
-                // (its one arity is `argc`, `JitSlot::argc`); it
-                // reads and writes only the windows from this one up, the
-                // frame stack within its capacity and `jc` (`jit/mod.rs`).
-                let back = unsafe {
-                    crate::jit::enter(
-                        $f,
-                        &mut jc,
-                        base as u64,
-                        reds as i64,
-                        self.stack[base - 1],
-                        &self.stack[base..base + argc],
-                    )
-                };
-                let v = back.value;
-                let len = if v != 0 {
-                    // Returned to here: the frame it popped is the caller's,
-                    // current again (its bytes are still in the buffer).
-                    // SAFETY: `frames_top` moved down by whole frames.
-                    let len = unsafe { jc.frames_top.offset_from(frames) } as usize / FS;
-                    // SAFETY: index `len` held a live frame until the pop.
-                    self.cur = unsafe { *(frames as *const Frame).add(len) };
-                    len
-                } else {
-                    // Left: the compiled callers' frames are written above
-                    // the entry's callers, the leaver is current.
-                    self.cur = jc.cur;
-                    len0 + jc.leave_depth as usize
-                };
-                // SAFETY: every frame below `len` is initialised (they
-                // were, or the code wrote them within the capacity).
-                unsafe { self.frames.set_len(len) };
-                reds = back.reds as i32;
+                let pending = self.run_compiled($f, &mut reds, &mut rt);
                 reload!();
                 // What a built-in the code called left to finish (it left
                 // after the call: `jit/native.rs`).
                 use crate::jit::native::Pending;
-                match std::mem::take(&mut jc.pending) {
+                match pending {
                     Pending::None | Pending::NotNative => {}
                     Pending::Raise(e, p) => {
                         self.fault_native = Some(p);
@@ -850,16 +795,7 @@ impl Vm {
                     Pending::Redirect { g, slot, argc } => {
                         set!(slot, g);
                         sync!();
-                        match self.enter(
-                            base!() + slot as usize,
-                            argc as usize,
-                            false,
-                            &mut reds,
-                            &mut rt,
-                        ) {
-                            Ok(_) => reload!(),
-                            Err(e) => raise!(e),
-                        }
+                        call_slow!(slot, argc)
                     }
                     Pending::Panic(payload) => std::panic::resume_unwind(payload),
                 }
@@ -1016,16 +952,7 @@ impl Vm {
                     let fw = callee_var!(var, a);
                     call_fast!(a, argc, fw.bits());
                     sync!();
-                    match self.enter(
-                        base!() + a as usize,
-                        argc as usize,
-                        false,
-                        &mut reds,
-                        &mut rt,
-                    ) {
-                        Ok(_) => reload!(),
-                        Err(e) => raise!(e),
-                    }
+                    call_slow!(a, argc)
                 }
                 Instr::CallVar1Imm { a, src, imm, var } => {
                     safepoint!();
@@ -1052,10 +979,7 @@ impl Vm {
                     let fw = callee_var!(var, a);
                     call_fast!(a, 1u8, fw.bits());
                     sync!();
-                    match self.enter(base!() + a as usize, 1, false, &mut reds, &mut rt) {
-                        Ok(_) => reload!(),
-                        Err(e) => raise!(e),
-                    }
+                    call_slow!(a, 1)
                 }
                 Instr::AddRet { r, a, b } => {
                     let (x, y) = (r!(a), r!(b));
@@ -1080,16 +1004,7 @@ impl Vm {
                     safepoint!();
                     call_fast!(a, argc, r!(a));
                     sync!();
-                    match self.enter(
-                        base!() + a as usize,
-                        argc as usize,
-                        false,
-                        &mut reds,
-                        &mut rt,
-                    ) {
-                        Ok(_) => reload!(),
-                        Err(e) => raise!(e),
-                    }
+                    call_slow!(a, argc)
                 }
                 Instr::TailCallVar { a, argc, var } => {
                     safepoint!();
@@ -1149,16 +1064,7 @@ impl Vm {
                         Ok(k) => k,
                         Err(e) => raise!(e),
                     };
-                    match self.enter(
-                        base!() + a as usize,
-                        n as usize + extra,
-                        false,
-                        &mut reds,
-                        &mut rt,
-                    ) {
-                        Ok(_) => reload!(),
-                        Err(e) => raise!(e),
-                    }
+                    call_slow!(a, n as usize + extra)
                 }
                 Instr::TailApply { a, n } => {
                     safepoint!();

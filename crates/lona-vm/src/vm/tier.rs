@@ -1,0 +1,99 @@
+//! Running a frame's machine code (`jit/mod.rs`, the protocol): the
+//! context compiled code works on, made from the VM's own fields, and the
+//! frame stack and current frame set from what it did.
+
+use lona_runtime::Cx;
+
+use super::{Frame, Vm};
+use crate::jit::native::Pending;
+
+// Compiled code reads and writes frames at these offsets.
+const _: () = {
+    use crate::jit::layout::*;
+    assert!(std::mem::size_of::<Frame>() == FRAME_SIZE as usize);
+    assert!(std::mem::offset_of!(Frame, proto) == F_PROTO as usize);
+    assert!(std::mem::offset_of!(Frame, pc) == F_PC as usize);
+    assert!(std::mem::offset_of!(Frame, base) == F_BASE as usize);
+    assert!(std::mem::offset_of!(Frame, nregs) == F_NREGS as usize);
+};
+
+impl Vm {
+    /// Runs `f`, the machine code of the current frame's prototype, from
+    /// its entry (the frame was just made current, state synced), with
+    /// `reds` reductions (updated). Afterwards `cur` is the frame to go on
+    /// with: the caller the code returned to, or the frame whose
+    /// instruction the interpreter is to run; what a built-in it called
+    /// left to finish comes back.
+    pub(super) fn run_compiled(
+        &mut self,
+        f: crate::jit::Entry,
+        reds: &mut i32,
+        rt: &mut Option<&mut Cx<'_>>,
+    ) -> Pending {
+        const FS: usize = std::mem::size_of::<Frame>();
+        let frames = self.frames.as_mut_ptr() as *mut u8;
+        let len0 = self.frames.len();
+        let mut jc = crate::jit::JitCtx {
+            sp_limit: 0,
+            frames,
+            // SAFETY: within (or one past) the vector's buffer.
+            frames_top: unsafe { frames.add(len0 * FS) },
+            frames_room: (self.frames.capacity() - len0) as u64,
+            stack: self.stack.as_mut_ptr(),
+            stack_len: self.stack.len() as u64,
+            cur: self.cur,
+            leave_depth: 0,
+            vm: crate::jit::native::VmParts {
+                heap: &self.heap,
+                env: &self.env,
+                dict: &mut self.dict,
+                rt: rt
+                    .as_deref_mut()
+                    .map(|c| (c as *mut Cx<'_>).cast::<Cx<'static>>()),
+            },
+            pending: Default::default(),
+        };
+        // Native calls may take the stack below this frame (`jc`
+        // lives in it) down by `NATIVE_STACK`.
+        jc.sp_limit = (&jc as *const crate::jit::JitCtx as usize)
+            .saturating_sub(crate::jit::NATIVE_STACK) as u64;
+        let base = self.cur.base as usize;
+        let argc = self.cur.proto.jit.argc();
+        // SAFETY: the code was made for `cur`'s prototype, whose
+        // frame is at its entry with its window inside the stack
+        // (checked by the caller) and its arguments at its base
+        // (its one arity is `argc`, `JitSlot::argc`); it
+        // reads and writes only the windows from this one up, the
+        // frame stack within its capacity and `jc` (`jit/mod.rs`).
+        let back = unsafe {
+            crate::jit::enter(
+                f,
+                &mut jc,
+                base as u64,
+                *reds as i64,
+                self.stack[base - 1],
+                &self.stack[base..base + argc],
+            )
+        };
+        let v = back.value;
+        let len = if v != 0 {
+            // Returned to here: the frame it popped is the caller's,
+            // current again (its bytes are still in the buffer).
+            // SAFETY: `frames_top` moved down by whole frames.
+            let len = unsafe { jc.frames_top.offset_from(frames) } as usize / FS;
+            // SAFETY: index `len` held a live frame until the pop.
+            self.cur = unsafe { *(frames as *const Frame).add(len) };
+            len
+        } else {
+            // Left: the compiled callers' frames are written above
+            // the entry's callers, the leaver is current.
+            self.cur = jc.cur;
+            len0 + jc.leave_depth as usize
+        };
+        // SAFETY: every frame below `len` is initialised (they
+        // were, or the code wrote them within the capacity).
+        unsafe { self.frames.set_len(len) };
+        *reds = back.reds as i32;
+        jc.pending
+    }
+}
