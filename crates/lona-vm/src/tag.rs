@@ -32,7 +32,7 @@ pub const EMPTY_LIST: u64 = (3 << 6) | 0b111;
 const SMALL_TAG: u64 = 0b011;
 const CONS_TAG: u64 = 0b001;
 /// Low byte of a closure header (kind 10, header tag 010).
-const CLOSURE_HEADER: u64 = (10 << 3) | 0b010;
+pub(crate) const CLOSURE_HEADER: u64 = (10 << 3) | 0b010;
 /// Low byte of a vector header (kind 8).
 const VECTOR_HEADER: u64 = (8 << 3) | 0b010;
 

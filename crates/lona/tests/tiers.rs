@@ -379,3 +379,59 @@ fn a_built_in_over_the_heap_limit_in_a_compiled_loop_kills_only_its_process() {
         }
     }
 }
+
+#[test]
+fn compiled_functions_call_each_other_natively() {
+    // Calls from compiled code of other compiled functions (natively), of
+    // closures in registers, of things that are not functions of that
+    // arity (left to the interpreter), and tail calls of built-ins; the
+    // callee leaving (an overflow, a raise, a slice's end, native depth)
+    // with its caller's frame written below its own.
+    let out = both(
+        "calls",
+        r#"
+(declare pong)
+(defn sq [x] (* x x))
+(defn big [x] (* x 1000000000000))
+(defn sum-sq [n acc] (if (= n 0) acc (sum-sq (dec n) (+ acc (sq n)))))
+(defn sum-big [n acc] (if (= n 0) acc (sum-big (dec n) (+ acc (big n)))))
+(defn boom [x] (if (= x 3) (error [:boom x]) x))
+(defn run-boom [n acc] (if (= n 0) acc (run-boom (dec n) (+ acc (boom n)))))
+(defn head [xs] (first xs))
+(defn heads [xs n acc] (if (= n 0) acc (heads (rest xs) (dec n) (+ acc (head xs)))))
+(defn bad-head [x] (first x))
+(defn nap [x] (yield))
+(defn naps [n] (if (= n 0) :rested (do (nap n) (naps (dec n)))))
+(defn collect [x] (gc))
+(defn collects [n] (if (= n 0) :collected (do (collect n) (collects (dec n)))))
+(defn two [a b] [a b])
+(defn wrong [n] (if (= n 0) :ok (do (two n) (wrong (dec n)))))
+(defn callf [f n acc] (if (= n 0) acc (callf f (dec n) (+ acc (f n)))))
+(defn ping [n] (if (= n 0) 0 (+ 1 (pong (- n 1)))))
+(defn pong [n] (if (= n 0) 0 (+ 1 (ping (- n 1)))))
+(defn inner [x] :old)
+(defn wait-new [n] (if (= (inner n) :new) :saw-new (wait-new (inc n))))
+(defn -main []
+  (println (sum-sq 100 0) (sum-big 100 0))
+  (println (try (run-boom 10 0) (catch :error e e)))
+  (println (heads (iterate inc 1) 10 0) (heads [1 2 3] 3 0))
+  (println (naps 20) (collects 20))
+  (println (callf sq 10 0) (callf (fn [x] (+ x 1)) 10 0)
+           (callf (let [k 5] (fn [x] (* k x))) 10 0) (callf {1 10} 1 0))
+  (println (try (wrong 3) (catch :error e (first e))))
+  (println (ping 1000000))
+  (spawn (fn [] (eval '(defn inner [x] :new))))
+  (println (wait-new 0))
+  (println (bad-head 5)))
+"#,
+        &[
+            "sq", "big", "sum-sq", "sum-big", "boom", "run-boom", "head", "heads", "bad-head",
+            "nap", "naps", "collect", "collects", "callf", "ping", "pong", "wait-new",
+        ],
+    );
+    assert_eq!(
+        out,
+        "338350 5050000000000000\n[:boom 3]\n55 6\n:rested :collected\n\
+         385 65 275 10\n:badarity\n1000000\n:saw-new\n"
+    );
+}

@@ -189,7 +189,12 @@ const NEVER: u8 = 2;
 /// A prototype's tier state. Written by the workers that call it: `heat`
 /// racily (a lost count only delays compiling), `state` and `entry` once,
 /// under the compiler's lock; read by every caller.
+///
+/// Compiled code reads `entry` and `shape` of a callee it calls
+/// (`translate.rs`, `closure_call`), at [`layout::P_ENTRY`] and
+/// [`layout::P_SHAPE`] from the prototype's address.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct JitSlot {
     /// The machine code's address once compiled (0 before).
     entry: AtomicUsize,
@@ -197,6 +202,9 @@ pub struct JitSlot {
     argc: AtomicU8,
     state: AtomicU8,
     heat: AtomicU32,
+    /// `argc | nregs << 8` of the compiled code (written before `entry`
+    /// is published): what a compiled caller checks and needs.
+    shape: AtomicU32,
 }
 
 /// The most arguments of a compiled function (they come in machine
@@ -347,6 +355,10 @@ pub(crate) struct JitCtx {
     pub cur: crate::vm::Frame,
     /// The native depth of the activation that left.
     pub leave_depth: u64,
+    /// Whether `cur`'s prototype and register count have been set to the
+    /// leaver's (by the innermost call of another function on the way
+    /// out; until then they are the entered function's).
+    pub leaver_named: u64,
     /// What a built-in called from compiled code needs of the VM
     /// (`native.rs`), and what it left for the interpreter to finish.
     pub vm: native::VmParts,
@@ -364,12 +376,18 @@ pub(crate) mod layout {
     pub const STACK_LEN: i32 = 40;
     pub const CUR: i32 = 48;
     pub const LEAVE_DEPTH: i32 = 72;
+    pub const LEAVER_NAMED: i32 = 80;
     /// In a frame: proto (8 bytes), pc, base, nregs (4 each), padding.
     pub const F_PROTO: i32 = 0;
     pub const F_PC: i32 = 8;
     pub const F_BASE: i32 = 12;
     pub const F_NREGS: i32 = 16;
     pub const FRAME_SIZE: i64 = 24;
+    /// In a prototype: its code's address (0: not compiled) and shape
+    /// (`JitSlot`).
+    pub const P_ENTRY: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, entry) as i32;
+    pub const P_SHAPE: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, shape) as i32;
+    const P_JIT: i32 = std::mem::offset_of!(crate::bytecode::Proto, jit) as i32;
 }
 
 const _: () = {
@@ -383,6 +401,7 @@ const _: () = {
     assert!(offset_of!(JitCtx, stack_len) == STACK_LEN as usize);
     assert!(offset_of!(JitCtx, cur) == CUR as usize);
     assert!(offset_of!(JitCtx, leave_depth) == LEAVE_DEPTH as usize);
+    assert!(offset_of!(JitCtx, leaver_named) == LEAVER_NAMED as usize);
 };
 
 #[cfg(not(feature = "jit"))]
@@ -463,8 +482,9 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     COMPILE_NS.fetch_add(ns, Relaxed);
     COMPILE_NS_MAX.fetch_max(ns, Relaxed);
     match made {
-        Ok((addr, argc)) => {
+        Ok((addr, argc, nregs)) => {
             slot.argc.store(argc as u8, Relaxed);
+            slot.shape.store(argc as u32 | nregs << 8, Relaxed);
             // Release: a worker that loads the address (Acquire, `entry`)
             // sees the finished code.
             slot.entry.store(addr, std::sync::atomic::Ordering::Release);

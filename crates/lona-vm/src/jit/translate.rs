@@ -66,6 +66,8 @@ enum How {
     /// A call through a var that held this built-in closure when compiled
     /// (`native::call`, after checking the var still holds it).
     NativeVar(u64),
+    /// A tail call of such a built-in: called, then its value returned.
+    NativeTail(u64),
     /// Left to the interpreter: compiled code leaves at it.
     SideExit,
 }
@@ -125,17 +127,18 @@ fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
             if self_var(p, var).is_some() && n as usize == argc {
                 How::Inline
             } else {
-                native_var(p, var, n as usize).map_or(How::SideExit, How::NativeVar)
+                // A built-in, or any closure (`closure_call`).
+                native_var(p, var, n as usize).map_or(How::Inline, How::NativeVar)
             }
         }
-        Instr::TailCallVar { argc: n, var, .. }
-            if self_var(p, var).is_some() && n as usize == argc =>
-        {
-            How::Inline
+        Instr::TailCallVar { argc: n, var, .. } => {
+            if self_var(p, var).is_some() && n as usize == argc {
+                How::Inline
+            } else {
+                native_var(p, var, n as usize).map_or(How::SideExit, How::NativeTail)
+            }
         }
-        Instr::CallVar1Imm { var, .. } if self_var(p, var as u32).is_some() && argc == 1 => {
-            How::Inline
-        }
+        Instr::CallVar1Imm { .. } => How::Inline,
         Instr::TailCall { argc: n, .. } if n as usize == argc => How::Inline,
         _ => How::SideExit,
     }
@@ -170,10 +173,11 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
         .iter()
         .filter(|&&i| how(p, argc, i) == How::SideExit && !raises(i))
         .count();
-    // With side exits, a loop or self call must be reachable from the
-    // entry without passing one: a function that leaves before it gains
-    // (a receive first, say, or one with no loop at all) would pay an
-    // entry and a leave on every call.
+    // With side exits, a loop, a self call or a return must be reachable
+    // from the entry without passing one: a function that always leaves
+    // before it gains (a receive first, say) would pay an entry and a
+    // leave on every call; one that can return is worth calling natively
+    // from compiled callers.
     if exits > 0 {
         let entry = only_arity(p)?.1 as usize;
         let mut seen = vec![false; n];
@@ -189,7 +193,15 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
                     exit.get_or_insert(ins);
                     continue;
                 }
-                How::Inline if gain(ins) => {
+                How::Inline if gain(p, argc, ins) => {
+                    reached = true;
+                    break;
+                }
+                How::NativeTail(_) => {
+                    reached = true;
+                    break;
+                }
+                How::Inline if matches!(ins, Instr::Ret { .. } | Instr::AddRet { .. }) => {
                     reached = true;
                     break;
                 }
@@ -199,24 +211,26 @@ fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
         }
         if !reached {
             return Err(format!(
-                "it leaves ({exit:?}) before any loop or call of itself"
+                "it leaves ({exit:?}) before any loop, call of itself or return"
             ));
         }
     }
     Ok(())
 }
 
-/// Whether compiled code gains by instruction `ins` (when it is compiled
-/// inline): a loop's back-edge, or a call of the function itself.
-fn gain(ins: Instr) -> bool {
-    matches!(
-        ins,
-        Instr::Loop { .. }
-            | Instr::TailCallVar { .. }
-            | Instr::TailCall { .. }
-            | Instr::CallVar { .. }
-            | Instr::CallVar1Imm { .. }
-    )
+/// Whether compiled code gains by instruction `ins` of `p` (when it is
+/// compiled inline): a loop's back-edge, or a call of the function itself
+/// (a call of another function gains only what that call saves, not the
+/// entry and leave of a function that then leaves).
+fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
+    match ins {
+        Instr::Loop { .. } | Instr::TailCall { .. } => true,
+        Instr::TailCallVar { var, argc: n, .. } | Instr::CallVar { var, argc: n, .. } => {
+            n as usize == argc && self_var(p, var).is_some()
+        }
+        Instr::CallVar1Imm { var, .. } => self_var(p, var as u32).is_some(),
+        _ => false,
+    }
 }
 
 /// Where control goes after `ins` at `pc` (none: it returns, raises or
@@ -251,7 +265,7 @@ fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
 }
 
 /// Compiles `p`: the address of its machine code.
-pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usize), Why> {
+pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usize, u32), Why> {
     let (argc, entry_pc, nregs) = only_arity(p)?;
     check(p, argc)?;
     if argc > super::MAX_ARGS {
@@ -301,7 +315,7 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
     c.module.finalize_definitions().map_err(|e| e.to_string())?;
     let addr = c.module.get_finalized_function(id) as usize;
     super::perf_map(addr, size, &p.name);
-    Ok((addr, argc))
+    Ok((addr, argc, nregs))
 }
 
 struct Translator<'a, 'b> {
@@ -549,7 +563,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             me,
             nregs,
             blocks,
-            leave: vec![None; p.code.len()],
+            leave: vec![None; p.code.len() + 1],
             ctx,
             base,
         }
@@ -574,7 +588,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         for pc in 0..self.leave.len() {
             if let Some(blk) = self.leave[pc] {
                 self.b.switch_to_block(blk);
-                self.write_back(self.live[pc]);
+                // (One past the code: after a tail call of a built-in that
+                // left something to finish; no register is read there.)
+                let live = self.live.get(pc).copied().unwrap_or(0);
+                self.write_back(live);
                 let pcv = self.b.ins().iconst(I32, pc as i64);
                 self.b.ins().store(mem(), pcv, self.ctx, CUR + F_PC);
                 let base32 = self.b.ins().ireduce(I32, self.base);
@@ -815,6 +832,21 @@ impl<'a, 'b> Translator<'a, 'b> {
             args.push(self.r(a as i64 + 1 + i));
         }
         let call = self.b.ins().call(self.me, &args);
+        self.after_call(call, a, ret_pc, None);
+    }
+
+    /// After compiled call `call` at `a`: its value into `R[a]` and on at
+    /// `ret_pc`, or, if the callee left, this frame written and leave too.
+    /// `callee`: the prototype and register count of a callee other than
+    /// this function, for `cur` should the leaver be it (or one of its
+    /// calls of itself).
+    fn after_call(
+        &mut self,
+        call: cranelift_codegen::ir::Inst,
+        a: u8,
+        ret_pc: u32,
+        callee: Option<(Value, Value)>,
+    ) {
         let (v, r) = (self.b.inst_results(call)[0], self.b.inst_results(call)[1]);
         self.b.def_var(self.reds, r);
         let (done, up) = (self.b.create_block(), self.b.create_block());
@@ -824,6 +856,23 @@ impl<'a, 'b> Translator<'a, 'b> {
         // among them: the callee's `R[-1]`) and its place in the frame
         // stack, below the callee's; then leave in turn.
         self.b.switch_to_block(up);
+        if let Some((proto, nregs)) = callee {
+            // The leaver's own leave wrote only its pc and base into `cur`
+            // (its prototype there is the entered function's): the
+            // innermost other-function call on the way out names it
+            // (deeper frames of the same callee are its calls of itself).
+            let (name, named) = (self.b.create_block(), self.b.create_block());
+            let set = self.b.ins().load(I64, mem(), self.ctx, LEAVER_NAMED);
+            self.b.ins().brif(set, named, &[], name, &[]);
+            self.b.switch_to_block(name);
+            self.b.ins().store(mem(), proto, self.ctx, CUR + F_PROTO);
+            let nr = self.b.ins().ireduce(I32, nregs);
+            self.b.ins().store(mem(), nr, self.ctx, CUR + F_NREGS);
+            let one = self.b.ins().iconst(I64, 1);
+            self.b.ins().store(mem(), one, self.ctx, LEAVER_NAMED);
+            self.goto(named);
+            self.b.switch_to_block(named);
+        }
         // Not the registers above the callee slot: they are the callee's
         // window, written by it (what liveness calls live there, after a
         // call, is never read before it is written: the compiler's code
@@ -870,18 +919,87 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.inst_results(call).to_vec()
     }
 
-    /// A call at `pc` of the closure in var `var` (when it still holds
-    /// built-in `word`) or in `R[a]`, with `argc` arguments, through
-    /// `native::call`: a built-in runs there; anything else is left to the
-    /// interpreter (before the call: nothing happened). What a built-in
-    /// leaves to finish (a raise, a request) the interpreter finishes
-    /// after it (a leave at `ret_pc`).
-    fn native_call(&mut self, pc: u32, a: u8, argc: u8, var: Option<(u32, u64)>, ret_pc: u32) {
+    /// A call at `pc` of closure `f` (from var `var` or `R[a]`; goes into
+    /// `R[a]`) with `argc` arguments: natively if it is compiled code of
+    /// that arity, else through `native::call` (`native_call`).
+    fn closure_call(&mut self, pc: u32, a: u8, argc: u8, f: Value, ret_pc: u32) {
+        let slow = self.b.create_block();
+        if argc as usize > super::MAX_ARGS {
+            self.goto(slow);
+        } else {
+            let reds = self.reduction(pc);
+            // A closure (a boxed word with a closure's header) whose
+            // prototype has code (Acquire, as `JitSlot::entry`) taking
+            // `argc` arguments.
+            let (hdr, clo, has) = (
+                self.b.create_block(),
+                self.b.create_block(),
+                self.b.create_block(),
+            );
+            let t = self.b.ins().band_imm(f, 0b111);
+            let t0 = self.b.ins().icmp_imm(IntCC::Equal, t, 0);
+            let nz = self.b.ins().icmp_imm(IntCC::NotEqual, f, 0);
+            let boxed = self.b.ins().band(t0, nz);
+            self.b.ins().brif(boxed, hdr, &[], slow, &[]);
+            self.b.switch_to_block(hdr);
+            let h = self.b.ins().load(I64, mem(), f, 0);
+            let k = self.b.ins().band_imm(h, 0xff);
+            let is = self
+                .b
+                .ins()
+                .icmp_imm(IntCC::Equal, k, tag::CLOSURE_HEADER as i64);
+            self.b.ins().brif(is, clo, &[], slow, &[]);
+            self.b.switch_to_block(clo);
+            let proto = self.b.ins().load(I64, mem(), f, 8);
+            let at = self.b.ins().iadd_imm(proto, P_ENTRY as i64);
+            let entry = self.b.ins().atomic_load(I64, mem(), at);
+            self.b.ins().brif(entry, has, &[], slow, &[]);
+            self.b.switch_to_block(has);
+            let shape = self.b.ins().uload32(mem(), proto, P_SHAPE);
+            let n = self.b.ins().band_imm(shape, 0xff);
+            let fits = self.b.ins().icmp_imm(IntCC::Equal, n, argc as i64);
+            let go = self.b.create_block();
+            self.b.ins().brif(fits, go, &[], slow, &[]);
+            self.b.switch_to_block(go);
+            let nregs = self.b.ins().ushr_imm(shape, 8);
+            // Room, should the callee leave (as in `self_call`).
+            let callee_base = self.b.ins().iadd_imm(self.base, a as i64 + 1);
+            let top = self.b.ins().iadd(callee_base, nregs);
+            let need = self.b.ins().iadd_imm(top, 1);
+            let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
+            self.guard(fits, pc);
+            let room = self.b.ins().load(I64, mem(), self.ctx, FRAMES_ROOM);
+            let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, self.depth, room);
+            self.guard(ok, pc);
+            self.b.def_var(self.reds, reds);
+            self.set(a, f);
+            let depth1 = self.b.ins().iadd_imm(self.depth, 1);
+            let mut args = vec![self.ctx, callee_base, depth1, reds, f];
+            for i in 0..argc as i64 {
+                args.push(self.r(a as i64 + 1 + i));
+            }
+            let sig = self.b.func.dfg.ext_funcs[self.me].signature;
+            let mut sig = self.b.func.dfg.signatures[sig].clone();
+            sig.params.truncate(5);
+            sig.params.extend((0..argc).map(|_| AbiParam::new(I64)));
+            let sig = self.b.import_signature(sig);
+            let call = self.b.ins().call_indirect(sig, entry, &args);
+            self.after_call(call, a, ret_pc, Some((proto, nregs)));
+        }
+        self.b.switch_to_block(slow);
+        self.native_call(pc, a, argc, f, ret_pc, false);
+    }
+
+    /// A call at `pc` of closure `f` (from var `var` or `R[a]`; goes into
+    /// `R[a]`), with `argc` arguments, through `native::call`: a built-in
+    /// runs there; anything else is left to the interpreter (before the
+    /// call: nothing happened). What a built-in leaves to finish (a raise,
+    /// a request) the interpreter finishes after it (a leave at `ret_pc`).
+    /// A `tail` call returns the built-in's value; what it leaves to
+    /// finish, the interpreter finishes as its tail call (`native.rs`).
+    fn native_call(&mut self, pc: u32, a: u8, argc: u8, f: Value, ret_pc: u32, tail: bool) {
         let reds = self.reduction(pc);
-        let f = match var {
-            Some((var, word)) => self.var_still(var, word, pc),
-            None => self.r(a),
-        };
         // Callee and arguments in memory, where the built-in (and the
         // interpreter, should it take over) reads them.
         self.set(a, f);
@@ -892,7 +1010,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         let regs = self.regs();
         let args = self.b.ins().iadd_imm(regs, 8 * (a as i64 + 1));
         let n = self.b.ins().iconst(I64, argc as i64);
-        let slot = self.b.ins().iconst(I64, a as i64);
+        let slot = self
+            .b
+            .ins()
+            .iconst(I64, a as i64 | if tail { super::native::TAIL } else { 0 });
         let out = self.helper(
             super::native::call as *const () as usize,
             &[self.ctx, f, args, n, reds, slot],
@@ -909,8 +1030,32 @@ impl<'a, 'b> Translator<'a, 'b> {
         let after = self.leave(ret_pc);
         self.b.ins().brif(v, done, &[], after, &[]);
         self.b.switch_to_block(done);
-        self.set(a, v);
-        self.goto(self.blocks[ret_pc as usize]);
+        if tail {
+            // The caller's frame exists (checked before: `native_tail`).
+            self.ret(v, pc);
+        } else {
+            self.set(a, v);
+            self.goto(self.blocks[ret_pc as usize]);
+        }
+    }
+
+    /// A tail call at `pc` of the built-in closure var `var` held when
+    /// compiled (`word`): called, then its value returned as `Ret` does.
+    fn native_tail(&mut self, pc: u32, a: u8, argc: u8, var: u32, word: u64) {
+        // A frame to return to must exist before the built-in runs (it
+        // always does: the outermost frame is `Vm::start`'s trampoline);
+        // else the interpreter makes the call.
+        let (outer, ok) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(self.depth, ok, &[], outer, &[]);
+        self.b.switch_to_block(outer);
+        let top = self.b.ins().load(I64, mem(), self.ctx, FRAMES_TOP);
+        let bottom = self.b.ins().load(I64, mem(), self.ctx, FRAMES);
+        let some = self.b.ins().icmp(IntCC::UnsignedGreaterThan, top, bottom);
+        self.guard(some, pc);
+        self.goto(ok);
+        self.b.switch_to_block(ok);
+        let f = self.var_still(var, word, pc);
+        self.native_call(pc, a, argc, f, pc + 1, true);
     }
 
     fn instr(&mut self, pc: u32, entry_pc: u32) {
@@ -925,7 +1070,15 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let Instr::CallVar { a, argc, var } = ins else {
                     unreachable!("only a CallVar is a built-in's call")
                 };
-                self.native_call(pc, a, argc, Some((var, word)), pc + 1);
+                let f = self.var_still(var, word, pc);
+                self.native_call(pc, a, argc, f, pc + 1, false);
+                return;
+            }
+            How::NativeTail(word) => {
+                let Instr::TailCallVar { a, argc, var } = ins else {
+                    unreachable!("only a TailCallVar is a built-in's tail call")
+                };
+                self.native_tail(pc, a, argc, var, word);
                 return;
             }
             How::Inline => {}
@@ -945,7 +1098,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Instr::Call { a, argc } if argc as usize == self.argc => {
                 // Itself (a named `fn` through its register) natively;
-                // anything else through `native::call`.
+                // anything else as any closure.
                 let w = self.r(a);
                 let same = self.b.ins().icmp(IntCC::Equal, w, self.me_word);
                 let (itself, other) = (self.b.create_block(), self.b.create_block());
@@ -953,9 +1106,12 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.switch_to_block(itself);
                 self.self_call(pc, a, argc, None, None, pc + 1);
                 self.b.switch_to_block(other);
-                self.native_call(pc, a, argc, None, pc + 1);
+                self.closure_call(pc, a, argc, w, pc + 1);
             }
-            Instr::Call { a, argc } => self.native_call(pc, a, argc, None, pc + 1),
+            Instr::Call { a, argc } => {
+                let w = self.r(a);
+                self.closure_call(pc, a, argc, w, pc + 1)
+            }
             Instr::Move { dst, src } => {
                 let v = self.r(src);
                 self.set(dst, v);
@@ -1216,11 +1372,35 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let out = self.leave(pc);
                 self.goto(out);
             }
-            Instr::CallVar { a, argc, var } => self.self_call(pc, a, argc, Some(var), None, pc + 1),
-            Instr::CallVar1Imm { a, src, imm, var } => {
+            Instr::CallVar { a, argc, var }
+                if self_var(self.p, var).is_some() && argc as usize == self.argc =>
+            {
+                self.self_call(pc, a, argc, Some(var), None, pc + 1)
+            }
+            Instr::CallVar { a, argc, var } => {
+                // Another function's var, read now (an unbound var's 0 is
+                // no closure: the interpreter raises).
+                let w = self.var_value(var);
+                self.closure_call(pc, a, argc, w, pc + 1)
+            }
+            Instr::CallVar1Imm { a, src, imm, var }
+                if self.argc == 1 && self_var(self.p, var as u32).is_some() =>
+            {
                 // The fused `CallVar` at pc + 1 is skipped, as the
                 // interpreter skips it.
                 self.self_call(pc, a, 1, Some(var as u32), Some((src, imm)), pc + 2)
+            }
+            Instr::CallVar1Imm { a, src, imm, var } => {
+                // Another function: the argument, then a call as any
+                // (leaving at `pc` redoes both, as nothing happened).
+                let x = self.r(src);
+                let ok = self.is_small(x);
+                self.guard(ok, pc);
+                let k = self.b.ins().iconst(I64, (imm as i64) << 3);
+                let v = self.add_words(x, k, pc);
+                self.set(a as i64 + 1, v);
+                let w = self.var_value(var as u32);
+                self.closure_call(pc, a, 1, w, pc + 2)
             }
             Instr::TailCallVar { a, argc, .. } | Instr::TailCall { a, argc } => {
                 let reds = self.reduction(pc);

@@ -783,7 +783,35 @@ impl Vm {
                         self.fault_native = Some(p);
                         raise!(e)
                     }
-                    Pending::Request { value, slot, q } => {
+                    Pending::Request {
+                        value,
+                        slot,
+                        q,
+                        tail: true,
+                    } => {
+                        // As `Vm::enter` finishes a built-in's tail call.
+                        set!(slot, value);
+                        self.request(q, &mut reds);
+                        ret_value!(value);
+                    }
+                    Pending::Redirect {
+                        g,
+                        slot,
+                        argc,
+                        tail: true,
+                    } => {
+                        // As `TailCallVar` would have moved callee and
+                        // arguments down before calling.
+                        set!(slot, g);
+                        // SAFETY: as in `TailCallVar`: the window's
+                        // registers down to its callee slot.
+                        unsafe {
+                            move_down(regs.add(slot as usize), regs.sub(1), argc as usize + 1)
+                        };
+                        sync!();
+                        tail_enter!(argc as usize);
+                    }
+                    Pending::Request { value, slot, q, .. } => {
                         set!(slot, value);
                         if matches!(q, Request::Yield) {
                             sync!();
@@ -792,7 +820,7 @@ impl Vm {
                         }
                         self.request(q, &mut reds);
                     }
-                    Pending::Redirect { g, slot, argc } => {
+                    Pending::Redirect { g, slot, argc, .. } => {
                         set!(slot, g);
                         sync!();
                         call_slow!(slot, argc)

@@ -43,6 +43,7 @@ impl Vm {
             stack_len: self.stack.len() as u64,
             cur: self.cur,
             leave_depth: 0,
+            leaver_named: 0,
             vm: crate::jit::native::VmParts {
                 heap: &self.heap,
                 env: &self.env,
