@@ -828,6 +828,18 @@ impl Heap {
 
     // ---- unchecked constructors for an interpreter -------------------
 
+    /// The addresses of the young block's allocation cursor (`htop`) and
+    /// of its end (`stop`), for code made at run time that allocates
+    /// inline (Lona's compiling tier): `n` words fit when `htop + n <=
+    /// stop`; they are taken by storing `htop + n` at the first address.
+    /// Else [`Heap::alloc`]'s slow path must allocate. Both addresses stay
+    /// valid as long as the heap does (a collection changes what they
+    /// hold, not where they are); writing through them is up to the
+    /// caller's own `unsafe`.
+    pub fn bump_cursor(&self) -> (*mut *mut u64, *const *mut u64) {
+        (self.htop.as_ptr(), self.stop.as_ptr())
+    }
+
     /// A cons cell from raw words, without the ownership check.
     ///
     /// # Safety

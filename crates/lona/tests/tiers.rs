@@ -435,3 +435,46 @@ fn compiled_functions_call_each_other_natively() {
          385 65 275 10\n:badarity\n1000000\n:saw-new\n"
     );
 }
+
+#[test]
+fn intrinsics_and_inline_cons_cells_match_the_built_ins() {
+    // Built-ins called through their intrinsic (`jit/intrinsic.rs`) from
+    // compiled code, known when compiled (`parity`, `edge`) or found at
+    // the call (`map inc`, `filter even?`, `reduce +`): small integers
+    // there, and the general path at the edges of the small range, for
+    // other numbers and for bad arguments. Cons cells made inline, past
+    // the young block (the heap's slow path) and onto what is not a list.
+    let out = both(
+        "intrinsics",
+        r#"
+(def top 1152921504606846975)
+(defn parity [x] (if (even? x) :even :odd))
+(defn edge [x] (inc x))
+(defn build [n acc] (if (= n 0) acc (build (dec n) (cons n acc))))
+(defn onto [x v] (cons x v))
+(defn -main []
+  (println (map inc [1 -1 top 1.5]) (map dec [0 (- 0 top 1)]))
+  (println (filter even? (range 10)) (filter odd? [1 2 3]) (map zero? [0 1 0.0]))
+  (println (reduce + 0 [1 2 top]) (reduce - 0 [1 2 3]) (map pos? [1 -1 0]) (map neg? [1 -1]))
+  (println (map < [1 2 3] [2 2 2]) (map >= [1 2 3] [2 2 2]) (map = [1 :a nil [1]] [1 :b false [1]]))
+  (println (map not [nil false 0]) (map nil? [nil false]) (map identity [1 :x "s"]))
+  (println (map parity [1 2 top]) (edge 41) (edge top))
+  (println (count (build 300000 ())) (take 3 (build 300000 ())) (onto 1 [2 3]) (onto 1 nil))
+  (println (try (filter even? [1 :x]) (catch :error e e)))
+  (println (try (map inc [1 nil]) (catch :error e e)))
+  (println (try (reduce + 0 [1 "x"]) (catch :error e e))))
+"#,
+        &["parity", "edge", "build", "onto"],
+    );
+    assert_eq!(
+        out,
+        "(2 0 1152921504606846976 2.5) (-1 -1152921504606846977)\n\
+         (0 2 4 6 8) (1 3) (true false true)\n\
+         1152921504606846978 -6 (true false false) (false true)\n\
+         (true false false) (false true true) (true false false true)\n\
+         (true true false) (true false) (1 :x \"s\")\n\
+         (:odd :even :odd) 42 1152921504606846976\n\
+         300000 (1 2 3) (1 2 3) (1)\n\
+         :badarg\n:badarith\n:badarith\n"
+    );
+}

@@ -41,6 +41,7 @@ pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: Nativ
         Vec::new(),
         Some((f, lo, hi)),
     );
+    proto.jit.set_intrinsic(&proto.name);
     bind(ns, name, proto.leak());
 }
 

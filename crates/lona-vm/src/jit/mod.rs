@@ -55,6 +55,7 @@
 //! memory); `tests/jit.rs` and `lona`'s `tests/tiers.rs` compare the two
 //! tiers.
 
+pub(crate) mod intrinsic;
 pub(crate) mod native;
 #[cfg(feature = "jit")]
 mod translate;
@@ -203,8 +204,12 @@ pub struct JitSlot {
     state: AtomicU8,
     heat: AtomicU32,
     /// `argc | nregs << 8` of the compiled code (written before `entry`
-    /// is published): what a compiled caller checks and needs.
+    /// is published): what a compiled caller checks and needs; for a
+    /// built-in with an intrinsic, the intrinsic's `argc`.
     shape: AtomicU32,
+    /// A built-in's [`intrinsic::Intrinsic`] (0: none); set before the
+    /// built-in is bound, never changed.
+    intrinsic: AtomicUsize,
 }
 
 /// The most arguments of a compiled function (they come in machine
@@ -283,6 +288,27 @@ pub(crate) unsafe fn enter(
 }
 
 impl JitSlot {
+    /// Gives the built-in named `name` its intrinsic, if it has one
+    /// (`builtins::def`, before the prototype is shared).
+    pub(crate) fn set_intrinsic(&self, name: &str) {
+        if let Some((f, argc)) = intrinsic::of(name) {
+            self.shape.store(argc as u32, Relaxed);
+            self.intrinsic.store(f as usize, Relaxed);
+        }
+    }
+
+    /// The built-in's intrinsic and its arity, if any.
+    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
+    pub(crate) fn intrinsic(&self) -> Option<(intrinsic::Intrinsic, usize)> {
+        let f = self.intrinsic.load(Relaxed);
+        (f != 0).then(|| {
+            // SAFETY: only `set_intrinsic` stores a non-zero value: an
+            // `Intrinsic`'s address.
+            let f = unsafe { std::mem::transmute::<usize, intrinsic::Intrinsic>(f) };
+            (f, self.shape.load(Relaxed) as usize & 0xff)
+        })
+    }
+
     /// The arity of the compiled code (read after [`JitSlot::entry`]
     /// gave the code: the Acquire there orders this read).
     #[inline(always)]
@@ -359,6 +385,10 @@ pub(crate) struct JitCtx {
     /// leaver's (by the innermost call of another function on the way
     /// out; until then they are the entered function's).
     pub leaver_named: u64,
+    /// The process heap's allocation cursor and its end
+    /// (`Heap::bump_cursor`): cons cells are allocated inline.
+    pub htop: *mut *mut u64,
+    pub stop: *const *mut u64,
     /// What a built-in called from compiled code needs of the VM
     /// (`native.rs`), and what it left for the interpreter to finish.
     pub vm: native::VmParts,
@@ -377,6 +407,8 @@ pub(crate) mod layout {
     pub const CUR: i32 = 48;
     pub const LEAVE_DEPTH: i32 = 72;
     pub const LEAVER_NAMED: i32 = 80;
+    pub const HTOP: i32 = 88;
+    pub const STOP: i32 = 96;
     /// In a frame: proto (8 bytes), pc, base, nregs (4 each), padding.
     pub const F_PROTO: i32 = 0;
     pub const F_PC: i32 = 8;
@@ -387,6 +419,7 @@ pub(crate) mod layout {
     /// (`JitSlot`).
     pub const P_ENTRY: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, entry) as i32;
     pub const P_SHAPE: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, shape) as i32;
+    pub const P_INTRINSIC: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, intrinsic) as i32;
     const P_JIT: i32 = std::mem::offset_of!(crate::bytecode::Proto, jit) as i32;
 }
 
@@ -402,6 +435,8 @@ const _: () = {
     assert!(offset_of!(JitCtx, cur) == CUR as usize);
     assert!(offset_of!(JitCtx, leave_depth) == LEAVE_DEPTH as usize);
     assert!(offset_of!(JitCtx, leaver_named) == LEAVER_NAMED as usize);
+    assert!(offset_of!(JitCtx, htop) == HTOP as usize);
+    assert!(offset_of!(JitCtx, stop) == STOP as usize);
 };
 
 #[cfg(not(feature = "jit"))]

@@ -953,7 +953,27 @@ impl<'a, 'b> Translator<'a, 'b> {
             let proto = self.b.ins().load(I64, mem(), f, 8);
             let at = self.b.ins().iadd_imm(proto, P_ENTRY as i64);
             let entry = self.b.ins().atomic_load(I64, mem(), at);
-            self.b.ins().brif(entry, has, &[], slow, &[]);
+            let other = if argc == 1 || argc == 2 {
+                self.b.create_block()
+            } else {
+                slow
+            };
+            self.b.ins().brif(entry, has, &[], other, &[]);
+            if other != slow {
+                // Not compiled code: a built-in with an intrinsic of this
+                // arity?
+                self.b.switch_to_block(other);
+                let ip = self.b.ins().load(I64, mem(), proto, P_INTRINSIC);
+                let (known, call) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(ip, known, &[], slow, &[]);
+                self.b.switch_to_block(known);
+                let shape = self.b.ins().uload32(mem(), proto, P_SHAPE);
+                let n = self.b.ins().band_imm(shape, 0xff);
+                let fits = self.b.ins().icmp_imm(IntCC::Equal, n, argc as i64);
+                self.b.ins().brif(fits, call, &[], slow, &[]);
+                self.b.switch_to_block(call);
+                self.intrinsic_call(ip, a, argc, reds, ret_pc, slow, false);
+            }
             self.b.switch_to_block(has);
             let shape = self.b.ins().uload32(mem(), proto, P_SHAPE);
             let n = self.b.ins().band_imm(shape, 0xff);
@@ -989,6 +1009,54 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         self.b.switch_to_block(slow);
         self.native_call(pc, a, argc, f, ret_pc, false);
+    }
+
+    /// Calls intrinsic `ip` (`intrinsic.rs`) with the arguments from
+    /// `R[a+1]`: its value into `R[a]` and on at `ret_pc` (returned, for a
+    /// `tail` call), the call's reduction (`reds`) taken; or on at `fail`
+    /// (nothing happened) when it gives 0.
+    #[allow(clippy::too_many_arguments)]
+    fn intrinsic_call(
+        &mut self,
+        ip: Value,
+        a: u8,
+        argc: u8,
+        reds: Value,
+        ret_pc: u32,
+        fail: Block,
+        tail: bool,
+    ) {
+        let x = self.r(a as i64 + 1);
+        let y = if argc == 2 {
+            self.r(a as i64 + 2)
+        } else {
+            self.b.ins().iconst(I64, 0)
+        };
+        let mut sig = cranelift_codegen::ir::Signature::new(self.cc);
+        sig.params.extend([AbiParam::new(I64), AbiParam::new(I64)]);
+        sig.returns.push(AbiParam::new(I64));
+        let sig = self.b.import_signature(sig);
+        let call = self.b.ins().call_indirect(sig, ip, &[x, y]);
+        let v = self.b.inst_results(call)[0];
+        let done = self.b.create_block();
+        self.b.ins().brif(v, done, &[], fail, &[]);
+        self.b.switch_to_block(done);
+        self.b.def_var(self.reds, reds);
+        if tail {
+            self.ret(v, ret_pc);
+        } else {
+            self.set(a, v);
+            self.goto(self.blocks[ret_pc as usize]);
+        }
+    }
+
+    /// The intrinsic of the built-in closure `word`, if it takes `argc`
+    /// arguments: its address.
+    fn known_intrinsic(word: u64, argc: u8) -> Option<usize> {
+        // SAFETY: closures carry leaked Proto addresses.
+        let q = unsafe { Proto::from_code(tag::closure_code(word)?) };
+        let (f, n) = q.jit.intrinsic()?;
+        (n == argc as usize).then_some(f as usize)
     }
 
     /// A call at `pc` of closure `f` (from var `var` or `R[a]`; goes into
@@ -1055,6 +1123,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.goto(ok);
         self.b.switch_to_block(ok);
         let f = self.var_still(var, word, pc);
+        if let Some(ip) = Self::known_intrinsic(word, argc) {
+            let reds = self.reduction(pc);
+            let general = self.b.create_block();
+            let ip = self.b.ins().iconst(I64, ip as i64);
+            self.intrinsic_call(ip, a, argc, reds, pc, general, true);
+            self.b.switch_to_block(general);
+        }
         self.native_call(pc, a, argc, f, pc + 1, true);
     }
 
@@ -1071,6 +1146,13 @@ impl<'a, 'b> Translator<'a, 'b> {
                     unreachable!("only a CallVar is a built-in's call")
                 };
                 let f = self.var_still(var, word, pc);
+                if let Some(ip) = Self::known_intrinsic(word, argc) {
+                    let reds = self.reduction(pc);
+                    let general = self.b.create_block();
+                    let ip = self.b.ins().iconst(I64, ip as i64);
+                    self.intrinsic_call(ip, a, argc, reds, pc + 1, general, false);
+                    self.b.switch_to_block(general);
+                }
                 self.native_call(pc, a, argc, f, pc + 1, false);
                 return;
             }
@@ -1085,7 +1167,40 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         match ins {
             Instr::Cons { dst, a, b } => {
+                // Onto a list (else the interpreter's `cons_any`): two
+                // words bumped from the young block, as `Heap::cons_raw`
+                // takes them; where they do not fit, the heap's slow path
+                // (an overflow chunk, a collection wanted) through
+                // `native::cons`.
                 let (x, y) = (self.r(a), self.r(b));
+                let t = self.b.ins().band_imm(y, 0b111);
+                let cons = self.b.ins().icmp_imm(IntCC::Equal, t, 0b001);
+                let empty = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::Equal, y, tag::EMPTY_LIST as i64);
+                let list = self.b.ins().bor(cons, empty);
+                self.guard(list, pc);
+                let hp = self.b.ins().load(I64, mem(), self.ctx, HTOP);
+                let top = self.b.ins().load(I64, mem(), hp, 0);
+                let sp = self.b.ins().load(I64, mem(), self.ctx, STOP);
+                let stop = self.b.ins().load(I64, mem(), sp, 0);
+                let end = self.b.ins().iadd_imm(top, 16);
+                let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, stop);
+                let (fast, slow, join) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.append_block_param(join, I64);
+                self.b.ins().brif(fits, fast, &[], slow, &[]);
+                self.b.switch_to_block(fast);
+                self.b.ins().store(mem(), x, top, 0);
+                self.b.ins().store(mem(), y, top, 8);
+                self.b.ins().store(mem(), end, hp, 0);
+                let v = self.b.ins().bor_imm(top, 0b001);
+                self.b.ins().jump(join, &[v.into()]);
+                self.b.switch_to_block(slow);
                 let out = self.helper(
                     super::native::cons as *const () as usize,
                     &[self.ctx, x, y],
@@ -1093,7 +1208,10 @@ impl<'a, 'b> Translator<'a, 'b> {
                 );
                 let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out[0], 0);
                 self.guard(ok, pc);
-                self.set(dst, out[0]);
+                self.b.ins().jump(join, &[out[0].into()]);
+                self.b.switch_to_block(join);
+                let v = self.b.block_params(join)[0];
+                self.set(dst, v);
                 self.goto(self.next(pc));
             }
             Instr::Call { a, argc } if argc as usize == self.argc => {

@@ -44,6 +44,8 @@ impl Vm {
             cur: self.cur,
             leave_depth: 0,
             leaver_named: 0,
+            htop: self.heap.bump_cursor().0,
+            stop: self.heap.bump_cursor().1,
             vm: crate::jit::native::VmParts {
                 heap: &self.heap,
                 env: &self.env,
