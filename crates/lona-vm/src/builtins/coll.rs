@@ -388,22 +388,44 @@ fn merge(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn reverse(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     if let View::Cons(..) = x.view() {
-        let mut acc = Term::EMPTY_LIST;
+        // A proper list: its length first, then its cells at once.
         let mut n = 0;
         let mut it = x.list_iter();
-        for e in &mut it {
-            acc = cx.heap.cons(e, acc);
+        for _ in &mut it {
             n += 1;
         }
         if !it.tail().same(Term::EMPTY_LIST) {
             return Err(Raise::badarg());
         }
         cx.charge(n / 8);
-        return Ok(acc.raw());
+        let items = ExactLen(x.list_iter().map(|e| e.raw()), n);
+        // SAFETY: the elements are words of this heap (an argument) or
+        // permanent.
+        return Ok(unsafe { cx.heap.list_raw_rev(items, Term::EMPTY_LIST.raw()) });
     }
     let mut v = seq_items(cx, a[0])?;
     v.reverse();
     Ok(cx.heap.list(&v).raw())
+}
+
+/// An iterator of a known length (for `Heap::list_raw`).
+struct ExactLen<I>(I, usize);
+
+impl<I: Iterator> Iterator for ExactLen<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.0.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.1, Some(self.1))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for ExactLen<I> {}
+
+/// The word of small integer `v` (in the small range).
+fn small_raw(v: i64) -> RawTerm {
+    crate::tag::raw(crate::tag::small(v))
 }
 
 fn int_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<i64, Raise> {
@@ -432,8 +454,19 @@ fn range(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         return Err(Raise::error(lona_term::kw!("system-limit")));
     }
     cx.charge(n as usize / 8);
+    let n = n as i64;
+    let last = from as i128 + (n as i128 - 1) * step as i128;
+    if n > 0
+        && Term::small_int(from).is_some()
+        && i64::try_from(last).ok().and_then(Term::small_int).is_some()
+    {
+        // Small integers from end to end (and so between): the cells at once.
+        let items = ExactLen((0..n).map(|i| small_raw(from + i * step)), n as usize);
+        // SAFETY: immediates.
+        return Ok(unsafe { cx.heap.list_raw(items, Term::EMPTY_LIST.raw()) });
+    }
     let mut acc = Term::EMPTY_LIST.raw();
-    for i in (0..n as i64).rev() {
+    for i in (0..n).rev() {
         let v = Term::small_int(from + i * step)
             .map(|x| x.raw())
             .unwrap_or_else(|| cx.heap.int(from + i * step).raw());
