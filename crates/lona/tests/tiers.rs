@@ -400,6 +400,7 @@ fn compiled_functions_call_each_other_natively() {
 (defn head [xs] (first xs))
 (defn heads [xs n acc] (if (= n 0) acc (heads (rest xs) (dec n) (+ acc (head xs)))))
 (defn bad-head [x] (first x))
+(defn bad-heads [n] (if (= n 0) :never (do (bad-head n) (bad-heads (dec n)))))
 (defn nap [x] (yield))
 (defn naps [n] (if (= n 0) :rested (do (nap n) (naps (dec n)))))
 (defn collect [x] (gc))
@@ -422,11 +423,27 @@ fn compiled_functions_call_each_other_natively() {
   (println (ping 1000000))
   (spawn (fn [] (eval '(defn inner [x] :new))))
   (println (wait-new 0))
-  (println (bad-head 5)))
+  (println (bad-heads 5)))
 "#,
         &[
-            "sq", "big", "sum-sq", "sum-big", "boom", "run-boom", "head", "heads", "bad-head",
-            "nap", "naps", "collect", "collects", "callf", "ping", "pong", "wait-new",
+            "sq",
+            "big",
+            "sum-sq",
+            "sum-big",
+            "boom",
+            "run-boom",
+            "head",
+            "heads",
+            "bad-head",
+            "bad-heads",
+            "nap",
+            "naps",
+            "collect",
+            "collects",
+            "callf",
+            "ping",
+            "pong",
+            "wait-new",
         ],
     );
     assert_eq!(
@@ -477,4 +494,24 @@ fn intrinsics_and_inline_cons_cells_match_the_built_ins() {
          300000 (1 2 3) (1 2 3) (1)\n\
          :badarg\n:badarith\n:badarith\n"
     );
+}
+
+#[test]
+fn code_that_leaves_early_on_most_entries_is_given_up() {
+    // `shape` is compiled (a call of itself makes it worth entering),
+    // but every entry leaves it at the vector it makes (left to the
+    // interpreter): after 1,000 such entries the interpreter runs it
+    // again. `tally`, a compiled loop calling it natively, then calls it
+    // the general way. Results stay the same throughout.
+    let src = r#"
+(defn shape [n] (if (< n 0) (shape (- 0 n)) [n n]))
+(defn tally [n acc] (if (= n 0) acc (tally (dec n) (+ acc (first (shape n))))))
+(defn -main []
+  (println (reduce + 0 (map (fn [i] (second (shape i))) (range 3000))))
+  (println (tally 3000 0)))
+"#;
+    let out = both("give-up", src, &["shape", "tally"]);
+    assert_eq!(out, "4498500\n4501500\n");
+    let log = String::from_utf8_lossy(&run("jit-eager", src, "give-up").stderr).into_owned();
+    assert!(log.contains("jit: giving up user/shape"), "{log}");
 }

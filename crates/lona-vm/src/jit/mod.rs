@@ -185,6 +185,10 @@ pub fn threshold() -> u32 {
 
 const COLD: u8 = 0;
 const COMPILED: u8 = 1;
+/// Compiled, but with no loop and no call of itself: called natively by
+/// compiled callers, never entered by the interpreter (entering and
+/// leaving machine code costs more than a short function gains).
+const LEAF: u8 = 3;
 const NEVER: u8 = 2;
 
 /// A prototype's tier state. Written by the workers that call it: `heat`
@@ -210,7 +214,15 @@ pub struct JitSlot {
     /// A built-in's [`intrinsic::Intrinsic`] (0: none); set before the
     /// built-in is bound, never changed.
     intrinsic: AtomicUsize,
+    /// Entries from the interpreter into the code, and how many of them
+    /// left before the slice's end (`JitSlot::judge`); racy counts, kept
+    /// until the code is judged.
+    entries: AtomicU32,
+    early: AtomicU32,
 }
+
+/// Entries after which compiled code is judged (`JitSlot::judge`).
+const JUDGE_AFTER: u32 = 1000;
 
 /// The most arguments of a compiled function (they come in machine
 /// registers: `(ctx, base, depth, closure, args...)`).
@@ -323,6 +335,41 @@ impl JitSlot {
         // after the code is finished (`compile`).
         let e = self.entry.load(std::sync::atomic::Ordering::Acquire);
         (e != 0).then_some(e)
+    }
+
+    /// Counts one entry of the interpreter into this code, which `left`
+    /// it before the slice's end (a side exit, a slow path, a call the
+    /// code does not make itself). After [`JUDGE_AFTER`] entries, code
+    /// that left early on most of them is given up: the interpreter runs
+    /// the function from then on (entering and leaving machine code on
+    /// every call costs more than it gains: a receive loop, a loop
+    /// calling a function that stays interpreted), and compiled callers
+    /// no longer call it natively.
+    #[inline]
+    pub(crate) fn judge(&self, p: &Proto, left: bool) {
+        if self.state.load(Relaxed) != COMPILED {
+            return;
+        }
+        let e = self.entries.load(Relaxed);
+        if e > JUDGE_AFTER {
+            return;
+        }
+        self.entries.store(e + 1, Relaxed);
+        let b = self.early.load(Relaxed) + left as u32;
+        self.early.store(b, Relaxed);
+        if e + 1 == JUDGE_AFTER && 2 * b > JUDGE_AFTER {
+            self.state.store(NEVER, Relaxed);
+            // Callers read the address with Acquire (`entry`); a running
+            // activation keeps its code (code is never freed).
+            self.entry.store(0, std::sync::atomic::Ordering::Release);
+            GIVEN_UP.fetch_add(1, Relaxed);
+            if std::env::var_os("LONA_JIT_LOG").is_some() {
+                eprintln!(
+                    "jit: giving up {}: it left early {b} times in {JUDGE_AFTER} entries",
+                    p.name
+                );
+            }
+        }
     }
 
     /// Counts one call of `p` (whose slot this is); compiles it when hot.
@@ -473,6 +520,18 @@ impl Compiler {
         set(&mut flags, "opt_level", "speed")?;
         set(&mut flags, "preserve_frame_pointers", "true")?;
         set(&mut flags, "is_pic", "false")?;
+        // Cranelift's IR verifier: in debug builds (every test run), where
+        // it catches a translation bug at its source; a release build
+        // spends 40% of its compile time in it.
+        set(
+            &mut flags,
+            "enable_verifier",
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )?;
         let isa = cranelift_native::builder()
             .map_err(|e| e.to_string())?
             .finish(settings::Flags::new(flags))
@@ -496,7 +555,7 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
     match slot.state.load(Relaxed) {
         COMPILED => return slot.entry(),
-        NEVER => return None,
+        NEVER | LEAF => return None,
         _ => {}
     }
     let Some(c) = guard.as_mut() else {
@@ -517,16 +576,17 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     COMPILE_NS.fetch_add(ns, Relaxed);
     COMPILE_NS_MAX.fetch_max(ns, Relaxed);
     match made {
-        Ok((addr, argc, nregs)) => {
+        Ok((addr, argc, nregs, leaf)) => {
             slot.argc.store(argc as u8, Relaxed);
             slot.shape.store(argc as u32 | nregs << 8, Relaxed);
             // Release: a worker that loads the address (Acquire, `entry`)
             // sees the finished code.
             slot.entry.store(addr, std::sync::atomic::Ordering::Release);
-            slot.state.store(COMPILED, Relaxed);
+            slot.state
+                .store(if leaf { LEAF } else { COMPILED }, Relaxed);
             COMPILED_COUNT.fetch_add(1, Relaxed);
             if std::env::var_os("LONA_JIT_LOG").is_some() {
-                eprintln!("jit: compiled {} at {addr:#x}", p.name);
+                eprintln!("jit: compiled {} at {addr:#x} ({} µs)", p.name, ns / 1000);
             }
             slot.entry()
         }
@@ -543,6 +603,8 @@ fn compile(p: &'static Proto) -> Option<Entry> {
 
 /// Prototypes compiled so far in this OS process.
 static COMPILED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Compiled prototypes given up (`JitSlot::judge`).
+static GIVEN_UP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Prototypes found hot that could not be compiled.
 static REFUSED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Nanoseconds spent compiling (checks and refusals included), in all and
@@ -559,6 +621,9 @@ pub struct Stats {
     /// Prototypes found hot that stay interpreted (`LONA_JIT_LOG=1` says
     /// why for each).
     pub refused: u64,
+    /// Compiled prototypes given up because their code left early on most
+    /// entries (the interpreter runs them again).
+    pub given_up: u64,
     /// Time spent compiling and checking, in all, in microseconds.
     pub compile_us: u64,
     /// The longest time from a prototype found hot to its code installed
@@ -571,6 +636,7 @@ pub fn stats() -> Stats {
     Stats {
         compiled: COMPILED_COUNT.load(Relaxed),
         refused: REFUSED_COUNT.load(Relaxed),
+        given_up: GIVEN_UP.load(Relaxed),
         compile_us: COMPILE_NS.load(Relaxed) / 1000,
         max_us: COMPILE_NS_MAX.load(Relaxed) / 1000,
     }
@@ -580,8 +646,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jit: {} functions compiled, {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed",
-            self.compiled, self.refused, self.compile_us, self.max_us
+            "jit: {} functions compiled ({} given up since), {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed",
+            self.compiled, self.given_up, self.refused, self.compile_us, self.max_us
         )
     }
 }

@@ -264,8 +264,12 @@ fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
     }
 }
 
-/// Compiles `p`: the address of its machine code.
-pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usize, u32), Why> {
+/// Compiles `p`: the address of its machine code, its arity and register
+/// count, and whether it is a leaf (no loop, no call of itself).
+pub(super) fn compile(
+    c: &mut Compiler,
+    p: &'static Proto,
+) -> Result<(usize, usize, u32, bool), Why> {
     let (argc, entry_pc, nregs) = only_arity(p)?;
     check(p, argc)?;
     if argc > super::MAX_ARGS {
@@ -315,7 +319,11 @@ pub(super) fn compile(c: &mut Compiler, p: &'static Proto) -> Result<(usize, usi
     c.module.finalize_definitions().map_err(|e| e.to_string())?;
     let addr = c.module.get_finalized_function(id) as usize;
     super::perf_map(addr, size, &p.name);
-    Ok((addr, argc, nregs))
+    let leaf = !p
+        .code
+        .iter()
+        .any(|&i| how(p, argc, i) == How::Inline && gain(p, argc, i));
+    Ok((addr, argc, nregs, leaf))
 }
 
 struct Translator<'a, 'b> {
@@ -648,10 +656,16 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// The registers of `set` that may differ from memory, to memory.
     fn write_back(&mut self, set: u64) {
         let m = set & self.written;
+        if m == 0 {
+            return;
+        }
+        // The window's address once for all of them (it is a cold path,
+        // but its size is compile time).
+        let regs = self.regs();
         for i in 0..self.vars.len() as i64 {
             if m & (1 << i) != 0 {
                 let v = self.r(i);
-                self.store_reg(i, v);
+                self.b.ins().store(mem(), v, regs, (i * 8) as i32);
             }
         }
     }
@@ -1071,11 +1085,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         // Callee and arguments in memory, where the built-in (and the
         // interpreter, should it take over) reads them.
         self.set(a, f);
+        let regs = self.regs();
         for i in 0..=argc as i64 {
             let v = self.r(a as i64 + i);
-            self.store_reg(a as i64 + i, v);
+            self.b
+                .ins()
+                .store(mem(), v, regs, ((a as i64 + i) * 8) as i32);
         }
-        let regs = self.regs();
         let args = self.b.ins().iadd_imm(regs, 8 * (a as i64 + 1));
         let n = self.b.ins().iconst(I64, argc as i64);
         let slot = self

@@ -79,6 +79,14 @@ impl Vm {
             )
         };
         let v = back.value;
+        // Left by itself with reductions to spare: early
+        // (`JitSlot::judge`). (A callee that left is not the entered
+        // function's fault; a compiled callee is never given up for it,
+        // as its callers would then leave at every call of it.)
+        let entered = self.cur.proto;
+        entered
+            .jit
+            .judge(entered, v == 0 && back.reds > 1 && jc.leave_depth == 0);
         let len = if v != 0 {
             // Returned to here: the frame it popped is the caller's,
             // current again (its bytes are still in the buffer).
