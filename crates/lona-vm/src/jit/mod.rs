@@ -6,11 +6,15 @@
 //! A prototype (`Proto`) of one fixed arity (at most [`MAX_ARGS`]
 //! arguments). The translator (`translate.rs`, `how`) makes machine code
 //! of moves, constants, jumps, small-integer arithmetic and comparison,
-//! list and vector patterns, captured values, calls and tail calls of
-//! itself, calls of built-ins and cons cells (`native.rs`), returns; any
-//! other instruction is a side exit (the interpreter finishes the frame
-//! from there), allowed where a loop or a call of itself is reachable
-//! from the entry without passing one (`check`).
+//! list and vector patterns, captured values, cons cells (inline), calls
+//! and tail calls of itself, calls of other compiled functions (native
+//! calls), of built-ins (`native.rs`, `intrinsic.rs`) and tail calls of
+//! built-ins, returns; any other instruction is a side exit (the
+//! interpreter finishes the frame from there), allowed where a loop, a
+//! call of itself or a return is reachable from the entry without
+//! passing one (`check`). Functions without a loop or a call of
+//! themselves (leaves) are only called by compiled code; code that
+//! leaves early on most entries is given up (`JitSlot::judge`).
 //!
 //! # The protocol between the tiers
 //!
