@@ -200,8 +200,8 @@ const NEVER: u8 = 2;
 /// under the compiler's lock; read by every caller.
 ///
 /// Compiled code reads `entry` and `shape` of a callee it calls
-/// (`translate.rs`, `closure_call`), at [`layout::P_ENTRY`] and
-/// [`layout::P_SHAPE`] from the prototype's address.
+/// (`translate.rs`, `closure_call`), at `layout::P_ENTRY` and
+/// `layout::P_SHAPE` from the prototype's address.
 #[derive(Debug, Default)]
 #[repr(C)]
 pub struct JitSlot {
