@@ -832,7 +832,7 @@ impl Heap {
     /// of its end (`stop`), for code made at run time that allocates
     /// inline (Lona's compiling tier): `n` words fit when `htop + n <=
     /// stop`; they are taken by storing `htop + n` at the first address.
-    /// Else [`Heap::alloc`]'s slow path must allocate. Both addresses stay
+    /// Else the heap's own allocation (its slow path) must allocate. Both addresses stay
     /// valid as long as the heap does (a collection changes what they
     /// hold, not where they are); writing through them is up to the
     /// caller's own `unsafe`.
