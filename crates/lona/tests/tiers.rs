@@ -515,3 +515,33 @@ fn code_that_leaves_early_on_most_entries_is_given_up() {
     let log = String::from_utf8_lossy(&run("jit-eager", src, "give-up").stderr).into_owned();
     assert!(log.contains("jit: giving up user/shape"), "{log}");
 }
+
+#[test]
+#[ignore = "compiles 40,000 functions: run by hand, with --release"]
+fn forty_thousand_compiled_functions_fit() {
+    // Each compiled function once took mappings of its own; Linux's limit
+    // of 65,530 stopped compiling after 32,741 functions and then made
+    // every allocation fail. The code space is one reserved range now.
+    let mut src = String::new();
+    for k in 0..40_000 {
+        src.push_str(&format!(
+            "(defn f{k} [n] (if (= n 0) {k} (f{k} (dec n)))) (f{k} 1)\n"
+        ));
+    }
+    src.push_str("(defn -main [] (println (f39999 3)))\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_lona"))
+        .args(["run", "--jit-stats"])
+        .arg(program("forty-thousand", &src))
+        .env("LONA_TIER", "jit-eager")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "39999\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let n: u64 = err
+        .split("jit: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(n > 40_000, "{err}");
+}

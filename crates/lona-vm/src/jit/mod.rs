@@ -496,6 +496,11 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     None
 }
 
+/// Address space reserved for machine code (not memory: pages are made
+/// usable as code fills them).
+#[cfg(feature = "jit")]
+const CODE_RESERVE: usize = 1 << 30;
+
 /// The compiler: one Cranelift JIT module for the whole OS process,
 /// behind a lock (compiles are rare). Its code is never freed
 /// (`docs/jit.md`, section 7: code lifetime is a later step).
@@ -540,8 +545,18 @@ impl Compiler {
             .map_err(|e| e.to_string())?
             .finish(settings::Flags::new(flags))
             .map_err(|e| e.to_string())?;
-        let builder =
+        let mut builder =
             cranelift_jit::JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+        // All machine code in one reserved range of address space (pages
+        // made usable as needed): adjacent code pages of the same
+        // protection are one mapping to the kernel. With a mapping of its
+        // own per function (the default provider), a node hit Linux's
+        // 65,530 mappings after 32,741 compiled functions, and then
+        // failed to allocate memory at all. Past the range, compiles fail
+        // and functions stay interpreted.
+        let arena = cranelift_jit::ArenaMemoryProvider::new_with_size(CODE_RESERVE)
+            .map_err(|e| format!("reserving code space: {e}"))?;
+        builder.memory_provider(Box::new(arena));
         let module = cranelift_jit::JITModule::new(builder);
         Ok(Compiler {
             ctx: cranelift_module::Module::make_context(&module),
