@@ -409,14 +409,22 @@ mod tests {
         assert!(s.contains("user/relay"), "{s}");
         assert!(s.contains("hello from the program"), "{s}");
         assert!(s.contains("sort: reductions"), "{s}");
-        // Busiest first: the first row under the header is a relay (they
-        // run all the time), not the idle backlog process.
+        // Busiest first: the first row under the header is the main
+        // process (it built the ring, then relays too) or a relay, not the
+        // idle backlog process. (The main process's function shows as `-`
+        // when the snapshot finds it running on a worker: the test once
+        // failed on that under a loaded CI machine.)
         let lines: Vec<&str> = s.lines().collect();
         let header = lines
             .iter()
             .position(|l| l.contains("current function"))
             .unwrap();
-        assert!(lines[header + 1].contains("user/relay"), "{s}");
+        let first = lines[header + 1];
+        assert!(
+            first.contains("user/relay") || first.contains("<0.1.0>"),
+            "{s}"
+        );
+        assert!(!first.contains("user/backlog"), "{s}");
         // Sorted by mailbox, the backlogged server heads the table.
         assert!(view.key(KeyCode::Char('b')));
         t.draw(|f| view.draw(f)).unwrap();
