@@ -408,7 +408,7 @@ fn reverse(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&v).raw())
 }
 
-/// An iterator of a known length (for `Heap::list_raw`).
+/// An iterator of a known length (for `Heap::list_raw_rev`).
 struct ExactLen<I>(I, usize);
 
 impl<I: Iterator> Iterator for ExactLen<I> {
@@ -461,9 +461,9 @@ fn range(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         && i64::try_from(last).ok().and_then(Term::small_int).is_some()
     {
         // Small integers from end to end (and so between): the cells at once.
-        let items = ExactLen((0..n).map(|i| small_raw(from + i * step)), n as usize);
+        let items = ExactLen((0..n).rev().map(|i| small_raw(from + i * step)), n as usize);
         // SAFETY: immediates.
-        return Ok(unsafe { cx.heap.list_raw(items, Term::EMPTY_LIST.raw()) });
+        return Ok(unsafe { cx.heap.list_raw_rev(items, Term::EMPTY_LIST.raw()) });
     }
     let mut acc = Term::EMPTY_LIST.raw();
     for i in (0..n).rev() {

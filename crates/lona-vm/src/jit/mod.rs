@@ -59,6 +59,8 @@
 //! memory); `tests/jit.rs` and `lona`'s `tests/tiers.rs` compare the two
 //! tiers.
 
+#[cfg(feature = "jit")]
+mod analysis;
 pub(crate) mod intrinsic;
 pub(crate) mod native;
 #[cfg(feature = "jit")]
@@ -207,8 +209,6 @@ const NEVER: u8 = 2;
 pub struct JitSlot {
     /// The machine code's address once compiled (0 before).
     entry: AtomicUsize,
-    /// The arity the code takes (written before `entry` is published).
-    argc: AtomicU8,
     state: AtomicU8,
     heat: AtomicU32,
     /// `argc | nregs << 8` of the compiled code (written before `entry`
@@ -329,7 +329,7 @@ impl JitSlot {
     /// gave the code: the Acquire there orders this read).
     #[inline(always)]
     pub(crate) fn argc(&self) -> usize {
-        self.argc.load(Relaxed) as usize
+        self.shape.load(Relaxed) as usize & 0xff
     }
 
     /// The compiled code, if any.
@@ -596,7 +596,6 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     COMPILE_NS_MAX.fetch_max(ns, Relaxed);
     match made {
         Ok((addr, argc, nregs, leaf)) => {
-            slot.argc.store(argc as u8, Relaxed);
             slot.shape.store(argc as u32 | nregs << 8, Relaxed);
             // Release: a worker that loads the address (Acquire, `entry`)
             // sees the finished code.

@@ -33,6 +33,7 @@ impl Vm {
         const FS: usize = std::mem::size_of::<Frame>();
         let frames = self.frames.as_mut_ptr() as *mut u8;
         let len0 = self.frames.len();
+        let (htop, stop) = self.heap.bump_cursor();
         let mut jc = crate::jit::JitCtx {
             sp_limit: 0,
             frames,
@@ -44,8 +45,8 @@ impl Vm {
             cur: self.cur,
             leave_depth: 0,
             leaver_named: 0,
-            htop: self.heap.bump_cursor().0,
-            stop: self.heap.bump_cursor().1,
+            htop,
+            stop,
             vm: crate::jit::native::VmParts {
                 heap: &self.heap,
                 env: &self.env,

@@ -1,0 +1,405 @@
+//! What the translator needs to know of a prototype before it emits
+//! anything: its one arity, how each instruction is translated (`how`:
+//! inline, a built-in's call, or a side exit), whether the function is
+//! worth compiling (`check`), and which registers are live and written
+//! (so only those are loaded and written back).
+
+use crate::bytecode::{Instr, Proto};
+use crate::tag;
+
+/// Why a prototype is not compiled.
+pub(super) type Why = String;
+
+/// The one arity of `p`: `(argc, entry pc, nregs)`.
+pub(super) fn only_arity(p: &Proto) -> Result<(usize, u32, u32), Why> {
+    if p.native.is_some() {
+        return Err("a built-in".into());
+    }
+    if p.variadic.is_some() {
+        return Err("variadic".into());
+    }
+    let mut found = None;
+    for (argc, e) in p.entries.iter().enumerate() {
+        if e.pc != u32::MAX {
+            if found.is_some() {
+                return Err("several arities".into());
+            }
+            found = Some((argc, e.pc, e.nregs as u32));
+        }
+    }
+    match found {
+        Some((_, _, nregs)) if nregs > 64 => Err("more than 64 registers".into()),
+        Some(f) => Ok(f),
+        None => Err("no arity".into()),
+    }
+}
+
+/// The closure var `var` holds, if it is one of `p` (a call through it
+/// is a call of this function itself). A var's value is permanent: the
+/// word stays valid and names that closure alone.
+pub(super) fn self_var(p: &'static Proto, var: u32) -> Option<u64> {
+    let w = p.vars[var as usize].get()?.bits();
+    (tag::closure_code(w)? == p.code_id()).then_some(w)
+}
+
+/// How an instruction is translated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum How {
+    /// Machine code of its own (calls of itself among them).
+    Inline,
+    /// A call through a var that held this built-in closure when compiled
+    /// (`native::call`, after checking the var still holds it).
+    NativeVar(u64),
+    /// A tail call of such a built-in: called, then its value returned.
+    NativeTail(u64),
+    /// Left to the interpreter: compiled code leaves at it.
+    SideExit,
+}
+
+/// The built-in closure var `var` holds, if it is one taking `argc`
+/// arguments.
+fn native_var(p: &'static Proto, var: u32, argc: usize) -> Option<u64> {
+    let w = p.vars[var as usize].get()?.bits();
+    // SAFETY: closures carry leaked Proto addresses.
+    let q = unsafe { Proto::from_code(tag::closure_code(w)?) };
+    let (lo, hi) = q.native_arity;
+    (q.native.is_some() && argc >= lo as usize && (hi == u16::MAX || argc <= hi as usize))
+        .then_some(w)
+}
+
+/// How instruction `ins` of `p` (of arity `argc`) is translated.
+pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
+    match ins {
+        Instr::Move { .. }
+        | Instr::LoadConst { .. }
+        | Instr::LoadNil { .. }
+        | Instr::LoadSelf { .. }
+        | Instr::Jump { .. }
+        | Instr::Loop { .. }
+        | Instr::JumpIfFalse { .. }
+        | Instr::JumpIfTrue { .. }
+        | Instr::Ret { .. }
+        | Instr::AddRet { .. }
+        | Instr::Add { .. }
+        | Instr::Sub { .. }
+        | Instr::AddImm { .. }
+        | Instr::Lt { .. }
+        | Instr::Le { .. }
+        | Instr::Gt { .. }
+        | Instr::Ge { .. }
+        | Instr::Eq { .. }
+        | Instr::NumEq { .. }
+        | Instr::JumpUnlessLt { .. }
+        | Instr::JumpUnlessLe { .. }
+        | Instr::JumpUnlessLtImm { .. }
+        | Instr::JumpUnlessEq { .. }
+        | Instr::Mul { .. }
+        | Instr::LoadCapture { .. }
+        | Instr::TestCons { .. }
+        | Instr::TestList { .. }
+        | Instr::TestEmptyList { .. }
+        | Instr::GetHead { .. }
+        | Instr::GetTail { .. }
+        | Instr::TestVector { .. }
+        | Instr::TestVectorMin { .. }
+        | Instr::GetElem { .. }
+        | Instr::TestEqConst { .. }
+        | Instr::TestEqReg { .. }
+        | Instr::Cons { .. }
+        | Instr::Call { .. } => How::Inline,
+        Instr::CallVar { argc: n, var, .. } => {
+            if self_var(p, var).is_some() && n as usize == argc {
+                How::Inline
+            } else {
+                // A built-in, or any closure (`closure_call`).
+                native_var(p, var, n as usize).map_or(How::Inline, How::NativeVar)
+            }
+        }
+        Instr::TailCallVar { argc: n, var, .. } => {
+            if self_var(p, var).is_some() && n as usize == argc {
+                How::Inline
+            } else {
+                native_var(p, var, n as usize).map_or(How::SideExit, How::NativeTail)
+            }
+        }
+        Instr::CallVar1Imm { .. } => How::Inline,
+        Instr::TailCall { argc: n, .. } if n as usize == argc => How::Inline,
+        _ => How::SideExit,
+    }
+}
+
+/// Checks that the code is worth compiling and that none of it runs off
+/// the end: instructions left to the interpreter (side exits) are
+/// allowed where the function has a loop or a call of itself to gain on.
+pub(super) fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
+    let n = p.code.len();
+    match p.code.last() {
+        Some(Instr::Jump { .. } | Instr::Loop { .. } | Instr::Ret { .. })
+        | Some(Instr::TailCallVar { .. } | Instr::TailCall { .. })
+        | Some(Instr::FunctionClause | Instr::Badmatch { .. } | Instr::CaseClause { .. }) => {}
+        Some(&last) if how(p, argc, last) == How::SideExit => {}
+        other => return Err(format!("the code ends in {other:?}, not a jump or return")),
+    }
+    for (pc, ins) in p.code.iter().enumerate() {
+        if matches!(ins, Instr::CallVar1Imm { .. }) && pc + 2 >= n {
+            return Err("a fused call at the end".into());
+        }
+    }
+    // Raising instructions leave too, but only on an error path.
+    let raises = |i: Instr| {
+        matches!(
+            i,
+            Instr::FunctionClause | Instr::Badmatch { .. } | Instr::CaseClause { .. }
+        )
+    };
+    let exits = p
+        .code
+        .iter()
+        .filter(|&&i| how(p, argc, i) == How::SideExit && !raises(i))
+        .count();
+    // With side exits, a loop, a self call or a return must be reachable
+    // from the entry without passing one: a function that always leaves
+    // before it gains (a receive first, say) would pay an entry and a
+    // leave on every call; one that can return is worth calling natively
+    // from compiled callers.
+    if exits > 0 {
+        let entry = only_arity(p)?.1 as usize;
+        let mut seen = vec![false; n];
+        let mut todo = vec![entry];
+        let (mut reached, mut exit) = (false, None);
+        while let Some(pc) = todo.pop() {
+            if pc >= n || std::mem::replace(&mut seen[pc], true) {
+                continue;
+            }
+            let ins = p.code[pc];
+            match how(p, argc, ins) {
+                How::SideExit => {
+                    exit.get_or_insert(ins);
+                    continue;
+                }
+                How::Inline if gain(p, argc, ins) => {
+                    reached = true;
+                    break;
+                }
+                How::NativeTail(_) => {
+                    reached = true;
+                    break;
+                }
+                How::Inline if matches!(ins, Instr::Ret { .. } | Instr::AddRet { .. }) => {
+                    reached = true;
+                    break;
+                }
+                _ => {}
+            }
+            todo.extend(successors(ins, pc).into_iter().flatten());
+        }
+        if !reached {
+            return Err(format!(
+                "it leaves ({exit:?}) before any loop, call of itself or return"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether compiled code gains by instruction `ins` of `p` (when it is
+/// compiled inline): a loop's back-edge, or a call of the function itself
+/// (a call of another function gains only what that call saves, not the
+/// entry and leave of a function that then leaves).
+pub(super) fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
+    match ins {
+        Instr::Loop { .. } | Instr::TailCall { .. } => true,
+        Instr::TailCallVar { var, argc: n, .. } | Instr::CallVar { var, argc: n, .. } => {
+            n as usize == argc && self_var(p, var).is_some()
+        }
+        Instr::CallVar1Imm { var, .. } => self_var(p, var as u32).is_some(),
+        _ => false,
+    }
+}
+
+/// Where control goes after `ins` at `pc` (none: it returns, raises or
+/// tail-calls).
+fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
+    let next = Some(pc + 1);
+    match ins {
+        Instr::Jump { to } | Instr::Loop { to } => [Some(to as usize), None],
+        Instr::JumpIfFalse { to, .. }
+        | Instr::JumpIfTrue { to, .. }
+        | Instr::JumpUnlessLt { to, .. }
+        | Instr::JumpUnlessLe { to, .. }
+        | Instr::JumpUnlessLtImm { to, .. }
+        | Instr::JumpUnlessEq { to, .. } => [next, Some(to as usize)],
+        Instr::TestCons { fail, .. }
+        | Instr::TestList { fail, .. }
+        | Instr::TestEmptyList { fail, .. }
+        | Instr::TestVector { fail, .. }
+        | Instr::TestVectorMin { fail, .. }
+        | Instr::TestEqConst { fail, .. }
+        | Instr::TestEqReg { fail, .. } => [next, Some(fail as usize)],
+        Instr::CallVar1Imm { .. } => [Some(pc + 2), None],
+        Instr::Ret { .. }
+        | Instr::AddRet { .. }
+        | Instr::TailCall { .. }
+        | Instr::TailCallVar { .. }
+        | Instr::FunctionClause
+        | Instr::Badmatch { .. }
+        | Instr::CaseClause { .. } => [None, None],
+        _ => [next, None],
+    }
+}
+
+/// Registers live at the start of each instruction (a bit each): read
+/// before being written on some path from there. A call's callee slot and
+/// the registers above it are written by the call (the callee's window);
+/// a tail call or return ends the frame's use of its registers.
+pub(super) fn liveness(p: &Proto) -> Vec<u64> {
+    let n = p.code.len();
+    let bit = |r: i64| if (0..64).contains(&r) { 1u64 << r } else { 0 };
+    let range = |from: i64, to: i64| (from..to).fold(0u64, |m, r| m | bit(r));
+    // (uses, defs, successors) of each instruction.
+    let step = |pc: usize| -> (u64, u64, [Option<usize>; 2]) {
+        let next = Some(pc + 1);
+        match p.code[pc] {
+            Instr::Move { dst, src } => (bit(src as i64), bit(dst as i64), [next, None]),
+            Instr::LoadConst { dst, .. } | Instr::LoadNil { dst } | Instr::LoadSelf { dst } => {
+                (0, bit(dst as i64), [next, None])
+            }
+            Instr::Jump { to } | Instr::Loop { to } => (0, 0, [Some(to as usize), None]),
+            Instr::JumpIfFalse { r, to } | Instr::JumpIfTrue { r, to } => {
+                (bit(r as i64), 0, [next, Some(to as usize)])
+            }
+            Instr::Add { dst, a, b }
+            | Instr::Sub { dst, a, b }
+            | Instr::Lt { dst, a, b }
+            | Instr::Le { dst, a, b }
+            | Instr::Gt { dst, a, b }
+            | Instr::Ge { dst, a, b }
+            | Instr::Eq { dst, a, b }
+            | Instr::NumEq { dst, a, b } => {
+                (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
+            }
+            Instr::AddImm { dst, a, .. } => (bit(a as i64), bit(dst as i64), [next, None]),
+            Instr::Mul { dst, a, b } => {
+                (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
+            }
+            Instr::LoadCapture { dst, .. } => (0, bit(dst as i64), [next, None]),
+            Instr::Cons { dst, a, b } => {
+                (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
+            }
+            Instr::GetHead { dst, r }
+            | Instr::GetTail { dst, r }
+            | Instr::GetElem { dst, r, .. } => (bit(r as i64), bit(dst as i64), [next, None]),
+            Instr::TestCons { r, fail }
+            | Instr::TestList { r, fail }
+            | Instr::TestEmptyList { r, fail }
+            | Instr::TestVector { r, fail, .. }
+            | Instr::TestVectorMin { r, fail, .. }
+            | Instr::TestEqConst { r, fail, .. } => (bit(r as i64), 0, [next, Some(fail as usize)]),
+            Instr::TestEqReg { a, b, fail } => (
+                bit(a as i64) | bit(b as i64),
+                0,
+                [next, Some(fail as usize)],
+            ),
+            Instr::Badmatch { r } | Instr::CaseClause { r } => (bit(r as i64), 0, [None, None]),
+            Instr::FunctionClause => (0, 0, [None, None]),
+            Instr::JumpUnlessLt { a, b, to }
+            | Instr::JumpUnlessLe { a, b, to }
+            | Instr::JumpUnlessEq { a, b, to } => {
+                (bit(a as i64) | bit(b as i64), 0, [next, Some(to as usize)])
+            }
+            Instr::JumpUnlessLtImm { a, to, .. } => (bit(a as i64), 0, [next, Some(to as usize)]),
+            Instr::CallVar { a, argc, .. } => (
+                range(a as i64 + 1, a as i64 + 1 + argc as i64),
+                range(a as i64, 64),
+                [next, None],
+            ),
+            Instr::Call { a, argc } => (
+                range(a as i64, a as i64 + 1 + argc as i64),
+                range(a as i64, 64),
+                [next, None],
+            ),
+            Instr::TailCall { a, argc } => {
+                (range(a as i64, a as i64 + 1 + argc as i64), 0, [None, None])
+            }
+            Instr::CallVar1Imm { a, src, .. } => {
+                (bit(src as i64), range(a as i64, 64), [Some(pc + 2), None])
+            }
+            Instr::TailCallVar { a, argc, .. } => (
+                range(a as i64 + 1, a as i64 + 1 + argc as i64),
+                0,
+                [None, None],
+            ),
+            Instr::Ret { r } => (bit(r as i64), 0, [None, None]),
+            Instr::AddRet { a, b, .. } => (bit(a as i64) | bit(b as i64), 0, [None, None]),
+            _ => (u64::MAX, 0, [None, None]),
+        }
+    };
+    let mut live = vec![0u64; n];
+    loop {
+        let mut changed = false;
+        for pc in (0..n).rev() {
+            let (uses, defs, succ) = step(pc);
+            let out = succ
+                .iter()
+                .flatten()
+                .filter(|&&s| s < n)
+                .fold(0u64, |m, &s| m | live[s]);
+            let new = uses | (out & !defs);
+            if new != live[pc] {
+                live[pc] = new;
+                changed = true;
+            }
+        }
+        if !changed {
+            return live;
+        }
+    }
+}
+
+/// The registers the code of `p` writes.
+pub(super) fn written(p: &Proto, nregs: u32) -> u64 {
+    let mut w = vec![false; nregs as usize];
+    let mut mark = |r: i64| {
+        if r >= 0 && (r as usize) < w.len() {
+            w[r as usize] = true;
+        }
+    };
+    for ins in p.code.iter() {
+        match *ins {
+            Instr::Move { dst, .. }
+            | Instr::LoadConst { dst, .. }
+            | Instr::LoadNil { dst }
+            | Instr::LoadSelf { dst }
+            | Instr::Add { dst, .. }
+            | Instr::Sub { dst, .. }
+            | Instr::AddImm { dst, .. }
+            | Instr::Lt { dst, .. }
+            | Instr::Le { dst, .. }
+            | Instr::Gt { dst, .. }
+            | Instr::Ge { dst, .. }
+            | Instr::Eq { dst, .. }
+            | Instr::NumEq { dst, .. }
+            | Instr::Mul { dst, .. }
+            | Instr::Cons { dst, .. }
+            | Instr::LoadCapture { dst, .. }
+            | Instr::GetHead { dst, .. }
+            | Instr::GetTail { dst, .. }
+            | Instr::GetElem { dst, .. } => mark(dst as i64),
+            Instr::AddRet { r, .. } => mark(r as i64),
+            Instr::CallVar { a, argc, .. } | Instr::Call { a, argc } => {
+                (0..=argc as i64).for_each(|i| mark(a as i64 + i));
+            }
+            Instr::CallVar1Imm { a, .. } => {
+                mark(a as i64);
+                mark(a as i64 + 1);
+            }
+            Instr::TailCallVar { argc, .. } | Instr::TailCall { argc, .. } => {
+                (0..argc as i64).for_each(&mut mark)
+            }
+            _ => {}
+        }
+    }
+    (0..nregs as usize)
+        .filter(|&i| w[i])
+        .fold(0u64, |m, i| m | 1 << i)
+}
