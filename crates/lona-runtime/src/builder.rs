@@ -124,6 +124,7 @@ impl Builder {
             loads: (0..self.workers).map(|_| WorkerLoad::default()).collect(),
             reclaimer: Reclaimer::new(),
         });
+        crate::visit::register(&shared);
         crate::report::install_hook();
         let mut rt = Runtime {
             handle: Handle {

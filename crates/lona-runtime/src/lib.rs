@@ -54,6 +54,7 @@ mod stats;
 mod sync;
 mod table;
 mod timer;
+mod visit;
 mod worker;
 
 // Native `async` processes, a layer over the core.
@@ -82,6 +83,7 @@ pub use signal::{AliveReply, Down, Exit, ForeignExit, InfoReply, Origin, Timeout
 pub use stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
 pub use table::MAX_PROCESS_LIMIT;
 pub use timer::{TimerRef, MAX_DELAY};
+pub use visit::{visit_all, Visit};
 
 /// A timeout that never expires: `receive_timeout(INFINITY)` waits like
 /// `receive`. Any delay longer than [`MAX_DELAY`] is infinite.

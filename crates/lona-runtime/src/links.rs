@@ -180,6 +180,7 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
             reply_info(cx.shared, reply_to, cx.pid, tag, Some(info));
         }
         Signal::IsAlive { reply_to, tag } => reply_alive(cx.shared, reply_to, tag, true),
+        Signal::Visit(t) => crate::visit::on_visit(cx.p, t),
         Signal::Alias { alias, msg } => {
             // Rule 11: only through an active alias.
             if cx

@@ -74,6 +74,13 @@ pub trait Process: Send + 'static {
     fn heap_words(&self) -> Option<usize> {
         None
     }
+
+    /// A visit ([`visit_all`](crate::visit_all)): `what` is whatever its
+    /// sender asks of every process (a language's code collector asking
+    /// which code the process holds). Called between steps, on the worker
+    /// that owns the process; a process that knows nothing of `what`
+    /// ignores it, as the default does.
+    fn visit(&mut self, _what: &dyn std::any::Any) {}
 }
 
 /// How a step ended.
@@ -91,6 +98,8 @@ pub enum Step {
 /// costs one word for them.
 #[derive(Default)]
 pub(crate) struct Extra {
+    /// Visits that came while the process was inside `step` (`visit`).
+    pub(crate) visits: Vec<crate::visit::Ticket>,
     /// Linked processes: `ACTIVE`, or the id of an unlink this process sent
     /// and that the other side has not acknowledged yet (links rule 6).
     pub(crate) links: IdMap<Pid, u64>,

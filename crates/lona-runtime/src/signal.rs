@@ -72,6 +72,8 @@ pub(crate) enum Signal {
         alias: Ref,
         msg: crate::envelope::Envelope,
     },
+    /// Run a visit in the receiver (`visit`): dropping the ticket answers.
+    Visit(crate::visit::Ticket),
 }
 
 /// Where an answer goes: a process (as a message) or a thread outside the

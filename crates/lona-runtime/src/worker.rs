@@ -577,6 +577,9 @@ fn step_once(cx: &mut Cx<'_>) -> Step {
         s
     }));
     cx.p.process = Some(proc);
+    if cx.p.extra.as_ref().is_some_and(|x| !x.visits.is_empty()) {
+        crate::visit::after_step(cx.p);
+    }
     match result {
         Ok(Step::Exit(r)) => Step::Exit(cx.p.pending_exit.take().map_or(r, |b| *b)),
         Ok(s) => match cx.p.pending_exit.take() {

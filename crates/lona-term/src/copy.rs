@@ -92,12 +92,14 @@ pub(crate) unsafe fn copy_tree(
     dst: *mut u64,
     size: usize,
     offheap: &mut Vec<*mut u64>,
+    codes: Option<&mut Vec<u64>>,
 ) -> u64 {
     let mut c = Copier {
         // SAFETY: dst + size is one past the region.
         end: unsafe { dst.add(size) },
         top: dst,
         offheap,
+        codes,
     };
     // SAFETY: the copier only writes inside [dst, end) (asserted) and reads
     // valid source objects reachable from t.
@@ -129,6 +131,9 @@ struct Copier<'a> {
     top: *mut u64,
     end: *mut u64,
     offheap: &'a mut Vec<*mut u64>,
+    /// For a fragment: the code ids of the closures copied, each pinned
+    /// (`pins.rs`).
+    codes: Option<&'a mut Vec<u64>>,
 }
 
 impl Copier<'_> {
@@ -156,11 +161,21 @@ impl Copier<'_> {
             let d = self.top;
             std::ptr::copy_nonoverlapping(p, d, n);
             self.top = d.add(n);
-            if tag == TAG_BOXED
-                && matches!(Kind::from_header(*d), Kind::SharedStr | Kind::SharedBin)
-            {
-                SharedBytes::retain(*d.add(1) as usize as *const SharedBytes);
-                self.offheap.push(d);
+            if tag == TAG_BOXED {
+                match Kind::from_header(*d) {
+                    Kind::SharedStr | Kind::SharedBin => {
+                        SharedBytes::retain(*d.add(1) as usize as *const SharedBytes);
+                        self.offheap.push(d);
+                    }
+                    Kind::Closure => {
+                        if let Some(codes) = self.codes.as_deref_mut() {
+                            let code = *d.add(1);
+                            crate::pins::retain(code);
+                            codes.push(code);
+                        }
+                    }
+                    _ => {}
+                }
             }
             d as usize as u64 | tag
         }

@@ -20,6 +20,8 @@ pub struct Fragment {
     block: Block,
     root: u64,
     offheap: Vec<*mut u64>,
+    /// The code ids of its closures, each pinned (`pins.rs`).
+    codes: Vec<u64>,
 }
 
 // SAFETY: the fragment exclusively owns its block; its words point only
@@ -37,17 +39,22 @@ impl Fragment {
                 block: Block::empty(),
                 root: t.bits(),
                 offheap: Vec::new(),
+                codes: Vec::new(),
             };
         }
         let size = crate::copy::tree_size(t);
         let block = Block::new(size);
         let mut offheap = Vec::new();
+        let mut codes = Vec::new();
         // SAFETY: the block has exactly `size` fresh words.
-        let root = unsafe { crate::copy::copy_tree(t, block.base(), size, &mut offheap) };
+        let root = unsafe {
+            crate::copy::copy_tree(t, block.base(), size, &mut offheap, Some(&mut codes))
+        };
         Fragment {
             block,
             root,
             offheap,
+            codes,
         }
     }
 
@@ -68,6 +75,7 @@ impl Fragment {
         }
         let block = Block::new(size);
         let mut offheap = Vec::new();
+        let mut codes = Vec::new();
         let base = block.base();
         // SAFETY: the block has exactly `size` fresh words: the header, the
         // `n` elements, then each element's tree in turn (`tree_size`
@@ -83,7 +91,7 @@ impl Fragment {
                         Some(s) => *s,
                         None => crate::copy::tree_size(*t),
                     };
-                    let w = crate::copy::copy_tree(*t, at, s, &mut offheap);
+                    let w = crate::copy::copy_tree(*t, at, s, &mut offheap, Some(&mut codes));
                     at = at.add(s);
                     w
                 };
@@ -95,6 +103,7 @@ impl Fragment {
             block,
             root: base as usize as u64 | TAG_BOXED,
             offheap,
+            codes,
         }
     }
 
@@ -116,6 +125,7 @@ impl Drop for Fragment {
     fn drop(&mut self) {
         // SAFETY: every entry is a shared object in our block owning a count.
         unsafe { crate::binary::release_all(&self.offheap) };
+        crate::pins::release_all(&self.codes);
     }
 }
 
@@ -141,9 +151,11 @@ impl Heap {
         // SAFETY: the fragment's list holds its live shared objects.
         self.note_offheap(unsafe { crate::binary::offheap_bytes(&offheap) });
         self.offheap.borrow_mut().extend(offheap);
+        // The heap holds the closures now; whoever frees code asks it.
+        crate::pins::release_all(&std::mem::take(&mut frag.codes));
         // SAFETY: the root points into the block now owned by this heap (or
         // is an immediate). The ManuallyDrop leaves nothing to drop: its
-        // block was replaced by an empty one and its list taken.
+        // block was replaced by an empty one and its lists taken.
         unsafe { self.wrap(root) }
     }
 }

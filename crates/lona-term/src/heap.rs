@@ -988,7 +988,7 @@ impl Heap {
         let mut offheap = self.offheap.borrow_mut();
         let before = offheap.len();
         // SAFETY: p has `size` fresh words, exactly what the copy writes.
-        let bits = unsafe { crate::copy::copy_tree(t, p, size, &mut offheap) };
+        let bits = unsafe { crate::copy::copy_tree(t, p, size, &mut offheap, None) };
         // SAFETY: the entries the copy added are live shared objects.
         self.note_offheap(unsafe { crate::binary::offheap_bytes(&offheap[before..]) });
         drop(offheap);

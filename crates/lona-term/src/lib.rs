@@ -31,6 +31,8 @@ pub mod gc;
 mod hamt;
 mod heap;
 mod permanent;
+mod pins;
+mod scan;
 mod print;
 mod sizes;
 mod term;
@@ -52,8 +54,14 @@ pub use heap::{
     GcCounts, Heap, HeapConfig, HeapError, Root, StackFull, MAX_REF_IDS, OVERFLOW_LIMIT_FACTOR,
     VHEAP_MIN_BYTES,
 };
-pub use permanent::{is_permanent, make_permanent, permanent_bytes, permanent_term};
+pub use permanent::{
+    free_permanent, is_permanent, make_freeable, make_permanent, permanent_bytes, permanent_owner,
+    permanent_owner_of,
+    permanent_term,
+};
+pub use pins::{set_code_pins, CodePins};
 pub use print::set_closure_namer;
+pub use scan::Foreign;
 pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS, SMALLEST_HEAP_WORDS};
 pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, SMALL_INT_MAX, SMALL_INT_MIN};
 pub use view::{ListIter, MapView, RefIds, View};

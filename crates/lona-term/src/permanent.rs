@@ -13,37 +13,45 @@
 //!    that is outside its from-space alone (`gc.rs`), and the heap's store
 //!    check accepts pointers in a recorded range ([`is_permanent`]).
 //!
-//! Permanent memory is never freed. Code is small and redefinition is
-//! rare (a REPL, a reload); BEAM instead copies literals into the
-//! processes that still use them when a module is purged, which we may do
-//! later.
+//! Memory given to [`make_permanent`] is never freed (built-ins). Memory
+//! given to [`make_freeable`] (compiled code's constants, var values) is
+//! freed by [`free_permanent`] once the VM's code collector has shown that
+//! nothing points into it any more (`lona-vm`'s `purge.rs`); until then
+//! it is permanent like the rest.
 
-use std::sync::RwLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, RwLock};
 
 use crate::heap::Heap;
 use crate::term::{is_ptr, ptr_of, RawTerm, Term};
 
-/// Sorted, non-overlapping address ranges of permanent blocks.
+/// Permanent blocks by start address: `start -> (end, owner)`, where the
+/// owner is 0 for memory kept forever and otherwise the token given to
+/// [`make_freeable`].
 ///
-/// Written by [`make_permanent`] (rare: once per compiled unit or `def`);
-/// read by the store check of every heap, only for a pointer that is in
-/// none of that heap's own blocks (the slow path).
-static RANGES: RwLock<Vec<(usize, usize)>> = RwLock::new(Vec::new());
+/// Written by [`make_permanent`] and [`make_freeable`] (rare: once per
+/// compiled unit or `def`) and by [`free_permanent`]; read by the store
+/// check of every heap, only for a pointer that is in none of that heap's
+/// own blocks (the slow path), and by the code collector.
+static RANGES: RwLock<BTreeMap<usize, (usize, u64)>> = RwLock::new(BTreeMap::new());
 
-/// Bytes made permanent so far (code literals, functions, var values).
-static BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The heaps given to [`make_freeable`], by owner token, until
+/// [`free_permanent`] drops them.
+static FREEABLE: Mutex<Option<HashMap<u64, Heap>>> = Mutex::new(None);
+
+/// Bytes of permanent memory now (code literals, functions, var values).
+static BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// Bytes of permanent memory (Erlang's `memory(code)` and literal areas):
-/// what [`make_permanent`] kept, never freed.
+/// what [`make_permanent`] and [`make_freeable`] hold now.
 pub fn permanent_bytes() -> usize {
     // Relaxed: a statistic.
-    BYTES.load(std::sync::atomic::Ordering::Relaxed)
+    BYTES.load(Relaxed)
 }
 
-/// Makes every object allocated in `heap` permanent (see the module
-/// documentation). The heap's registers, roots and stack are dropped; its
-/// objects stay where they are, forever.
-pub fn make_permanent(heap: Heap) {
+/// The address ranges of `heap`'s blocks.
+fn ranges_of(heap: &Heap) -> Vec<(usize, usize)> {
     heap.close_overflow();
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     ranges.push((heap.young.base() as usize, heap.young.end() as usize));
@@ -53,31 +61,91 @@ pub fn make_permanent(heap: Heap) {
     for f in heap.frags.borrow().iter() {
         ranges.push((f.block.base() as usize, f.block.end() as usize));
     }
-    let bytes: usize = ranges.iter().map(|r| r.1.saturating_sub(r.0)).sum();
+    ranges.retain(|r| r.0 < r.1);
+    ranges
+}
+
+fn record(heap: &Heap, owner: u64) {
+    let ranges = ranges_of(heap);
+    let bytes: usize = ranges.iter().map(|r| r.1 - r.0).sum();
     // Relaxed: a statistic.
-    BYTES.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
-    {
-        let mut all = RANGES.write().unwrap_or_else(|e| e.into_inner());
-        for r in ranges {
-            if r.0 < r.1 {
-                let i = all.partition_point(|&(lo, _)| lo < r.0);
-                all.insert(i, r);
-            }
-        }
+    BYTES.fetch_add(bytes, Relaxed);
+    let mut all = RANGES.write().unwrap_or_else(|e| e.into_inner());
+    for (lo, hi) in ranges {
+        all.insert(lo, (hi, owner));
     }
+}
+
+/// Makes every object allocated in `heap` permanent (see the module
+/// documentation). The heap's registers, roots and stack are dropped; its
+/// objects stay where they are, forever.
+pub fn make_permanent(heap: Heap) {
+    record(&heap, 0);
     // The blocks (and the shared binaries' counts) are kept for good.
     std::mem::forget(heap);
 }
 
+/// Makes every object allocated in `heap` permanent until
+/// [`free_permanent`]`(owner)`: how code and var values that can be
+/// replaced are kept (`owner`, not 0, names them to the code collector,
+/// and [`permanent_owner`] finds it from an address).
+pub fn make_freeable(heap: Heap, owner: u64) {
+    assert!(owner != 0, "owner 0 is the memory kept forever");
+    record(&heap, owner);
+    FREEABLE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(owner, heap);
+}
+
+/// The owner of the permanent block holding address `a`: `Some(0)` for
+/// memory kept forever, `Some(token)` for a block of [`make_freeable`],
+/// `None` if `a` is not permanent.
+pub fn permanent_owner(a: usize) -> Option<u64> {
+    let all = RANGES.read().unwrap_or_else(|e| e.into_inner());
+    let (_, &(hi, owner)) = all.range(..=a).next_back()?;
+    (a < hi).then_some(owner)
+}
+
+/// [`permanent_owner`] of the object a term word points to; `None` for
+/// an immediate.
+pub fn permanent_owner_of(bits: u64) -> Option<u64> {
+    if is_ptr(bits) {
+        permanent_owner(ptr_of(bits) as usize)
+    } else {
+        None
+    }
+}
+
+/// Frees the heap given to [`make_freeable`] under `owner` (nothing if
+/// there is none).
+///
+/// # Safety
+/// No term of that heap may be used again: no heap, fragment, var or
+/// register anywhere holds a pointer into it.
+pub unsafe fn free_permanent(owner: u64) {
+    let heap = FREEABLE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+        .and_then(|m| m.remove(&owner));
+    let Some(heap) = heap else { return };
+    let ranges = ranges_of(&heap);
+    {
+        let mut all = RANGES.write().unwrap_or_else(|e| e.into_inner());
+        for (lo, _) in &ranges {
+            all.remove(lo);
+        }
+    }
+    // Relaxed: a statistic.
+    BYTES.fetch_sub(ranges.iter().map(|r| r.1 - r.0).sum(), Relaxed);
+    drop(heap);
+}
+
 /// Whether `bits` is an immediate or points into permanent memory.
 pub fn is_permanent(bits: u64) -> bool {
-    if !is_ptr(bits) {
-        return true;
-    }
-    let a = ptr_of(bits) as usize;
-    let all = RANGES.read().unwrap_or_else(|e| e.into_inner());
-    let i = all.partition_point(|&(lo, _)| lo <= a);
-    i > 0 && a < all[i - 1].1
+    !is_ptr(bits) || permanent_owner(ptr_of(bits) as usize).is_some()
 }
 
 /// A permanent term from its word.

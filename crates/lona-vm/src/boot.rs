@@ -12,6 +12,7 @@ impl Env {
     /// A node writing to `out`, with the core library loaded.
     pub fn new(out: Box<dyn Write + Send>) -> Arc<Env> {
         lona_term::set_closure_namer(crate::print::fn_name);
+        crate::purge::install();
         let env = Arc::new(Env::empty(out));
         crate::builtins::install(&env);
         crate::eval::load_prelude(&env);

@@ -311,6 +311,9 @@ pub struct Proto {
     pub ncaptures: u8,
     /// The compiling tier's state of this prototype (`jit`).
     pub(crate) jit: crate::jit::JitSlot,
+    /// The area that owns it (`purge`); null for code never freed
+    /// (built-ins). Set once, before the prototype is published.
+    pub(crate) area: std::sync::atomic::AtomicPtr<crate::purge::Area>,
 }
 
 /// What one receive clause's pattern needs of a message, checked on the
@@ -434,6 +437,7 @@ impl Proto {
             user_native: None,
             ncaptures: 0,
             jit: Default::default(),
+            area: Default::default(),
         }
     }
 

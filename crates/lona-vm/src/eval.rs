@@ -156,7 +156,9 @@ impl Evaluator {
 
     /// An evaluator with a fresh VM in namespace `user`.
     pub fn new(env: Arc<Env>) -> Evaluator {
-        let vm = Vm::new(env.clone());
+        let mut vm = Vm::new(env.clone());
+        // Outside any process until a process takes it (`purge`).
+        vm.census = crate::purge::Census::unmanaged();
         let last = vm.heap.add_root(Term::NIL);
         let ns = env.namespaces.get_or_create("user");
         Evaluator {

@@ -257,16 +257,16 @@ pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, Str
         .get(ns)
         .and_then(|n| n.lookup(name))
         .ok_or_else(|| format!("no var {ns}/{name}"))?;
-    match v.term().map(|t| t.view()) {
+    v.with_term(|t| match t.map(|t| t.view()) {
         Some(lona_term::View::Closure { code, .. }) => {
             // SAFETY: closures carry the code id the VM gave them, the
-            // address of a leaked Proto (making one with another code word
-            // takes `unsafe`, `Heap::closure`).
+            // address of a Proto, kept alive by `with_term` (making one
+            // with another code word takes `unsafe`, `Heap::closure`).
             let p = unsafe { crate::bytecode::Proto::from_code(code) };
             Ok(p.disassemble())
         }
         _ => Err(format!("{ns}/{name} is not a function")),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub mod node;
 mod num;
 mod print;
 pub mod process;
+pub mod purge;
 mod reader;
 pub mod safety;
 pub mod shell;

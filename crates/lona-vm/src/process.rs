@@ -198,9 +198,10 @@ impl LonaProcess {
             .namespaces
             .get(ns)
             .and_then(|n| n.lookup(name))
-            .and_then(|v| v.term())
+            .and_then(|v| v.value())
             .ok_or_else(|| format!("{qualified} is not defined"))?;
         let heap = Heap::new();
+        let f = heap.copy_from(f.root());
         // The arguments live in the caller's fragment: copied here (any
         // term: strings, vectors, maps, binaries), then the spawned
         // process copies the whole call onto its own heap.
@@ -305,7 +306,17 @@ impl Process for LonaProcess {
         Some(vm.memory_words() + vm.heap.fragment_words())
     }
 
+    fn visit(&mut self, what: &dyn std::any::Any) {
+        if let Some(s) = what.downcast_ref::<crate::purge::Sweep>() {
+            self.vm().report_code(s);
+        }
+    }
+
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+        if let Body::Main { ev, .. } = &mut self.body {
+            // Now a process's, visited by the code collector (`purge`).
+            ev.vm.census.adopt();
+        }
         match catch_heap_error(|| self.step_vm(cx)) {
             Ok(s) => s,
             Err(e) => {

@@ -108,7 +108,15 @@ impl Shell {
 }
 
 impl Process for Shell {
+    fn visit(&mut self, what: &dyn std::any::Any) {
+        if let Some(s) = what.downcast_ref::<crate::purge::Sweep>() {
+            self.ev.vm.report_code(s);
+        }
+    }
+
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+        // Now a process's, visited by the code collector (`purge`).
+        self.ev.vm.census.adopt();
         loop {
             if !self.busy {
                 if self.recv == 0 {

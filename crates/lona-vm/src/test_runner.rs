@@ -128,7 +128,8 @@ pub fn run_file(env: &Arc<Env>, rt: Runtime, file: &Path, timeout_ms: u64) -> Fi
 
 /// `lona.test/result` as `(passed, failed)`.
 fn read_result(env: &Env) -> Option<(usize, usize)> {
-    let v = env.namespaces.get("lona.test")?.lookup("result")?.term()?;
+    let v = env.namespaces.get("lona.test")?.lookup("result")?.value()?;
+    let v = v.root();
     let View::Vector(items) = v.view() else {
         return None;
     };

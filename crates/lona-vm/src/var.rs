@@ -56,27 +56,40 @@ impl Var {
         &self.value as *const AtomicU64 as usize
     }
 
-    /// The value as a term.
-    pub fn term(&self) -> Option<Term<'static>> {
-        // SAFETY: values are always permanent terms (see `set`).
-        self.get().map(|r| unsafe { lona_term::permanent_term(r) })
+    /// A copy of the value, `None` while unbound. A copy, for the value
+    /// may be replaced and then freed at any time (`purge`); the copy pins
+    /// whatever code its closures name.
+    pub fn value(&self) -> Option<lona_term::Fragment> {
+        self.with_term(|t| t.map(lona_term::Fragment::new))
+    }
+
+    /// Runs `f` on the value (`None` while unbound), which stays valid
+    /// while `f` runs: a code collection cycle that overlaps frees nothing.
+    pub fn with_term<R>(&self, f: impl FnOnce(Option<Term<'_>>) -> R) -> R {
+        let _guard = crate::purge::Census::unmanaged();
+        // SAFETY: values are always permanent terms (see `set`), and the
+        // guard keeps them from being freed until it drops.
+        f(self.get().map(|r| unsafe { lona_term::permanent_term(r) }))
     }
 
     /// Binds the var.
     ///
     /// # Safety
     /// `value` must be an immediate or a permanent term
-    /// ([`lona_term::make_permanent`]).
+    /// ([`lona_term::make_permanent`]) that the caller holds.
     pub unsafe fn set(&self, value: RawTerm) {
         debug_assert!(lona_term::is_permanent(value.bits()));
-        // Release: see `get`.
-        self.value.store(value.bits(), Ordering::Release);
+        // SeqCst (a Release for `get`'s Acquire too): the store comes
+        // before `on_set`'s load of the collector's cycle (`purge`, "Why
+        // nothing in use is freed").
+        self.value.store(value.bits(), Ordering::SeqCst);
+        crate::purge::on_set(value.bits());
     }
 
     /// Binds the var to a copy of `t` in permanent memory.
     pub fn set_copy(&self, t: Term<'_>) {
         if lona_term::is_permanent(t.bits()) {
-            // SAFETY: checked permanent.
+            // SAFETY: checked permanent; the caller holds it.
             unsafe { self.set(t.raw()) };
             return;
         }
@@ -85,8 +98,10 @@ impl Var {
             ..Default::default()
         });
         let raw = h.copy_from(t).raw();
-        lona_term::make_permanent(h);
-        // SAFETY: `raw` lives in the heap just made permanent.
+        crate::purge::make(Vec::new(), h);
+        // SAFETY: `raw` lives in the heap just made freeable. A cycle that
+        // lists it either finds the var bound to it (step 2) or is told by
+        // `set`'s touch (`purge`), so it is not freed under the var.
         unsafe { self.set(raw) };
     }
 
@@ -159,6 +174,7 @@ impl Namespace {
             private: AtomicBool::new(false),
         }));
         vars.insert(name, v);
+        crate::purge::new_var(v);
         v
     }
 

@@ -111,6 +111,9 @@ pub struct Compiler<'e> {
     file: Arc<str>,
     lits: Heap,
     fns: Vec<FnState>,
+    /// Every prototype made so far: they and `lits` become one area of
+    /// the code collector (`purge`), or are freed if compiling fails.
+    made: Vec<&'static Proto>,
     /// Nesting of `expr` calls (bounded, so the compiler's recursion
     /// cannot exhaust the Rust stack).
     depth: usize,
@@ -137,6 +140,7 @@ impl<'e> Compiler<'e> {
                 ..Default::default()
             }),
             fns: Vec::new(),
+            made: Vec::new(),
             depth: 0,
         }
     }
@@ -151,7 +155,7 @@ impl<'e> Compiler<'e> {
         self.expr(form, dst, true)?;
         let st = self.fns.pop().expect("function state");
         let proto = self.finish(st, vec![(0, Entry { pc: 0, nregs: 0 })], None);
-        lona_term::make_permanent(std::mem::take(&mut self.lits));
+        crate::purge::make(std::mem::take(&mut self.made), std::mem::take(&mut self.lits));
         Ok(proto)
     }
 
@@ -186,7 +190,7 @@ impl<'e> Compiler<'e> {
         });
         st.lines.dedup_by_key(|l| l.0);
         crate::bytecode::fuse(&mut st.code);
-        Proto {
+        let proto = Proto {
             name: st.name.into(),
             file: self.file.clone(),
             entries: table.into(),
@@ -202,8 +206,11 @@ impl<'e> Compiler<'e> {
             user_native: None,
             ncaptures: st.captures.len() as u8,
             jit: Default::default(),
+            area: Default::default(),
         }
-        .leak()
+        .leak();
+        self.made.push(proto);
+        proto
     }
 
     // ---- emission helpers ------------------------------------------------
@@ -1411,4 +1418,15 @@ pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, String> {
         }
         FormKind::Regex(s) => heap.regex(s),
     })
+}
+
+impl Drop for Compiler<'_> {
+    /// A compile that failed frees what it made: none of it was published
+    /// (no closure of it exists, no var holds it).
+    fn drop(&mut self) {
+        for p in self.made.drain(..) {
+            // SAFETY: leaked from a box by `finish`, never published.
+            drop(unsafe { Box::from_raw(p as *const Proto as *mut Proto) });
+        }
+    }
 }

@@ -131,6 +131,9 @@ pub struct Vm {
     /// The process dictionary (a map in a heap root), made by its first
     /// `pd-put` (`builtins/dict.rs`).
     dict: Option<lona_term::Root>,
+    /// Whether the VM is a process's, which the code collector can ask
+    /// what it holds (`purge`).
+    pub(crate) census: crate::purge::Census,
 }
 
 fn idle_proto() -> &'static Proto {
@@ -171,7 +174,26 @@ impl Vm {
             gc_request: None,
             heap_error: None,
             dict: None,
+            census: crate::purge::Census::managed(),
         }
+    }
+
+    /// Reports the code and constants this VM holds to a code collector's
+    /// visit (`purge`, step 3): the prototypes of its frames and its
+    /// exception trace, and what its heap and register stack point to.
+    pub(crate) fn report_code(&self, sweep: &crate::purge::Sweep) {
+        sweep.proto(self.cur.proto);
+        for f in &self.frames {
+            sweep.proto(f.proto);
+        }
+        for (p, _) in &self.exn_trace {
+            sweep.proto(p);
+        }
+        if let Some(p) = self.fault_native {
+            sweep.proto(p);
+        }
+        sweep.heap(&self.heap, &self.stack);
+        sweep.heap_word(self.exn_reason);
     }
 
     /// The node.

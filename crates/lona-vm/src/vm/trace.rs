@@ -5,8 +5,7 @@
 use lona_term::{RawTerm, Term};
 
 use super::Vm;
-use crate::bytecode::Proto;
-use crate::trace::{trace_text, TRACE_DEPTH};
+use crate::trace::{frames_of, trace_text, Frames, TRACE_DEPTH};
 
 impl Vm {
     /// Captures the stack trace at the current (synced) position.
@@ -63,12 +62,12 @@ impl Vm {
 
     /// The trace as text lines `  at ns/f (file:line)`.
     pub fn trace_text(&self) -> String {
-        trace_text(&self.exn_trace)
+        trace_text(&frames_of(&self.exn_trace))
     }
 
     /// The current exception's trace, taken (for a process that ends with
     /// it: formatted only if someone prints it).
-    pub(crate) fn take_trace(&mut self) -> Vec<(&'static Proto, u32)> {
-        std::mem::take(&mut self.exn_trace)
+    pub(crate) fn take_trace(&mut self) -> Frames {
+        frames_of(&std::mem::take(&mut self.exn_trace))
     }
 }
