@@ -131,8 +131,8 @@ struct Copier<'a> {
     top: *mut u64,
     end: *mut u64,
     offheap: &'a mut Vec<*mut u64>,
-    /// For a fragment: the code ids of the closures copied, each pinned
-    /// (`pins.rs`).
+    /// For a fragment: the code ids of the closures copied (the fragment
+    /// pins them: `pins.rs`).
     codes: Option<&'a mut Vec<u64>>,
 }
 
@@ -169,9 +169,7 @@ impl Copier<'_> {
                     }
                     Kind::Closure => {
                         if let Some(codes) = self.codes.as_deref_mut() {
-                            let code = *d.add(1);
-                            crate::pins::retain(code);
-                            codes.push(code);
+                            codes.push(*d.add(1));
                         }
                     }
                     _ => {}

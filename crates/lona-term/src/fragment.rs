@@ -50,6 +50,9 @@ impl Fragment {
         let root = unsafe {
             crate::copy::copy_tree(t, block.base(), size, &mut offheap, Some(&mut codes))
         };
+        for c in &codes {
+            crate::pins::retain(*c);
+        }
         Fragment {
             block,
             root,
@@ -62,6 +65,22 @@ impl Fragment {
     /// `Fragment::new(heap.vector(items))` makes, without building the
     /// vector on a heap first (e.g. a spawn's `[f & args]`).
     pub fn vector(items: &[Term<'_>]) -> Fragment {
+        let f = Fragment::vector_copy(items, true);
+        for c in &f.codes {
+            crate::pins::retain(*c);
+        }
+        f
+    }
+
+    /// [`Fragment::vector`] without pins on the code its closures name
+    /// (`pins.rs`), for a caller that keeps that code alive in another way
+    /// (a VM spawning a process it will ask about the fragment:
+    /// [`Fragment::visit_codes`] finds the closures).
+    pub fn vector_unpinned(items: &[Term<'_>]) -> Fragment {
+        Fragment::vector_copy(items, false)
+    }
+
+    fn vector_copy(items: &[Term<'_>], pin: bool) -> Fragment {
         let n = items.len();
         // Each element's size, measured once (the first few kept here).
         let mut sizes = [0usize; 8];
@@ -91,7 +110,7 @@ impl Fragment {
                         Some(s) => *s,
                         None => crate::copy::tree_size(*t),
                     };
-                    let w = crate::copy::copy_tree(*t, at, s, &mut offheap, Some(&mut codes));
+                    let w = crate::copy::copy_tree(*t, at, s, &mut offheap, pin.then_some(&mut codes));
                     at = at.add(s);
                     w
                 };
@@ -105,6 +124,13 @@ impl Fragment {
             offheap,
             codes,
         }
+    }
+
+    /// Reports the closures' code ids in the fragment (whether pinned or
+    /// not), as [`Heap::visit_foreign`] does for a heap.
+    #[inline]
+    pub fn visit_codes(&self, f: impl FnMut(u64)) {
+        crate::scan::visit_codes(self.block.base(), self.block.end(), f);
     }
 
     /// The message.

@@ -314,6 +314,9 @@ pub struct Proto {
     /// The area that owns it (`purge`); null for code never freed
     /// (built-ins). Set once, before the prototype is published.
     pub(crate) area: std::sync::atomic::AtomicPtr<crate::purge::Area>,
+    /// Its name and file for traces that outlive it (`trace`), made by
+    /// the first trace through it.
+    pub(crate) debug: std::sync::OnceLock<&'static crate::trace::DebugName>,
 }
 
 /// What one receive clause's pattern needs of a message, checked on the
@@ -438,6 +441,7 @@ impl Proto {
             ncaptures: 0,
             jit: Default::default(),
             area: Default::default(),
+            debug: Default::default(),
         }
     }
 

@@ -16,6 +16,9 @@
 //! * a message (a `Fragment`) in flight, in a mailbox or kept by Rust
 //!   code: *pinned* (`lona_term::set_code_pins`): the area's `pins`
 //!   count;
+//! * a spawned process's start, not pinned (two shared atomic writes per
+//!   spawn cost 5%): visited with its process, and touched by the
+//!   spawner once the process can be visited (`spawned`);
 //! * another area: an edge.
 //!
 //! **A cycle** (on the `lona-purge` thread, after enough new areas):
@@ -181,9 +184,13 @@ unsafe fn area_of_code(code: u64) -> Option<&'static Area> {
 }
 
 impl Area {
-    /// Step 3's report, and the barriers' touch.
+    /// Step 3's report, and the barriers' touch. Most touches find the
+    /// area seen in this cycle already and write nothing (areas are
+    /// shared by every worker that spawns or sends their closures).
     fn touch(&self, cycle: u64) {
-        self.seen.fetch_max(cycle, SeqCst);
+        if self.seen.load(SeqCst) < cycle {
+            self.seen.fetch_max(cycle, SeqCst);
+        }
     }
 }
 
@@ -209,6 +216,52 @@ fn unpin(code: u64) {
     if let Some(a) = unsafe { area_of_code(code) } {
         a.touch(CYCLE.load(SeqCst));
         a.pins.fetch_sub(1, SeqCst);
+    }
+}
+
+/// A spawn started a process whose start fragment holds closures of
+/// `codes`, unpinned (`Fragment::vector_unpinned`). Called once the new
+/// process is in its runtime's table: either a cycle under way lists it
+/// for its visit, which reports the fragment, or the cycle began after
+/// the fence and the touch tells it.
+pub(crate) fn spawned(codes: &Codes) {
+    if codes.n == 0 {
+        return;
+    }
+    std::sync::atomic::fence(SeqCst);
+    let cycle = CYCLE.load(SeqCst);
+    for c in codes.inline[..codes.n.min(4)].iter().chain(&codes.more) {
+        // SAFETY: the spawner still holds the closures it copied.
+        if let Some(a) = unsafe { area_of_code(*c) } {
+            a.touch(cycle);
+        }
+    }
+}
+
+/// The code ids of a spawn's start fragment, the first few inline (a
+/// spawn is a function and a few arguments: no allocation).
+pub(crate) struct Codes {
+    inline: [u64; 4],
+    n: usize,
+    more: Vec<u64>,
+}
+
+impl Codes {
+    #[inline]
+    pub(crate) fn of(f: &lona_term::Fragment) -> Codes {
+        let mut c = Codes {
+            inline: [0; 4],
+            n: 0,
+            more: Vec::new(),
+        };
+        f.visit_codes(|code| {
+            match c.inline.get_mut(c.n) {
+                Some(slot) => *slot = code,
+                None => c.more.push(code),
+            }
+            c.n += 1;
+        });
+        c
     }
 }
 
@@ -386,6 +439,18 @@ impl Sweep {
         if let Some(a) = unsafe { p.area.load(Acquire).as_ref() } {
             a.touch(self.cycle);
         }
+    }
+
+    /// Reports the closures in a fragment the process holds outside its
+    /// heap (its start, unpinned).
+    pub(crate) fn fragment(&self, f: &lona_term::Fragment) {
+        f.visit_codes(|c| {
+            // SAFETY: the fragment holds the closure, and nothing freed
+            // its code (the spawner touched it, or this is the visit).
+            if let Some(a) = unsafe { area_of_code(c) } {
+                a.touch(self.cycle);
+            }
+        });
     }
 
     /// Reports the area a term word points into (a root kept outside the

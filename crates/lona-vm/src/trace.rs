@@ -5,16 +5,44 @@
 //! VM, only when someone shows them (a crash report in `msg`, an uncaught
 //! error).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::bytecode::Proto;
 
-/// One frame of a trace that outlives the code it names.
-#[derive(Clone, Debug)]
-pub(crate) struct TraceFrame {
+/// A function's name and file, interned: the same for every version of
+/// the function, so that a million redefinitions keep one.
+#[derive(Debug)]
+pub(crate) struct DebugName {
     name: Arc<str>,
-    /// The file and line; `None` for a built-in.
-    at: Option<(Arc<str>, u32)>,
+    file: Arc<str>,
+}
+
+/// The interned name and file of `p` (cached in the prototype: a crash
+/// pays no lock and no shared count).
+pub(crate) fn debug_name(p: &Proto) -> &'static DebugName {
+    p.debug.get_or_init(|| {
+        static NAMES: Mutex<Option<HashMap<(Arc<str>, Arc<str>), &'static DebugName>>> =
+            Mutex::new(None);
+        let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+        names
+            .get_or_insert_with(HashMap::new)
+            .entry((p.name.clone(), p.file.clone()))
+            .or_insert_with(|| {
+                Box::leak(Box::new(DebugName {
+                    name: p.name.clone(),
+                    file: p.file.clone(),
+                }))
+            })
+    })
+}
+
+/// One frame of a trace that outlives the code it names.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TraceFrame {
+    who: &'static DebugName,
+    /// The line; `None` for a built-in.
+    line: Option<u32>,
 }
 
 /// A stack trace, innermost first.
@@ -28,8 +56,8 @@ pub(crate) fn frames_of(trace: &[(&'static Proto, u32)]) -> Frames {
     trace
         .iter()
         .map(|(p, pc)| TraceFrame {
-            name: p.name.clone(),
-            at: p.native.is_none().then(|| (p.file.clone(), p.line_at(*pc))),
+            who: debug_name(p),
+            line: p.native.is_none().then(|| p.line_at(*pc)),
         })
         .collect()
 }
@@ -39,9 +67,9 @@ pub(crate) fn trace_text(trace: &[TraceFrame]) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     for f in trace {
-        let _ = match &f.at {
-            None => writeln!(s, "  at {} (built-in)", f.name),
-            Some((file, line)) => writeln!(s, "  at {} ({}:{})", f.name, file, line),
+        let _ = match f.line {
+            None => writeln!(s, "  at {} (built-in)", f.who.name),
+            Some(line) => writeln!(s, "  at {} ({}:{})", f.who.name, f.who.file, line),
         };
     }
     s

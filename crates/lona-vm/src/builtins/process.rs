@@ -156,7 +156,8 @@ fn remote_sent(
 }
 
 /// What a spawned process starts with: `[f & args]`, copied into a
-/// fragment it attaches to its own heap.
+/// fragment it attaches to its own heap; its closures are not pinned
+/// (`purge::spawned`).
 fn start_fragment(cx: &NativeCx<'_, '_>, f: RawTerm, args: &[RawTerm]) -> Result<Fragment, Raise> {
     let ft = t(cx, f);
     if !matches!(ft.view(), View::Closure { .. }) {
@@ -175,7 +176,7 @@ fn start_fragment(cx: &NativeCx<'_, '_>, f: RawTerm, args: &[RawTerm]) -> Result
         more.extend(args.iter().map(|a| t(cx, *a)));
         &more
     };
-    Ok(Fragment::vector(items))
+    Ok(Fragment::vector_unpinned(items))
 }
 
 fn do_spawn(
@@ -197,6 +198,7 @@ fn do_spawn_named(
     heap: HeapConfig,
 ) -> Result<(Pid, Option<Ref>), Raise> {
     let start = start_fragment(cx, f, args)?;
+    let codes = crate::purge::Codes::of(&start);
     cx.charge(start.words() / 64);
     let env = cx.env.clone();
     // A large `:min-heap-size` is made here, fallibly: one the node cannot
@@ -222,6 +224,9 @@ fn do_spawn_named(
         None => cx.rt()?.spawn(opts, make),
         Some(n) => cx.rt()?.spawn_named(n, opts, make),
     };
+    if r.is_ok() {
+        crate::purge::spawned(&codes);
+    }
     r.map_err(|e| match e {
         SpawnError::SystemLimit { .. } => system_limit(),
         SpawnError::ShuttingDown => Raise::error(lona_term::kw!("shutting-down")),

@@ -207,6 +207,7 @@ impl<'e> Compiler<'e> {
             ncaptures: st.captures.len() as u8,
             jit: Default::default(),
             area: Default::default(),
+            debug: Default::default(),
         }
         .leak();
         self.made.push(proto);

@@ -1,0 +1,177 @@
+//! The code collector (`purge`): old code and old var values are freed
+//! once no process can use them, and never while one can. Each program
+//! here keeps old code reachable in one way only a process knows of (its
+//! heap, its frames, a message in its mailbox, a timer, a crash trace)
+//! while a helper thread runs collection cycles, then uses it.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lona_runtime::Runtime;
+use lona_vm::process::Ending;
+use lona_vm::{node, purge, Env, Evaluator, SharedBuf, Source};
+
+/// Runs `src` as the main process of a fresh runtime while a helper
+/// thread runs code collection cycles back to back. Returns the output,
+/// the ending, and the areas freed meanwhile.
+fn run_collecting(src: &str) -> (String, Ending, u64) {
+    let rt = Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .expect("runtime");
+    let buf = SharedBuf::default();
+    let env = Env::new(Box::new(buf.clone()));
+    let mut ev = Evaluator::new(env.clone());
+    ev.push_source(&Source::new("t.lona", src)).expect("reads");
+    let freed0 = purge::stats().freed;
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let helper = std::thread::spawn(move || {
+        while !s.load(Ordering::Relaxed) {
+            purge::collect();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    let ending = node::run_main_on(rt, &env, ev).expect("node runs");
+    stop.store(true, Ordering::Relaxed);
+    helper.join().expect("helper thread");
+    (buf.text(), ending, purge::stats().freed - freed0)
+}
+
+/// Redefines `f` (and a var `data`) `n` times through `eval`, then
+/// sleeps so that the helper's cycles run: defined in every program.
+const REDEFINE: &str = r#"
+(defn churn [n]
+  (dotimes [i n]
+    (eval '(defn f [x] (str "new:" x)))
+    (eval '(def data [:new "a value of a later version"])))
+  (receive :never nil :timeout 150 nil))
+"#;
+
+#[test]
+fn old_code_held_by_processes_survives_collection_and_the_rest_is_freed() {
+    let src = format!(
+        r#"
+(declare f data)
+(def me (self))
+(eval '(defn f [x] (str "old:" x)))
+(eval '(defn lit [] "a string literal of the first version of lit"))
+(eval '(def data [:old "a value of the first version"]))
+(eval '(defn waiter [] (send me :in-waiter) (receive :go (str "waiter continues in old code " (f 7)))))
+{REDEFINE}
+;; 1. A closure in a process heap, passed at spawn.
+(def keeper (spawn (fn [g s d] (receive :go (send me [:keeper (g 1) s d]))) f (lit) data))
+;; 2. A closure in a message waiting in a mailbox.
+(def sleeper (spawn (fn [] (receive :go (receive [:call g] (send me [:sleeper (g 2)]))))))
+(send sleeper [:call f])
+;; 3. A closure in a timer's message.
+(send-after 400 me [:timer f])
+;; 4. Old code in the frames of a process waiting in it.
+(def w (spawn (fn [] (send me [:waiter (waiter)]))))
+(receive :in-waiter nil)
+(eval '(defn waiter [] :new-waiter))
+(eval '(defn lit [] "a later literal"))
+(churn 300)
+(send keeper :go)
+(send sleeper :go)
+(send w :go)
+(dotimes [_ 4]
+  (receive
+    [:keeper a b c] (println "keeper:" a b c)
+    [:sleeper a] (println "sleeper:" a)
+    [:waiter a] (println "waiter:" a)
+    [:timer g] (println "timer:" (g 3))))
+(println "now:" (f 4) data (waiter) (lit))
+"#
+    );
+    let (out, ending, freed) = run_collecting(&src);
+    assert_eq!(ending, Ending::Normal, "{out}");
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        vec![
+            "keeper: old:1 a string literal of the first version of lit [:old \"a value of the first version\"]",
+            "now: new:4 [:new \"a value of a later version\"] :new-waiter a later literal",
+            "sleeper: old:2",
+            "timer: old:3",
+            "waiter: waiter continues in old code new:7",
+        ],
+        "{out}"
+    );
+    // The later versions nobody holds were freed (two areas per round).
+    assert!(freed >= 300, "freed {freed}");
+}
+
+#[test]
+fn an_error_in_old_code_is_traced_after_collection() {
+    let src = format!(
+        r#"
+(declare f data)
+(eval '(defn boom [x] (+ x :not-a-number)))
+{REDEFINE}
+(def me (self))
+;; A process that will fail in old code, started before the redefinition.
+(def p (spawn (fn [g] (receive :go (send me (try (g 1) (catch :error e [e (first (first (stacktrace)))]))))) boom))
+(def m (monitor p))
+(eval '(defn boom [x] x))
+(churn 300)
+(send p :go)
+(println (receive [e top] [e top]))
+(println (receive [:DOWN _ _ r] r))
+(println (boom 2))
+"#
+    );
+    let (out, ending, freed) = run_collecting(&src);
+    assert_eq!(ending, Ending::Normal, "{out}");
+    assert_eq!(
+        out,
+        "[:badarith user/boom]\n:normal\n2\n",
+        "{out}"
+    );
+    assert!(freed >= 300, "freed {freed}");
+}
+
+/// Samples of the node's resident memory while `f` is redefined `n`
+/// times (calling it after each definition), and the areas freed.
+fn redefine_sampling(n: u64, every: u64) -> (Vec<i64>, u64) {
+    let src = format!(
+        r#"
+(declare f)
+(defn go [i]
+  (when (< i {n})
+    (eval '(defn f [x] (+ x 1)))
+    (f 1) (f 2) (f 3)
+    (when (= 0 (rem i {every})) (println (memory)))
+    (recur (inc i))))
+(go 0)
+"#
+    );
+    let rt = Runtime::builder()
+        .workers(common::workers(2))
+        .build()
+        .expect("runtime");
+    let buf = SharedBuf::default();
+    let env = Env::new(Box::new(buf.clone()));
+    let mut ev = Evaluator::new(env.clone());
+    ev.push_source(&Source::new("t.lona", &src)).expect("reads");
+    let freed0 = purge::stats().freed;
+    let ending = node::run_main_on(rt, &env, ev).expect("node runs");
+    assert_eq!(ending, Ending::Normal, "{}", buf.text());
+    let samples = buf.text().lines().map(|l| l.parse().unwrap()).collect();
+    (samples, purge::stats().freed - freed0)
+}
+
+#[test]
+fn redefining_a_function_a_million_times_keeps_memory_flat() {
+    // Each definition makes two areas (the compiled form, and the var's
+    // value); before the collector each leaked about 1 KB.
+    let (samples, freed) = redefine_sampling(1_000_000, 100_000);
+    let first = samples[1];
+    let most = *samples.iter().max().unwrap();
+    assert!(most <= 2 * first, "memory grew: {samples:?}");
+    assert!(freed >= 1_900_000, "freed {freed}");
+}
