@@ -157,7 +157,7 @@ fn redefine_sampling(n: u64, every: u64) -> (Vec<i64>, u64) {
     let buf = SharedBuf::default();
     let env = Env::new(Box::new(buf.clone()));
     let mut ev = Evaluator::new(env.clone());
-    ev.push_source(&Source::new("t.lona", &src)).expect("reads");
+    ev.push_source(&Source::new("t.lona", src.as_str())).expect("reads");
     let freed0 = purge::stats().freed;
     let ending = node::run_main_on(rt, &env, ev).expect("node runs");
     assert_eq!(ending, Ending::Normal, "{}", buf.text());
@@ -167,11 +167,12 @@ fn redefine_sampling(n: u64, every: u64) -> (Vec<i64>, u64) {
 
 #[test]
 fn redefining_a_function_a_million_times_keeps_memory_flat() {
-    // Each definition makes two areas (the compiled form, and the var's
-    // value); before the collector each leaked about 1 KB.
+    // Each definition makes an area (the compiled form, whose constant
+    // the closure without captures is, so the var holds it in place);
+    // before the collector each leaked about 1 KB.
     let (samples, freed) = redefine_sampling(1_000_000, 100_000);
     let first = samples[1];
     let most = *samples.iter().max().unwrap();
     assert!(most <= 2 * first, "memory grew: {samples:?}");
-    assert!(freed >= 1_900_000, "freed {freed}");
+    assert!(freed >= 900_000, "freed {freed}");
 }
