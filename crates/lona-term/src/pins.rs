@@ -49,3 +49,73 @@ pub(crate) fn release_all(codes: &[u64]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Fragment, Heap, Term};
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    /// Pins held per code id (other tests of this binary make closures
+    /// too: each test uses ids of its own).
+    static HELD: Mutex<Option<HashMap<u64, i64>>> = Mutex::new(None);
+
+    fn add(code: u64, by: i64) {
+        *HELD
+            .lock()
+            .unwrap()
+            .get_or_insert_with(HashMap::new)
+            .entry(code)
+            .or_default() += by;
+    }
+
+    fn held(code: u64) -> i64 {
+        HELD.lock()
+            .unwrap()
+            .as_ref()
+            .and_then(|m| m.get(&code).copied())
+            .unwrap_or(0)
+    }
+
+    fn install() {
+        set_code_pins(CodePins {
+            retain: |c| add(c, 1),
+            release: |c| add(c, -1),
+        });
+    }
+
+    #[test]
+    fn fragments_pin_their_closures_until_dropped_or_attached() {
+        install();
+        const A: u64 = 0x7E57_0001;
+        const B: u64 = 0x7E57_0002;
+        let h = Heap::new();
+        // SAFETY: code ids are opaque to the heap.
+        let (a, b) = unsafe { (h.closure(A, &[]), h.closure(B, &[Term::NIL])) };
+        let nested = h.vector(&[a, h.list(&[b, a])]);
+        let f = Fragment::new(nested);
+        assert_eq!((held(A), held(B)), (2, 1));
+        let g = Fragment::vector(&[a, nested]);
+        assert_eq!((held(A), held(B)), (5, 2));
+        drop(f);
+        assert_eq!((held(A), held(B)), (3, 1));
+        // Attached: the heap holds the closures now (a VM asks heaps).
+        let mut other = Heap::new();
+        let t = other.attach(g);
+        assert_eq!((held(A), held(B)), (0, 0));
+        let _r = other.add_root(t);
+        let mut found = 0;
+        other.visit_foreign(&[], &mut |f| found += (f == crate::Foreign::Code(A)) as usize);
+        assert_eq!(found, 3);
+        // Without pins: the caller is told nothing, and nothing is held.
+        let u = Fragment::vector_unpinned(&[a, b]);
+        assert_eq!((held(A), held(B)), (0, 0));
+        let mut codes = Vec::new();
+        u.visit_codes(|c| codes.push(c));
+        codes.sort_unstable();
+        assert_eq!(codes, vec![A, B]);
+        drop(u);
+        assert_eq!((held(A), held(B)), (0, 0));
+    }
+}

@@ -130,6 +130,16 @@ pub struct Stats {
     pub bytes: usize,
 }
 
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "code collector: {} cycles ({} given up), {} areas freed, {} alive ({} bytes)",
+            self.cycles, self.abandoned, self.freed, self.areas, self.bytes
+        )
+    }
+}
+
 static CYCLES: AtomicU64 = AtomicU64::new(0);
 static ABANDONED: AtomicU64 = AtomicU64::new(0);
 static FREED: AtomicU64 = AtomicU64::new(0);

@@ -81,6 +81,7 @@ pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
     let r = run_main(&env, ev, node);
     if stats {
         eprintln!("{}", lona_vm::jit::stats());
+        eprintln!("{}", lona_vm::purge::stats());
     }
     finish(&env, r)
 }
