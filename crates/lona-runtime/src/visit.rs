@@ -123,9 +123,7 @@ pub(crate) fn on_visit(p: &mut crate::process::Private, t: Ticket) {
     match p.process.as_mut() {
         Some(body) => {
             // A panicking visit costs the answer only.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                body.visit(t.what())
-            }));
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body.visit(t.what())));
         }
         None => p.extra().visits.push(t),
     }

@@ -131,5 +131,8 @@ fn a_runtime_shut_down_meanwhile_does_not_hold_it_up() {
     let v = visit_all(probe(3));
     rt.shutdown();
     drop(h);
-    assert!(v.wait(Duration::from_secs(30)), "tickets of a dropped runtime");
+    assert!(
+        v.wait(Duration::from_secs(30)),
+        "tickets of a dropped runtime"
+    );
 }

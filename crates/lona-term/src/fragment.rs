@@ -110,7 +110,8 @@ impl Fragment {
                         Some(s) => *s,
                         None => crate::copy::tree_size(*t),
                     };
-                    let w = crate::copy::copy_tree(*t, at, s, &mut offheap, pin.then_some(&mut codes));
+                    let w =
+                        crate::copy::copy_tree(*t, at, s, &mut offheap, pin.then_some(&mut codes));
                     at = at.add(s);
                     w
                 };

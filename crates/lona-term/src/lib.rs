@@ -32,8 +32,8 @@ mod hamt;
 mod heap;
 mod permanent;
 mod pins;
-mod scan;
 mod print;
+mod scan;
 mod sizes;
 mod term;
 mod view;
@@ -56,8 +56,7 @@ pub use heap::{
 };
 pub use permanent::{
     free_permanent, is_permanent, make_freeable, make_permanent, permanent_bytes, permanent_owner,
-    permanent_owner_of,
-    permanent_term,
+    permanent_owner_of, permanent_term,
 };
 pub use pins::{set_code_pins, CodePins};
 pub use print::set_closure_namer;

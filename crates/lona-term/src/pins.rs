@@ -106,7 +106,9 @@ mod tests {
         assert_eq!((held(A), held(B)), (0, 0));
         let _r = other.add_root(t);
         let mut found = 0;
-        other.visit_foreign(&[], &mut |f| found += (f == crate::Foreign::Code(A)) as usize);
+        other.visit_foreign(&[], &mut |f| {
+            found += (f == crate::Foreign::Code(A)) as usize
+        });
         assert_eq!(found, 3);
         // Without pins: the caller is told nothing, and nothing is held.
         let u = Fragment::vector_unpinned(&[a, b]);

@@ -145,7 +145,10 @@ mod tests {
         let v = h.vector(&[c, h.string("mine")]);
         let _r = h.add_root(v);
         let got = foreign(&h, &[s.bits()]);
-        assert_eq!(got.iter().filter(|f| **f == Foreign::Code(0xC0DE)).count(), 1);
+        assert_eq!(
+            got.iter().filter(|f| **f == Foreign::Code(0xC0DE)).count(),
+            1
+        );
         assert!(got.contains(&Foreign::Pointer(ptr_of(s.bits()) as usize)));
         // Nothing of its own is reported.
         assert_eq!(got.len(), 2, "{got:?}");
@@ -161,12 +164,18 @@ mod tests {
         let t = h.attach(frag);
         let _r = h.add_root(t);
         let got = foreign(&h, &[]);
-        assert_eq!(got.iter().filter(|f| **f == Foreign::Code(0xF00D)).count(), 2);
+        assert_eq!(
+            got.iter().filter(|f| **f == Foreign::Code(0xF00D)).count(),
+            2
+        );
         // After collections the survivors sit in the young and old blocks.
         h.collect(0).unwrap();
         h.collect(0).unwrap();
         let got = foreign(&h, &[]);
         assert!(got.contains(&Foreign::Code(0xF00D)));
-        assert!(!got.iter().any(|f| matches!(f, Foreign::Pointer(_))), "{got:?}");
+        assert!(
+            !got.iter().any(|f| matches!(f, Foreign::Pointer(_))),
+            "{got:?}"
+        );
     }
 }

@@ -309,10 +309,7 @@ impl Process for LonaProcess {
     fn visit(&mut self, what: &dyn std::any::Any) {
         if let Some(s) = what.downcast_ref::<crate::purge::Sweep>() {
             self.vm().report_code(s);
-            if let Body::Call {
-                start: Some(f), ..
-            } = &self.body
-            {
+            if let Body::Call { start: Some(f), .. } = &self.body {
                 s.fragment(f);
             }
         }

@@ -350,7 +350,10 @@ pub(crate) fn make(protos: Vec<&'static Proto>, heap: Heap) {
 /// up. Never call it from inside a process: step 3 would wait for the
 /// caller's own visit until it times out.
 pub fn collect() -> bool {
-    let _one = collector().running.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = collector()
+        .running
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     cycle()
 }
 

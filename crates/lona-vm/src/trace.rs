@@ -22,8 +22,8 @@ pub(crate) struct DebugName {
 /// pays no lock and no shared count).
 pub(crate) fn debug_name(p: &Proto) -> &'static DebugName {
     p.debug.get_or_init(|| {
-        static NAMES: Mutex<Option<HashMap<(Arc<str>, Arc<str>), &'static DebugName>>> =
-            Mutex::new(None);
+        type Names = HashMap<(Arc<str>, Arc<str>), &'static DebugName>;
+        static NAMES: Mutex<Option<Names>> = Mutex::new(None);
         let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
         names
             .get_or_insert_with(HashMap::new)

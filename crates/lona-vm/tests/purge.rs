@@ -127,11 +127,7 @@ fn an_error_in_old_code_is_traced_after_collection() {
     );
     let (out, ending, freed) = run_collecting(&src);
     assert_eq!(ending, Ending::Normal, "{out}");
-    assert_eq!(
-        out,
-        "[:badarith user/boom]\n:normal\n2\n",
-        "{out}"
-    );
+    assert_eq!(out, "[:badarith user/boom]\n:normal\n2\n", "{out}");
     assert!(freed >= 300, "freed {freed}");
 }
 
@@ -157,7 +153,8 @@ fn redefine_sampling(n: u64, every: u64) -> (Vec<i64>, u64) {
     let buf = SharedBuf::default();
     let env = Env::new(Box::new(buf.clone()));
     let mut ev = Evaluator::new(env.clone());
-    ev.push_source(&Source::new("t.lona", src.as_str())).expect("reads");
+    ev.push_source(&Source::new("t.lona", src.as_str()))
+        .expect("reads");
     let freed0 = purge::stats().freed;
     let ending = node::run_main_on(rt, &env, ev).expect("node runs");
     assert_eq!(ending, Ending::Normal, "{}", buf.text());

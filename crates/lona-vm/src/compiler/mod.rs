@@ -155,7 +155,10 @@ impl<'e> Compiler<'e> {
         self.expr(form, dst, true)?;
         let st = self.fns.pop().expect("function state");
         let proto = self.finish(st, vec![(0, Entry { pc: 0, nregs: 0 })], None);
-        crate::purge::make(std::mem::take(&mut self.made), std::mem::take(&mut self.lits));
+        crate::purge::make(
+            std::mem::take(&mut self.made),
+            std::mem::take(&mut self.lits),
+        );
         Ok(proto)
     }
 
