@@ -101,7 +101,7 @@ mod tests {
         drop(f);
         assert_eq!((held(A), held(B)), (3, 1));
         // Attached: the heap holds the closures now (a VM asks heaps).
-        let mut other = Heap::new();
+        let other = Heap::new();
         let t = other.attach(g);
         assert_eq!((held(A), held(B)), (0, 0));
         let _r = other.add_root(t);
