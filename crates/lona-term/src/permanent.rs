@@ -118,29 +118,31 @@ pub fn permanent_owner_of(bits: u64) -> Option<u64> {
     }
 }
 
-/// Frees the heap given to [`make_freeable`] under `owner` (nothing if
-/// there is none).
+/// Frees the heaps given to [`make_freeable`] under `owners` (skipping
+/// any there is none for), taking each lock once.
 ///
 /// # Safety
-/// No term of that heap may be used again: no heap, fragment, var or
-/// register anywhere holds a pointer into it.
-pub unsafe fn free_permanent(owner: u64) {
-    let heap = FREEABLE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_mut()
-        .and_then(|m| m.remove(&owner));
-    let Some(heap) = heap else { return };
-    let ranges = ranges_of(&heap);
+/// No term of those heaps may be used again: no heap, fragment, var or
+/// register anywhere holds a pointer into them.
+pub unsafe fn free_permanent(owners: &[u64]) {
+    let heaps: Vec<Heap> = {
+        let mut all = FREEABLE.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(m) = all.as_mut() else { return };
+        owners.iter().filter_map(|o| m.remove(o)).collect()
+    };
+    let mut bytes = 0;
     {
         let mut all = RANGES.write().unwrap_or_else(|e| e.into_inner());
-        for (lo, _) in &ranges {
-            all.remove(lo);
+        for heap in &heaps {
+            for (lo, hi) in ranges_of(heap) {
+                all.remove(&lo);
+                bytes += hi - lo;
+            }
         }
     }
     // Relaxed: a statistic.
-    BYTES.fetch_sub(ranges.iter().map(|r| r.1 - r.0).sum(), Relaxed);
-    drop(heap);
+    BYTES.fetch_sub(bytes, Relaxed);
+    drop(heaps);
 }
 
 /// Whether `bits` is an immediate or points into permanent memory.

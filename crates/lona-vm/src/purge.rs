@@ -354,14 +354,17 @@ pub fn collect() -> bool {
         .running
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    cycle()
+    cycle().is_some()
 }
 
-fn cycle() -> bool {
+/// Steps 1-4; the time steps 1-3 took (marking and visiting), or `None`
+/// if the cycle was given up.
+fn cycle() -> Option<Duration> {
+    let t0 = std::time::Instant::now();
     let made = UNMANAGED_MADE.load(SeqCst);
     if UNMANAGED_LIVE.load(SeqCst) > 0 {
         ABANDONED.fetch_add(1, Relaxed);
-        return false;
+        return None;
     }
     // Step 1.
     let n = CYCLE.fetch_add(1, SeqCst) + 1;
@@ -385,8 +388,9 @@ fn cycle() -> bool {
         || UNMANAGED_MADE.load(SeqCst) != made
     {
         ABANDONED.fetch_add(1, Relaxed);
-        return false;
+        return None;
     }
+    let visiting = t0.elapsed();
     // Step 4.
     for &a in &list {
         // SAFETY: areas in the registry are alive; only this thread frees.
@@ -403,39 +407,49 @@ fn cycle() -> bool {
             keep.extend(unsafe { &*a }.edges.iter().copied());
         }
     }
-    let mut freed = 0;
-    for a in list {
-        if !kept.contains(&a) {
-            // SAFETY: nothing holds the area (module documentation).
-            unsafe { free(a as *const Area) };
-            freed += 1;
-        }
-    }
+    let dead: Vec<*const Area> = list
+        .into_iter()
+        .filter(|a| !kept.contains(a))
+        .map(|a| a as *const Area)
+        .collect();
+    let freed = dead.len() as u64;
+    // SAFETY: nothing holds these areas (module documentation).
+    unsafe { free(dead) };
     FREED.fetch_add(freed, Relaxed);
     CYCLES.fetch_add(1, Relaxed);
-    true
+    Some(visiting)
 }
 
-/// Frees an area: its prototypes (and their machine code), its heap.
+/// Frees areas: their prototypes (and machine code) and heaps, taking
+/// each lock once.
 ///
 /// # Safety
-/// Nothing holds the area or anything in it.
-unsafe fn free(a: *const Area) {
+/// Nothing holds the areas or anything in them.
+unsafe fn free(dead: Vec<*const Area>) {
     {
         let mut r = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
-        r.areas.remove(&(a as usize));
-        // SAFETY: alive until the box is dropped below.
-        r.bytes -= unsafe { &*a }.bytes;
-    }
-    // SAFETY: per the caller; the area was leaked from a box in `make`,
-    // and each prototype was leaked from a box by the compiler.
-    unsafe {
-        let area = Box::from_raw(a as *mut Area);
-        if area.heap {
-            lona_term::free_permanent(a as usize as u64);
+        for a in &dead {
+            r.areas.remove(&(*a as usize));
+            // SAFETY: alive until the boxes are dropped below.
+            r.bytes -= unsafe { &**a }.bytes;
         }
-        for p in area.protos.iter() {
-            drop(Box::from_raw(*p as *mut Proto));
+    }
+    let heaps: Vec<u64> = dead
+        .iter()
+        // SAFETY: as above.
+        .filter(|a| unsafe { &***a }.heap)
+        .map(|a| *a as usize as u64)
+        .collect();
+    // SAFETY: per the caller.
+    unsafe { lona_term::free_permanent(&heaps) };
+    for a in dead {
+        // SAFETY: per the caller; the area was leaked from a box in `make`,
+        // and each prototype was leaked from a box by the compiler.
+        unsafe {
+            let area = Box::from_raw(a as *mut Area);
+            for p in area.protos.iter() {
+                drop(Box::from_raw(*p as *mut Proto));
+            }
         }
     }
 }
@@ -554,8 +568,23 @@ fn collector() -> &'static Collector {
                     }
                     *p = false;
                 }
-                let _one = c.running.lock().unwrap_or_else(|e| e.into_inner());
-                cycle();
+                let visiting = {
+                    let _one = c.running.lock().unwrap_or_else(|e| e.into_inner());
+                    let t0 = std::time::Instant::now();
+                    let visiting = cycle();
+                    if std::env::var_os("LONA_PURGE_LOG").is_some() {
+                        eprintln!(
+                            "purge: {:?} ({visiting:?} visiting): {}",
+                            t0.elapsed(),
+                            stats()
+                        );
+                    }
+                    visiting.unwrap_or(Duration::from_millis(10))
+                };
+                // A cycle visits every process: on a node of many, at most
+                // a tenth of the time goes to visits, however fast code is
+                // made. (Freeing costs what making cost: not limited.)
+                std::thread::sleep((visiting * 9).min(Duration::from_secs(10)));
             });
     });
     c
