@@ -2,7 +2,7 @@
 //! values once no process can use them (`docs/jit.md`, section 7; BEAM's
 //! purge and literal-area collector, generalised to vars).
 //!
-//! **Areas.** What is freed together is an [`Area`]: one compiled
+//! **Areas.** What is freed together is an `Area`: one compiled
 //! top-level form (its prototypes, the heap of their constants, their
 //! machine code), or one value a `def` copied into permanent memory. An
 //! area records, once when it is made, the other areas its terms point
