@@ -1,13 +1,13 @@
 //! Visits: a piece of work run inside every process of every runtime, by
 //! the worker that owns it, between two of its steps. A language's code
 //! collector uses it to ask each process which code it still holds; the
-//! runtime only carries the question ([`Process::visit`]).
+//! runtime only carries the question ([`Process::visit`](crate::Process::visit)).
 //!
 //! 1. [`visit_all`] takes a snapshot of the live processes of every
 //!    runtime of the OS process and sends each a `Signal::Visit` holding a
 //!    [`Ticket`].
 //! 2. A live process acts on it when it drains its inbox: the worker calls
-//!    [`Process::visit`] on its body (a waiting process is woken for it;
+//!    [`Process::visit`](crate::Process::visit) on its body (a waiting process is woken for it;
 //!    one inside `step`, draining from there, is visited right after the
 //!    step), then drops the ticket.
 //! 3. A ticket dropped in any other way (the process was gone, ended with
@@ -90,7 +90,7 @@ impl Visit {
     }
 }
 
-/// Runs [`Process::visit`]`(what)` in every live process of every runtime
+/// Runs [`Process::visit`](crate::Process::visit)`(what)` in every live process of every runtime
 /// (module documentation); [`Visit::wait`] tells when all have run it.
 pub fn visit_all(what: Arc<dyn Any + Send + Sync>) -> Visit {
     let state = Arc::new(State {
