@@ -177,8 +177,8 @@ impl CodeHeap {
     /// Frees `[off, off + n)`, coalescing, and gives back chunks left
     /// empty.
     fn unplace(&mut self, off: usize, n: usize) {
-        self.account(off, n, false);
         self.unplace_raw(off, n);
+        self.account(off, n, false);
     }
 
     fn unplace_raw(&mut self, mut off: usize, mut n: usize) {
