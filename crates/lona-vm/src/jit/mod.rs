@@ -61,8 +61,12 @@
 
 #[cfg(feature = "jit")]
 mod analysis;
+#[cfg(feature = "jit")]
+mod code;
 pub(crate) mod intrinsic;
 pub(crate) mod native;
+#[cfg(all(test, feature = "jit"))]
+mod tests;
 #[cfg(feature = "jit")]
 mod translate;
 
@@ -223,6 +227,10 @@ pub struct JitSlot {
     /// until the code is judged.
     entries: AtomicU32,
     early: AtomicU32,
+    /// The machine code's address and size, kept when the code is given
+    /// up (`entry` 0: an activation may still run it) until [`free_code`].
+    code: AtomicUsize,
+    size: AtomicU32,
 }
 
 /// Entries after which compiled code is judged (`JitSlot::judge`).
@@ -364,7 +372,7 @@ impl JitSlot {
         if e + 1 == JUDGE_AFTER && 2 * b > JUDGE_AFTER {
             self.state.store(NEVER, Relaxed);
             // Callers read the address with Acquire (`entry`); a running
-            // activation keeps its code (code is never freed).
+            // activation keeps its code (only `free_code` frees it).
             self.entry.store(0, std::sync::atomic::Ordering::Release);
             GIVEN_UP.fetch_add(1, Relaxed);
             if std::env::var_os("LONA_JIT_LOG").is_some() {
@@ -496,26 +504,45 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     None
 }
 
-/// Address space reserved for machine code (not memory: pages are made
-/// usable as code fills them).
+/// Address space reserved for machine code (not memory: chunks are
+/// mapped as code fills them).
 #[cfg(feature = "jit")]
 const CODE_RESERVE: usize = 1 << 30;
 
-/// The compiler: one Cranelift JIT module for the whole OS process,
-/// behind a lock (compiles are rare). Its code is never freed
-/// (`docs/jit.md`, section 7: code lifetime is a later step).
+/// How the code of a function names itself (its calls of itself): the
+/// one relocation in its machine code.
+#[cfg(feature = "jit")]
+const SELF: cranelift_codegen::ir::UserExternalName = cranelift_codegen::ir::UserExternalName {
+    namespace: 0,
+    index: 0,
+};
+
+/// The compiler: one Cranelift context for the whole OS process, and the
+/// code heap its code goes to (`code.rs`), behind a lock (compiles are
+/// rare). Code is freed one function at a time ([`free_code`]).
 #[cfg(feature = "jit")]
 struct Compiler {
-    module: cranelift_jit::JITModule,
+    isa: cranelift_codegen::isa::OwnedTargetIsa,
     ctx: cranelift_codegen::Context,
     fctx: cranelift_frontend::FunctionBuilderContext,
+    heap: code::CodeHeap,
     count: u64,
 }
 
 #[cfg(feature = "jit")]
 fn compiler() -> &'static Mutex<Option<Compiler>> {
     static C: OnceLock<Mutex<Option<Compiler>>> = OnceLock::new();
-    C.get_or_init(|| Mutex::new(Compiler::new().ok()))
+    C.get_or_init(|| {
+        Mutex::new(match Compiler::new() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                if std::env::var_os("LONA_JIT_LOG").is_some() {
+                    eprintln!("jit: no compiler: {e}");
+                }
+                None
+            }
+        })
+    })
 }
 
 #[cfg(feature = "jit")]
@@ -545,27 +572,169 @@ impl Compiler {
             .map_err(|e| e.to_string())?
             .finish(settings::Flags::new(flags))
             .map_err(|e| e.to_string())?;
-        let mut builder =
-            cranelift_jit::JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-        // All machine code in one reserved range of address space (pages
-        // made usable as needed): adjacent code pages of the same
-        // protection are one mapping to the kernel. With a mapping of its
-        // own per function (the default provider), a node hit Linux's
-        // 65,530 mappings after 32,741 compiled functions, and then
-        // failed to allocate memory at all. Past the range, compiles fail
-        // and functions stay interpreted.
-        let arena = cranelift_jit::ArenaMemoryProvider::new_with_size(CODE_RESERVE)
-            .map_err(|e| format!("reserving code space: {e}"))?;
-        builder.memory_provider(Box::new(arena));
-        let module = cranelift_jit::JITModule::new(builder);
+        // All machine code in one reserved range of address space, a few
+        // kernel mappings in all (a mapping per function once hit Linux's
+        // 65,530 after 32,741 compiled functions, and then allocation
+        // failed). Past the range, compiles fail and functions stay
+        // interpreted.
+        let heap =
+            code::CodeHeap::new(CODE_RESERVE).map_err(|e| format!("reserving code space: {e}"))?;
         Ok(Compiler {
-            ctx: cranelift_module::Module::make_context(&module),
-            module,
+            isa,
+            ctx: cranelift_codegen::Context::new(),
             fctx: cranelift_frontend::FunctionBuilderContext::new(),
+            heap,
             count: 0,
         })
     }
+
+    /// Copies the function just compiled (`ctx`) into the code heap and
+    /// patches its relocations: its address and size. Its calls of itself
+    /// are the only relocations there are (helpers, vars, prototypes and
+    /// constants are absolute addresses in the code: `iconst`,
+    /// `call_indirect`); its constants and jump tables are in the same
+    /// buffer, reached PC-relatively, resolved by Cranelift. Any other
+    /// relocation is refused: the function stays interpreted.
+    fn install(&mut self) -> Result<(usize, usize), String> {
+        use cranelift_codegen::binemit::Reloc;
+        use cranelift_codegen::ir::ExternalName;
+        use cranelift_codegen::FinalizedRelocTarget as To;
+        let func = &self.ctx.func;
+        let made = self.ctx.compiled_code().ok_or("nothing compiled")?;
+        let bytes = made.code_buffer();
+        let relocs = made.buffer.relocs();
+        let align = (made.buffer.alignment as usize)
+            .max(self.isa.function_alignment().minimum as usize)
+            .max(self.isa.symbol_alignment() as usize);
+        if align > code::GRAIN {
+            return Err(format!("code aligned to {align} bytes"));
+        }
+        // Where each relocation points, from the function's start.
+        let mut at_self = Vec::with_capacity(relocs.len());
+        for r in relocs {
+            let target = match &r.target {
+                To::Func(off) => Some(*off as i64),
+                To::ExternalName(ExternalName::User(u)) => {
+                    (func.params.user_named_funcs()[*u] == SELF).then_some(0)
+                }
+                _ => None,
+            };
+            let known = matches!(
+                r.kind,
+                Reloc::X86CallPCRel4 | Reloc::X86PCRel4 | Reloc::Arm64Call
+            );
+            match target {
+                Some(t) if known && r.offset as usize + 4 <= bytes.len() => {
+                    at_self.push((r.kind, r.offset as usize, t + r.addend))
+                }
+                _ => {
+                    return Err(format!(
+                        "relocation {:?} at {} to {}: not handled",
+                        r.kind,
+                        r.offset,
+                        r.target.display(Some(&func.params))
+                    ))
+                }
+            }
+        }
+        let (rx, rw) = self
+            .heap
+            .alloc(bytes.len())
+            .ok_or("the code space is full")?;
+        // SAFETY: `alloc` gave `bytes.len()` writable bytes at `rw`, ours
+        // alone until published.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), rw, bytes.len()) };
+        for (kind, off, target) in at_self {
+            // From the patched place to the target, as it will run.
+            let delta = target - off as i64;
+            // SAFETY: `off + 4` is within the code just written (checked
+            // above); unaligned accesses, as relocations may be.
+            let ok = unsafe {
+                let p = rw.add(off);
+                match kind {
+                    Reloc::X86CallPCRel4 | Reloc::X86PCRel4 => match i32::try_from(delta) {
+                        Ok(d) => {
+                            p.cast::<i32>().write_unaligned(d);
+                            true
+                        }
+                        Err(_) => false,
+                    },
+                    // `bl`: a signed 26-bit offset in instructions.
+                    _ => {
+                        let d = delta >> 2;
+                        let fits = (-(1 << 25)..1 << 25).contains(&d);
+                        let inst = p.cast::<u32>().read_unaligned();
+                        p.cast::<u32>()
+                            .write_unaligned(inst | (d as u32 & 0x03ff_ffff));
+                        fits
+                    }
+                }
+            };
+            if !ok {
+                // SAFETY: just allocated, never published.
+                unsafe { self.heap.free(rx, bytes.len()) };
+                return Err(format!("relocation {kind:?} out of range"));
+            }
+        }
+        // SAFETY: the range `alloc` gave, written.
+        unsafe { self.heap.finish(rx, bytes.len()) };
+        CODE_BYTES.fetch_add(bytes.len(), Relaxed);
+        Ok((rx as usize, bytes.len()))
+    }
 }
+
+/// Frees `p`'s machine code, if it has any, for good: its slot then says
+/// it has none and will never be compiled (`entry` 0, never compiled
+/// again), and the memory goes to other code (`code.rs`). For the code
+/// collector (`docs/jit.md`, section 7), which frees a prototype's code
+/// with the prototype.
+///
+/// # Safety
+/// No thread runs `p`'s machine code or will enter it: no activation of
+/// it is on any native stack, and no thread holds its address (read from
+/// the slot) to call it. The code collector frees only a prototype no
+/// process can reach, once every process has passed the end of a slice
+/// since (native frames never outlive a slice: section 11, I2; a
+/// compiled caller reads a callee's address at each call).
+#[cfg(feature = "jit")]
+#[cfg_attr(not(test), allow(dead_code))] // the code collector's, to come
+pub(crate) unsafe fn free_code(p: &Proto) {
+    let slot = &p.jit;
+    // Under the compiler's lock: a compile of `p` now would see `NEVER`;
+    // one before has installed its code.
+    let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
+    slot.state.store(NEVER, Relaxed);
+    slot.entry.store(0, std::sync::atomic::Ordering::Release);
+    let addr = slot.code.swap(0, Relaxed);
+    let size = slot.size.swap(0, Relaxed) as usize;
+    if addr == 0 {
+        return;
+    }
+    if let Some(c) = guard.as_mut() {
+        // SAFETY: `addr` and `size` are what `install` allocated for `p`
+        // (taken out of the slot: freed once); the caller's promise that
+        // nothing runs it.
+        unsafe { c.heap.free(addr as *const u8, size) };
+        CODE_BYTES.fetch_sub(size, Relaxed);
+    }
+}
+
+/// Without the compiling tier there is no machine code to free.
+///
+/// # Safety
+/// None needed; as the tier's.
+#[cfg(not(feature = "jit"))]
+#[allow(dead_code)] // the code collector's, to come
+pub(crate) unsafe fn free_code(p: &Proto) {
+    p.jit.state.store(NEVER, Relaxed);
+}
+
+/// Bytes of live machine code (compiled and not freed by [`free_code`]).
+pub(crate) fn code_bytes() -> usize {
+    CODE_BYTES.load(Relaxed)
+}
+
+static CODE_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// Compiles `p` if it can be (once: later callers see the result).
 #[cfg(feature = "jit")]
@@ -595,8 +764,10 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     COMPILE_NS.fetch_add(ns, Relaxed);
     COMPILE_NS_MAX.fetch_max(ns, Relaxed);
     match made {
-        Ok((addr, argc, nregs, leaf)) => {
+        Ok((addr, size, argc, nregs, leaf)) => {
             slot.shape.store(argc as u32 | nregs << 8, Relaxed);
+            slot.code.store(addr, Relaxed);
+            slot.size.store(size as u32, Relaxed);
             // Release: a worker that loads the address (Acquire, `entry`)
             // sees the finished code.
             slot.entry.store(addr, std::sync::atomic::Ordering::Release);
@@ -604,7 +775,11 @@ fn compile(p: &'static Proto) -> Option<Entry> {
                 .store(if leaf { LEAF } else { COMPILED }, Relaxed);
             COMPILED_COUNT.fetch_add(1, Relaxed);
             if std::env::var_os("LONA_JIT_LOG").is_some() {
-                eprintln!("jit: compiled {} at {addr:#x} ({} µs)", p.name, ns / 1000);
+                eprintln!(
+                    "jit: compiled {} at {addr:#x}, {size} bytes ({} µs)",
+                    p.name,
+                    ns / 1000
+                );
             }
             slot.entry()
         }
@@ -647,6 +822,8 @@ pub struct Stats {
     /// The longest time from a prototype found hot to its code installed
     /// (it is compiled then and there), in microseconds.
     pub max_us: u64,
+    /// Bytes of live machine code (compiled, not yet freed).
+    pub code_bytes: u64,
 }
 
 /// The compiling tier's figures so far.
@@ -657,6 +834,7 @@ pub fn stats() -> Stats {
         given_up: GIVEN_UP.load(Relaxed),
         compile_us: COMPILE_NS.load(Relaxed) / 1000,
         max_us: COMPILE_NS_MAX.load(Relaxed) / 1000,
+        code_bytes: code_bytes() as u64,
     }
 }
 
@@ -664,8 +842,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jit: {} functions compiled ({} given up since), {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed",
-            self.compiled, self.given_up, self.refused, self.compile_us, self.max_us
+            "jit: {} functions compiled ({} given up since), {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
+            self.compiled, self.given_up, self.refused, self.compile_us, self.max_us, self.code_bytes
         )
     }
 }

@@ -14,9 +14,11 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
-use cranelift_codegen::ir::{AbiParam, Block, FuncRef, InstBuilder, MemFlags, UserFuncName, Value};
+use cranelift_codegen::ir::{
+    AbiParam, Block, ExtFuncData, ExternalName, FuncRef, InstBuilder, MemFlags, Signature,
+    UserFuncName, Value,
+};
 use cranelift_frontend::{FunctionBuilder, Variable};
-use cranelift_module::{Linkage, Module};
 
 use super::analysis::{check, gain, how, liveness, only_arity, self_var, written, How, Why};
 use super::layout::*;
@@ -24,12 +26,13 @@ use super::Compiler;
 use crate::bytecode::{Instr, Proto};
 use crate::tag;
 
-/// Compiles `p`: the address of its machine code, its arity and register
-/// count, and whether it is a leaf (no loop, no call of itself).
+/// Compiles `p`: the address and size of its machine code (in the code
+/// heap, `Compiler::install`), its arity and register count, and whether
+/// it is a leaf (no loop, no call of itself).
 pub(super) fn compile(
     c: &mut Compiler,
     p: &'static Proto,
-) -> Result<(usize, usize, u32, bool), Why> {
+) -> Result<(usize, usize, usize, u32, bool), Why> {
     let (argc, entry_pc, nregs) = only_arity(p)?;
     check(p, argc)?;
     if argc > super::MAX_ARGS {
@@ -37,25 +40,30 @@ pub(super) fn compile(
     }
     // (ctx, base, depth, reductions, the running closure, the
     // arguments...) -> (value, reductions)
-    let mut sig = c.module.make_signature();
+    let cc = c.isa.default_call_conv();
+    let mut sig = Signature::new(cc);
     for _ in 0..5 + argc {
         sig.params.push(AbiParam::new(I64));
     }
     sig.returns.push(AbiParam::new(I64));
     sig.returns.push(AbiParam::new(I64));
     c.count += 1;
-    let name = format!("lona_{}_{}", c.count, p.name);
-    let id = c
-        .module
-        .declare_function(&name, Linkage::Local, &sig)
-        .map_err(|e| e.to_string())?;
     c.ctx.clear();
-    c.ctx.func.signature = sig;
-    c.ctx.func.name = UserFuncName::user(0, id.as_u32());
+    c.ctx.func.signature = sig.clone();
+    c.ctx.func.name = UserFuncName::user(0, c.count as u32);
     {
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
-        let me = c.module.declare_func_in_func(id, b.func);
-        let cc = c.module.isa().default_call_conv();
+        // The function itself, for its calls of itself: a direct call
+        // (colocated: one PC-relative instruction), the one relocation
+        // its code has (`Compiler::install` patches it).
+        let signature = b.import_signature(sig);
+        let name = b.func.declare_imported_user_function(super::SELF);
+        let me = b.import_function(ExtFuncData {
+            name: ExternalName::user(name),
+            signature,
+            colocated: true,
+            patchable: false,
+        });
         let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
         t.run(entry_pc);
         b.seal_all_blocks();
@@ -66,24 +74,22 @@ pub(super) fn compile(
         eprintln!("{}\n{}", p.disassemble(), c.ctx.func.display());
         c.ctx.set_disasm(true);
     }
-    c.module
-        .define_function(id, &mut c.ctx)
-        .map_err(|e| format!("{e:?}"))?;
+    c.ctx
+        .compile(&*c.isa, &mut Default::default())
+        .map_err(|e| format!("{:?}", e.inner))?;
     if dump {
         if let Some(code) = c.ctx.compiled_code().and_then(|cc| cc.vcode.as_ref()) {
             eprintln!("{code}");
         }
     }
-    let size = c.ctx.compiled_code().map_or(0, |cc| cc.code_buffer().len());
-    c.module.clear_context(&mut c.ctx);
-    c.module.finalize_definitions().map_err(|e| e.to_string())?;
-    let addr = c.module.get_finalized_function(id) as usize;
+    let (addr, size) = c.install()?;
+    c.ctx.clear();
     super::perf_map(addr, size, &p.name);
     let leaf = !p
         .code
         .iter()
         .any(|&i| how(p, argc, i) == How::Inline && gain(p, argc, i));
-    Ok((addr, argc, nregs, leaf))
+    Ok((addr, size, argc, nregs, leaf))
 }
 
 struct Translator<'a, 'b> {

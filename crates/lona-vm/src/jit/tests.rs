@@ -1,0 +1,124 @@
+//! Freeing machine code (`free_code`): compiled functions freed give their
+//! memory back, and new code compiled into it runs correctly.
+
+use std::sync::Arc;
+
+use crate::bytecode::Proto;
+use crate::env::{Env, SharedBuf};
+
+/// Set in the OS process the test runs itself in.
+const ALONE: &str = "LONA_TEST_CODE_HEAP_ALONE";
+
+/// The machine code's figures are the OS process's, and other tests
+/// compile meanwhile: the test runs in a process of its own (this test
+/// binary again, running only `freed_code_alone`).
+#[test]
+fn freed_code_is_reused_by_new_code_that_runs() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "jit::tests::freed_code_alone",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(ALONE, "1")
+        .env_remove("LONA_TIER")
+        .env_remove("LONA_JIT_THRESHOLD")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+}
+
+/// The prototype of the function `name` of namespace `ns`.
+fn proto(env: &Env, ns: &str, name: &str) -> &'static Proto {
+    let var = env.namespaces.get(ns).unwrap().lookup(name).unwrap();
+    let code = crate::tag::closure_code(var.get().unwrap().bits()).unwrap();
+    // SAFETY: the code id of a closure this VM made.
+    unsafe { Proto::from_code(code) }
+}
+
+fn extent() -> usize {
+    let c = super::compiler().lock().unwrap();
+    c.as_ref().unwrap().heap.extent()
+}
+
+#[test]
+#[ignore = "run by freed_code_is_reused_by_new_code_that_runs, alone"]
+fn freed_code_alone() {
+    if std::env::var_os(ALONE).is_none() {
+        return;
+    }
+    super::set_tier(super::Tier::Jit);
+    let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
+    crate::builtins::install(&env);
+    const N: u64 = 60;
+    let base = super::code_bytes();
+    let mut addrs = std::collections::HashSet::new();
+    let mut first_extent = 0;
+    for round in 0..4u64 {
+        // Functions calling themselves (a direct call: the relocation
+        // patched at install), each with constants of its round.
+        let ns = format!("heap{round}");
+        let mut src = format!("(ns {ns})\n");
+        for k in 0..N {
+            let c = k + 1000 * round;
+            src.push_str(&format!(
+                "(defn g{k} [n] (if (< n 2) n (+ (g{k} (- n 1)) {c})))\n"
+            ));
+        }
+        crate::eval::eval_str(&env, "defs.lona", &src).unwrap();
+        let ps: Vec<_> = (0..N).map(|k| proto(&env, &ns, &format!("g{k}"))).collect();
+        let mut bytes = 0;
+        let mut reused = 0;
+        for p in &ps {
+            assert!(super::compile(p).is_some(), "{} not compiled", p.name);
+            bytes += p.jit.size.load(super::Relaxed) as usize;
+            reused += !addrs.insert(p.jit.code.load(super::Relaxed)) as usize;
+        }
+        assert_eq!(super::code_bytes(), base + bytes);
+        if round == 0 {
+            first_extent = extent();
+        } else {
+            assert!(reused > 0, "round {round}: no address reused");
+        }
+        assert_eq!(extent(), first_extent, "round {round}: the code space grew");
+        // They run compiled (the interpreter entered each), and right:
+        // g(n) = 1 + (n - 1) c.
+        let calls: Vec<String> = (0..N).map(|k| format!("(g{k} 10)")).collect();
+        let got = crate::eval::eval_str(
+            &env,
+            "run.lona",
+            &format!("(ns {ns}) [{}]", calls.join(" ")),
+        )
+        .unwrap();
+        let want: Vec<String> = (0..N)
+            .map(|k| (1 + 9 * (k + 1000 * round)).to_string())
+            .collect();
+        assert_eq!(got, format!("[{}]", want.join(" ")), "round {round}");
+        for p in &ps {
+            assert!(
+                p.jit.entries.load(super::Relaxed) > 0,
+                "{} ran interpreted",
+                p.name
+            );
+        }
+        for p in &ps {
+            // SAFETY: the code returned, no thread holds its address.
+            unsafe { super::free_code(p) };
+            assert_eq!(p.jit.entry(), None);
+        }
+        assert_eq!(super::code_bytes(), base, "round {round}");
+        // Freed, a function runs interpreted, and is never compiled again.
+        let got = crate::eval::eval_str(&env, "again.lona", &format!("(ns {ns}) (g3 10)")).unwrap();
+        assert_eq!(got, (1 + 9 * (3 + 1000 * round)).to_string());
+        assert!(super::compile(ps[3]).is_none());
+        assert_eq!(super::code_bytes(), base);
+    }
+}
