@@ -107,9 +107,20 @@ static UNMANAGED_MADE: AtomicU64 = AtomicU64::new(0);
 /// Every var ever made, for step 2 (vars are never freed).
 static VARS: Mutex<Vec<&'static crate::var::Var>> = Mutex::new(Vec::new());
 
-/// A cycle starts once this many areas, or this many bytes of them, were
-/// made since the last one.
+/// A cycle starts once this many areas (`LONA_PURGE_AREAS` if set), or
+/// this many bytes of them, were made since the last one.
 const TRIGGER_AREAS: usize = 2_000;
+
+fn trigger_areas() -> usize {
+    static N: OnceLock<usize> = OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("LONA_PURGE_AREAS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(TRIGGER_AREAS)
+    })
+}
 const TRIGGER_BYTES: usize = 4 << 20;
 
 /// How long step 3 waits for every process before giving the cycle up.
@@ -339,7 +350,7 @@ pub(crate) fn make(protos: Vec<&'static Proto>, heap: Heap) {
         r.bytes += bytes;
         r.new_areas += 1;
         r.new_bytes += bytes;
-        r.new_areas >= TRIGGER_AREAS || r.new_bytes >= TRIGGER_BYTES
+        r.new_areas >= trigger_areas() || r.new_bytes >= TRIGGER_BYTES
     };
     if start {
         collector().poke();
@@ -357,10 +368,8 @@ pub fn collect() -> bool {
     cycle().is_some()
 }
 
-/// Steps 1-4; the time steps 1-3 took (marking and visiting), or `None`
-/// if the cycle was given up.
-fn cycle() -> Option<Duration> {
-    let t0 = std::time::Instant::now();
+/// Steps 1-4; the processes visited, or `None` if the cycle was given up.
+fn cycle() -> Option<usize> {
     let made = UNMANAGED_MADE.load(SeqCst);
     if UNMANAGED_LIVE.load(SeqCst) > 0 {
         ABANDONED.fetch_add(1, Relaxed);
@@ -390,7 +399,6 @@ fn cycle() -> Option<Duration> {
         ABANDONED.fetch_add(1, Relaxed);
         return None;
     }
-    let visiting = t0.elapsed();
     // Step 4.
     for &a in &list {
         // SAFETY: areas in the registry are alive; only this thread frees.
@@ -417,7 +425,7 @@ fn cycle() -> Option<Duration> {
     unsafe { free(dead) };
     FREED.fetch_add(freed, Relaxed);
     CYCLES.fetch_add(1, Relaxed);
-    Some(visiting)
+    Some(visit.processes)
 }
 
 /// Frees areas: their prototypes (and machine code) and heaps, taking
@@ -442,6 +450,13 @@ unsafe fn free(dead: Vec<*const Area>) {
         .collect();
     // SAFETY: per the caller.
     unsafe { lona_term::free_permanent(&heaps) };
+    let protos: Vec<*const Proto> = dead
+        .iter()
+        // SAFETY: as above.
+        .flat_map(|a| unsafe { &**a }.protos.iter().copied())
+        .collect();
+    // SAFETY: per the caller, nothing runs or will enter their code.
+    unsafe { crate::jit::free_codes(&protos) };
     for a in dead {
         // SAFETY: per the caller; the area was leaked from a box in `make`,
         // and each prototype was leaked from a box by the compiler.
@@ -568,23 +583,26 @@ fn collector() -> &'static Collector {
                     }
                     *p = false;
                 }
-                let visiting = {
+                let visited = {
                     let _one = c.running.lock().unwrap_or_else(|e| e.into_inner());
                     let t0 = std::time::Instant::now();
-                    let visiting = cycle();
+                    let visited = cycle();
                     if std::env::var_os("LONA_PURGE_LOG").is_some() {
                         eprintln!(
-                            "purge: {:?} ({visiting:?} visiting): {}",
+                            "purge: {:?}, {visited:?} processes visited: {}",
                             t0.elapsed(),
                             stats()
                         );
                     }
-                    visiting.unwrap_or(Duration::from_millis(10))
+                    visited.unwrap_or(1_000)
                 };
-                // A cycle visits every process: on a node of many, at most
-                // a tenth of the time goes to visits, however fast code is
-                // made. (Freeing costs what making cost: not limited.)
-                std::thread::sleep((visiting * 9).min(Duration::from_secs(10)));
+                // A visit costs a process about a microsecond of a
+                // worker (waking it, a walk of a small heap): pausing ten
+                // per process visited keeps visits to about a tenth of the
+                // node however fast code is made. (Freeing costs what
+                // making cost: not limited.)
+                let pause = Duration::from_micros(10).saturating_mul(visited as u32);
+                std::thread::sleep(pause.min(Duration::from_secs(10)));
             });
     });
     c

@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-fn samples(tier: &str, n: u64, every: u64, calls: u64) -> (Vec<u64>, String) {
+fn samples(tier: &str, n: u64, every: u64, calls: u64, trigger: &str) -> (Vec<u64>, String) {
     let src = format!(
         r#"
 (declare f)
@@ -25,6 +25,7 @@ fn samples(tier: &str, n: u64, every: u64, calls: u64) -> (Vec<u64>, String) {
     std::fs::write(&file, src).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_lona"))
         .args(["run", "--jit-stats", "--tier", tier])
+        .env("LONA_PURGE_AREAS", trigger)
         .arg(&file)
         .output()
         .expect("lona runs");
@@ -50,10 +51,39 @@ fn freed(stats: &str) -> u64 {
 #[test]
 fn redefining_a_function_a_million_times_keeps_memory_flat() {
     // Before the collector, each definition leaked about 1 KB: 1 GB here.
-    let (s, stats) = samples("interp", 1_000_000, 100_000, 30);
+    let (s, stats) = samples("interp", 1_000_000, 100_000, 30, "2000");
     let most = *s.iter().max().unwrap();
     assert!(most <= 2 * s[1], "memory grew: {s:?}\n{stats}");
     // An area per definition (the compiled form; the closure without
     // captures is its constant, and the var holds it in place).
     assert!(freed(&stats) >= 900_000, "{stats}");
+}
+
+/// `bytes of machine code` from `--jit-stats`' compiling-tier line.
+fn machine_code(stats: &str) -> u64 {
+    let line = stats.lines().find(|l| l.starts_with("jit:")).expect(stats);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let i = words.iter().position(|w| *w == "bytes").expect(line);
+    words[i - 1].parse().expect(line)
+}
+
+#[test]
+fn compiled_versions_are_freed_with_their_code() {
+    // Every version compiled (jit-eager); a debug build compiles slowly,
+    // so fewer versions than above, collected every 100.
+    let (_, stats) = samples("jit-eager", 1_000, 500, 3, "100");
+    let compiled: u64 = stats
+        .lines()
+        .find(|l| l.starts_with("jit:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .expect(&stats);
+    assert!(compiled >= 1_000, "{stats}");
+    assert!(freed(&stats) >= 700, "{stats}");
+    // What is left is the versions since the last cycle or two (each
+    // under 200 bytes), not a thousand.
+    assert!(
+        machine_code(&stats) < 300 * 200,
+        "machine code not freed: {stats}"
+    );
 }

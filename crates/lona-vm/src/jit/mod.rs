@@ -683,39 +683,53 @@ impl Compiler {
     }
 }
 
-/// Frees `p`'s machine code, if it has any, for good: its slot then says
+/// [`free_codes`] of one prototype (tests).
+///
+/// # Safety
+/// As for [`free_codes`].
+#[cfg(all(feature = "jit", test))]
+pub(crate) unsafe fn free_code(p: &Proto) {
+    // SAFETY: per the caller.
+    unsafe { free_codes(&[p as *const Proto]) }
+}
+
+/// Frees the machine code of each of `ps`, if it has any, for good, under
+/// one taking of the compiler's lock (the code collector frees thousands
+/// at once while workers compile): a slot then says
 /// it has none and will never be compiled (`entry` 0, never compiled
 /// again), and the memory goes to other code (`code.rs`). For the code
 /// collector (`docs/jit.md`, section 7), which frees a prototype's code
 /// with the prototype.
 ///
 /// # Safety
-/// No thread runs `p`'s machine code or will enter it: no activation of
+/// Each pointer is a live prototype; no thread runs its machine code or will enter it: no activation of
 /// it is on any native stack, and no thread holds its address (read from
 /// the slot) to call it. The code collector frees only a prototype no
 /// process can reach, once every process has passed the end of a slice
 /// since (native frames never outlive a slice: section 11, I2; a
 /// compiled caller reads a callee's address at each call).
 #[cfg(feature = "jit")]
-#[cfg_attr(not(test), allow(dead_code))] // the code collector's, to come
-pub(crate) unsafe fn free_code(p: &Proto) {
-    let slot = &p.jit;
-    // Under the compiler's lock: a compile of `p` now would see `NEVER`;
-    // one before has installed its code.
+pub(crate) unsafe fn free_codes(ps: &[*const Proto]) {
+    // Under the compiler's lock: a compile of one of them now would see
+    // `NEVER`; one before has installed its code.
     let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
-    slot.state.store(NEVER, Relaxed);
-    slot.entry.store(0, std::sync::atomic::Ordering::Release);
-    let addr = slot.code.swap(0, Relaxed);
-    let size = slot.size.swap(0, Relaxed) as usize;
-    if addr == 0 {
-        return;
-    }
-    if let Some(c) = guard.as_mut() {
-        // SAFETY: `addr` and `size` are what `install` allocated for `p`
-        // (taken out of the slot: freed once); the caller's promise that
-        // nothing runs it.
-        unsafe { c.heap.free(addr as *const u8, size) };
-        CODE_BYTES.fetch_sub(size, Relaxed);
+    for p in ps {
+        // SAFETY: per the caller, alive.
+        let slot = unsafe { &(**p).jit };
+        slot.state.store(NEVER, Relaxed);
+        slot.entry.store(0, std::sync::atomic::Ordering::Release);
+        let addr = slot.code.swap(0, Relaxed);
+        let size = slot.size.swap(0, Relaxed) as usize;
+        if addr == 0 {
+            continue;
+        }
+        if let Some(c) = guard.as_mut() {
+            // SAFETY: `addr` and `size` are what `install` allocated for
+            // the prototype (taken out of the slot: freed once); the
+            // caller's promise that nothing runs it.
+            unsafe { c.heap.free(addr as *const u8, size) };
+            CODE_BYTES.fetch_sub(size, Relaxed);
+        }
     }
 }
 
@@ -724,12 +738,9 @@ pub(crate) unsafe fn free_code(p: &Proto) {
 /// # Safety
 /// None needed; as the tier's.
 #[cfg(not(feature = "jit"))]
-#[allow(dead_code)] // the code collector's, to come
-pub(crate) unsafe fn free_code(p: &Proto) {
-    p.jit.state.store(NEVER, Relaxed);
-}
+pub(crate) unsafe fn free_codes(_ps: &[*const Proto]) {}
 
-/// Bytes of live machine code (compiled and not freed by [`free_code`]).
+/// Bytes of live machine code (compiled and not freed by [`free_codes`]).
 pub(crate) fn code_bytes() -> usize {
     CODE_BYTES.load(Relaxed)
 }
