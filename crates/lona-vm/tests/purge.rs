@@ -130,3 +130,49 @@ fn an_error_in_old_code_is_traced_after_collection() {
     assert_eq!(out, "[:badarith user/boom]\n:normal\n2\n", "{out}");
     assert!(freed >= 300, "freed {freed}");
 }
+
+#[test]
+fn churn_spawning_and_sending_old_versions_while_cycles_run() {
+    // The main process defines version after version of `f`; workers
+    // spawn children and send messages carrying whichever version they
+    // read, and drop it at once. The children and a slow relay call it
+    // later: every call must give the version it was read as, while
+    // cycles run back to back.
+    let src = r#"
+(declare f)
+(eval (list 'defn 'f [] [:v 0 (str "version " 0)]))
+(def me (self))
+(defn nap [] (receive :never nil :timeout 1 nil))
+(defn check [g want] (= (g) want))
+(defn relay []
+  (receive
+    [:call g want from] (do (nap) (send from [:checked (check g want)]) (relay))
+    :stop :ok))
+(defn fire [r n]
+  (when (> n 0)
+    (let [g f
+          want (g)
+          parent (self)]
+      (spawn (fn [] (nap) (send parent [:checked (check g want)])))
+      (send r [:call g want parent]))
+    (fire r (dec n))))
+(defn tally [n bad]
+  (if (= n 0) bad (tally (dec n) (+ bad (receive [:checked ok] (if ok 0 1))))))
+(defn worker [r n]
+  (fire r n)
+  (send me [:done (tally (* 2 n) 0)]))
+(def r (spawn relay))
+(dotimes [_ 4] (spawn (fn [] (worker r 300))))
+(defn redefine [i]
+  (eval (list 'defn 'f [] [:v i (str "version " i)]))
+  (receive [:done bad] bad :timeout 0 (redefine (inc i))))
+(def first-bad (redefine 1))
+(def bads (cons first-bad (doall (for [_ (range 3)] (receive [:done bad] bad)))))
+(send r :stop)
+(println "bad:" (reduce + bads))
+"#;
+    let (out, ending, freed) = run_collecting(src);
+    assert_eq!(ending, Ending::Normal, "{out}");
+    assert_eq!(out, "bad: 0\n");
+    assert!(freed >= 100, "freed {freed}");
+}
