@@ -178,8 +178,14 @@ impl Heap {
         // SAFETY: the fragment's list holds its live shared objects.
         self.note_offheap(unsafe { crate::binary::offheap_bytes(&offheap) });
         self.offheap.borrow_mut().extend(offheap);
-        // The heap holds the closures now; whoever frees code asks it.
-        crate::pins::release_all(&std::mem::take(&mut frag.codes));
+        // A visited heap holds the closures now (whoever frees code asks
+        // it); any other keeps the fragment's pins.
+        let codes = std::mem::take(&mut frag.codes);
+        if self.visited.get() {
+            crate::pins::release_all(&codes);
+        } else if !codes.is_empty() {
+            self.keep_pinned(codes);
+        }
         // SAFETY: the root points into the block now owned by this heap (or
         // is an immediate). The ManuallyDrop leaves nothing to drop: its
         // block was replaced by an empty one and its lists taken.

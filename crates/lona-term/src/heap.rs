@@ -200,6 +200,15 @@ pub struct Heap {
     pub(crate) free_roots: RefCell<Vec<usize>>,
     pub(crate) config: HeapConfig,
     pub(crate) gc_wanted: Cell<bool>,
+    /// Whether its owner reports the closures in it to a code collector
+    /// itself (a VM's process heap: [`Heap::set_visited`]); if not, each
+    /// closure copied or attached into it is pinned in `pinned` until the
+    /// heap is dropped (`pins.rs`).
+    pub(crate) visited: Cell<bool>,
+    // Boxed: one word in every heap (there is one per process), the
+    // vector only in the rare heap that pins.
+    #[allow(clippy::box_collection)]
+    pub(crate) pinned: Cell<Option<Box<Vec<u64>>>>,
     pub(crate) minors_since_major: u32,
     pub(crate) counts: GcCounts,
 }
@@ -277,6 +286,8 @@ impl Heap {
             free_roots: RefCell::new(Vec::new()),
             config,
             gc_wanted: Cell::new(false),
+            visited: Cell::new(false),
+            pinned: Cell::new(None),
             minors_since_major: 0,
             counts: GcCounts::default(),
         }
@@ -987,8 +998,16 @@ impl Heap {
         let p = self.alloc(size);
         let mut offheap = self.offheap.borrow_mut();
         let before = offheap.len();
+        let mut codes = Vec::new();
+        let track = (!self.visited.get()).then_some(&mut codes);
         // SAFETY: p has `size` fresh words, exactly what the copy writes.
-        let bits = unsafe { crate::copy::copy_tree(t, p, size, &mut offheap, None) };
+        let bits = unsafe { crate::copy::copy_tree(t, p, size, &mut offheap, track) };
+        if !codes.is_empty() {
+            for c in &codes {
+                crate::pins::retain(*c);
+            }
+            self.keep_pinned(codes);
+        }
         // SAFETY: the entries the copy added are live shared objects.
         self.note_offheap(unsafe { crate::binary::offheap_bytes(&offheap[before..]) });
         drop(offheap);
@@ -1124,11 +1143,37 @@ impl Heap {
     }
 }
 
+impl Heap {
+    /// Tells the heap that its owner reports the closures in it to the
+    /// code collector of the VM that made them (a process heap, asked on
+    /// each visit), so closures copied or attached into it need no pins
+    /// (`pins.rs`). A heap nobody asks (the default: one a Rust program
+    /// keeps) pins them until it is dropped.
+    pub fn set_visited(&self, on: bool) {
+        self.visited.set(on);
+    }
+
+    /// Whether [`Heap::set_visited`] is on.
+    pub fn is_visited(&self) -> bool {
+        self.visited.get()
+    }
+
+    /// Keeps pins on `codes` until the heap is dropped.
+    pub(crate) fn keep_pinned(&self, codes: Vec<u64>) {
+        let mut v = self.pinned.take().unwrap_or_default();
+        v.extend(codes);
+        self.pinned.set(Some(v));
+    }
+}
+
 impl Drop for Heap {
     fn drop(&mut self) {
         // SAFETY: the list holds every live shared object of this heap, each
         // owning one count; the heap's blocks die with it.
         unsafe { crate::binary::release_all(&self.offheap.borrow()) };
+        if let Some(codes) = self.pinned.take() {
+            crate::pins::release_all(&codes);
+        }
     }
 }
 

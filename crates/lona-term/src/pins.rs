@@ -100,16 +100,30 @@ mod tests {
         assert_eq!((held(A), held(B)), (5, 2));
         drop(f);
         assert_eq!((held(A), held(B)), (3, 1));
-        // Attached: the heap holds the closures now (a VM asks heaps).
+        // Attached to a heap nobody visits (a Rust program's): it keeps
+        // the pins until it is dropped.
+        let kept = Heap::new();
+        let k = kept.attach(Fragment::new(a));
+        assert_eq!((held(A), held(B)), (4, 1));
+        let _again = kept.copy_from(nested);
+        assert_eq!((held(A), held(B)), (6, 2));
+        let _ = k;
+        drop(kept);
+        assert_eq!((held(A), held(B)), (3, 1));
+        // Attached to a visited heap (a process's: a VM asks it): the
+        // heap holds the closures now, unpinned.
         let other = Heap::new();
+        other.set_visited(true);
         let t = other.attach(g);
+        assert_eq!((held(A), held(B)), (0, 0));
+        let _copied = other.copy_from(nested);
         assert_eq!((held(A), held(B)), (0, 0));
         let _r = other.add_root(t);
         let mut found = 0;
         other.visit_foreign(&[], &mut |f| {
             found += (f == crate::Foreign::Code(A)) as usize
         });
-        assert_eq!(found, 3);
+        assert_eq!(found, 5, "3 attached, 2 copied");
         // Without pins: the caller is told nothing, and nothing is held.
         let u = Fragment::vector_unpinned(&[a, b]);
         assert_eq!((held(A), held(B)), (0, 0));

@@ -157,8 +157,10 @@ impl Evaluator {
     /// An evaluator with a fresh VM in namespace `user`.
     pub fn new(env: Arc<Env>) -> Evaluator {
         let mut vm = Vm::new(env.clone());
-        // Outside any process until a process takes it (`purge`).
+        // Outside any process until a process takes it (`purge`): its
+        // heap pins the closures that enter it meanwhile.
         vm.census = crate::purge::Census::unmanaged();
+        vm.heap.set_visited(false);
         let last = vm.heap.add_root(Term::NIL);
         let ns = env.namespaces.get_or_create("user");
         Evaluator {

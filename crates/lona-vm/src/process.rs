@@ -318,7 +318,7 @@ impl Process for LonaProcess {
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {
         if let Body::Main { ev, .. } = &mut self.body {
             // Now a process's, visited by the code collector (`purge`).
-            ev.vm.census.adopt();
+            ev.vm.adopt();
         }
         match catch_heap_error(|| self.step_vm(cx)) {
             Ok(s) => s,

@@ -116,7 +116,7 @@ impl Process for Shell {
 
     fn step(&mut self, cx: &mut Cx<'_>) -> Step {
         // Now a process's, visited by the code collector (`purge`).
-        self.ev.vm.census.adopt();
+        self.ev.vm.adopt();
         loop {
             if !self.busy {
                 if self.recv == 0 {

@@ -18,6 +18,14 @@ use lona_vm::{node, purge, Env, Evaluator, SharedBuf, Source};
 /// thread runs code collection cycles back to back. Returns the output,
 /// the ending, and the areas freed meanwhile.
 fn run_collecting(src: &str) -> (String, Ending, u64) {
+    run_collecting_with(src, |_| {})
+}
+
+/// [`run_collecting`], with `with` given the runtime's handle first.
+fn run_collecting_with(
+    src: &str,
+    with: impl FnOnce(&lona_runtime::Handle),
+) -> (String, Ending, u64) {
     let rt = Runtime::builder()
         .workers(common::workers(2))
         .build()
@@ -26,6 +34,7 @@ fn run_collecting(src: &str) -> (String, Ending, u64) {
     let env = Env::new(Box::new(buf.clone()));
     let mut ev = Evaluator::new(env.clone());
     ev.push_source(&Source::new("t.lona", src)).expect("reads");
+    with(&rt.handle());
     let freed0 = purge::stats().freed;
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
@@ -175,4 +184,48 @@ fn churn_spawning_and_sending_old_versions_while_cycles_run() {
     assert_eq!(ending, Ending::Normal, "{out}");
     assert_eq!(out, "bad: 0\n");
     assert!(freed >= 100, "freed {freed}");
+}
+
+#[test]
+fn a_closure_kept_in_a_rust_heap_stays_callable() {
+    // A Rust process takes a closure out of a message into a heap of its
+    // own (attached: the message is gone), keeps it while the function is
+    // redefined and cycles run, then sends a copy back to be called. Its
+    // heap is nobody's to visit: it pins what it holds.
+    let src = format!(
+        r#"
+(declare f data)
+(eval '(defn f [x] (str "old:" x)))
+{REDEFINE}
+(send :keeper [(self) f])
+(churn 300)
+(send :keeper :back)
+(println (receive [:kept g] (g 5)))
+"#
+    );
+    let (out, ending, freed) = run_collecting_with(&src, |h| {
+        let p = h
+            .spawn(|ctx| async move {
+                let heap = lona_term::Heap::new();
+                let m: lona_term::Fragment = ctx.receive().await;
+                let t = heap.attach(m);
+                let lona_term::View::Vector(items) = t.view() else {
+                    panic!("not [pid f]")
+                };
+                let (to, g) = (items[0], items[1]);
+                let lona_term::View::Pid(to) = to.view() else {
+                    panic!("not a pid")
+                };
+                let to = lona_runtime::Pid::from_bits(to.0);
+                let g = heap.add_root(g);
+                let _: lona_term::Fragment = ctx.receive().await;
+                let reply = heap.vector(&[lona_term::Term::keyword("kept"), heap.root(g)]);
+                ctx.send(to, lona_term::Fragment::new(reply)).await;
+            })
+            .unwrap();
+        h.register("keeper", p).unwrap();
+    });
+    assert_eq!(ending, Ending::Normal, "{out}");
+    assert_eq!(out, "old:5\n");
+    assert!(freed >= 300, "freed {freed}");
 }

@@ -149,6 +149,9 @@ impl Vm {
 
     /// An idle interpreter on a given heap.
     pub fn with_heap(env: Arc<Env>, heap: Heap) -> Vm {
+        // A process's (or a step's) heap: its closures are reported on
+        // visits (`purge`).
+        heap.set_visited(true);
         Vm {
             heap,
             // Small: an idle process is mostly this and its heap; calls
@@ -176,6 +179,13 @@ impl Vm {
             dict: None,
             census: crate::purge::Census::managed(),
         }
+    }
+
+    /// The VM is now a process's (`purge::Census::adopt`): visited, so its
+    /// heap needs no pins on the closures that enter it.
+    pub(crate) fn adopt(&mut self) {
+        self.census.adopt();
+        self.heap.set_visited(true);
     }
 
     /// Reports the code and constants this VM holds to a code collector's
