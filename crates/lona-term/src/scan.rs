@@ -44,32 +44,10 @@ impl Heap {
                 }
             }
         };
+        // Code ids are reported after the walk: `word` holds `f`.
         let mut codes: Vec<u64> = Vec::new();
         let mut region = |from: *mut u64, to: *mut u64, word: &mut dyn FnMut(u64)| {
-            let mut s = from;
-            // SAFETY: [from, to) holds complete objects back to back (step
-            // 1); every read stays inside the object the header describes.
-            unsafe {
-                while s < to {
-                    let h = *s;
-                    if is_header(h) {
-                        let arity = header_arity(h);
-                        let kind = Kind::from_header(h);
-                        if kind == Kind::Closure {
-                            codes.push(*s.add(1));
-                        }
-                        let (off, n) = kind.term_slots(arity);
-                        for i in 0..n {
-                            word(*s.add(1 + off + i));
-                        }
-                        s = s.add(1 + arity);
-                    } else {
-                        word(h);
-                        word(*s.add(1));
-                        s = s.add(2);
-                    }
-                }
-            }
+            walk(from, to, |c| codes.push(c), word)
         };
         region(young.base(), self.htop.get(), &mut word);
         region(old.base(), self.old_top, &mut word);
@@ -102,10 +80,11 @@ impl Heap {
     }
 }
 
-/// Reports the code id of every closure in `[from, to)`, a region of
-/// complete objects back to back (step 1).
+/// Calls `code` with the code id of every closure in `[from, to)`, a
+/// region of complete objects back to back (step 1), and `word` with
+/// every term slot.
 #[inline]
-pub(crate) fn visit_codes(from: *mut u64, to: *mut u64, mut f: impl FnMut(u64)) {
+fn walk(from: *mut u64, to: *mut u64, mut code: impl FnMut(u64), mut word: impl FnMut(u64)) {
     let mut s = from;
     // SAFETY: per the caller, [from, to) holds complete objects; every
     // read stays inside the object the header describes.
@@ -113,15 +92,30 @@ pub(crate) fn visit_codes(from: *mut u64, to: *mut u64, mut f: impl FnMut(u64)) 
         while s < to {
             let h = *s;
             if is_header(h) {
-                if Kind::from_header(h) == Kind::Closure {
-                    f(*s.add(1));
+                let arity = header_arity(h);
+                let kind = Kind::from_header(h);
+                if kind == Kind::Closure {
+                    code(*s.add(1));
                 }
-                s = s.add(1 + header_arity(h));
+                let (off, n) = kind.term_slots(arity);
+                for i in 0..n {
+                    word(*s.add(1 + off + i));
+                }
+                s = s.add(1 + arity);
             } else {
+                word(h);
+                word(*s.add(1));
                 s = s.add(2);
             }
         }
     }
+}
+
+/// Reports the code id of every closure in `[from, to)`, a region of
+/// complete objects back to back (step 1).
+#[inline]
+pub(crate) fn visit_codes(from: *mut u64, to: *mut u64, f: impl FnMut(u64)) {
+    walk(from, to, f, |_| {});
 }
 
 #[cfg(test)]

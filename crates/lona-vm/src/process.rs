@@ -315,11 +315,14 @@ impl Process for LonaProcess {
         }
     }
 
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn init(&mut self, _cx: &mut Cx<'_>) {
         if let Body::Main { ev, .. } = &mut self.body {
             // Now a process's, visited by the code collector (`purge`).
             ev.vm.adopt();
         }
+    }
+
+    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
         match catch_heap_error(|| self.step_vm(cx)) {
             Ok(s) => s,
             Err(e) => {

@@ -114,9 +114,12 @@ impl Process for Shell {
         }
     }
 
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn init(&mut self, _cx: &mut Cx<'_>) {
         // Now a process's, visited by the code collector (`purge`).
         self.ev.vm.adopt();
+    }
+
+    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
         loop {
             if !self.busy {
                 if self.recv == 0 {

@@ -37,15 +37,18 @@ fn samples(tier: &str, n: u64, every: u64, calls: u64, trigger: &str) -> (Vec<u6
     (v, stderr)
 }
 
-/// The areas freed, from `--jit-stats`' code collector line.
+/// The number before `word` on the `--jit-stats` line starting with
+/// `line`.
+fn figure(stats: &str, line: &str, word: &str) -> u64 {
+    let l = stats.lines().find(|l| l.starts_with(line)).expect(stats);
+    let words: Vec<&str> = l.split_whitespace().collect();
+    let i = words.iter().position(|w| *w == word).expect(l);
+    words[i - 1].parse().expect(l)
+}
+
+/// The areas freed, from the code collector's line.
 fn freed(stats: &str) -> u64 {
-    let line = stats
-        .lines()
-        .find(|l| l.starts_with("code collector:"))
-        .expect(stats);
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let i = words.iter().position(|w| *w == "areas").expect(line);
-    words[i - 1].parse().expect(line)
+    figure(stats, "code collector:", "areas")
 }
 
 #[test]
@@ -59,31 +62,18 @@ fn redefining_a_function_a_million_times_keeps_memory_flat() {
     assert!(freed(&stats) >= 900_000, "{stats}");
 }
 
-/// `bytes of machine code` from `--jit-stats`' compiling-tier line.
-fn machine_code(stats: &str) -> u64 {
-    let line = stats.lines().find(|l| l.starts_with("jit:")).expect(stats);
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let i = words.iter().position(|w| *w == "bytes").expect(line);
-    words[i - 1].parse().expect(line)
-}
-
 #[test]
 fn compiled_versions_are_freed_with_their_code() {
     // Every version compiled (jit-eager); a debug build compiles slowly,
     // so fewer versions than above, collected every 100.
     let (_, stats) = samples("jit-eager", 1_000, 500, 3, "100");
-    let compiled: u64 = stats
-        .lines()
-        .find(|l| l.starts_with("jit:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .expect(&stats);
+    let compiled = figure(&stats, "jit:", "functions");
     assert!(compiled >= 1_000, "{stats}");
     assert!(freed(&stats) >= 700, "{stats}");
     // What is left is the versions since the last cycle or two (each
     // under 200 bytes), not a thousand.
     assert!(
-        machine_code(&stats) < 300 * 200,
+        figure(&stats, "jit:", "bytes") < 300 * 200,
         "machine code not freed: {stats}"
     );
 }
