@@ -143,6 +143,13 @@ impl Evaluator {
         self.vm.set_stack_limit(words);
     }
 
+    /// Limits the VM's heap and stack to `words` in all (0: no limit, the
+    /// default outside a process): past it, [`Evaluator::step`] gives
+    /// [`Progress::HeapLimit`], as `:max-heap-size` kills a process.
+    pub fn set_max_heap_size(&mut self, words: usize) {
+        self.vm.heap.set_max_heap_size(words);
+    }
+
     /// Reductions the VM has spent (the compiling tier must charge the
     /// interpreter's: `tests/jit.rs`).
     pub fn reductions(&self) -> u64 {

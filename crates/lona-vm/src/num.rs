@@ -7,6 +7,12 @@
 //! float combine as floats. `/` always gives a float (Erlang's `/`);
 //! `quot`, `rem` and `mod` are for integers. Division by zero, and any
 //! operand that is not a number, raise `:badarith`.
+//!
+//! An integer has at most [`MAX_BITS`] bits: an operation whose result
+//! would be larger raises `:system-limit` (Erlang raises `system_limit`
+//! past about 32 Mbit), before the work is done where that can be known,
+//! so that a loop squaring a number ends in an error instead of filling
+//! the node's memory.
 
 use std::cmp::Ordering;
 
@@ -15,6 +21,15 @@ use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::native::Raise;
+
+/// The most bits an integer may have: 16 Mbit (2 MB). Past it, an
+/// arithmetic operation, `expt` or `bit-shift-left` raises
+/// `:system-limit`.
+pub const MAX_BITS: u64 = 1 << 24;
+
+fn system_limit() -> Raise {
+    Raise::error(lona_term::kw!("system-limit"))
+}
 
 /// An arithmetic operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +155,11 @@ pub fn arith<'h>(heap: &'h Heap, op: Op, a: Term<'_>, b: Term<'_>) -> Result<Ter
         }
     }
     let (p, q) = (x.to_big(), y.to_big());
+    // A product has the bits of its factors, or one fewer: refuse before
+    // multiplying what would be too large.
+    if op == Op::Mul && !p.is_zero() && !q.is_zero() && p.bits() + q.bits() - 1 > MAX_BITS {
+        return Err(system_limit());
+    }
     let r = match op {
         Op::Add => p + q,
         Op::Sub => p - q,
@@ -163,6 +183,9 @@ pub fn arith<'h>(heap: &'h Heap, op: Op, a: Term<'_>, b: Term<'_>) -> Result<Ter
         }
         Op::Div => unreachable!(),
     };
+    if r.bits() > MAX_BITS {
+        return Err(system_limit());
+    }
     Ok(heap.bigint(&r))
 }
 

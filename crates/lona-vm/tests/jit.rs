@@ -1235,13 +1235,14 @@ fn node(tier: Tier) -> &'static Node {
 }
 
 /// Runs `body` in namespace `ns` of `node`, `budget` reductions a slice,
-/// for at most about `cap` reductions: the reductions at the end of every
-/// slice and what it printed (then how it failed, if it did), or `None`
-/// past the cap.
+/// for at most about `cap` reductions and [`MAX_HEAP`] words: the
+/// reductions at the end of every slice and what it printed (then how it
+/// failed, if it did), or `None` past either limit.
 fn run(node: &Node, ns: &str, body: &str, budget: i32, cap: u64) -> Option<(Vec<u64>, String)> {
     let take = || std::mem::take(&mut *node.out.0.lock().unwrap_or_else(|e| e.into_inner()));
     take();
     let mut ev = Evaluator::new(node.env.clone());
+    ev.set_max_heap_size(MAX_HEAP);
     let src = format!("(ns {ns}) {body}");
     ev.push_source(&Source::new("t.lona", src.as_str()))
         .unwrap();
@@ -1251,6 +1252,7 @@ fn run(node: &Node, ns: &str, body: &str, budget: i32, cap: u64) -> Option<(Vec<
         at.push(ev.reductions());
         match p {
             Progress::Yield if ev.reductions() > cap => return None,
+            Progress::HeapLimit(_) => return None,
             Progress::Yield => {}
             Progress::Done => break String::new(),
             other => break format!("{other:?}"),
@@ -1260,6 +1262,11 @@ fn run(node: &Node, ns: &str, body: &str, budget: i32, cap: u64) -> Option<(Vec<
     // The namespace's name is in printed functions and in traces.
     Some((at, out.replace(&format!("{ns}/"), "NS/")))
 }
+
+/// The most heap a random program may take, in words (512 MB): a
+/// program that runs away with memory is reported, not the test binary
+/// killed by the system (once, in CI, at 24 GB).
+const MAX_HEAP: usize = 64 << 20;
 
 /// The most reductions a random program may take (in the interpreter;
 /// the generator keeps nearly all far below).
@@ -1311,6 +1318,7 @@ fn agree(tape: Vec<u32>, budget: i32) -> Result<(), proptest::test_runner::TestC
     let src = gen::Gen::new(tape).program();
     let t0 = std::time::Instant::now();
     let Some((i, out_i)) = run(node(Tier::Interp), &format!("rnd{k}i"), &src, budget, CAP) else {
+        // Past the reductions or the heap.
         TALLY.lock().unwrap().too_long += 1;
         return Err(proptest::test_runner::TestCaseError::reject("too long"));
     };
@@ -1320,7 +1328,7 @@ fn agree(tape: Vec<u32>, budget: i32) -> Result<(), proptest::test_runner::TestC
     let j = run(jit_node, &format!("rnd{k}j"), &src, budget, 2 * CAP);
     let after = jit::stats();
     let t2 = std::time::Instant::now();
-    proptest::prop_assert!(j.is_some(), "the compiled tier ran past the cap: {}", src);
+    proptest::prop_assert!(j.is_some(), "the compiled tier ran past a limit: {}", src);
     let (j, out_j) = j.unwrap();
     proptest::prop_assert_eq!(&out_i, &out_j, "{}", src);
     proptest::prop_assert_eq!(&i, &j, "reductions: {}", src);

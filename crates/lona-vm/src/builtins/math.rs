@@ -9,13 +9,9 @@ use lona_term::{RawTerm, Term, View};
 
 use super::{def, ANY};
 use crate::native::{NResult, NativeCx, Raise};
-use crate::num::{self, Num, Op};
+use crate::num::{self, Num, Op, MAX_BITS};
 use crate::var::Namespace;
 
-/// The largest result, in bits, of `expt` and `bit-shift-left`: 16 Mbit
-/// (2 MB); beyond it, `:system-limit` (a guard against one call filling
-/// the heap).
-const MAX_BITS: u64 = 1 << 24;
 
 fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
