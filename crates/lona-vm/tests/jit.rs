@@ -88,6 +88,57 @@ fn compiled_code_yields_where_the_interpreter_does() {
     assert!(jit::stats().compiled > 0);
 }
 
+/// Typed loops (`jit/facts.rs`): a function whose tail calls of itself
+/// pass arguments of a known kind loops in a second translation that
+/// skips the checks those arguments passed. Each case leaves that copy
+/// where what it assumed stops holding, and must print and yield as the
+/// interpreter does.
+#[test]
+fn typed_loops_leave_where_their_facts_end() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    let before = jit::stats().typed_loops;
+    // The accumulator outgrows the small integers mid-loop.
+    same(
+        "outgrow",
+        "(defn s [i n acc] (if (= i n) acc (s (inc i) n (+ acc 288230376151711743)))) (println (s 0 40 0))",
+    );
+    // The counter runs into the largest small integer.
+    same(
+        "edge",
+        "(defn up [i n] (if (= i n) i (up (inc i) n))) (println (up 1152921504606846970 1152921504606846980))",
+    );
+    // One tail call passes an integer, the other a keyword: the loop
+    // assumes only what both pass.
+    same(
+        "two-calls",
+        "(defn g [i x] (if (< i 300) (if (even? i) (g (inc i) (if (keyword? x) 0 (+ x 1))) (g (inc i) :k)) x))
+         (println (g 0 0) (g 1 5))",
+    );
+    // A float where the loop met integers.
+    same(
+        "float",
+        "(defn h [i n acc] (if (< i n) (h (+ i 1) n (+ acc i)) acc)) (println (h 0 100 0) (h 0.5 100 0))",
+    );
+    // An inner loop (`recur` to a `loop`: its header starts knowing
+    // nothing) whose value turns into a float.
+    same(
+        "inner",
+        "(defn k [n] (loop [i 0 x 0] (if (< i n) (recur (inc i) (if (= i 5) 1.5 (+ x 1))) x)))
+         (defn outer [j acc] (if (= j 0) acc (outer (dec j) (+ acc (k 9)))))
+         (println (outer 30 0))",
+    );
+    // The loop's own process redefines it through a call: seen at once.
+    same(
+        "redefine",
+        "(defn r [i] (if (= i 50) :old (do (when (= i 20) (eval '(defn r [i] [:new i]))) (r (inc i)))))
+         (println (r 0))",
+    );
+    assert!(
+        jit::stats().typed_loops > before,
+        "no typed loop was compiled"
+    );
+}
+
 #[test]
 fn a_compiled_loop_sees_its_var_redefined_within_one_slice() {
     let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());

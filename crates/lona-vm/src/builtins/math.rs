@@ -12,7 +12,6 @@ use crate::native::{NResult, NativeCx, Raise};
 use crate::num::{self, Num, Op, MAX_BITS};
 use crate::var::Namespace;
 
-
 fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }

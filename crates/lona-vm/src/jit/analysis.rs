@@ -219,7 +219,7 @@ pub(super) fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
 
 /// Where control goes after `ins` at `pc` (none: it returns, raises or
 /// tail-calls).
-fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
+pub(super) fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
     let next = Some(pc + 1);
     match ins {
         Instr::Jump { to } | Instr::Loop { to } => [Some(to as usize), None],

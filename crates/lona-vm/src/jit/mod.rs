@@ -63,6 +63,7 @@
 mod analysis;
 #[cfg(feature = "jit")]
 mod code;
+mod facts;
 pub(crate) mod intrinsic;
 pub(crate) mod native;
 #[cfg(all(test, feature = "jit"))]
@@ -809,6 +810,8 @@ fn compile(p: &'static Proto) -> Option<Entry> {
 static COMPILED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Compiled prototypes given up (`JitSlot::judge`).
 static GIVEN_UP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Functions compiled with a typed loop (`facts.rs`).
+pub(super) static TYPED_LOOPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Prototypes found hot that could not be compiled.
 static REFUSED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Nanoseconds spent compiling (checks and refusals included), in all and
@@ -835,6 +838,10 @@ pub struct Stats {
     pub max_us: u64,
     /// Bytes of live machine code (compiled, not yet freed).
     pub code_bytes: u64,
+    /// Compiled functions whose tail calls of themselves go to a second
+    /// translation of their body that knows what the calls pass (a
+    /// *typed loop*, `jit/facts.rs`).
+    pub typed_loops: u64,
 }
 
 /// The compiling tier's figures so far.
@@ -846,6 +853,7 @@ pub fn stats() -> Stats {
         compile_us: COMPILE_NS.load(Relaxed) / 1000,
         max_us: COMPILE_NS_MAX.load(Relaxed) / 1000,
         code_bytes: code_bytes() as u64,
+        typed_loops: TYPED_LOOPS.load(Relaxed),
     }
 }
 
@@ -853,8 +861,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jit: {} functions compiled ({} given up since), {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
-            self.compiled, self.given_up, self.refused, self.compile_us, self.max_us, self.code_bytes
+            "jit: {} functions compiled ({} given up since, {} with a typed loop), {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
+            self.compiled, self.given_up, self.typed_loops, self.refused, self.compile_us, self.max_us, self.code_bytes
         )
     }
 }

@@ -20,7 +20,10 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
 
-use super::analysis::{check, gain, how, liveness, only_arity, self_var, written, How, Why};
+use super::analysis::{
+    check, gain, how, liveness, only_arity, self_var, successors, written, How, Why,
+};
+use super::facts::{covers, meet_args, Facts, IMM, SMALL};
 use super::layout::*;
 use super::Compiler;
 use crate::bytecode::{Instr, Proto};
@@ -121,7 +124,37 @@ struct Translator<'a, 'b> {
     written: u64,
     /// Live registers at each instruction (`liveness`).
     live: Vec<u64>,
+    /// What is known of values in block `facts_at` (`facts.rs`).
+    facts: Facts,
+    facts_at: Option<Block>,
+    /// Per instruction of the translation under way: the facts common to
+    /// the edges into its block recorded so far (`facts.rs`, step 2).
+    incoming: Vec<Option<Facts>>,
+    /// The instruction of each block of `blocks`.
+    block_pc: std::collections::HashMap<Block, u32>,
+    /// Per instruction: whether an instruction at or after it can jump
+    /// to it (a loop header: its block starts knowing nothing).
+    back_pred: Vec<bool>,
+    /// The typed loop's header (`facts.rs`): where tail calls of the
+    /// function to itself go.
+    loop_head: Block,
+    /// The first translation's entry block.
+    entry0: Block,
+    /// While translating the typed loop: what it assumes of the
+    /// arguments. Before: `None`, and `tail_args` gathers what the tail
+    /// calls pass.
+    loop_need: Option<Vec<u8>>,
+    tail_args: Option<Vec<u8>>,
+    /// Whether the code can run any function but itself (a call of
+    /// another closure or a built-in): only then can this process change
+    /// a var while the code runs.
+    calls_out: bool,
 }
+
+/// How often the typed loop of a function that calls nothing else checks
+/// its var (`Translator::var_now_and_then`): every this many iterations
+/// (a power of two).
+const VAR_EVERY: i64 = 64;
 
 fn mem() -> MemFlags {
     MemFlags::trusted()
@@ -166,8 +199,43 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         let reds = b.declare_var(I64);
         b.def_var(reds, reds0);
-        let blocks = (0..p.code.len()).map(|_| b.create_block()).collect();
+        let blocks: Vec<Block> = (0..p.code.len()).map(|_| b.create_block()).collect();
+        let mut back_pred = vec![false; p.code.len()];
+        for (pc, &ins) in p.code.iter().enumerate() {
+            for to in successors(ins, pc).into_iter().flatten() {
+                if to <= pc && to < back_pred.len() {
+                    back_pred[to] = true;
+                }
+            }
+        }
+        let loop_head = b.create_block();
+        let calls_out = p.code.iter().any(|&ins| match how(p, argc, ins) {
+            How::NativeVar(_) | How::NativeTail(_) => true,
+            How::SideExit => false,
+            How::Inline => match ins {
+                Instr::Call { .. } => true,
+                Instr::CallVar { var, .. } | Instr::TailCallVar { var, .. } => {
+                    self_var(p, var).is_none()
+                }
+                Instr::CallVar1Imm { var, .. } => self_var(p, var as u32).is_none(),
+                _ => false,
+            },
+        });
         Translator {
+            calls_out,
+            facts: Facts::default(),
+            facts_at: None,
+            incoming: vec![None; p.code.len()],
+            block_pc: blocks
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| (b, i as u32))
+                .collect(),
+            back_pred,
+            loop_head,
+            entry0: blocks[entry_pc as usize],
+            loop_need: None,
+            tail_args: None,
             argc,
             cc,
             reds,
@@ -198,10 +266,42 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.guard(deep_ok, entry_pc);
         let entry = self.blocks[entry_pc as usize];
         self.b.ins().jump(entry, &[]);
-        for pc in 0..self.p.code.len() {
-            let blk = self.blocks[pc];
-            self.b.switch_to_block(blk);
-            self.instr(pc as u32, entry_pc);
+        // The entry is reached from here and from the loop header: it
+        // starts knowing nothing.
+        self.translate_all(None, entry_pc);
+        // The typed loop, if the tail calls pass something known.
+        let head = self.loop_head;
+        match self.tail_args.take() {
+            Some(need) if need.iter().any(|&k| k != 0) => {
+                let blocks: Vec<Block> = (0..self.p.code.len())
+                    .map(|_| self.b.create_block())
+                    .collect();
+                self.block_pc = blocks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| (b, i as u32))
+                    .collect();
+                self.blocks = blocks;
+                self.incoming = vec![None; self.p.code.len()];
+                let mark = self.b.func.layout.last_block();
+                self.b.switch_to_block(head);
+                for (i, &k) in need.iter().enumerate() {
+                    let v = self.r(i as i64);
+                    self.learn(v, k);
+                }
+                self.goto(self.blocks[entry_pc as usize]);
+                self.record_edges(mark);
+                self.loop_need = Some(need);
+                super::TYPED_LOOPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let reach = self.reachable(entry_pc);
+                self.translate_all(Some(&reach), entry_pc);
+            }
+            _ => {
+                // No tail call, or nothing known: the header is a jump
+                // to the entry.
+                self.b.switch_to_block(head);
+                self.goto(self.entry0);
+            }
         }
         for pc in 0..self.leave.len() {
             if let Some(blk) = self.leave[pc] {
@@ -222,10 +322,192 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
+    /// Translates each instruction (of `only`, if given) into its block
+    /// of `blocks`, each starting with the facts its edges bring
+    /// (`facts.rs`).
+    fn translate_all(&mut self, only: Option<&[bool]>, entry_pc: u32) {
+        for pc in 0..self.p.code.len() {
+            if only.is_some_and(|o| !o[pc]) {
+                continue;
+            }
+            let blk = self.blocks[pc];
+            let mark = self.b.func.layout.last_block();
+            self.b.switch_to_block(blk);
+            let first = pc as u32 == entry_pc && self.loop_need.is_none();
+            if !self.back_pred[pc] && !first {
+                // Every edge into it is made (all come from instructions
+                // before it): sealed, a register read here is the value
+                // its predecessors hold, not a new block parameter, so
+                // the facts about those values apply.
+                self.b.seal_block(blk);
+            }
+            match self.incoming[pc].take() {
+                Some(f) if !self.back_pred[pc] && !first => {
+                    self.facts = f;
+                    self.facts_at = Some(blk);
+                }
+                _ => self.facts_at = None,
+            }
+            self.instr(pc as u32);
+            self.record_edges(mark);
+        }
+    }
+
+    /// The instructions reachable from `entry_pc`.
+    fn reachable(&self, entry_pc: u32) -> Vec<bool> {
+        let mut seen = vec![false; self.p.code.len()];
+        let mut todo = vec![entry_pc as usize];
+        while let Some(pc) = todo.pop() {
+            if pc >= seen.len() || seen[pc] {
+                continue;
+            }
+            seen[pc] = true;
+            todo.extend(successors(self.p.code[pc], pc).into_iter().flatten());
+        }
+        seen
+    }
+
+    /// Records the edges into instruction blocks from the blocks laid out
+    /// after `mark` (`facts.rs`, step 2).
+    fn record_edges(&mut self, mark: Option<Block>) {
+        let layout = &self.b.func.layout;
+        let mut at = match mark {
+            Some(m) => layout.next_block(m),
+            None => layout.entry_block(),
+        };
+        while let Some(blk) = at {
+            at = layout.next_block(blk);
+            let Some(last) = layout.last_inst(blk) else {
+                continue;
+            };
+            let dfg = &self.b.func.dfg;
+            for call in dfg.insts[last].branch_destination(&dfg.jump_tables, &dfg.exception_tables)
+            {
+                let to = call.block(&dfg.value_lists);
+                let Some(&pc) = self.block_pc.get(&to) else {
+                    continue;
+                };
+                let f = if self.facts_at == Some(blk) {
+                    self.facts.clone()
+                } else {
+                    Facts::default()
+                };
+                let slot = &mut self.incoming[pc as usize];
+                *slot = Some(match slot.take() {
+                    None => f,
+                    Some(g) => g.meet(&f),
+                });
+            }
+        }
+    }
+
+    /// What is known of `v` here.
+    fn kind(&self, v: Value) -> u8 {
+        if self.facts_at.is_some() && self.facts_at == self.b.current_block() {
+            self.facts.kind(v)
+        } else {
+            0
+        }
+    }
+
+    /// Learns `k` of `v` here (facts of another block are dropped).
+    fn learn(&mut self, v: Value, k: u8) {
+        let here = self.b.current_block();
+        if self.facts_at != here {
+            self.facts = Facts::default();
+            self.facts_at = here;
+        }
+        self.facts.add(v, k);
+    }
+
+    /// Switches to `blk`, whose one predecessor is the current block:
+    /// the facts go along.
+    fn follow(&mut self, blk: Block) {
+        let from = self.b.current_block();
+        self.follow_from(from, blk);
+    }
+
+    /// Switches to `blk`, whose one predecessor is block `from`: the facts
+    /// of `from` go along.
+    fn follow_from(&mut self, from: Option<Block>, blk: Block) {
+        self.b.switch_to_block(blk);
+        self.b.seal_block(blk);
+        if self.facts_at.is_some() && self.facts_at == from {
+            self.facts_at = Some(blk);
+        }
+    }
+
+    /// The typed loop's check that var `var` still holds the running
+    /// closure, made when the reductions left (`reds`, falling by one an
+    /// iteration) are a multiple of [`VAR_EVERY`]: the code calls nothing
+    /// else, so this process cannot have changed the var since the tail
+    /// call that entered the loop checked it; another process's
+    /// redefinition is seen within `VAR_EVERY` iterations, as if it had
+    /// come that much later (nothing orders it with this loop).
+    fn var_now_and_then(&mut self, var: u32, reds: Value, pc: u32) {
+        let from = self.b.current_block();
+        let (check, on) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(check);
+        let m = self.b.ins().band_imm(reds, VAR_EVERY - 1);
+        let due = self.b.ins().icmp_imm(IntCC::Equal, m, 0);
+        self.b.ins().brif(due, check, &[], on, &[]);
+        self.b.switch_to_block(check);
+        self.b.seal_block(check);
+        let w = self.var_value(var);
+        let same = self.b.ins().icmp(IntCC::Equal, w, self.me_word);
+        let out = self.leave(pc);
+        self.b.ins().brif(same, on, &[], out, &[]);
+        self.b.switch_to_block(on);
+        self.b.seal_block(on);
+        // Both ways here learned nothing new: the facts of `from` hold.
+        if self.facts_at.is_some() && self.facts_at == from {
+            self.facts_at = Some(on);
+        }
+    }
+
+    /// Leaves at `pc` unless `x` is a small integer (unless known).
+    fn guard_small(&mut self, x: Value, pc: u32) {
+        if self.kind(x) & SMALL == 0 {
+            let ok = self.is_small(x);
+            self.guard(ok, pc);
+            self.learn(x, SMALL);
+        }
+    }
+
+    /// A tail call of the function to itself, its arguments in registers
+    /// `0..argc`: to the typed loop where they are known well enough,
+    /// else to the entry (`facts.rs`).
+    fn loop_back(&mut self) {
+        let have: Vec<u8> = (0..self.argc as i64)
+            .map(|i| {
+                let v = self.r(i);
+                self.kind(v)
+            })
+            .collect();
+        let to = match &self.loop_need {
+            Some(need) if covers(&have, need) => self.loop_head,
+            Some(_) => self.entry0,
+            None => {
+                self.tail_args = Some(match self.tail_args.take() {
+                    None => have,
+                    Some(old) => meet_args(&old, &have),
+                });
+                self.loop_head
+            }
+        };
+        self.b.ins().jump(to, &[]);
+    }
+
     // ---- helpers --------------------------------------------------------
 
     fn leave(&mut self, pc: u32) -> Block {
-        *self.leave[pc as usize].get_or_insert_with(|| self.b.create_block())
+        *self.leave[pc as usize].get_or_insert_with(|| {
+            // Cold: laid out after the hot code, so that a passed check
+            // falls through rather than jumps.
+            let blk = self.b.create_block();
+            self.b.set_cold_block(blk);
+            blk
+        })
     }
 
     fn goto(&mut self, to: Block) {
@@ -285,7 +567,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let ok = self.b.create_block();
         let out = self.leave(pc);
         self.b.ins().brif(cond, ok, &[], out, &[]);
-        self.b.switch_to_block(ok);
+        self.follow(ok);
     }
 
     fn is_small(&mut self, x: Value) -> Value {
@@ -309,11 +591,14 @@ impl<'a, 'b> Translator<'a, 'b> {
         let differ = self.b.create_block();
         let same = self.b.ins().icmp(IntCC::Equal, x, y);
         self.b.ins().brif(same, yes, &[], differ, &[]);
-        self.b.switch_to_block(differ);
+        self.follow(differ);
         for w in [x, y] {
-            let t = self.b.ins().band_imm(w, 0b110);
-            let imm = self.b.ins().icmp_imm(IntCC::NotEqual, t, 0);
-            self.guard(imm, pc);
+            if self.kind(w) & IMM == 0 {
+                let t = self.b.ins().band_imm(w, 0b110);
+                let imm = self.b.ins().icmp_imm(IntCC::NotEqual, t, 0);
+                self.guard(imm, pc);
+                self.learn(w, IMM);
+            }
         }
         self.goto(no);
     }
@@ -329,14 +614,25 @@ impl<'a, 'b> Translator<'a, 'b> {
         let (s, of) = self.b.ins().sadd_overflow(x, y_untagged);
         let ok = self.b.ins().icmp_imm(IntCC::Equal, of, 0);
         self.guard(ok, pc);
+        self.learn(s, SMALL);
         s
     }
 
-    /// The two small-integer operands of `pc`, or leave.
+    /// The two small-integer operands of `pc`, or leave (each checked
+    /// unless known).
     fn small_pair(&mut self, a: u8, b: u8, pc: u32) -> (Value, Value) {
         let (x, y) = (self.r(a), self.r(b));
-        let ok = self.both_small(x, y);
-        self.guard(ok, pc);
+        match (self.kind(x) & SMALL != 0, self.kind(y) & SMALL != 0) {
+            (true, true) => {}
+            (true, false) => self.guard_small(y, pc),
+            (false, true) => self.guard_small(x, pc),
+            (false, false) => {
+                let ok = self.both_small(x, y);
+                self.guard(ok, pc);
+                self.learn(x, SMALL);
+                self.learn(y, SMALL);
+            }
+        }
         (x, y)
     }
 
@@ -378,6 +674,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// there is no caller frame.
     fn ret(&mut self, v: Value, pc: u32) {
         let (native, outer) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(outer);
         self.b.ins().brif(self.depth, native, &[], outer, &[]);
         // To a compiled caller: the value is all it needs.
         self.b.switch_to_block(native);
@@ -425,8 +722,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         };
         let first = arg.map(|(src, imm)| {
             let x = self.r(src);
-            let ok = self.is_small(x);
-            self.guard(ok, pc);
+            self.guard_small(x, pc);
             let k = self.b.ins().iconst(I64, (imm as i64) << 3);
             self.add_words(x, k, pc)
         });
@@ -473,7 +769,9 @@ impl<'a, 'b> Translator<'a, 'b> {
     ) {
         let (v, r) = (self.b.inst_results(call)[0], self.b.inst_results(call)[1]);
         self.b.def_var(self.reds, r);
+        let from = self.b.current_block();
         let (done, up) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(up);
         self.b.ins().brif(v, done, &[], up, &[]);
         // The callee left, its own registers written: this frame goes to
         // memory too, registers live after the call (the callee slot
@@ -518,7 +816,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().return_(&[zero, r]);
         // Returned: the value is in the callee slot (registers above it
         // are dead here: `check`).
-        self.b.switch_to_block(done);
+        self.follow_from(from, done);
         self.set(a, v);
         self.goto(self.blocks[ret_pc as usize]);
     }
@@ -770,7 +1068,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.native_call(pc, a, argc, f, pc + 1, tail);
     }
 
-    fn instr(&mut self, pc: u32, entry_pc: u32) {
+    fn instr(&mut self, pc: u32) {
         let ins = self.p.code[pc as usize];
         match how(self.p, self.argc, ins) {
             How::SideExit => {
@@ -911,6 +1209,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                     let (s, of) = self.b.ins().ssub_overflow(x, y3);
                     let ok = self.b.ins().icmp_imm(IntCC::Equal, of, 0);
                     self.guard(ok, pc);
+                    self.learn(s, SMALL);
                     s
                 };
                 self.set(dst, v);
@@ -918,8 +1217,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Instr::AddImm { dst, a, imm } => {
                 let x = self.r(a);
-                let ok = self.is_small(x);
-                self.guard(ok, pc);
+                self.guard_small(x, pc);
                 let k = self.b.ins().iconst(I64, (imm as i64) << 3);
                 let v = self.add_words(x, k, pc);
                 self.set(dst, v);
@@ -991,8 +1289,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Instr::JumpUnlessLtImm { a, imm, to } => {
                 let x = self.r(a);
-                let ok = self.is_small(x);
-                self.guard(ok, pc);
+                self.guard_small(x, pc);
                 let y = self.b.ins().iconst(I64, tag::small(imm as i64) as i64);
                 self.jump_unless(pc, x, y, IntCC::SignedLessThan, to);
             }
@@ -1011,6 +1308,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let fits = self.b.ins().icmp(IntCC::Equal, back, prod);
                 self.guard(fits, pc);
                 let v = self.b.ins().bor_imm(sh, 0b011);
+                self.learn(v, SMALL);
                 self.set(dst, v);
                 self.goto(self.next(pc));
             }
@@ -1141,8 +1439,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 // Another function: the argument, then a call as any
                 // (leaving at `pc` redoes both, as nothing happened).
                 let x = self.r(src);
-                let ok = self.is_small(x);
-                self.guard(ok, pc);
+                self.guard_small(x, pc);
                 let k = self.b.ins().iconst(I64, (imm as i64) << 3);
                 let v = self.add_words(x, k, pc);
                 self.set(a as i64 + 1, v);
@@ -1152,18 +1449,29 @@ impl<'a, 'b> Translator<'a, 'b> {
             Instr::TailCallVar { a, argc, .. } | Instr::TailCall { a, argc } => {
                 let reds = self.reduction(pc);
                 let same = match ins {
+                    // In the typed loop of a function that calls nothing
+                    // else, only another process can change the var:
+                    // checked every `VAR_EVERY` iterations (`var_now_and_then`).
+                    Instr::TailCallVar { var, .. }
+                        if self.loop_need.is_some() && !self.calls_out =>
+                    {
+                        self.var_now_and_then(var, reds, pc);
+                        None
+                    }
                     Instr::TailCallVar { var, .. } => {
                         // The running closure itself, as the interpreter's
                         // self tail call asks.
                         let w = self.var_value(var);
-                        self.b.ins().icmp(IntCC::Equal, w, self.me_word)
+                        Some(self.b.ins().icmp(IntCC::Equal, w, self.me_word))
                     }
                     _ => {
                         let w = self.r(a);
-                        self.b.ins().icmp(IntCC::Equal, w, self.me_word)
+                        Some(self.b.ins().icmp(IntCC::Equal, w, self.me_word))
                     }
                 };
-                self.guard(same, pc);
+                if let Some(same) = same {
+                    self.guard(same, pc);
+                }
                 self.b.def_var(self.reds, reds);
                 // Arguments down to the window's start (the callee, the
                 // running closure itself, is already in the callee slot).
@@ -1171,7 +1479,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 for (i, v) in args.into_iter().enumerate() {
                     self.set(i as i64, v);
                 }
-                self.b.ins().jump(self.blocks[entry_pc as usize], &[]);
+                self.loop_back();
             }
             other => unreachable!("checked: {other:?}"),
         }
