@@ -37,36 +37,49 @@ pub(super) const SMALL: u8 = 1;
 /// never equal (`tag & 0b110 != 0`); every small integer is one.
 pub(super) const IMM: u8 = 2;
 
-/// Facts of some values (a handful: a linear search is the fastest).
+/// Facts of some values (a handful: a linear search is the fastest), and,
+/// for the function's calls of itself (`Translator::self_call`), whether
+/// the stacks were found to have room for them and the var to hold the
+/// function.
 #[derive(Clone, Default, Debug)]
-pub(super) struct Facts(Vec<(Value, u8)>);
+pub(super) struct Facts {
+    vals: Vec<(Value, u8)>,
+    pub(super) room: bool,
+    pub(super) var_ok: bool,
+}
 
 impl Facts {
     /// What is known of `v` (a union of the kinds; 0: nothing).
     pub(super) fn kind(&self, v: Value) -> u8 {
-        self.0.iter().find(|(w, _)| *w == v).map_or(0, |&(_, k)| k)
+        self.vals
+            .iter()
+            .find(|(w, _)| *w == v)
+            .map_or(0, |&(_, k)| k)
     }
 
     /// Learns `k` of `v`.
     pub(super) fn add(&mut self, v: Value, k: u8) {
         let k = if k & SMALL != 0 { k | IMM } else { k };
-        match self.0.iter_mut().find(|(w, _)| *w == v) {
+        match self.vals.iter_mut().find(|(w, _)| *w == v) {
             Some((_, old)) => *old |= k,
-            None => self.0.push((v, k)),
+            None => self.vals.push((v, k)),
         }
     }
 
     /// What both know.
     pub(super) fn meet(&self, other: &Facts) -> Facts {
-        Facts(
-            self.0
+        Facts {
+            vals: self
+                .vals
                 .iter()
                 .filter_map(|&(v, k)| {
                     let k = k & other.kind(v);
                     (k != 0).then_some((v, k))
                 })
                 .collect(),
-        )
+            room: self.room && other.room,
+            var_ok: self.var_ok && other.var_ok,
+        }
     }
 }
 

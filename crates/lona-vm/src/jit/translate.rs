@@ -149,6 +149,8 @@ struct Translator<'a, 'b> {
     /// another closure or a built-in): only then can this process change
     /// a var while the code runs.
     calls_out: bool,
+    /// The highest callee slot of the function's calls of itself.
+    self_call_top: u8,
 }
 
 /// How often the typed loop of a function that calls nothing else checks
@@ -221,7 +223,19 @@ impl<'a, 'b> Translator<'a, 'b> {
                 _ => false,
             },
         });
+        let self_call_top = p
+            .code
+            .iter()
+            .filter_map(|&ins| match ins {
+                Instr::CallVar { a, var, .. } if self_var(p, var).is_some() => Some(a),
+                Instr::CallVar1Imm { a, var, .. } if self_var(p, var as u32).is_some() => Some(a),
+                Instr::Call { a, argc: n } if n as usize == argc => Some(a),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
         Translator {
+            self_call_top,
             calls_out,
             facts: Facts::default(),
             facts_at: None,
@@ -267,8 +281,11 @@ impl<'a, 'b> Translator<'a, 'b> {
         let entry = self.blocks[entry_pc as usize];
         self.b.ins().jump(entry, &[]);
         // The entry is reached from here and from the loop header: it
-        // starts knowing nothing.
-        self.translate_all(None, entry_pc);
+        // starts knowing nothing. Instructions that cannot be reached are
+        // not translated (the `CallVar` a fused `CallVar1Imm` skips):
+        // their edges would take facts from the instructions they jump to.
+        let reach = self.reachable(entry_pc);
+        self.translate_all(&reach, entry_pc);
         // The typed loop, if the tail calls pass something known.
         let head = self.loop_head;
         match self.tail_args.take() {
@@ -293,8 +310,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.record_edges(mark);
                 self.loop_need = Some(need);
                 super::TYPED_LOOPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let reach = self.reachable(entry_pc);
-                self.translate_all(Some(&reach), entry_pc);
+                self.translate_all(&reach, entry_pc);
             }
             _ => {
                 // No tail call, or nothing known: the header is a jump
@@ -322,12 +338,11 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
-    /// Translates each instruction (of `only`, if given) into its block
-    /// of `blocks`, each starting with the facts its edges bring
-    /// (`facts.rs`).
-    fn translate_all(&mut self, only: Option<&[bool]>, entry_pc: u32) {
+    /// Translates each instruction of `only` into its block of `blocks`,
+    /// each starting with the facts its edges bring (`facts.rs`).
+    fn translate_all(&mut self, only: &[bool], entry_pc: u32) {
         for pc in 0..self.p.code.len() {
-            if only.is_some_and(|o| !o[pc]) {
+            if !only[pc] {
                 continue;
             }
             let blk = self.blocks[pc];
@@ -463,6 +478,27 @@ impl<'a, 'b> Translator<'a, 'b> {
         if self.facts_at.is_some() && self.facts_at == from {
             self.facts_at = Some(on);
         }
+    }
+
+    /// What is known here for this function's calls of itself
+    /// (`self_call`): whether the stacks have room for them, and whether
+    /// the function's var still holds it.
+    fn self_facts(&self) -> (bool, bool) {
+        if self.facts_at.is_some() && self.facts_at == self.b.current_block() {
+            (self.facts.room, self.facts.var_ok)
+        } else {
+            (false, false)
+        }
+    }
+
+    fn learn_self(&mut self, room: bool, var_ok: bool) {
+        let here = self.b.current_block();
+        if self.facts_at != here {
+            self.facts = Facts::default();
+            self.facts_at = here;
+        }
+        self.facts.room |= room;
+        self.facts.var_ok |= var_ok;
     }
 
     /// Leaves at `pc` unless `x` is a small integer (unless known).
@@ -711,7 +747,20 @@ impl<'a, 'b> Translator<'a, 'b> {
         let w = match var {
             Some(var) => {
                 let word = self_var(self.p, var).expect("checked by `how`");
-                self.var_still(var, word, pc)
+                if self.calls_out || !self.self_facts().1 {
+                    let w = self.var_still(var, word, pc);
+                    if !self.calls_out {
+                        self.learn_self(false, true);
+                    }
+                    w
+                } else {
+                    // An earlier call of this activation found the var
+                    // holding this function, and nothing this process ran
+                    // since can have changed it (the function calls
+                    // nothing else): another process's redefinition is
+                    // seen by the callee's own first call.
+                    self.b.ins().iconst(I64, word as i64)
+                }
             }
             None => {
                 let w = self.r(a);
@@ -730,14 +779,24 @@ impl<'a, 'b> Translator<'a, 'b> {
         // in the register stack, and this frame's place in the frame
         // stack (the interpreter's invariants for a current frame). The
         // callee checks for native stack at its entry.
+        // Checked once for every call of itself this activation makes
+        // (the highest window of them): the stacks do not shrink while
+        // it runs, nor do its base and depth change.
         let callee_base = self.b.ins().iadd_imm(self.base, a as i64 + 1);
-        let need = self.b.ins().iadd_imm(callee_base, self.nregs as i64 + 1);
-        let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
-        let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
-        self.guard(fits, pc);
-        let room = self.b.ins().load(I64, mem(), self.ctx, FRAMES_ROOM);
-        let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, self.depth, room);
-        self.guard(ok, pc);
+        if !self.self_facts().0 {
+            let top = self
+                .b
+                .ins()
+                .iadd_imm(self.base, self.self_call_top as i64 + 1);
+            let need = self.b.ins().iadd_imm(top, self.nregs as i64 + 1);
+            let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
+            self.guard(fits, pc);
+            let room = self.b.ins().load(I64, mem(), self.ctx, FRAMES_ROOM);
+            let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, self.depth, room);
+            self.guard(ok, pc);
+            self.learn_self(true, false);
+        }
         // The call: the reduction taken, callee and arguments as the
         // interpreter would have them (in SSA; in memory only if the
         // callee leaves).
