@@ -341,10 +341,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// Translates each instruction of `only` into its block of `blocks`,
     /// each starting with the facts its edges bring (`facts.rs`).
     fn translate_all(&mut self, only: &[bool], entry_pc: u32) {
-        for pc in 0..self.p.code.len() {
-            if !only[pc] {
-                continue;
-            }
+        for (pc, _) in only.iter().enumerate().filter(|(_, &on)| on) {
             let blk = self.blocks[pc];
             let mark = self.b.func.layout.last_block();
             self.b.switch_to_block(blk);
