@@ -1334,6 +1334,8 @@ struct Tally {
     /// them).
     compiled: u64,
     refused: u64,
+    /// Of the compiled, those with a typed loop (`jit/facts.rs`).
+    typed: u64,
     /// In the interpreter, in all.
     reductions: u64,
     /// Printed results that are errors.
@@ -1351,6 +1353,7 @@ static TALLY: std::sync::Mutex<Tally> = std::sync::Mutex::new(Tally {
     too_long: 0,
     compiled: 0,
     refused: 0,
+    typed: 0,
     reductions: 0,
     errors: 0,
     interp_us: 0,
@@ -1395,6 +1398,7 @@ fn agree(tape: Vec<u32>, budget: i32) -> Result<(), proptest::test_runner::TestC
     t.programs += 1;
     t.compiled += after.compiled - before.compiled - jit_node.empty;
     t.refused += after.refused - before.refused;
+    t.typed += after.typed_loops - before.typed_loops;
     t.reductions += i.last().copied().unwrap_or(0);
     t.errors += out_i.matches("[:error").count() as u64;
     t.interp_us += (t1 - t0).as_micros() as u64;

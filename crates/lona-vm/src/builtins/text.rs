@@ -154,7 +154,13 @@ fn split(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         return Err(Raise::badarg());
     }
     cx.charge(s.len() / 64);
-    let parts: Vec<Term<'_>> = s.split(sep).map(|p| cx.heap.string(p)).collect();
+    // A one-byte separator (the common `","`) through `char`'s searcher,
+    // which scans with `memchr`; a longer one through the general
+    // substring search.
+    let parts: Vec<Term<'_>> = match sep.as_bytes() {
+        &[b] if b.is_ascii() => s.split(b as char).map(|p| cx.heap.string(p)).collect(),
+        _ => s.split(sep).map(|p| cx.heap.string(p)).collect(),
+    };
     Ok(cx.heap.vector(&parts).raw())
 }
 
