@@ -88,7 +88,7 @@ fn compiled_code_yields_where_the_interpreter_does() {
     assert!(jit::stats().compiled > 0);
 }
 
-/// Typed loops (`jit/facts.rs`): a function whose tail calls of itself
+/// Typed loops (`jit/translate/facts.rs`): a function whose tail calls of itself
 /// pass arguments of a known kind loops in a second translation that
 /// skips the checks those arguments passed. Each case leaves that copy
 /// where what it assumed stops holding, and must print and yield as the
@@ -1334,7 +1334,7 @@ struct Tally {
     /// them).
     compiled: u64,
     refused: u64,
-    /// Of the compiled, those with a typed loop (`jit/facts.rs`).
+    /// Of the compiled, those with a typed loop (`jit/translate/facts.rs`).
     typed: u64,
     /// In the interpreter, in all.
     reductions: u64,

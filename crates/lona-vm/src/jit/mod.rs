@@ -4,7 +4,7 @@
 //! # What is compiled (this first step)
 //!
 //! A prototype (`Proto`) of one fixed arity (at most [`MAX_ARGS`]
-//! arguments). The translator (`translate.rs`, `how`) makes machine code
+//! arguments). The translator (`translate/`, `how`) makes machine code
 //! of moves, constants, jumps, small-integer arithmetic and comparison,
 //! list and vector patterns, captured values, cons cells (inline), calls
 //! and tail calls of itself, calls of other compiled functions (native
@@ -63,7 +63,7 @@
 mod analysis;
 #[cfg(feature = "jit")]
 mod code;
-mod facts;
+
 pub(crate) mod intrinsic;
 pub(crate) mod native;
 #[cfg(all(test, feature = "jit"))]
@@ -207,7 +207,7 @@ const NEVER: u8 = 2;
 /// under the compiler's lock; read by every caller.
 ///
 /// Compiled code reads `entry` and `shape` of a callee it calls
-/// (`translate.rs`, `closure_call`), at `layout::P_ENTRY` and
+/// (`translate/mod.rs`, `closure_call`), at `layout::P_ENTRY` and
 /// `layout::P_SHAPE` from the prototype's address.
 #[derive(Debug, Default)]
 #[repr(C)]
@@ -416,7 +416,7 @@ impl JitSlot {
 }
 
 /// What compiled code and the interpreter share while it runs. Machine
-/// code reads and writes it at the offsets `translate.rs` names, so its
+/// code reads and writes it at the offsets `translate/mod.rs` names, so its
 /// layout is fixed (`repr(C)`), and so is [`Frame`](crate::vm)'s.
 #[repr(C)]
 pub(crate) struct JitCtx {
@@ -810,7 +810,7 @@ fn compile(p: &'static Proto) -> Option<Entry> {
 static COMPILED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Compiled prototypes given up (`JitSlot::judge`).
 static GIVEN_UP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-/// Functions compiled with a typed loop (`facts.rs`).
+/// Functions compiled with a typed loop (`translate/facts.rs`).
 pub(super) static TYPED_LOOPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Prototypes found hot that could not be compiled.
 static REFUSED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -840,7 +840,7 @@ pub struct Stats {
     pub code_bytes: u64,
     /// Compiled functions whose tail calls of themselves go to a second
     /// translation of their body that knows what the calls pass (a
-    /// *typed loop*, `jit/facts.rs`).
+    /// *typed loop*, `jit/translate/facts.rs`).
     pub typed_loops: u64,
 }
 

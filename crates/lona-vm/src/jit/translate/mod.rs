@@ -23,11 +23,13 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use super::analysis::{
     check, gain, how, liveness, only_arity, self_var, successors, written, How, Why,
 };
-use super::facts::{covers, meet_args, Facts, IMM, SMALL};
+mod facts;
+
 use super::layout::*;
 use super::Compiler;
 use crate::bytecode::{Instr, Proto};
 use crate::tag;
+use facts::{Facts, IMM, SMALL};
 
 /// Compiles `p`: the address and size of its machine code (in the code
 /// heap, `Compiler::install`), its arity and register count, and whether
@@ -152,11 +154,6 @@ struct Translator<'a, 'b> {
     /// The highest callee slot of the function's calls of itself.
     self_call_top: u8,
 }
-
-/// How often the typed loop of a function that calls nothing else checks
-/// its var (`Translator::var_now_and_then`): every this many iterations
-/// (a power of two).
-const VAR_EVERY: i64 = 64;
 
 fn mem() -> MemFlags {
     MemFlags::trusted()
@@ -336,199 +333,6 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().return_(&[zero, r]);
             }
         }
-    }
-
-    /// Translates each instruction of `only` into its block of `blocks`,
-    /// each starting with the facts its edges bring (`facts.rs`).
-    fn translate_all(&mut self, only: &[bool], entry_pc: u32) {
-        for (pc, _) in only.iter().enumerate().filter(|(_, &on)| on) {
-            let blk = self.blocks[pc];
-            let mark = self.b.func.layout.last_block();
-            self.b.switch_to_block(blk);
-            let first = pc as u32 == entry_pc && self.loop_need.is_none();
-            if !self.back_pred[pc] && !first {
-                // Every edge into it is made (all come from instructions
-                // before it): sealed, a register read here is the value
-                // its predecessors hold, not a new block parameter, so
-                // the facts about those values apply.
-                self.b.seal_block(blk);
-            }
-            match self.incoming[pc].take() {
-                Some(f) if !self.back_pred[pc] && !first => {
-                    self.facts = f;
-                    self.facts_at = Some(blk);
-                }
-                _ => self.facts_at = None,
-            }
-            self.instr(pc as u32);
-            self.record_edges(mark);
-        }
-    }
-
-    /// The instructions reachable from `entry_pc`.
-    fn reachable(&self, entry_pc: u32) -> Vec<bool> {
-        let mut seen = vec![false; self.p.code.len()];
-        let mut todo = vec![entry_pc as usize];
-        while let Some(pc) = todo.pop() {
-            if pc >= seen.len() || seen[pc] {
-                continue;
-            }
-            seen[pc] = true;
-            todo.extend(successors(self.p.code[pc], pc).into_iter().flatten());
-        }
-        seen
-    }
-
-    /// Records the edges into instruction blocks from the blocks laid out
-    /// after `mark` (`facts.rs`, step 2).
-    fn record_edges(&mut self, mark: Option<Block>) {
-        let layout = &self.b.func.layout;
-        let mut at = match mark {
-            Some(m) => layout.next_block(m),
-            None => layout.entry_block(),
-        };
-        while let Some(blk) = at {
-            at = layout.next_block(blk);
-            let Some(last) = layout.last_inst(blk) else {
-                continue;
-            };
-            let dfg = &self.b.func.dfg;
-            for call in dfg.insts[last].branch_destination(&dfg.jump_tables, &dfg.exception_tables)
-            {
-                let to = call.block(&dfg.value_lists);
-                let Some(&pc) = self.block_pc.get(&to) else {
-                    continue;
-                };
-                let f = if self.facts_at == Some(blk) {
-                    self.facts.clone()
-                } else {
-                    Facts::default()
-                };
-                let slot = &mut self.incoming[pc as usize];
-                *slot = Some(match slot.take() {
-                    None => f,
-                    Some(g) => g.meet(&f),
-                });
-            }
-        }
-    }
-
-    /// What is known of `v` here.
-    fn kind(&self, v: Value) -> u8 {
-        if self.facts_at.is_some() && self.facts_at == self.b.current_block() {
-            self.facts.kind(v)
-        } else {
-            0
-        }
-    }
-
-    /// Learns `k` of `v` here (facts of another block are dropped).
-    fn learn(&mut self, v: Value, k: u8) {
-        let here = self.b.current_block();
-        if self.facts_at != here {
-            self.facts = Facts::default();
-            self.facts_at = here;
-        }
-        self.facts.add(v, k);
-    }
-
-    /// Switches to `blk`, whose one predecessor is the current block:
-    /// the facts go along.
-    fn follow(&mut self, blk: Block) {
-        let from = self.b.current_block();
-        self.follow_from(from, blk);
-    }
-
-    /// Switches to `blk`, whose one predecessor is block `from`: the facts
-    /// of `from` go along.
-    fn follow_from(&mut self, from: Option<Block>, blk: Block) {
-        self.b.switch_to_block(blk);
-        self.b.seal_block(blk);
-        if self.facts_at.is_some() && self.facts_at == from {
-            self.facts_at = Some(blk);
-        }
-    }
-
-    /// The typed loop's check that var `var` still holds the running
-    /// closure, made when the reductions left (`reds`, falling by one an
-    /// iteration) are a multiple of [`VAR_EVERY`]: the code calls nothing
-    /// else, so this process cannot have changed the var since the tail
-    /// call that entered the loop checked it; another process's
-    /// redefinition is seen within `VAR_EVERY` iterations, as if it had
-    /// come that much later (nothing orders it with this loop).
-    fn var_now_and_then(&mut self, var: u32, reds: Value, pc: u32) {
-        let from = self.b.current_block();
-        let (check, on) = (self.b.create_block(), self.b.create_block());
-        self.b.set_cold_block(check);
-        let m = self.b.ins().band_imm(reds, VAR_EVERY - 1);
-        let due = self.b.ins().icmp_imm(IntCC::Equal, m, 0);
-        self.b.ins().brif(due, check, &[], on, &[]);
-        self.b.switch_to_block(check);
-        self.b.seal_block(check);
-        let w = self.var_value(var);
-        let same = self.b.ins().icmp(IntCC::Equal, w, self.me_word);
-        let out = self.leave(pc);
-        self.b.ins().brif(same, on, &[], out, &[]);
-        self.b.switch_to_block(on);
-        self.b.seal_block(on);
-        // Both ways here learned nothing new: the facts of `from` hold.
-        if self.facts_at.is_some() && self.facts_at == from {
-            self.facts_at = Some(on);
-        }
-    }
-
-    /// What is known here for this function's calls of itself
-    /// (`self_call`): whether the stacks have room for them, and whether
-    /// the function's var still holds it.
-    fn self_facts(&self) -> (bool, bool) {
-        if self.facts_at.is_some() && self.facts_at == self.b.current_block() {
-            (self.facts.room, self.facts.var_ok)
-        } else {
-            (false, false)
-        }
-    }
-
-    fn learn_self(&mut self, room: bool, var_ok: bool) {
-        let here = self.b.current_block();
-        if self.facts_at != here {
-            self.facts = Facts::default();
-            self.facts_at = here;
-        }
-        self.facts.room |= room;
-        self.facts.var_ok |= var_ok;
-    }
-
-    /// Leaves at `pc` unless `x` is a small integer (unless known).
-    fn guard_small(&mut self, x: Value, pc: u32) {
-        if self.kind(x) & SMALL == 0 {
-            let ok = self.is_small(x);
-            self.guard(ok, pc);
-            self.learn(x, SMALL);
-        }
-    }
-
-    /// A tail call of the function to itself, its arguments in registers
-    /// `0..argc`: to the typed loop where they are known well enough,
-    /// else to the entry (`facts.rs`).
-    fn loop_back(&mut self) {
-        let have: Vec<u8> = (0..self.argc as i64)
-            .map(|i| {
-                let v = self.r(i);
-                self.kind(v)
-            })
-            .collect();
-        let to = match &self.loop_need {
-            Some(need) if covers(&have, need) => self.loop_head,
-            Some(_) => self.entry0,
-            None => {
-                self.tail_args = Some(match self.tail_args.take() {
-                    None => have,
-                    Some(old) => meet_args(&old, &have),
-                });
-                self.loop_head
-            }
-        };
-        self.b.ins().jump(to, &[]);
     }
 
     // ---- helpers --------------------------------------------------------
@@ -1504,38 +1308,34 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Instr::TailCallVar { a, argc, .. } | Instr::TailCall { a, argc } => {
                 let reds = self.reduction(pc);
+                // Arguments down to the window's start (the callee, the
+                // running closure itself, is already in the callee slot),
+                // once the checks passed (a leave redoes the instruction).
+                let args: Vec<Value> = (1..=argc as i64).map(|i| self.r(a as i64 + i)).collect();
+                let to = self.loop_target(&args);
                 let same = match ins {
                     // In the typed loop of a function that calls nothing
                     // else, only another process can change the var:
-                    // checked every `VAR_EVERY` iterations (`var_now_and_then`).
+                    // checked every `VAR_EVERY` iterations.
                     Instr::TailCallVar { var, .. }
                         if self.loop_need.is_some() && !self.calls_out =>
                     {
-                        self.var_now_and_then(var, reds, pc);
-                        None
+                        self.var_now_and_then(var, reds, pc, &args, to);
+                        return;
                     }
                     Instr::TailCallVar { var, .. } => {
                         // The running closure itself, as the interpreter's
                         // self tail call asks.
                         let w = self.var_value(var);
-                        Some(self.b.ins().icmp(IntCC::Equal, w, self.me_word))
+                        self.b.ins().icmp(IntCC::Equal, w, self.me_word)
                     }
                     _ => {
                         let w = self.r(a);
-                        Some(self.b.ins().icmp(IntCC::Equal, w, self.me_word))
+                        self.b.ins().icmp(IntCC::Equal, w, self.me_word)
                     }
                 };
-                if let Some(same) = same {
-                    self.guard(same, pc);
-                }
-                self.b.def_var(self.reds, reds);
-                // Arguments down to the window's start (the callee, the
-                // running closure itself, is already in the callee slot).
-                let args: Vec<Value> = (1..=argc as i64).map(|i| self.r(a as i64 + i)).collect();
-                for (i, v) in args.into_iter().enumerate() {
-                    self.set(i as i64, v);
-                }
-                self.loop_back();
+                self.guard(same, pc);
+                self.loop_back(reds, &args, to);
             }
             other => unreachable!("checked: {other:?}"),
         }
