@@ -139,6 +139,39 @@ fn typed_loops_leave_where_their_facts_end() {
     );
 }
 
+/// A function is first translated on the guess that it returns only
+/// small integers, so that its calls of itself know their results
+/// (`jit/translate/mod.rs`, `compile`); where a return does not bear the
+/// guess out, it is translated again without it. Either way it must
+/// print and yield as the interpreter does.
+#[test]
+fn returns_guessed_small_are_checked() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // The guess holds: a constant and sums of results.
+    same(
+        "holds",
+        "(defn t [n] (if (< n 2) 1 (+ (t (- n 1)) (t (- n 2))))) (println (t 20))",
+    );
+    // It holds in the code, but the sum outgrows the small integers: the
+    // overflow leaves, and no compiled caller sees the big result.
+    same(
+        "outgrows",
+        "(defn big [n] (if (= n 0) 1152921504606846975 (+ (big (dec n)) (big (dec n))))) (println (big 6))",
+    );
+    // A keyword returned: translated again, the results checked.
+    same(
+        "fails",
+        "(defn w [n] (if (= n 0) :done (let [r (w (dec n))] (if (keyword? r) 0 (+ r 1)))))
+         (defn w2 [n] (if (= n 0) 0 (+ 1 (w (inc n)) (w2 (dec n)))))
+         (println (w 5) (w2 12))",
+    );
+    // A float from one return, small integers from the others.
+    same(
+        "float",
+        "(defn fl [n] (cond (= n 0) 0.5 (= n 1) 1 :else (+ (fl (- n 1)) (fl (- n 2))))) (println (fl 15))",
+    );
+}
+
 #[test]
 fn a_compiled_loop_sees_its_var_redefined_within_one_slice() {
     let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());

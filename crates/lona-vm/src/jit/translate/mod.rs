@@ -56,21 +56,28 @@ pub(super) fn compile(
     c.ctx.clear();
     c.ctx.func.signature = sig.clone();
     c.ctx.func.name = UserFuncName::user(0, c.count as u32);
-    {
+    // First translated on the guess that every value the function
+    // returns is a small integer (`Translator::ret`), which lets a call
+    // of itself know its result: right for `fib`-like functions, checked
+    // as the translation goes, and translated again if wrong.
+    let rets_small = {
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
-        // The function itself, for its calls of itself: a direct call
-        // (colocated: one PC-relative instruction), the one relocation
-        // its code has (`Compiler::install` patches it).
-        let signature = b.import_signature(sig);
-        let name = b.func.declare_imported_user_function(super::SELF);
-        let me = b.import_function(ExtFuncData {
-            name: ExternalName::user(name),
-            signature,
-            colocated: true,
-            patchable: false,
-        });
+        let me = import_me(&mut b, sig.clone());
         let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
-        t.run(entry_pc);
+        let held = t.run(entry_pc, true);
+        b.seal_all_blocks();
+        b.finalize();
+        held
+    };
+    if !rets_small {
+        // The guess was wrong: translated again without it.
+        c.ctx.func.clear();
+        c.ctx.func.signature = sig.clone();
+        c.ctx.func.name = UserFuncName::user(0, c.count as u32);
+        let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
+        let me = import_me(&mut b, sig);
+        let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
+        t.run(entry_pc, false);
         b.seal_all_blocks();
         b.finalize();
     }
@@ -95,6 +102,20 @@ pub(super) fn compile(
         .iter()
         .any(|&i| how(p, argc, i) == How::Inline && gain(p, argc, i));
     Ok((addr, size, argc, nregs, leaf))
+}
+
+/// The function itself, for its calls of itself: a direct call
+/// (colocated: one PC-relative instruction), the one relocation its code
+/// has (`Compiler::install` patches it).
+fn import_me(b: &mut FunctionBuilder<'_>, sig: Signature) -> FuncRef {
+    let signature = b.import_signature(sig);
+    let name = b.func.declare_imported_user_function(super::SELF);
+    b.import_function(ExtFuncData {
+        name: ExternalName::user(name),
+        signature,
+        colocated: true,
+        patchable: false,
+    })
 }
 
 struct Translator<'a, 'b> {
@@ -153,6 +174,11 @@ struct Translator<'a, 'b> {
     calls_out: bool,
     /// The highest callee slot of the function's calls of itself.
     self_call_top: u8,
+    /// The guess that the function returns only small integers (a call of
+    /// itself then knows its result is one), and whether every return
+    /// translated so far bears it out.
+    small_rets: bool,
+    rets_small: bool,
 }
 
 fn mem() -> MemFlags {
@@ -232,6 +258,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             .max()
             .unwrap_or(0);
         Translator {
+            small_rets: false,
+            rets_small: true,
             self_call_top,
             calls_out,
             facts: Facts::default(),
@@ -266,7 +294,11 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
-    fn run(mut self, entry_pc: u32) {
+    /// Translates the function; `small_rets`: on
+    /// the guess that it returns only small integers. Whether the guess
+    /// (if made) held at every return.
+    fn run(mut self, entry_pc: u32, small_rets: bool) -> bool {
+        self.small_rets = small_rets;
         // Native stack to run on, checked once here rather than at each
         // call: without it, the interpreter runs the function from its
         // entry (its window and its callers' frames have room: the caller
@@ -333,6 +365,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().return_(&[zero, r]);
             }
         }
+        !self.small_rets || self.rets_small
     }
 
     // ---- helpers --------------------------------------------------------
@@ -510,6 +543,9 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// interpreter makes the popped frame current). Leaves at `pc` when
     /// there is no caller frame.
     fn ret(&mut self, v: Value, pc: u32) {
+        if self.kind(v) & SMALL == 0 {
+            self.rets_small = false;
+        }
         let (native, outer) = (self.b.create_block(), self.b.create_block());
         self.b.set_cold_block(outer);
         self.b.ins().brif(self.depth, native, &[], outer, &[]);
@@ -675,8 +711,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         let zero = self.b.ins().iconst(I64, 0);
         self.b.ins().return_(&[zero, r]);
         // Returned: the value is in the callee slot (registers above it
-        // are dead here: `check`).
+        // are dead here: `check`). From a call of itself, on the guess
+        // that it returns small integers, it is one (the guess is checked
+        // at every return: `run`).
         self.follow_from(from, done);
+        if callee.is_none() && self.small_rets {
+            self.learn(v, SMALL);
+        }
         self.set(a, v);
         self.goto(self.blocks[ret_pc as usize]);
     }
@@ -1023,10 +1064,14 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.goto(self.next(pc));
             }
             Instr::LoadConst { dst, k } => {
-                let v = self
-                    .b
-                    .ins()
-                    .iconst(I64, self.p.consts[k as usize].bits() as i64);
+                let w = self.p.consts[k as usize].bits();
+                let v = self.b.ins().iconst(I64, w as i64);
+                // What the word is, known now.
+                if w & 0b111 == 0b011 {
+                    self.learn(v, SMALL);
+                } else if w & 0b110 != 0 {
+                    self.learn(v, IMM);
+                }
                 self.set(dst, v);
                 self.goto(self.next(pc));
             }
