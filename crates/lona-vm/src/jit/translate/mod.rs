@@ -60,13 +60,18 @@ pub(super) fn compile(
     // returns is a small integer (`Translator::ret`), which lets a call
     // of itself know its result: right for `fib`-like functions, checked
     // as the translation goes, and translated again if wrong.
+    let mut typed_loop;
     let rets_small = {
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
         let me = import_me(&mut b, sig.clone());
         let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
-        let held = t.run(entry_pc, true);
+        // Only worth a guess where the function calls itself other than
+        // in tail position (else no result of a call of itself is used).
+        let guess = t.self_call_top.is_some();
+        let (held, typed) = t.run(entry_pc, guess);
         b.seal_all_blocks();
         b.finalize();
+        typed_loop = typed;
         held
     };
     if !rets_small {
@@ -77,9 +82,12 @@ pub(super) fn compile(
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
         let me = import_me(&mut b, sig);
         let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
-        t.run(entry_pc, false);
+        typed_loop = t.run(entry_pc, false).1;
         b.seal_all_blocks();
         b.finalize();
+    }
+    if typed_loop {
+        super::TYPED_LOOPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     let dump = super::dumping();
     if dump {
@@ -172,8 +180,9 @@ struct Translator<'a, 'b> {
     /// another closure or a built-in): only then can this process change
     /// a var while the code runs.
     calls_out: bool,
-    /// The highest callee slot of the function's calls of itself.
-    self_call_top: u8,
+    /// The highest callee slot of the function's calls of itself (none:
+    /// it makes none, other than in tail position).
+    self_call_top: Option<u8>,
     /// The guess that the function returns only small integers (a call of
     /// itself then knows its result is one), and whether every return
     /// translated so far bears it out.
@@ -255,8 +264,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 Instr::Call { a, argc: n } if n as usize == argc => Some(a),
                 _ => None,
             })
-            .max()
-            .unwrap_or(0);
+            .max();
         Translator {
             small_rets: false,
             rets_small: true,
@@ -294,10 +302,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
-    /// Translates the function; `small_rets`: on
-    /// the guess that it returns only small integers. Whether the guess
-    /// (if made) held at every return.
-    fn run(mut self, entry_pc: u32, small_rets: bool) -> bool {
+    /// Translates the function; `small_rets`: on the guess that it
+    /// returns only small integers. Whether the guess (if made) held at
+    /// every return, and whether a typed loop was made.
+    fn run(mut self, entry_pc: u32, small_rets: bool) -> (bool, bool) {
         self.small_rets = small_rets;
         // Native stack to run on, checked once here rather than at each
         // call: without it, the interpreter runs the function from its
@@ -338,7 +346,6 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.goto(self.blocks[entry_pc as usize]);
                 self.record_edges(mark);
                 self.loop_need = Some(need);
-                super::TYPED_LOOPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.translate_all(&reach, entry_pc);
             }
             _ => {
@@ -365,7 +372,10 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().return_(&[zero, r]);
             }
         }
-        !self.small_rets || self.rets_small
+        (
+            !self.small_rets || self.rets_small,
+            self.loop_need.is_some(),
+        )
     }
 
     // ---- helpers --------------------------------------------------------
@@ -624,7 +634,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             let top = self
                 .b
                 .ins()
-                .iadd_imm(self.base, self.self_call_top as i64 + 1);
+                .iadd_imm(self.base, self.self_call_top.unwrap_or(a) as i64 + 1);
             let need = self.b.ins().iadd_imm(top, self.nregs as i64 + 1);
             let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
             let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
