@@ -107,6 +107,11 @@ fn typed_loops_leave_where_their_facts_end() {
         "edge",
         "(defn up [i n] (if (= i n) i (up (inc i) n))) (println (up 1152921504606846970 1152921504606846980))",
     );
+    // And down past the smallest.
+    same(
+        "edge-down",
+        "(defn dn [i n] (if (= i n) i (dn (dec i) n))) (println (dn -1152921504606846970 -1152921504606846980))",
+    );
     // One tail call passes an integer, the other a keyword: the loop
     // assumes only what both pass.
     same(

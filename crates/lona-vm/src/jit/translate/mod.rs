@@ -498,6 +498,23 @@ impl<'a, 'b> Translator<'a, 'b> {
         s
     }
 
+    /// `x + imm` of a small-integer word and a constant, or leave. The
+    /// overflow is found by comparing the sum with `x` (it wrapped if it
+    /// moved the wrong way): a compare and a branch, where
+    /// `sadd_overflow`'s flag becomes `seto; test; jz`.
+    fn add_imm_words(&mut self, x: Value, imm: i64, pc: u32) -> Value {
+        let s = self.b.ins().iadd_imm(x, imm << 3);
+        let cc = if imm >= 0 {
+            IntCC::SignedGreaterThanOrEqual
+        } else {
+            IntCC::SignedLessThan
+        };
+        let ok = self.b.ins().icmp(cc, s, x);
+        self.guard(ok, pc);
+        self.learn(s, SMALL);
+        s
+    }
+
     /// The two small-integer operands of `pc`, or leave (each checked
     /// unless known).
     fn small_pair(&mut self, a: u8, b: u8, pc: u32) -> (Value, Value) {
@@ -619,6 +636,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let first = arg.map(|(src, imm)| {
             let x = self.r(src);
             self.guard_small(x, pc);
+            // (Through the flag, not `add_imm_words`: `fib` ran 4%
+            // slower with the compare here.)
             let k = self.b.ins().iconst(I64, (imm as i64) << 3);
             self.add_words(x, k, pc)
         });
@@ -1133,8 +1152,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Instr::AddImm { dst, a, imm } => {
                 let x = self.r(a);
                 self.guard_small(x, pc);
-                let k = self.b.ins().iconst(I64, (imm as i64) << 3);
-                let v = self.add_words(x, k, pc);
+                let v = self.add_imm_words(x, imm as i64, pc);
                 self.set(dst, v);
                 self.goto(self.next(pc));
             }
@@ -1355,8 +1373,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 // (leaving at `pc` redoes both, as nothing happened).
                 let x = self.r(src);
                 self.guard_small(x, pc);
-                let k = self.b.ins().iconst(I64, (imm as i64) << 3);
-                let v = self.add_words(x, k, pc);
+                let v = self.add_imm_words(x, imm as i64, pc);
                 self.set(a as i64 + 1, v);
                 let w = self.var_value(var as u32);
                 self.closure_call(pc, a, 1, w, pc + 2)
