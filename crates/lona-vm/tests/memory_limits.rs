@@ -183,3 +183,35 @@ fn process_info_counts_the_stack_of_a_deep_recursion() {
     assert_eq!(ending, Ending::Normal);
     assert_eq!(out, ":waiting :waiting true true\n:ends :normal\n");
 }
+
+/// An evaluator used from Rust (no process) limited by
+/// `Evaluator::set_max_heap_size`: a program that keeps what it builds
+/// stops with `Progress::HeapLimit` (not an abort, not a panic); one that
+/// stays under the limit finishes, and 0 takes the limit away.
+#[test]
+fn an_evaluator_outside_a_process_stops_at_its_heap_limit() {
+    use lona_vm::Progress;
+    let grow = "(defn grow [acc n] (grow (cons (str \"x\" n) acc) (inc n))) (grow () 0)";
+    let small = "(println (count (range 10000)))";
+    let step_all = |max: usize, src: &str| {
+        let buf = SharedBuf::default();
+        let env = Env::new(Box::new(buf.clone()));
+        let mut ev = Evaluator::new(env);
+        ev.set_max_heap_size(max);
+        ev.push_source(&Source::new("t.lona", src)).expect("reads");
+        for _ in 0..100_000 {
+            match ev.step(2000) {
+                Progress::Yield => {}
+                other => return (format!("{other:?}"), buf.text()),
+            }
+        }
+        ("ran on".to_string(), buf.text())
+    };
+    let (end, _) = step_all(200_000, grow);
+    assert!(end.starts_with("HeapLimit"), "{end}");
+    let (end, out) = step_all(200_000, small);
+    assert_eq!((end.as_str(), out.as_str()), ("Done", "10000\n"));
+    // No limit: the same growth runs on past 200,000 words.
+    let (end, _) = step_all(0, "(defn grow [acc n] (if (= n 0) (count acc) (grow (cons (str \"x\" n) acc) (dec n)))) (println (grow () 50000))");
+    assert_eq!(end, "Done");
+}
