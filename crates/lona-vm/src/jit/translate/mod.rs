@@ -183,6 +183,9 @@ struct Translator<'a, 'b> {
     /// The highest callee slot of the function's calls of itself (none:
     /// it makes none, other than in tail position).
     self_call_top: Option<u8>,
+    /// The function's base case, if its entry is `if R[0] < imm: return
+    /// R[0]` (or a constant word): `base_case_inline`.
+    base_case: Option<(i16, Option<u64>)>,
     /// The guess that the function returns only small integers (a call of
     /// itself then knows its result is one), and whether every return
     /// translated so far bears it out.
@@ -265,7 +268,22 @@ impl<'a, 'b> Translator<'a, 'b> {
                 _ => None,
             })
             .max();
+        let e = entry_pc as usize;
+        let base_case = match (p.code.get(e), p.code.get(e + 1), p.code.get(e + 2)) {
+            (Some(&Instr::JumpUnlessLtImm { a: 0, imm, .. }), Some(&Instr::Ret { r: 0 }), _)
+                if argc >= 1 =>
+            {
+                Some((imm, None))
+            }
+            (
+                Some(&Instr::JumpUnlessLtImm { a: 0, imm, .. }),
+                Some(&Instr::LoadConst { dst, k }),
+                Some(&Instr::Ret { r }),
+            ) if argc >= 1 && dst == r => Some((imm, Some(p.consts[k as usize].bits()))),
+            _ => None,
+        };
         Translator {
+            base_case,
             small_rets: false,
             rets_small: true,
             self_call_top,
@@ -641,6 +659,10 @@ impl<'a, 'b> Translator<'a, 'b> {
             let k = self.b.ins().iconst(I64, (imm as i64) << 3);
             self.add_words(x, k, pc)
         });
+        if argc >= 1 {
+            let arg0 = first.unwrap_or_else(|| self.r(a as i64 + 1));
+            self.base_case_inline(a, arg0, reds, ret_pc);
+        }
         // Room, should the callee leave: its window and the slot above it
         // in the register stack, and this frame's place in the frame
         // stack (the interpreter's invariants for a current frame). The
@@ -678,6 +700,47 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         let call = self.b.ins().call(self.me, &args);
         self.after_call(call, a, ret_pc, None);
+    }
+
+    /// A call of itself whose first argument `arg0` meets the function's
+    /// base case (`base_case`: its entry returns at once when argument 0
+    /// is below a constant) is not made: the caller takes the reduction
+    /// the call takes and puts the value the callee would return into
+    /// `R[a]` (`fib`'s `n < 2` leaves, half its calls, had paid a whole
+    /// call: prologue, checks, epilogue). Nothing else of the call is
+    /// observable: the callee would have written no frame. Else on to the
+    /// call in a block of its own.
+    fn base_case_inline(&mut self, a: u8, arg0: Value, reds: Value, ret_pc: u32) {
+        let Some((imm, k)) = self.base_case else {
+            return;
+        };
+        if self.kind(arg0) & SMALL == 0 {
+            return;
+        }
+        let lim = self.b.ins().iconst(I64, tag::small(imm as i64) as i64);
+        let lt = self.b.ins().icmp(IntCC::SignedLessThan, arg0, lim);
+        let (base, call) = (self.b.create_block(), self.b.create_block());
+        let from = self.b.current_block();
+        let saved = (self.facts.clone(), self.facts_at);
+        self.b.ins().brif(lt, base, &[], call, &[]);
+        self.follow_from(from, base);
+        let v = match k {
+            None => arg0,
+            Some(w) => {
+                let v = self.b.ins().iconst(I64, w as i64);
+                if w & 0b111 == 0b011 {
+                    self.learn(v, SMALL);
+                } else if w & 0b110 != 0 {
+                    self.learn(v, IMM);
+                }
+                v
+            }
+        };
+        self.b.def_var(self.reds, reds);
+        self.set(a, v);
+        self.goto(self.blocks[ret_pc as usize]);
+        (self.facts, self.facts_at) = saved;
+        self.follow_from(from, call);
     }
 
     /// After compiled call `call` at `a`: its value into `R[a]` and on at
