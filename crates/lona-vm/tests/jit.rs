@@ -170,6 +170,16 @@ fn returns_guessed_small_are_checked() {
          (defn w2 [n] (if (= n 0) 0 (+ 1 (w (inc n)) (w2 (dec n)))))
          (println (w 5) (w2 12))",
     );
+    // Base cases taken without a call (`base_case_inline`): a keyword
+    // constant, and a float argument that never meets the inline test.
+    same(
+        "base-keyword",
+        "(defn bk [n] (if (< n 1) :z (let [a (bk (- n 1)) b (bk (- n 2))] (if (= a b) a :no)))) (println (bk 12))",
+    );
+    same(
+        "base-float",
+        "(defn bf [n] (if (< n 2) n (+ (bf (- n 1)) (bf (- n 2))))) (println (bf 12) (bf 10.5))",
+    );
     // A float from one return, small integers from the others.
     same(
         "float",
