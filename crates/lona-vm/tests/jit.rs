@@ -180,6 +180,16 @@ fn returns_guessed_small_are_checked() {
         "base-float",
         "(defn bf [n] (if (< n 2) n (+ (bf (- n 1)) (bf (- n 2))))) (println (bf 12) (bf 10.5))",
     );
+    // The other shapes of a base case: `<=` and `=` against a constant,
+    // returning the argument or a constant (a product that outgrows the
+    // small integers among them).
+    same(
+        "base-shapes",
+        "(defn fa [n] (if (= n 0) 1 (* n (fa (dec n)))))
+         (defn le [n] (if (<= n 1) n (+ (le (- n 1)) (le (- n 2)))))
+         (defn ek [n] (if (= n 0) :zero (do (ek (dec n)) (ek (dec n)))))
+         (println (fa 25) (le 15) (ek 6))",
+    );
     // A float from one return, small integers from the others.
     same(
         "float",

@@ -403,3 +403,63 @@ pub(super) fn written(p: &Proto, nregs: u32) -> u64 {
         .filter(|&i| w[i])
         .fold(0u64, |m, i| m | 1 << i)
 }
+
+/// How a function's entry tests its base case (`base_case`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BaseTest {
+    /// `R0 < limit`
+    Lt,
+    /// `R0 <= limit`
+    Le,
+    /// `R0` is the word `limit`
+    Eq,
+}
+
+/// A base case a function's entry tests first: when argument 0 passes
+/// `test` against the word `limit` (a small integer, for `Lt` and `Le`),
+/// the function returns argument 0 (`ret` none) or the constant word
+/// `ret`, and does nothing else (`Translator::base_case_inline`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BaseCase {
+    pub(super) test: BaseTest,
+    pub(super) limit: u64,
+    pub(super) ret: Option<u64>,
+}
+
+/// The base case of the code at `entry`, in one of the shapes the
+/// compiler gives `(if (< n 2) n ...)`, `(if (<= n 1) n ...)` and
+/// `(if (= n 0) 1 ...)`: a test of argument 0 against a constant whose
+/// fall-through returns argument 0 or a constant.
+pub(super) fn base_case(p: &Proto, argc: usize, entry: usize) -> Option<BaseCase> {
+    if argc == 0 {
+        return None;
+    }
+    let small = |w: u64| w & 0b111 == 0b011;
+    let word = |k: u32| p.consts[k as usize].bits();
+    let code = p.code.get(entry..)?;
+    let (test, limit, rest) = match code {
+        [Instr::JumpUnlessLtImm { a: 0, imm, .. }, rest @ ..] => {
+            (BaseTest::Lt, crate::tag::small(*imm as i64), rest)
+        }
+        [Instr::LoadConst { dst, k }, jump, rest @ ..] if *dst != 0 => {
+            let w = word(*k);
+            match *jump {
+                Instr::JumpUnlessLt { a: 0, b, .. } if b == *dst && small(w) => {
+                    (BaseTest::Lt, w, rest)
+                }
+                Instr::JumpUnlessLe { a: 0, b, .. } if b == *dst && small(w) => {
+                    (BaseTest::Le, w, rest)
+                }
+                Instr::JumpUnlessEq { a: 0, b, .. } if b == *dst => (BaseTest::Eq, w, rest),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let ret = match rest {
+        [Instr::Ret { r: 0 }, ..] => None,
+        [Instr::LoadConst { dst, k }, Instr::Ret { r }, ..] if dst == r => Some(word(*k)),
+        _ => return None,
+    };
+    Some(BaseCase { test, limit, ret })
+}

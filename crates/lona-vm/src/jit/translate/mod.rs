@@ -21,7 +21,8 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, Variable};
 
 use super::analysis::{
-    check, gain, how, liveness, only_arity, self_var, successors, written, How, Why,
+    base_case, check, gain, how, liveness, only_arity, self_var, successors, written, BaseCase,
+    BaseTest, How, Why,
 };
 mod facts;
 
@@ -183,9 +184,9 @@ struct Translator<'a, 'b> {
     /// The highest callee slot of the function's calls of itself (none:
     /// it makes none, other than in tail position).
     self_call_top: Option<u8>,
-    /// The function's base case, if its entry is `if R[0] < imm: return
-    /// R[0]` (or a constant word): `base_case_inline`.
-    base_case: Option<(i16, Option<u64>)>,
+    /// The base case the function's entry tests first, if any
+    /// (`analysis::base_case`): `base_case_inline`.
+    base_case: Option<BaseCase>,
     /// The guess that the function returns only small integers (a call of
     /// itself then knows its result is one), and whether every return
     /// translated so far bears it out.
@@ -268,20 +269,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 _ => None,
             })
             .max();
-        let e = entry_pc as usize;
-        let base_case = match (p.code.get(e), p.code.get(e + 1), p.code.get(e + 2)) {
-            (Some(&Instr::JumpUnlessLtImm { a: 0, imm, .. }), Some(&Instr::Ret { r: 0 }), _)
-                if argc >= 1 =>
-            {
-                Some((imm, None))
-            }
-            (
-                Some(&Instr::JumpUnlessLtImm { a: 0, imm, .. }),
-                Some(&Instr::LoadConst { dst, k }),
-                Some(&Instr::Ret { r }),
-            ) if argc >= 1 && dst == r => Some((imm, Some(p.consts[k as usize].bits()))),
-            _ => None,
-        };
+        let base_case = base_case(p, argc, entry_pc as usize);
         Translator {
             base_case,
             small_rets: false,
@@ -703,28 +691,33 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// A call of itself whose first argument `arg0` meets the function's
-    /// base case (`base_case`: its entry returns at once when argument 0
-    /// is below a constant) is not made: the caller takes the reduction
-    /// the call takes and puts the value the callee would return into
-    /// `R[a]` (`fib`'s `n < 2` leaves, half its calls, had paid a whole
-    /// call: prologue, checks, epilogue). Nothing else of the call is
-    /// observable: the callee would have written no frame. Else on to the
-    /// call in a block of its own.
+    /// base case (`analysis::base_case`: its entry returns at once when
+    /// argument 0 passes a test against a constant) is not made: the
+    /// caller takes the reduction the call takes and puts the value the
+    /// callee would return into `R[a]` (`fib`'s `n < 2` leaves, half its
+    /// calls, had paid a whole call: prologue, checks, epilogue). Nothing
+    /// else of the call is observable: the callee would have written no
+    /// frame. Else on to the call in a block of its own.
     fn base_case_inline(&mut self, a: u8, arg0: Value, reds: Value, ret_pc: u32) {
-        let Some((imm, k)) = self.base_case else {
+        let Some(BaseCase { test, limit, ret }) = self.base_case else {
             return;
         };
         if self.kind(arg0) & SMALL == 0 {
             return;
         }
-        let lim = self.b.ins().iconst(I64, tag::small(imm as i64) as i64);
-        let lt = self.b.ins().icmp(IntCC::SignedLessThan, arg0, lim);
+        let cc = match test {
+            BaseTest::Lt => IntCC::SignedLessThan,
+            BaseTest::Le => IntCC::SignedLessThanOrEqual,
+            BaseTest::Eq => IntCC::Equal,
+        };
+        let lim = self.b.ins().iconst(I64, limit as i64);
+        let lt = self.b.ins().icmp(cc, arg0, lim);
         let (base, call) = (self.b.create_block(), self.b.create_block());
         let from = self.b.current_block();
         let saved = (self.facts.clone(), self.facts_at);
         self.b.ins().brif(lt, base, &[], call, &[]);
         self.follow_from(from, base);
-        let v = match k {
+        let v = match ret {
             None => arg0,
             Some(w) => {
                 let v = self.b.ins().iconst(I64, w as i64);
