@@ -188,7 +188,8 @@ fn returns_guessed_small_are_checked() {
         "(defn fa [n] (if (= n 0) 1 (* n (fa (dec n)))))
          (defn le [n] (if (<= n 1) n (+ (le (- n 1)) (le (- n 2)))))
          (defn ek [n] (if (= n 0) :zero (do (ek (dec n)) (ek (dec n)))))
-         (println (fa 25) (le 15) (ek 6))",
+         (defn ez [n] (if (= n 5) 100 (+ n (ez (inc n)))))
+         (println (fa 25) (le 15) (ek 6) (ez 0))",
     );
     // A float from one return, small integers from the others.
     same(
