@@ -74,6 +74,11 @@ impl Raise {
     pub fn badarith() -> Raise {
         Raise::error(lona_term::kw!("badarith"))
     }
+
+    /// `:system-limit`
+    pub fn system_limit() -> Raise {
+        Raise::error(lona_term::kw!("system-limit"))
+    }
 }
 
 /// What a built-in returns.

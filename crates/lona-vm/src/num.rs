@@ -27,10 +27,6 @@ use crate::native::Raise;
 /// `:system-limit`.
 pub const MAX_BITS: u64 = 1 << 24;
 
-fn system_limit() -> Raise {
-    Raise::error(lona_term::kw!("system-limit"))
-}
-
 /// An arithmetic operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -158,7 +154,7 @@ pub fn arith<'h>(heap: &'h Heap, op: Op, a: Term<'_>, b: Term<'_>) -> Result<Ter
     // A product has the bits of its factors, or one fewer: refuse before
     // multiplying what would be too large.
     if op == Op::Mul && !p.is_zero() && !q.is_zero() && p.bits() + q.bits() - 1 > MAX_BITS {
-        return Err(system_limit());
+        return Err(Raise::system_limit());
     }
     let r = match op {
         Op::Add => p + q,
@@ -184,7 +180,7 @@ pub fn arith<'h>(heap: &'h Heap, op: Op, a: Term<'_>, b: Term<'_>) -> Result<Ter
         Op::Div => unreachable!(),
     };
     if r.bits() > MAX_BITS {
-        return Err(system_limit());
+        return Err(Raise::system_limit());
     }
     Ok(heap.bigint(&r))
 }

@@ -451,7 +451,7 @@ fn range(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             / step.unsigned_abs() as i128
     };
     if n > MAX_BUILD as i128 {
-        return Err(Raise::error(lona_term::kw!("system-limit")));
+        return Err(Raise::system_limit());
     }
     cx.charge(n as usize / 8);
     let n = n as i64;
@@ -511,7 +511,7 @@ fn drop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn repeat(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = int_arg(cx, a[0])?;
     if n > MAX_BUILD {
-        return Err(Raise::error(lona_term::kw!("system-limit")));
+        return Err(Raise::system_limit());
     }
     let x = t(cx, a[1]);
     let v = vec![x; n.max(0) as usize];

@@ -16,10 +16,6 @@ fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
-fn system_limit() -> Raise {
-    Raise::error(lona_term::kw!("system-limit"))
-}
-
 /// A number as a float; `:badarith` for anything else.
 fn float_of(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<f64, Raise> {
     match num::num_of(t(cx, r)) {
@@ -85,13 +81,13 @@ fn expt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             let base = big_of(cx, a[0])?;
             let bits = base.bits().max(1) * n as u64;
             if base.abs() > BigInt::from(1) && bits > MAX_BITS {
-                return Err(system_limit());
+                return Err(Raise::system_limit());
             }
             cx.charge((bits / 4096) as usize);
             let r = num_traits::pow::Pow::pow(&base, n as u64);
             Ok(cx.heap.bigint(&r).raw())
         }
-        (View::Int(_) | View::BigInt(_), View::BigInt(_)) => Err(system_limit()),
+        (View::Int(_) | View::BigInt(_), View::BigInt(_)) => Err(Raise::system_limit()),
         _ => pow(cx, a),
     }
 }
@@ -244,20 +240,20 @@ fn shift(cx: &mut NativeCx<'_, '_>, x: RawTerm, n: RawTerm, left: bool) -> NResu
             // A huge shift right: everything shifted out.
             return Ok(cx.heap.int(if x.is_negative() { -1 } else { 0 }).raw());
         }
-        View::BigInt(_) => return Err(system_limit()),
+        View::BigInt(_) => return Err(Raise::system_limit()),
         _ => return Err(Raise::badarg()),
     };
     let n = if left {
         n
     } else {
-        n.checked_neg().ok_or_else(system_limit)?
+        n.checked_neg().ok_or_else(Raise::system_limit)?
     };
     let r = if n >= 0 {
         if x.is_zero() {
             x
         } else {
             if x.bits() + n as u64 > MAX_BITS {
-                return Err(system_limit());
+                return Err(Raise::system_limit());
             }
             cx.charge((x.bits() + n as u64) as usize / 4096);
             x << n as u64

@@ -210,7 +210,7 @@ fn do_spawn_named(
         SpawnHeap::Config(heap)
     } else {
         SpawnHeap::Made(Box::new(
-            Heap::try_with_config(heap).map_err(|_| system_limit())?,
+            Heap::try_with_config(heap).map_err(|_| Raise::system_limit())?,
         ))
     };
     let make = move |_| -> Box<dyn lona_runtime::Process> {
@@ -228,7 +228,7 @@ fn do_spawn_named(
         crate::purge::spawned(&codes);
     }
     r.map_err(|e| match e {
-        SpawnError::SystemLimit { .. } => system_limit(),
+        SpawnError::SystemLimit { .. } => Raise::system_limit(),
         SpawnError::ShuttingDown => Raise::error(lona_term::kw!("shutting-down")),
         SpawnError::NameTaken { holder, .. } => Raise::error(cx.heap.vector(&[
             lona_term::kw!("already-registered"),
@@ -244,10 +244,6 @@ const SMALL_HEAP_WORDS: usize = 4096;
 enum SpawnHeap {
     Config(lona_term::HeapConfig),
     Made(Box<Heap>),
-}
-
-fn system_limit() -> Raise {
-    Raise::error(lona_term::kw!("system-limit"))
 }
 
 fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
@@ -637,7 +633,7 @@ fn request_snapshot(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let rt = cx.rt()?;
     let tag = Ref::new();
     crate::introspect::start_table(rt.handle(), rt.pid(), tag)
-        .map_err(|_| Raise::error(lona_term::kw!("system-limit")))?;
+        .map_err(|_| Raise::system_limit())?;
     Ok(ref_term(cx.heap, tag).raw())
 }
 

@@ -160,7 +160,7 @@ pub(super) fn open(cx: &mut NativeCx<'_, '_>, io: Io, o: Opts) -> NResult {
         }
         Err(_) => {
             table::remove(id);
-            return Err(Raise::error(lona_term::kw!("system-limit")));
+            return Err(Raise::system_limit());
         }
     }
     Ok(cx.heap.reference(id).raw())

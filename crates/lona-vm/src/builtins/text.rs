@@ -273,14 +273,12 @@ fn keyword(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         View::Symbol(s) => s.name().to_string(),
         _ => return Err(Raise::badarg()),
     };
-    let atom = lona_term::Atom::try_new(&name)
-        .map_err(|_| Raise::error(lona_term::kw!("system-limit")))?;
+    let atom = lona_term::Atom::try_new(&name).map_err(|_| Raise::system_limit())?;
     Ok(Term::keyword_atom(atom).raw())
 }
 fn symbol(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
-    let atom =
-        lona_term::Atom::try_new(s).map_err(|_| Raise::error(lona_term::kw!("system-limit")))?;
+    let atom = lona_term::Atom::try_new(s).map_err(|_| Raise::system_limit())?;
     Ok(Term::symbol_atom(atom).raw())
 }
 fn name(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {

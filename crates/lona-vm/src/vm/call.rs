@@ -155,7 +155,7 @@ impl Vm {
         tail: bool,
     ) -> Result<(), Raise> {
         if !self.ensure(base + e.nregs as usize + 1) {
-            return Err(Raise::error(lona_term::kw!("system-limit")));
+            return Err(Raise::system_limit());
         }
         if !tail {
             self.push_caller(self.cur);
@@ -208,7 +208,7 @@ impl Vm {
             _ => return Err(Raise::badarg()),
         };
         if !self.ensure(at + items.len() + 1) {
-            return Err(Raise::error(lona_term::kw!("system-limit")));
+            return Err(Raise::system_limit());
         }
         self.stack[at..at + items.len()].copy_from_slice(&items);
         Ok(items.len())

@@ -113,19 +113,18 @@ impl Translator<'_, '_> {
             let mark = self.b.func.layout.last_block();
             self.b.switch_to_block(blk);
             let first = pc as u32 == entry_pc && self.loop_need.is_none();
+            let incoming = self.incoming[pc].take();
+            self.facts_at = None;
             if !self.back_pred[pc] && !first {
                 // Every edge into it is made (all come from instructions
                 // before it): sealed, a register read here is the value
                 // its predecessors hold, not a new block parameter, so
                 // the facts about those values apply.
                 self.b.seal_block(blk);
-            }
-            match self.incoming[pc].take() {
-                Some(f) if !self.back_pred[pc] && !first => {
+                if let Some(f) = incoming {
                     self.facts = f;
                     self.facts_at = Some(blk);
                 }
-                _ => self.facts_at = None,
             }
             self.instr(pc as u32);
             self.record_edges(mark);
@@ -180,23 +179,39 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// What is known of `v` here.
-    pub(super) fn kind(&self, v: Value) -> u8 {
-        if self.facts_at.is_some() && self.facts_at == self.b.current_block() {
-            self.facts.kind(v)
-        } else {
-            0
-        }
+    /// The facts of the current block, if they are kept for it.
+    pub(super) fn here(&self) -> Option<&Facts> {
+        (self.facts_at.is_some() && self.facts_at == self.b.current_block()).then_some(&self.facts)
     }
 
-    /// Learns `k` of `v` here (facts of another block are dropped).
-    pub(super) fn learn(&mut self, v: Value, k: u8) {
+    /// The facts of the current block, to add to (those of another block
+    /// are dropped).
+    pub(super) fn here_mut(&mut self) -> &mut Facts {
         let here = self.b.current_block();
         if self.facts_at != here {
             self.facts = Facts::default();
             self.facts_at = here;
         }
-        self.facts.add(v, k);
+        &mut self.facts
+    }
+
+    /// What is known of `v` here.
+    pub(super) fn kind(&self, v: Value) -> u8 {
+        self.here().map_or(0, |f| f.kind(v))
+    }
+
+    /// Learns `k` of `v` here.
+    pub(super) fn learn(&mut self, v: Value, k: u8) {
+        self.here_mut().add(v, k);
+    }
+
+    /// Learns what the constant word `w` in `v` is.
+    pub(super) fn learn_word(&mut self, v: Value, w: u64) {
+        if w & 0b111 == 0b011 {
+            self.learn(v, SMALL);
+        } else if w & 0b110 != 0 {
+            self.learn(v, IMM);
+        }
     }
 
     /// Switches to `blk`, whose one predecessor is the current block:
@@ -254,27 +269,6 @@ impl Translator<'_, '_> {
             self.b.seal_block(blk);
             self.loop_back(reds, args, to);
         }
-    }
-
-    /// What is known here for this function's calls of itself
-    /// (`self_call`): whether the stacks have room for them, and whether
-    /// the function's var still holds it.
-    pub(super) fn self_facts(&self) -> (bool, bool) {
-        if self.facts_at.is_some() && self.facts_at == self.b.current_block() {
-            (self.facts.room, self.facts.var_ok)
-        } else {
-            (false, false)
-        }
-    }
-
-    pub(super) fn learn_self(&mut self, room: bool, var_ok: bool) {
-        let here = self.b.current_block();
-        if self.facts_at != here {
-            self.facts = Facts::default();
-            self.facts_at = here;
-        }
-        self.facts.room |= room;
-        self.facts.var_ok |= var_ok;
     }
 
     /// Leaves at `pc` unless `x` is a small integer (unless known).

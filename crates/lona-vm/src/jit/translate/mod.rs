@@ -55,37 +55,16 @@ pub(super) fn compile(
     sig.returns.push(AbiParam::new(I64));
     c.count += 1;
     c.ctx.clear();
-    c.ctx.func.signature = sig.clone();
-    c.ctx.func.name = UserFuncName::user(0, c.count as u32);
     // First translated on the guess that every value the function
     // returns is a small integer (`Translator::ret`), which lets a call
     // of itself know its result: right for `fib`-like functions, checked
-    // as the translation goes, and translated again if wrong.
-    let mut typed_loop;
-    let rets_small = {
-        let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
-        let me = import_me(&mut b, sig.clone());
-        let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
-        // Only worth a guess where the function calls itself other than
-        // in tail position (else no result of a call of itself is used).
-        let guess = t.self_call_top.is_some();
-        let (held, typed) = t.run(entry_pc, guess);
-        b.seal_all_blocks();
-        b.finalize();
-        typed_loop = typed;
-        held
-    };
-    if !rets_small {
-        // The guess was wrong: translated again without it.
-        c.ctx.func.clear();
-        c.ctx.func.signature = sig.clone();
-        c.ctx.func.name = UserFuncName::user(0, c.count as u32);
-        let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
-        let me = import_me(&mut b, sig);
-        let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
-        typed_loop = t.run(entry_pc, false).1;
-        b.seal_all_blocks();
-        b.finalize();
+    // as the translation goes, and translated again if wrong. Only worth
+    // it where the function calls itself other than in tail position
+    // (else no result of a call of itself is used).
+    let guess = self_call_top(p, argc).is_some();
+    let (held, mut typed_loop) = translate(c, p, &sig, (argc, entry_pc, nregs), guess);
+    if !held {
+        typed_loop = translate(c, p, &sig, (argc, entry_pc, nregs), false).1;
     }
     if typed_loop {
         super::TYPED_LOOPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -111,6 +90,43 @@ pub(super) fn compile(
         .iter()
         .any(|&i| how(p, argc, i) == How::Inline && gain(p, argc, i));
     Ok((addr, size, argc, nregs, leaf))
+}
+
+/// Translates `p` into `c.ctx.func` afresh (`guess`: on the guess that
+/// it returns only small integers): whether the guess, if made, held at
+/// every return, and whether a typed loop was made.
+fn translate(
+    c: &mut Compiler,
+    p: &'static Proto,
+    sig: &Signature,
+    (argc, entry_pc, nregs): (usize, u32, u32),
+    guess: bool,
+) -> (bool, bool) {
+    c.ctx.func.clear();
+    c.ctx.func.signature = sig.clone();
+    c.ctx.func.name = UserFuncName::user(0, c.count as u32);
+    let cc = sig.call_conv;
+    let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
+    let me = import_me(&mut b, sig.clone());
+    let t = Translator::new(&mut b, p, me, nregs, (argc, entry_pc), cc);
+    let out = t.run(entry_pc, guess);
+    b.seal_all_blocks();
+    b.finalize();
+    out
+}
+
+/// The highest callee slot of `p`'s calls of itself other than in tail
+/// position (none: it makes none).
+fn self_call_top(p: &'static Proto, argc: usize) -> Option<u8> {
+    p.code
+        .iter()
+        .filter_map(|&ins| match ins {
+            Instr::CallVar { a, var, .. } if self_var(p, var).is_some() => Some(a),
+            Instr::CallVar1Imm { a, var, .. } if self_var(p, var as u32).is_some() => Some(a),
+            Instr::Call { a, argc: n } if n as usize == argc => Some(a),
+            _ => None,
+        })
+        .max()
 }
 
 /// The function itself, for its calls of itself: a direct call
@@ -259,16 +275,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 _ => false,
             },
         });
-        let self_call_top = p
-            .code
-            .iter()
-            .filter_map(|&ins| match ins {
-                Instr::CallVar { a, var, .. } if self_var(p, var).is_some() => Some(a),
-                Instr::CallVar1Imm { a, var, .. } if self_var(p, var as u32).is_some() => Some(a),
-                Instr::Call { a, argc: n } if n as usize == argc => Some(a),
-                _ => None,
-            })
-            .max();
+        let self_call_top = self_call_top(p, argc);
         let base_case = base_case(p, argc, entry_pc as usize);
         Translator {
             base_case,
@@ -617,10 +624,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         let w = match var {
             Some(var) => {
                 let word = self_var(self.p, var).expect("checked by `how`");
-                if self.calls_out || !self.self_facts().1 {
+                if self.calls_out || !self.here().is_some_and(|f| f.var_ok) {
                     let w = self.var_still(var, word, pc);
                     if !self.calls_out {
-                        self.learn_self(false, true);
+                        self.here_mut().var_ok = true;
                     }
                     w
                 } else {
@@ -659,19 +666,14 @@ impl<'a, 'b> Translator<'a, 'b> {
         // (the highest window of them): the stacks do not shrink while
         // it runs, nor do its base and depth change.
         let callee_base = self.b.ins().iadd_imm(self.base, a as i64 + 1);
-        if !self.self_facts().0 {
+        if !self.here().is_some_and(|f| f.room) {
             let top = self
                 .b
                 .ins()
                 .iadd_imm(self.base, self.self_call_top.unwrap_or(a) as i64 + 1);
-            let need = self.b.ins().iadd_imm(top, self.nregs as i64 + 1);
-            let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
-            let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
-            self.guard(fits, pc);
-            let room = self.b.ins().load(I64, mem(), self.ctx, FRAMES_ROOM);
-            let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, self.depth, room);
-            self.guard(ok, pc);
-            self.learn_self(true, false);
+            let end = self.b.ins().iadd_imm(top, self.nregs as i64);
+            self.room_for(end, pc);
+            self.here_mut().room = true;
         }
         // The call: the reduction taken, callee and arguments as the
         // interpreter would have them (in SSA; in memory only if the
@@ -688,6 +690,20 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         let call = self.b.ins().call(self.me, &args);
         self.after_call(call, a, ret_pc, None);
+    }
+
+    /// Leaves at `pc` unless the register stack has room up to the
+    /// callee window's `end` and the slot above it, and the frame stack
+    /// for this frame (the interpreter's invariants for a current frame,
+    /// should the callee leave).
+    fn room_for(&mut self, end: Value, pc: u32) {
+        let need = self.b.ins().iadd_imm(end, 1);
+        let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
+        self.guard(fits, pc);
+        let room = self.b.ins().load(I64, mem(), self.ctx, FRAMES_ROOM);
+        let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, self.depth, room);
+        self.guard(ok, pc);
     }
 
     /// A call of itself whose first argument `arg0` meets the function's
@@ -721,11 +737,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             None => arg0,
             Some(w) => {
                 let v = self.b.ins().iconst(I64, w as i64);
-                if w & 0b111 == 0b011 {
-                    self.learn(v, SMALL);
-                } else if w & 0b110 != 0 {
-                    self.learn(v, IMM);
-                }
+                self.learn_word(v, w);
                 v
             }
         };
@@ -892,14 +904,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             let nregs = self.b.ins().ushr_imm(shape, 8);
             // Room, should the callee leave (as in `self_call`).
             let callee_base = self.b.ins().iadd_imm(self.base, a as i64 + 1);
-            let top = self.b.ins().iadd(callee_base, nregs);
-            let need = self.b.ins().iadd_imm(top, 1);
-            let have = self.b.ins().load(I64, mem(), self.ctx, STACK_LEN);
-            let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, need, have);
-            self.guard(fits, pc);
-            let room = self.b.ins().load(I64, mem(), self.ctx, FRAMES_ROOM);
-            let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, self.depth, room);
-            self.guard(ok, pc);
+            let end = self.b.ins().iadd(callee_base, nregs);
+            self.room_for(end, pc);
             self.b.def_var(self.reds, reds);
             self.set(a, f);
             let depth1 = self.b.ins().iadd_imm(self.depth, 1);
@@ -1151,12 +1157,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Instr::LoadConst { dst, k } => {
                 let w = self.p.consts[k as usize].bits();
                 let v = self.b.ins().iconst(I64, w as i64);
-                // What the word is, known now.
-                if w & 0b111 == 0b011 {
-                    self.learn(v, SMALL);
-                } else if w & 0b110 != 0 {
-                    self.learn(v, IMM);
-                }
+                self.learn_word(v, w);
                 self.set(dst, v);
                 self.goto(self.next(pc));
             }
