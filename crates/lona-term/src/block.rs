@@ -10,6 +10,10 @@
 //! pages, whose first-touch page faults otherwise cost as much as the
 //! copying in a large collection. [`trim_block_cache`] empties it.
 //!
+//! Blocks of 2 MiB and more are mapped from the kernel, on huge pages
+//! where it gives them (`pages.rs`); smaller ones come from the global
+//! allocator.
+//!
 //! A block the allocator cannot back is never an abort of the node:
 //! [`Block::try_new`] says so, and [`Block::new`] ends the allocating
 //! process by unwinding with [`HeapError::OutOfMemory`] (`heap.rs`,
@@ -20,6 +24,7 @@ use std::ptr::NonNull;
 use std::sync::Mutex;
 
 use crate::heap::HeapError;
+use crate::pages;
 
 /// Blocks this large go through the cache.
 pub const CACHE_MIN_WORDS: usize = 1 << 17;
@@ -41,9 +46,8 @@ fn cache() -> std::sync::MutexGuard<'static, Vec<Cached>> {
 pub fn trim_block_cache() {
     let blocks = std::mem::take(&mut *cache());
     for Cached(p, words) in blocks {
-        // SAFETY: cached blocks were allocated with this layout and are
-        // owned by the cache alone.
-        unsafe { alloc::dealloc(p as *mut u8, Layout::array::<u64>(words).expect("layout")) };
+        // SAFETY: cached blocks are owned by the cache alone.
+        unsafe { free(p as *mut u64, words) };
     }
 }
 
@@ -96,10 +100,7 @@ impl Block {
                 return Some(Block { ptr, words, cap });
             }
         }
-        let layout = Layout::array::<u64>(words).ok()?;
-        // SAFETY: the layout has non-zero size.
-        let p = unsafe { alloc::alloc(layout) } as *mut u64;
-        let ptr = NonNull::new(p)?;
+        let ptr = NonNull::new(allocate(words)?)?;
         Some(Block {
             ptr,
             words,
@@ -135,6 +136,24 @@ impl Block {
     /// `min(old, new)` words are preserved.
     pub(crate) fn try_resize(&mut self, words: usize) -> Option<isize> {
         assert!(words > 0 && self.words > 0);
+        let (was_large, large) = (pages::is_large(self.cap * 8), pages::is_large(words * 8));
+        if was_large && large && words <= self.cap {
+            // SAFETY: a mapped block of `cap` words; the words past
+            // `words` are the caller's to give up.
+            unsafe { pages::shrink(self.base() as *mut u8, self.cap * 8, words * 8) };
+            self.words = words;
+            self.cap = words;
+            return Some(0);
+        }
+        if was_large || large {
+            // Into or out of a mapping, or a mapping grown: a new block.
+            let mut b = Block::try_new(words)?;
+            // SAFETY: both hold at least min(old, new) words; distinct.
+            unsafe { std::ptr::copy_nonoverlapping(self.base(), b.base(), self.words.min(words)) };
+            let delta = (b.base() as isize).wrapping_sub(self.base() as isize);
+            std::mem::swap(self, &mut b);
+            return Some(delta);
+        }
         let old = Layout::array::<u64>(self.cap).expect("layout");
         let new_size = Layout::array::<u64>(words).ok()?.size();
         // SAFETY: ptr was allocated with `old`, new_size is non-zero and the
@@ -147,6 +166,33 @@ impl Block {
         self.words = words;
         self.cap = words;
         Some(delta)
+    }
+}
+
+/// `words` fresh words: mapped if large (`pages.rs`), else from the
+/// global allocator; `None` if they cannot be had.
+fn allocate(words: usize) -> Option<*mut u64> {
+    let layout = Layout::array::<u64>(words).ok()?;
+    if pages::is_large(layout.size()) {
+        return pages::map(layout.size()).map(|p| p as *mut u64);
+    }
+    // SAFETY: the layout has non-zero size (words > 0).
+    Some(unsafe { alloc::alloc(layout) } as *mut u64)
+}
+
+/// Frees a block.
+///
+/// # Safety
+/// `p` is a block of `words` words from [`allocate`] (or resized by
+/// [`Block::try_resize`] to `words`), used by nobody afterwards.
+unsafe fn free(p: *mut u64, words: usize) {
+    let bytes = words * 8;
+    if pages::is_large(bytes) {
+        // SAFETY: per the contract, a mapping of `bytes`.
+        unsafe { pages::unmap(p as *mut u8, bytes) };
+    } else {
+        // SAFETY: per the contract, allocated with this layout.
+        unsafe { alloc::dealloc(p as *mut u8, Layout::array::<u64>(words).expect("layout")) };
     }
 }
 
@@ -183,17 +229,83 @@ impl Drop for Block {
                 }
             }
             for Cached(p, words) in evicted {
-                // SAFETY: evicted blocks were allocated with this layout and
-                // are owned by nobody else.
-                unsafe {
-                    alloc::dealloc(p as *mut u8, Layout::array::<u64>(words).expect("layout"))
-                };
+                // SAFETY: evicted blocks are owned by nobody else.
+                unsafe { free(p as *mut u64, words) };
             }
         }
         if self.cap > 0 {
-            let layout = Layout::array::<u64>(self.cap).expect("layout");
-            // SAFETY: allocated with this layout in `new`/`resize`.
-            unsafe { alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) };
+            // SAFETY: a block of `cap` words from `allocate`, dropped.
+            unsafe { free(self.ptr.as_ptr(), self.cap) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fill(b: &Block, from: usize) {
+        for i in from..b.words() {
+            // SAFETY: i < words.
+            unsafe { b.base().add(i).write(i as u64 ^ 0x5a5a) };
+        }
+    }
+
+    fn check(b: &Block, n: usize) {
+        for i in 0..n {
+            // SAFETY: i < words, written by `fill`.
+            assert_eq!(
+                unsafe { b.base().add(i).read() },
+                i as u64 ^ 0x5a5a,
+                "word {i}"
+            );
+        }
+    }
+
+    /// Blocks resized within and across the 2 MiB line keep their words,
+    /// and large blocks are mapped on a 2 MiB boundary.
+    #[test]
+    #[cfg_attr(miri, ignore = "about mappings, which Miri does not make")]
+    fn resizes_keep_words_across_the_large_line() {
+        let large = pages::LARGE_BYTES / 8;
+        let sizes = [
+            1000,
+            large - 1,
+            large,
+            large + 12_345,
+            3 * large + 7,
+            large + 1,
+            large - 1,
+            512,
+            2 * large,
+        ];
+        let mut b = Block::new(sizes[0]);
+        fill(&b, 0);
+        for w in sizes.windows(2) {
+            let (from, to) = (w[0], w[1]);
+            b.try_resize(to).expect("resize");
+            assert_eq!(b.words(), to);
+            check(&b, from.min(to));
+            fill(&b, from.min(to));
+            if cfg!(all(target_os = "linux", not(miri))) && pages::is_large(to * 8) {
+                assert_eq!(b.base() as usize % pages::LARGE_BYTES, 0, "{to} words");
+            }
+        }
+    }
+
+    /// A large block that went through the cache is used and freed as
+    /// the size it was mapped with.
+    #[test]
+    #[cfg_attr(miri, ignore = "about mappings, which Miri does not make")]
+    fn cached_large_blocks_come_back_whole() {
+        let words = 3 * pages::LARGE_BYTES / 8;
+        let b = Block::new(words);
+        fill(&b, 0);
+        drop(b);
+        let c = Block::new(words - words / 8);
+        fill(&c, 0);
+        check(&c, c.words());
+        drop(c);
+        trim_block_cache();
     }
 }

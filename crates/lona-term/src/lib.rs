@@ -30,6 +30,7 @@ mod fragment;
 pub mod gc;
 mod hamt;
 mod heap;
+mod pages;
 mod permanent;
 mod pins;
 mod print;

@@ -269,6 +269,28 @@ pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, Str
     })
 }
 
+/// Which tier runs the function `ns/name` (its one prototype; a function
+/// of several arities has one for each and reports the first's):
+/// `"cold"` (interpreted, not hot yet), `"compiled"`, `"leaf"` (compiled,
+/// called only by compiled code), `"resting"` (compiled code given up for
+/// now: the interpreter runs it until it is tried again) or `"never"`
+/// (interpreted for good).
+pub fn tier_state(env: &crate::Env, ns: &str, name: &str) -> Result<&'static str, String> {
+    let v = env
+        .namespaces
+        .get(ns)
+        .and_then(|n| n.lookup(name))
+        .ok_or_else(|| format!("no var {ns}/{name}"))?;
+    v.with_term(|t| match t.map(|t| t.view()) {
+        Some(lona_term::View::Closure { code, .. }) => {
+            // SAFETY: as in `disassemble`.
+            let p = unsafe { crate::bytecode::Proto::from_code(code) };
+            Ok(p.jit.state_name())
+        }
+        _ => Err(format!("{ns}/{name} is not a function")),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -231,6 +231,104 @@ fn a_compiled_loop_sees_its_var_redefined_within_one_slice() {
     }
 }
 
+#[test]
+fn code_given_up_for_a_cold_callee_is_tried_again() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // `walk` becomes hot calling a built-in. Then it walks with `g`, a
+    // function nobody has called: until `g` is hot, every call of it
+    // leaves `walk`'s code, and `walk` is given up, for now. The
+    // interpreter then makes `g` hot; after the rest `walk` is tried
+    // again and stays compiled, calling `g` natively. (It was given up
+    // for good before: `map` over `count` ran interpreted.)
+    jit::set_tier(Tier::Jit);
+    let n = jit::threshold() as usize;
+    let buf = SharedBuf::default();
+    let env = Env::new(Box::new(buf.clone()));
+    let run = |src: &str| {
+        lona_vm::eval_str(&env, "t.lona", &format!("(ns rest) {src}")).unwrap();
+    };
+    run(
+        "(defn walk [f xs acc] (match xs (x & more) (walk f more (+ acc (f x))) _ acc))
+         (defn g [x] (* 2 x))",
+    );
+    run(&format!("(println (walk inc (range {}) 0))", 2 * n));
+    assert_eq!(
+        lona_vm::introspect::tier_state(&env, "rest", "walk"),
+        Ok("compiled")
+    );
+    run(&format!("(println (walk g (range {}) 0))", 3 * n));
+    assert_eq!(
+        lona_vm::introspect::tier_state(&env, "rest", "walk"),
+        Ok("resting"),
+        "given up while g was cold"
+    );
+    assert_ne!(
+        lona_vm::introspect::tier_state(&env, "rest", "g"),
+        Ok("cold")
+    );
+    // The rest: ten times the threshold of interpreter entries.
+    run(&format!("(println (walk g (range {}) 0))", 12 * n));
+    assert_eq!(
+        lona_vm::introspect::tier_state(&env, "rest", "walk"),
+        Ok("compiled"),
+        "tried again"
+    );
+    run(&format!("(println (walk g (range {}) 0))", 3 * n));
+    assert_eq!(
+        lona_vm::introspect::tier_state(&env, "rest", "walk"),
+        Ok("compiled"),
+        "not given up again: g is called natively"
+    );
+    let sum = |k: usize| k * (k - 1) / 2;
+    assert_eq!(
+        buf.text(),
+        format!(
+            "{}\n{}\n{}\n{}\n",
+            sum(2 * n) + 2 * n,
+            2 * sum(3 * n),
+            2 * sum(12 * n),
+            2 * sum(3 * n)
+        )
+    );
+}
+
+#[test]
+fn code_that_keeps_leaving_is_given_up_for_good() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // Every entry leaves where it makes a closure (not compiled): given
+    // up, tried again after each rest, and after the last given up for
+    // good.
+    jit::set_tier(Tier::Jit);
+    let buf = SharedBuf::default();
+    let env = Env::new(Box::new(buf.clone()));
+    lona_vm::eval_str(
+        &env,
+        "t.lona",
+        "(ns restless)
+         (defn poll [n acc]
+           (if (= n 0) acc
+             (poll (- n 1) (+ acc ((fn [] n))))))",
+    )
+    .unwrap();
+    let mut states = Vec::new();
+    for _ in 0..40 {
+        lona_vm::eval_str(&env, "t.lona", "(ns restless) (poll 100000 0)").unwrap();
+        let s = lona_vm::introspect::tier_state(&env, "restless", "poll").unwrap();
+        if states.last() != Some(&s) {
+            states.push(s);
+        }
+        if s == "never" {
+            break;
+        }
+    }
+    assert_eq!(states.first(), Some(&"resting"), "{states:?}");
+    assert_eq!(states.last(), Some(&"never"), "{states:?}");
+    assert!(
+        states.contains(&"compiled") || states.len() == 2,
+        "{states:?}"
+    );
+}
+
 /// Random well-typed Lonala programs (`jit/gen.rs`).
 #[path = "jit/gen.rs"]
 mod gen;

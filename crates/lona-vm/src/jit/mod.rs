@@ -201,6 +201,10 @@ const COMPILED: u8 = 1;
 /// leaving machine code costs more than a short function gains).
 const LEAF: u8 = 3;
 const NEVER: u8 = 2;
+/// Compiled, given up for now (`JitSlot::judge`): the interpreter runs it,
+/// and after a rest of interpreter entries ([`rest_length`]) the code is
+/// tried again (`JitSlot::rearm`).
+const RESTING: u8 = 4;
 
 /// A prototype's tier state. Written by the workers that call it: `heat`
 /// racily (a lost count only delays compiling), `state` and `entry` once,
@@ -232,10 +236,31 @@ pub struct JitSlot {
     /// up (`entry` 0: an activation may still run it) until [`free_code`].
     code: AtomicUsize,
     size: AtomicU32,
+    /// How many times the code was given up (`judge`); written under the
+    /// compiler's lock by `judge`'s winner and read by `tick`.
+    rests: AtomicU8,
 }
 
 /// Entries after which compiled code is judged (`JitSlot::judge`).
 const JUDGE_AFTER: u32 = 1000;
+
+/// Times compiled code is given up and tried again before it is given up
+/// for good.
+const MAX_RESTS: u8 = 4;
+
+/// Interpreter entries (calls and self tail calls, as [`threshold`]
+/// counts them) a function given up `rests` times runs interpreted before
+/// its code is tried again: ten times the threshold, four times longer
+/// after each rest. Why code left early may pass: a function it calls
+/// was not compiled yet (it is called from the interpreter, so it becomes
+/// hot there) or the program moved on to other data. What does not pass
+/// (a receive loop) costs a thousand entries of enter-and-leave per try,
+/// ever rarer.
+fn rest_length(rests: u8) -> u32 {
+    threshold()
+        .saturating_mul(10)
+        .saturating_mul(1u32 << (2 * u32::from(rests.saturating_sub(1)).min(15)))
+}
 
 /// The most arguments of a compiled function (they come in machine
 /// registers: `(ctx, base, depth, closure, args...)`).
@@ -334,6 +359,17 @@ impl JitSlot {
         })
     }
 
+    /// The tier state by name (`introspect::tier_state`).
+    pub(crate) fn state_name(&self) -> &'static str {
+        match self.state.load(Relaxed) {
+            COLD => "cold",
+            COMPILED => "compiled",
+            LEAF => "leaf",
+            RESTING => "resting",
+            _ => "never",
+        }
+    }
+
     /// The arity of the compiled code (read after [`JitSlot::entry`]
     /// gave the code: the Acquire there orders this read).
     #[inline(always)]
@@ -371,18 +407,63 @@ impl JitSlot {
         let b = self.early.load(Relaxed) + left as u32;
         self.early.store(b, Relaxed);
         if e + 1 == JUDGE_AFTER && 2 * b > JUDGE_AFTER {
-            self.state.store(NEVER, Relaxed);
-            // Callers read the address with Acquire (`entry`); a running
-            // activation keeps its code (only `free_code` frees it).
-            self.entry.store(0, std::sync::atomic::Ordering::Release);
-            GIVEN_UP.fetch_add(1, Relaxed);
-            if std::env::var_os("LONA_JIT_LOG").is_some() {
-                eprintln!(
-                    "jit: giving up {}: it left early {b} times in {JUDGE_AFTER} entries",
-                    p.name
-                );
-            }
+            self.give_up(p, b);
         }
+    }
+
+    /// Gives the code up: for now (`RESTING`), or for good after
+    /// [`MAX_RESTS`] tries.
+    #[cold]
+    #[inline(never)]
+    fn give_up(&self, p: &Proto, early: u32) {
+        // Under the compiler's lock: `free_codes` and `rearm` change the
+        // state under it too.
+        let _guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
+        if self.state.load(Relaxed) != COMPILED {
+            return;
+        }
+        let rests = self.rests.load(Relaxed) + 1;
+        self.rests.store(rests, Relaxed);
+        self.heat.store(0, Relaxed);
+        self.state
+            .store(if rests > MAX_RESTS { NEVER } else { RESTING }, Relaxed);
+        // Callers read the address with Acquire (`entry`); a running
+        // activation keeps its code (only `free_codes` frees it).
+        self.entry.store(0, std::sync::atomic::Ordering::Release);
+        GIVEN_UP.fetch_add(1, Relaxed);
+        if std::env::var_os("LONA_JIT_LOG").is_some() {
+            eprintln!(
+                "jit: giving up {}: it left early {early} times in {JUDGE_AFTER} entries{}",
+                p.name,
+                if rests > MAX_RESTS {
+                    " (for good)"
+                } else {
+                    " (for now)"
+                }
+            );
+        }
+    }
+
+    /// Ends a rest: the code is called again and judged afresh, unless it
+    /// was freed meanwhile (`free_codes` leaves `NEVER`).
+    #[cold]
+    #[inline(never)]
+    fn rearm(&self, p: &Proto) -> Option<Entry> {
+        let _guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
+        let code = self.code.load(Relaxed);
+        if self.state.load(Relaxed) != RESTING || code == 0 {
+            return self.entry();
+        }
+        self.entries.store(0, Relaxed);
+        self.early.store(0, Relaxed);
+        self.state.store(COMPILED, Relaxed);
+        // Release: as when the code was first installed (`compile`).
+        self.entry.store(code, std::sync::atomic::Ordering::Release);
+        REARMED.fetch_add(1, Relaxed);
+        if std::env::var_os("LONA_JIT_LOG").is_some() {
+            eprintln!("jit: trying {} again", p.name);
+        }
+        Some(code)
     }
 
     /// Counts one call of `p` (whose slot this is); compiles it when hot.
@@ -400,6 +481,15 @@ impl JitSlot {
                 }
             }
             COMPILED => self.entry(),
+            RESTING => {
+                let h = self.heat.load(Relaxed) + 1;
+                self.heat.store(h, Relaxed);
+                if h >= rest_length(self.rests.load(Relaxed)) {
+                    self.rearm(p)
+                } else {
+                    None
+                }
+            }
             _ => None,
         }
     }
@@ -755,7 +845,7 @@ fn compile(p: &'static Proto) -> Option<Entry> {
     let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
     match slot.state.load(Relaxed) {
         COMPILED => return slot.entry(),
-        NEVER | LEAF => return None,
+        NEVER | LEAF | RESTING => return None,
         _ => {}
     }
     let Some(c) = guard.as_mut() else {
@@ -810,6 +900,8 @@ fn compile(p: &'static Proto) -> Option<Entry> {
 static COMPILED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Compiled prototypes given up (`JitSlot::judge`).
 static GIVEN_UP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Given-up prototypes tried again after their rest (`JitSlot::rearm`).
+static REARMED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Functions compiled with a typed loop (`translate/facts.rs`).
 pub(super) static TYPED_LOOPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Prototypes found hot that could not be compiled.
@@ -829,8 +921,10 @@ pub struct Stats {
     /// why for each).
     pub refused: u64,
     /// Compiled prototypes given up because their code left early on most
-    /// entries (the interpreter runs them again).
+    /// entries (the interpreter runs them again, for a rest).
     pub given_up: u64,
+    /// Given-up prototypes whose code was tried again after a rest.
+    pub rearmed: u64,
     /// Time spent compiling and checking, in all, in microseconds.
     pub compile_us: u64,
     /// The longest time from a prototype found hot to its code installed
@@ -850,6 +944,7 @@ pub fn stats() -> Stats {
         compiled: COMPILED_COUNT.load(Relaxed),
         refused: REFUSED_COUNT.load(Relaxed),
         given_up: GIVEN_UP.load(Relaxed),
+        rearmed: REARMED.load(Relaxed),
         compile_us: COMPILE_NS.load(Relaxed) / 1000,
         max_us: COMPILE_NS_MAX.load(Relaxed) / 1000,
         code_bytes: code_bytes() as u64,
@@ -861,8 +956,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jit: {} functions compiled ({} given up since, {} with a typed loop), {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
-            self.compiled, self.given_up, self.typed_loops, self.refused, self.compile_us, self.max_us, self.code_bytes
+            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
+            self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.compile_us, self.max_us, self.code_bytes
         )
     }
 }
