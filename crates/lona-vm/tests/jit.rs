@@ -144,6 +144,80 @@ fn typed_loops_leave_where_their_facts_end() {
     );
 }
 
+#[test]
+fn compiled_code_reads_vars_as_they_are_now() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // A global constant in a loop; a var redefined mid-loop (by the loop
+    // itself, through `eval`): the next read sees the new value; a var
+    // declared and never bound raises where the interpreter raises.
+    same(
+        "loadvar",
+        "(def k 3)
+         (declare missing)
+         (defn f [n acc] (if (= n 0) acc (f (dec n) (+ acc k))))
+         (defn g [n acc] (if (= n 0) acc (do (when (= n 50) (eval '(def k 10))) (g (dec n) (+ acc k)))))
+         (defn h [n] (if (= n 0) (try missing (catch :error e [:caught (first e)])) (h (dec n))))
+         (println (f 100 0) (g 100 0) (f 10 0) (h 10))",
+    );
+}
+
+#[test]
+fn tail_calls_of_other_functions_run_in_the_callers_place() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // Mutual tail recursion: each transition a native call in the
+    // caller's frame; slices end anywhere in the chain (the leaver named,
+    // its closure in its callee slot: were it the entered function's,
+    // the interpreter would take `od?`'s tail call of `ev?` for a call of
+    // itself and answer wrongly).
+    same(
+        "mutual",
+        "(declare od?)
+         (defn ev? [n] (if (= n 0) true (od? (dec n))))
+         (defn od? [n] (if (= n 0) false (ev? (dec n))))
+         (println (map ev? [0 1 2 7 300 301]))",
+    );
+    // Called by a compiled caller (not in tail position), whose own
+    // callee slot must then stay the tail callee's; and by a function
+    // calling itself, whose inner activation tail-calls out.
+    same(
+        "under-a-call",
+        "(declare od?)
+         (defn ev? [n] (if (= n 0) true (od? (dec n))))
+         (defn od? [n] (if (= n 0) false (ev? (dec n))))
+         (defn c [n] [(ev? n) (od? n)])
+         (defn walk [n] (if (= n 0) [] (conj (walk (dec n)) (if (even? n) (ev? (* 3 n)) (od? n)))))
+         (println (map c [5 40 41]) (walk 12))",
+    );
+    // Closures through registers, of another arity, with captures (read
+    // through the callee slot), and an error raised in a tail callee.
+    same(
+        "closures",
+        "(defn add [k] (fn [x] (+ x k)))
+         (defn app [g x] (g x))
+         (defn chain [g n acc] (if (= n 0) acc (chain g (dec n) (app g acc))))
+         (defn bad [x] (+ x :k))
+         (defn via [x] (bad x))
+         (println (chain (add 7) 40 0) (try (via 1) (catch :error e [:caught e])))",
+    );
+}
+
+#[test]
+fn a_long_chain_of_tail_calls_runs_in_constant_space() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // One slice of a billion reductions: the chain of native calls grows
+    // until a callee's entry finds the native stack deep (`NATIVE_STACK`),
+    // leaves, and the interpreter goes on; both tiers end alike.
+    let body = "(declare od?)
+         (defn ev? [n] (if (= n 0) true (od? (dec n))))
+         (defn od? [n] (if (= n 0) false (ev? (dec n))))
+         (println (ev? 1000000) (od? 777777))";
+    let (i, out_i) = slices(Tier::Interp, "chain-i", body, 1_000_000_000);
+    let (j, out_j) = slices(Tier::JitEager, "chain-j", body, 1_000_000_000);
+    assert_eq!(out_i, "true true\n");
+    assert_eq!(out_j, out_i);
+    assert_eq!(i, j);
+}
+
 /// A function is first translated on the guess that it returns only
 /// small integers, so that its calls of itself know their results
 /// (`jit/translate/mod.rs`, `compile`); where a return does not bear the

@@ -73,6 +73,9 @@ struct Node {
     child: Child,
     lines: Receiver<String>,
     err: Arc<Mutex<String>>,
+    /// The thread reading standard error, joined once the node ended
+    /// (`wait`), so that all it wrote is in `err`.
+    err_reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Drop for Node {
@@ -103,7 +106,7 @@ impl Node {
         });
         let err = Arc::new(Mutex::new(String::new()));
         let e2 = err.clone();
-        std::thread::spawn(move || {
+        let err_reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = errp.read(&mut buf) {
                 if n == 0 {
@@ -114,7 +117,12 @@ impl Node {
                     .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
-        Node { child, lines, err }
+        Node {
+            child,
+            lines,
+            err,
+            err_reader: Some(err_reader),
+        }
     }
 
     /// A Lonala program `src` on a node named `name`.
@@ -167,6 +175,16 @@ impl Node {
         let until = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
+                // Its standard error read to the end (a test that read it
+                // at once once found it empty: the reader had not run).
+                // Bounded: a daemon the node started (epmd) could hold the
+                // pipe open.
+                if let Some(r) = self.err_reader.take() {
+                    let give_up = Instant::now() + Duration::from_secs(2);
+                    while !r.is_finished() && Instant::now() < give_up {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                }
                 return s;
             }
             assert!(Instant::now() < until, "the node did not end");

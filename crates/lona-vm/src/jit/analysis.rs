@@ -95,6 +95,7 @@ pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
         | Instr::JumpUnlessEq { .. }
         | Instr::Mul { .. }
         | Instr::LoadCapture { .. }
+        | Instr::LoadVar { .. }
         | Instr::TestCons { .. }
         | Instr::TestList { .. }
         | Instr::TestEmptyList { .. }
@@ -119,11 +120,12 @@ pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
             if self_var(p, var).is_some() && n as usize == argc {
                 How::Inline
             } else {
-                native_var(p, var, n as usize).map_or(How::SideExit, How::NativeTail)
+                // A built-in, or any closure (`tail_closure_call`).
+                native_var(p, var, n as usize).map_or(How::Inline, How::NativeTail)
             }
         }
         Instr::CallVar1Imm { .. } => How::Inline,
-        Instr::TailCall { argc: n, .. } if n as usize == argc => How::Inline,
+        Instr::TailCall { .. } => How::Inline,
         _ => How::SideExit,
     }
 }
@@ -185,7 +187,17 @@ pub(super) fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
                     reached = true;
                     break;
                 }
-                How::Inline if matches!(ins, Instr::Ret { .. } | Instr::AddRet { .. }) => {
+                // A return, or a tail call (of another function: it
+                // returns what that one returns).
+                How::Inline
+                    if matches!(
+                        ins,
+                        Instr::Ret { .. }
+                            | Instr::AddRet { .. }
+                            | Instr::TailCallVar { .. }
+                            | Instr::TailCall { .. }
+                    ) =>
+                {
                     reached = true;
                     break;
                 }
@@ -203,15 +215,15 @@ pub(super) fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
 }
 
 /// Whether compiled code gains by instruction `ins` of `p` (when it is
-/// compiled inline): a loop's back-edge, or a call of the function itself
-/// (a call of another function gains only what that call saves, not the
-/// entry and leave of a function that then leaves).
+/// compiled inline): a loop's back-edge, a call of the function itself,
+/// or a tail call (of itself, or of another function that may call it
+/// back: mutual recursion runs natively, `tail_closure_call`). A call of
+/// another function gains only what that call saves, not the entry and
+/// leave of a function that then leaves.
 pub(super) fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
     match ins {
-        Instr::Loop { .. } | Instr::TailCall { .. } => true,
-        Instr::TailCallVar { var, argc: n, .. } | Instr::CallVar { var, argc: n, .. } => {
-            n as usize == argc && self_var(p, var).is_some()
-        }
+        Instr::Loop { .. } | Instr::TailCall { .. } | Instr::TailCallVar { .. } => true,
+        Instr::CallVar { var, argc: n, .. } => n as usize == argc && self_var(p, var).is_some(),
         Instr::CallVar1Imm { var, .. } => self_var(p, var as u32).is_some(),
         _ => false,
     }
@@ -282,7 +294,9 @@ pub(super) fn liveness(p: &Proto) -> Vec<u64> {
             Instr::Mul { dst, a, b } => {
                 (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
             }
-            Instr::LoadCapture { dst, .. } => (0, bit(dst as i64), [next, None]),
+            Instr::LoadCapture { dst, .. } | Instr::LoadVar { dst, .. } => {
+                (0, bit(dst as i64), [next, None])
+            }
             Instr::Cons { dst, a, b } => {
                 (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
             }
@@ -382,6 +396,7 @@ pub(super) fn written(p: &Proto, nregs: u32) -> u64 {
             | Instr::Mul { dst, .. }
             | Instr::Cons { dst, .. }
             | Instr::LoadCapture { dst, .. }
+            | Instr::LoadVar { dst, .. }
             | Instr::GetHead { dst, .. }
             | Instr::GetTail { dst, .. }
             | Instr::GetElem { dst, .. } => mark(dst as i64),

@@ -37,6 +37,15 @@ pub(crate) fn of(name: &str) -> Option<(Intrinsic, u8)> {
         "lona.core/nil?" => (nil, 1),
         "lona.core/not" => (not, 1),
         "lona.core/identity" => (identity, 1),
+        "lona.core/*" => (mul, 2),
+        "lona.core/quot" => (quot, 2),
+        "lona.core/rem" => (rem, 2),
+        "lona.core/mod" => (modulo, 2),
+        "lona.core/bit-and" => (bit_and, 2),
+        "lona.core/bit-or" => (bit_or, 2),
+        "lona.core/bit-xor" => (bit_xor, 2),
+        "lona.core/bit-shift-left" => (shift_left, 2),
+        "lona.core/bit-shift-right" => (shift_right, 2),
         _ => return None,
     })
 }
@@ -122,6 +131,52 @@ extern "C" fn identity(x: u64, _: u64) -> u64 {
     x
 }
 
+extern "C" fn mul(x: u64, y: u64) -> u64 {
+    int(small2(x, y).and_then(|(a, b)| a.checked_mul(b)))
+}
+/// Division by zero is the built-in's (it raises).
+extern "C" fn quot(x: u64, y: u64) -> u64 {
+    int(small2(x, y).and_then(|(a, b)| a.checked_div(b)))
+}
+extern "C" fn rem(x: u64, y: u64) -> u64 {
+    int(small2(x, y).and_then(|(a, b)| a.checked_rem(b)))
+}
+/// The remainder with the divisor's sign (`num::arith`'s `Mod`).
+extern "C" fn modulo(x: u64, y: u64) -> u64 {
+    int(small2(x, y).and_then(|(a, b)| {
+        a.checked_rem(b).map(|r| {
+            if r != 0 && (r < 0) != (b < 0) {
+                r + b
+            } else {
+                r
+            }
+        })
+    }))
+}
+extern "C" fn bit_and(x: u64, y: u64) -> u64 {
+    int(small2(x, y).map(|(a, b)| a & b))
+}
+extern "C" fn bit_or(x: u64, y: u64) -> u64 {
+    int(small2(x, y).map(|(a, b)| a | b))
+}
+extern "C" fn bit_xor(x: u64, y: u64) -> u64 {
+    int(small2(x, y).map(|(a, b)| a ^ b))
+}
+/// A shift of 0 to 63 places whose result is a small integer; anything
+/// else (a negative count, a big result) is the built-in's.
+extern "C" fn shift_left(x: u64, y: u64) -> u64 {
+    int(small2(x, y).and_then(|(a, n)| {
+        let n = u32::try_from(n).ok().filter(|n| *n < 64)?;
+        let r = a.checked_shl(n)?;
+        (r >> n == a).then_some(r)
+    }))
+}
+/// Arithmetic: rounds toward negative infinity; a count of 63 or more
+/// leaves the sign.
+extern "C" fn shift_right(x: u64, y: u64) -> u64 {
+    int(small2(x, y).and_then(|(a, n)| (n >= 0).then(|| a >> n.min(63))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +203,63 @@ mod tests {
         assert_eq!(add(s(max), s(1)), 0);
         assert_eq!(even(tag::NIL, 0), 0);
         assert_eq!(lt(s(1), tag::NIL), 0);
+    }
+
+    /// Each arithmetic and bit intrinsic against the built-in's own rule
+    /// (`num::arith`, `builtins/math.rs`), over edge values: equal where
+    /// the intrinsic answers, and it leaves every other case (0).
+    #[test]
+    fn arithmetic_and_bits_agree_with_the_built_ins() {
+        let s = tag::small;
+        let max = (1i64 << 60) - 1;
+        let vals = [
+            0,
+            1,
+            -1,
+            2,
+            -3,
+            7,
+            13,
+            17,
+            63,
+            64,
+            -64,
+            1 << 30,
+            max,
+            -max - 1,
+            max / 3,
+        ];
+        let small_ok = |v: i128| (-(1i128 << 60)..(1i128 << 60)).contains(&v);
+        for &a in &vals {
+            for &b in &vals {
+                let (wa, wb) = (s(a), s(b));
+                let (x, y) = (a as i128, b as i128);
+                let want = |v: Option<i128>| match v {
+                    Some(v) if small_ok(v) => s(v as i64),
+                    _ => 0,
+                };
+                assert_eq!(mul(wa, wb), want(Some(x * y)), "{a} * {b}");
+                let div = (b != 0).then(|| x / y);
+                assert_eq!(quot(wa, wb), want(div), "quot {a} {b}");
+                let r = (b != 0).then(|| x % y);
+                assert_eq!(rem(wa, wb), want(r), "rem {a} {b}");
+                // Floored: x - y * floor(x / y).
+                let m = (b != 0).then(|| {
+                    let q = x / y - i128::from(x % y != 0 && (x < 0) != (y < 0));
+                    x - y * q
+                });
+                assert_eq!(modulo(wa, wb), want(m), "mod {a} {b}");
+                assert_eq!(bit_and(wa, wb), s(a & b));
+                assert_eq!(bit_or(wa, wb), s(a | b));
+                assert_eq!(bit_xor(wa, wb), s(a ^ b));
+                let left = (0..64).contains(&b).then(|| x << b);
+                assert_eq!(shift_left(wa, wb), want(left), "{a} << {b}");
+                let right = (b >= 0).then(|| x >> b.min(127));
+                assert_eq!(shift_right(wa, wb), want(right), "{a} >> {b}");
+            }
+        }
+        // Not integers: the built-in's (it raises or converts).
+        assert_eq!(mul(tag::NIL, s(1)), 0);
+        assert_eq!(bit_and(s(1), tag::TRUE), 0);
     }
 }

@@ -901,6 +901,11 @@ impl Vm {
                                     proto = p;
                                     code = p.code.as_ptr();
                                     jump!(e.pc);
+                                    // Counted as a call: mutual tail
+                                    // recursion becomes hot too.
+                                    if let Some(f) = p.jit.tick(p) {
+                                        run_jit!(f);
+                                    }
                                     continue;
                                 }
                             }

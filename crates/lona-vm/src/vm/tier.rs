@@ -17,6 +17,10 @@ const _: () = {
     assert!(std::mem::offset_of!(Frame, nregs) == F_NREGS as usize);
 };
 
+/// A leave within this many reductions of the entry is early
+/// (`JitSlot::judge`).
+const EARLY_REDS: i64 = 16;
+
 impl Vm {
     /// Runs `f`, the machine code of the current frame's prototype, from
     /// its entry (the frame was just made current, state synced), with
@@ -80,14 +84,28 @@ impl Vm {
             )
         };
         let v = back.value;
-        // Left by itself with reductions to spare: early
-        // (`JitSlot::judge`). (A callee that left is not the entered
-        // function's fault; a compiled callee is never given up for it,
-        // as its callers would then leave at every call of it.)
+        // Early: within a few reductions of the entry, so entering cost
+        // more than the code gained (a chain of tail calls that ran until
+        // the native stack was deep is not early). It is the leaver's
+        // doing: the entered function's if it left itself, else that of
+        // the callee that left (named in `cur`), whose code is judged by
+        // the entries it wasted so: a function compiled callers call,
+        // which leaves at once, made every one of them leave. (Given up,
+        // its compiled callers leave before calling it, and are judged
+        // in turn: a chain that only wastes entries goes back to the
+        // interpreter, for a rest.)
         let entered = self.cur.proto;
-        entered
-            .jit
-            .judge(entered, v == 0 && back.reds > 1 && jc.leave_depth == 0);
+        let early =
+            v == 0 && back.reds > 1 && (*reds as i64).saturating_sub(back.reds) < EARLY_REDS;
+        let leaver = jc.cur.proto;
+        if v == 0 && !std::ptr::eq(leaver, entered) {
+            entered.jit.judge(entered, false);
+            if early {
+                leaver.jit.judge(leaver, true);
+            }
+        } else {
+            entered.jit.judge(entered, early);
+        }
         let len = if v != 0 {
             // Returned to here: the frame it popped is the caller's,
             // current again (its bytes are still in the buffer).

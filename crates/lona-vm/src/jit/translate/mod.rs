@@ -197,6 +197,10 @@ struct Translator<'a, 'b> {
     /// another closure or a built-in): only then can this process change
     /// a var while the code runs.
     calls_out: bool,
+    /// Whether the code may tail-call another function
+    /// (`tail_closure_call`): only then can a call of itself come back
+    /// having written its callee slot (`after_call`).
+    tails_out: bool,
     /// The highest callee slot of the function's calls of itself (none:
     /// it makes none, other than in tail position).
     self_call_top: Option<u8>,
@@ -283,6 +287,11 @@ impl<'a, 'b> Translator<'a, 'b> {
             rets_small: true,
             self_call_top,
             calls_out,
+            tails_out: p.code.iter().any(|&ins| match ins {
+                Instr::TailCall { .. } => true,
+                Instr::TailCallVar { var, .. } => self_var(p, var).is_none(),
+                _ => false,
+            }),
             facts: Facts::default(),
             facts_at: None,
             incoming: vec![None; p.code.len()],
@@ -791,9 +800,16 @@ impl<'a, 'b> Translator<'a, 'b> {
         // Not the registers above the callee slot: they are the callee's
         // window, written by it (what liveness calls live there, after a
         // call, is never read before it is written: the compiler's code
-        // does not read a callee's registers).
+        // does not read a callee's registers). The callee slot holds the
+        // closure called, unless that one tail-called another
+        // (`slot_after_tail`).
         let ours = (1u64 << a) - 1;
-        self.write_back((self.live[ret_pc as usize] & ours) | 1 << a);
+        if callee.is_none() && !self.tails_out {
+            // A call of itself, which tail-calls nothing else.
+            self.write_back((self.live[ret_pc as usize] & ours) | 1 << a);
+        } else {
+            self.slot_after_tail(a, ret_pc, ours);
+        }
         let top = self.b.ins().load(I64, mem(), self.ctx, FRAMES_TOP);
         let off = self.b.ins().imul_imm(self.depth, FRAME_SIZE);
         let f = self.b.ins().iadd(top, off);
@@ -817,6 +833,33 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         self.set(a, v);
         self.goto(self.blocks[ret_pc as usize]);
+    }
+
+    /// After a call at `a` that left: the registers `ours` live at
+    /// `ret_pc` to memory, and the callee slot `R[a]` unless the callee
+    /// tail-called another function, which wrote its own callee there
+    /// and said so (bit 1 of `LEAVER_NAMED`, taken back here).
+    fn slot_after_tail(&mut self, a: u8, ret_pc: u32, ours: u64) {
+        self.write_back(self.live[ret_pc as usize] & ours);
+        let (slot, tail, on) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let flags = self.b.ins().load(I64, mem(), self.ctx, LEAVER_NAMED);
+        let wrote = self.b.ins().band_imm(flags, 2);
+        self.b.ins().brif(wrote, tail, &[], slot, &[]);
+        self.b.switch_to_block(slot);
+        self.b.seal_block(slot);
+        self.write_back(1 << a);
+        self.goto(on);
+        self.b.switch_to_block(tail);
+        self.b.seal_block(tail);
+        let named = self.b.ins().band_imm(flags, 1);
+        self.b.ins().store(mem(), named, self.ctx, LEAVER_NAMED);
+        self.goto(on);
+        self.b.switch_to_block(on);
+        self.b.seal_block(on);
     }
 
     /// `if not (x cmp y): pc = to` on small integers, else leave.
@@ -923,6 +966,123 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         self.b.switch_to_block(slow);
         self.native_call(pc, a, argc, f, ret_pc, false);
+    }
+
+    /// The tail call at `pc` of closure `f` (in `R[a]` or from a var),
+    /// with `argc` arguments from `R[a+1]`, the call's reduction (`reds`)
+    /// taken: if `f`'s prototype has code of that arity, a native call in
+    /// this frame's place (its window at this base, at this depth), whose
+    /// value and reductions are returned as they come; else leaves at
+    /// `pc` (the interpreter makes the tail call).
+    ///
+    /// In this frame's place: should the callee leave, it writes its
+    /// registers into this window and its frame where this one's would
+    /// be, so the interpreter sees what its own tail call makes. This
+    /// frame then only names the callee as the leaver (when no deeper
+    /// call did) and puts the callee in the callee slot (`R[-1]`), and
+    /// writes no frame of its own. The native stack grows with a chain of
+    /// such calls until a callee's entry finds it too deep
+    /// (`NATIVE_STACK`): that callee leaves at its entry, the chain
+    /// unwinds, and the interpreter goes on in constant space.
+    fn tail_closure_call(&mut self, pc: u32, a: u8, argc: u8, f: Value, reds: Value) {
+        let slow = self.leave(pc);
+        if argc as usize > super::MAX_ARGS {
+            self.goto(slow);
+            return;
+        }
+        let (hdr, clo, has, go) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let t = self.b.ins().band_imm(f, 0b111);
+        let t0 = self.b.ins().icmp_imm(IntCC::Equal, t, 0);
+        let nz = self.b.ins().icmp_imm(IntCC::NotEqual, f, 0);
+        let boxed = self.b.ins().band(t0, nz);
+        self.b.ins().brif(boxed, hdr, &[], slow, &[]);
+        self.b.switch_to_block(hdr);
+        self.b.seal_block(hdr);
+        let h = self.b.ins().load(I64, mem(), f, 0);
+        let k = self.b.ins().band_imm(h, 0xff);
+        let is = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::Equal, k, tag::CLOSURE_HEADER as i64);
+        self.b.ins().brif(is, clo, &[], slow, &[]);
+        self.b.switch_to_block(clo);
+        self.b.seal_block(clo);
+        let proto = self.b.ins().load(I64, mem(), f, 8);
+        let at = self.b.ins().iadd_imm(proto, P_ENTRY as i64);
+        // Acquire, as `JitSlot::entry`.
+        let entry = self.b.ins().atomic_load(I64, mem(), at);
+        self.b.ins().brif(entry, has, &[], slow, &[]);
+        self.b.switch_to_block(has);
+        self.b.seal_block(has);
+        let shape = self.b.ins().uload32(mem(), proto, P_SHAPE);
+        let n = self.b.ins().band_imm(shape, 0xff);
+        let fits = self.b.ins().icmp_imm(IntCC::Equal, n, argc as i64);
+        self.b.ins().brif(fits, go, &[], slow, &[]);
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
+        let nregs = self.b.ins().ushr_imm(shape, 8);
+        // Room for the callee's window at this base, should it leave.
+        let end = self.b.ins().iadd(self.base, nregs);
+        self.room_for(end, pc);
+        let mut args = vec![self.ctx, self.base, self.depth, reds, f];
+        for i in 0..argc as i64 {
+            args.push(self.r(a as i64 + 1 + i));
+        }
+        let sig = self.b.func.dfg.ext_funcs[self.me].signature;
+        let mut sig = self.b.func.dfg.signatures[sig].clone();
+        sig.params.truncate(5);
+        sig.params.extend((0..argc).map(|_| AbiParam::new(I64)));
+        let sig = self.b.import_signature(sig);
+        let call = self.b.ins().call_indirect(sig, entry, &args);
+        let (v, r) = (self.b.inst_results(call)[0], self.b.inst_results(call)[1]);
+        let (done, up) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(up);
+        self.b.ins().brif(v, done, &[], up, &[]);
+        self.b.switch_to_block(up);
+        self.b.seal_block(up);
+        let (name, named) = (self.b.create_block(), self.b.create_block());
+        let set = self.b.ins().load(I64, mem(), self.ctx, LEAVER_NAMED);
+        self.b.ins().brif(set, named, &[], name, &[]);
+        self.b.switch_to_block(name);
+        self.b.seal_block(name);
+        self.b.ins().store(mem(), proto, self.ctx, CUR + F_PROTO);
+        let nr = self.b.ins().ireduce(I32, nregs);
+        self.b.ins().store(mem(), nr, self.ctx, CUR + F_NREGS);
+        let one = self.b.ins().iconst(I64, 1);
+        self.b.ins().store(mem(), one, self.ctx, LEAVER_NAMED);
+        self.goto(named);
+        self.b.switch_to_block(named);
+        self.b.seal_block(named);
+        // The callee slot: the innermost tail call at this depth writes
+        // its callee there (that is the frame the interpreter resumes)
+        // and says so in bit 1, so that neither a tail call further out
+        // nor the caller (`after_call`, which clears the bit) writes its
+        // own.
+        let (write, out) = (self.b.create_block(), self.b.create_block());
+        let flags = self.b.ins().load(I64, mem(), self.ctx, LEAVER_NAMED);
+        let wrote = self.b.ins().band_imm(flags, 2);
+        self.b.ins().brif(wrote, out, &[], write, &[]);
+        self.b.switch_to_block(write);
+        self.b.seal_block(write);
+        let regs = self.regs();
+        self.b.ins().store(mem(), f, regs, -8);
+        let flags = self.b.ins().bor_imm(flags, 2);
+        self.b.ins().store(mem(), flags, self.ctx, LEAVER_NAMED);
+        self.goto(out);
+        self.b.switch_to_block(out);
+        self.b.seal_block(out);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.ins().return_(&[zero, r]);
+        // Returned (to the interpreter already, at depth 0: the callee
+        // popped the frame below, as this frame's return would have).
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        self.b.ins().return_(&[v, r]);
     }
 
     /// Calls intrinsic `ip` (`intrinsic.rs`) with the arguments from
@@ -1302,6 +1462,15 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.set(dst, v);
                 self.goto(self.next(pc));
             }
+            Instr::LoadVar { dst, var } => {
+                // The var's value now (a redefinition is seen at once);
+                // unbound (0) leaves, and the interpreter raises.
+                let v = self.var_value(var);
+                let bound = self.b.ins().icmp_imm(IntCC::NotEqual, v, 0);
+                self.guard(bound, pc);
+                self.set(dst, v);
+                self.goto(self.next(pc));
+            }
             Instr::LoadCapture { dst, i } => {
                 // Captured values follow the closure's header and code id.
                 let me = self.me_word;
@@ -1437,33 +1606,55 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Instr::TailCallVar { a, argc, .. } | Instr::TailCall { a, argc } => {
                 let reds = self.reduction(pc);
+                let callee = |t: &mut Self| match ins {
+                    Instr::TailCallVar { var, .. } => t.var_value(var),
+                    _ => t.r(a),
+                };
+                if argc as usize != self.argc {
+                    // Not of this arity: another function's.
+                    let f = callee(self);
+                    self.tail_closure_call(pc, a, argc, f, reds);
+                    return;
+                }
                 // Arguments down to the window's start (the callee, the
                 // running closure itself, is already in the callee slot),
                 // once the checks passed (a leave redoes the instruction).
                 let args: Vec<Value> = (1..=argc as i64).map(|i| self.r(a as i64 + i)).collect();
                 let to = self.loop_target(&args);
-                let same = match ins {
+                if let Instr::TailCallVar { var, .. } = ins {
                     // In the typed loop of a function that calls nothing
                     // else, only another process can change the var:
-                    // checked every `VAR_EVERY` iterations.
-                    Instr::TailCallVar { var, .. }
-                        if self.loop_need.is_some() && !self.calls_out =>
-                    {
+                    // checked every `VAR_EVERY` iterations (not read
+                    // here: the loop body is a few instructions).
+                    if self.loop_need.is_some() && !self.calls_out {
                         self.var_now_and_then(var, reds, pc, &args, to);
                         return;
                     }
-                    Instr::TailCallVar { var, .. } => {
-                        // The running closure itself, as the interpreter's
-                        // self tail call asks.
-                        let w = self.var_value(var);
-                        self.b.ins().icmp(IntCC::Equal, w, self.me_word)
+                }
+                let callee = callee(self);
+                // The running closure itself, as the interpreter's self
+                // tail call asks; else another function's tail call.
+                let same = self.b.ins().icmp(IntCC::Equal, callee, self.me_word);
+                if let Instr::TailCallVar { var, .. } = ins {
+                    if self_var(self.p, var).is_some() {
+                        // Its var held this function when compiled: a loop.
+                        // Should it hold another one now, the interpreter
+                        // makes the call (the code for another function's
+                        // call here had taken the loop a register, and a
+                        // spill an iteration: `loop` 27 -> 33 ms).
+                        self.guard(same, pc);
+                        self.loop_back(reds, &args, to);
+                        return;
                     }
-                    _ => {
-                        let w = self.r(a);
-                        self.b.ins().icmp(IntCC::Equal, w, self.me_word)
-                    }
-                };
-                self.guard(same, pc);
+                }
+                let (me, other) = (self.b.create_block(), self.b.create_block());
+                self.b.set_cold_block(other);
+                self.b.ins().brif(same, me, &[], other, &[]);
+                let from = self.b.current_block();
+                self.b.switch_to_block(other);
+                self.b.seal_block(other);
+                self.tail_closure_call(pc, a, argc, callee, reds);
+                self.follow_from(from, me);
                 self.loop_back(reds, &args, to);
             }
             other => unreachable!("checked: {other:?}"),
