@@ -18,8 +18,13 @@ const _: () = {
 };
 
 /// A leave within this many reductions of the entry is early
-/// (`JitSlot::judge`).
-const EARLY_REDS: i64 = 16;
+/// (`JitSlot::judge`): the entry and the leave cost more than the code
+/// gained. A chain of tail calls that ran until the native stack was
+/// deep (thousands of calls, a reduction each) is not early; a function
+/// that leaves at a call of one not compiled, after a message or two,
+/// is (16 here let `lona.server/continue` stay compiled and leave at
+/// every message: `call` 10% slower).
+const EARLY_REDS: i64 = 1000;
 
 impl Vm {
     /// Runs `f`, the machine code of the current frame's prototype, from
@@ -84,28 +89,19 @@ impl Vm {
             )
         };
         let v = back.value;
-        // Early: within a few reductions of the entry, so entering cost
-        // more than the code gained (a chain of tail calls that ran until
-        // the native stack was deep is not early). It is the leaver's
+        // Early: within `EARLY_REDS` of the entry, so entering cost more
+        // than the code gained (a chain of tail calls that ran until the
+        // native stack was deep is not early). It is the leaver's
         // doing: the entered function's if it left itself, else that of
         // the callee that left (named in `cur`), whose code is judged by
         // the entries it wasted so: a function compiled callers call,
         // which leaves at once, made every one of them leave. (Given up,
         // its compiled callers leave before calling it, and are judged
         // in turn: a chain that only wastes entries goes back to the
-        // interpreter, for a rest.)
-        let entered = self.cur.proto;
-        let early =
-            v == 0 && back.reds > 1 && (*reds as i64).saturating_sub(back.reds) < EARLY_REDS;
-        let leaver = jc.cur.proto;
-        if v == 0 && !std::ptr::eq(leaver, entered) {
-            entered.jit.judge(entered, false);
-            if early {
-                leaver.jit.judge(leaver, true);
-            }
-        } else {
-            entered.jit.judge(entered, early);
-        }
+        // interpreter, for a rest.) A leaf that left (the interpreter
+        // never enters one: `lona.server/reply`, finishing its `send`
+        // there at every message) is the entered function's doing.
+        judge(self.cur.proto, jc.cur.proto, v, *reds as i64, back.reds);
         let len = if v != 0 {
             // Returned to here: the frame it popped is the caller's,
             // current again (its bytes are still in the buffer).
@@ -125,5 +121,28 @@ impl Vm {
         unsafe { self.frames.set_len(len) };
         *reds = back.reds as i32;
         jc.pending
+    }
+}
+
+/// Judges the code entered (`entered`) or the callee that left
+/// (`leaver`) by one entry that ended with value `v` (0: left) and
+/// `after` of the `before` reductions left (`JitSlot::judge`). Out of
+/// line: the interpreter's call paths inline `run_compiled`.
+#[inline(never)]
+fn judge(
+    entered: &'static crate::bytecode::Proto,
+    leaver: &'static crate::bytecode::Proto,
+    v: u64,
+    before: i64,
+    after: i64,
+) {
+    let early = v == 0 && after > 1 && before.saturating_sub(after) < EARLY_REDS;
+    if v == 0 && !std::ptr::eq(leaver, entered) && leaver.jit.entered_by_interpreter() {
+        entered.jit.judge(entered, false);
+        if early {
+            leaver.jit.judge(leaver, true);
+        }
+    } else {
+        entered.jit.judge(entered, early);
     }
 }
