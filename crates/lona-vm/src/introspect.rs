@@ -252,6 +252,27 @@ pub fn runtime_info_term<'h>(heap: &'h Heap, info: &RuntimeInfo) -> Term<'h> {
 /// The bytecode of the function `ns/name` as text (the `disasm` example),
 /// or why there is none.
 pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, String> {
+    with_proto(env, ns, name, |p| p.disassemble())
+}
+
+/// Which tier runs the function `ns/name` (its one prototype; a function
+/// of several arities has one for each and reports the first's):
+/// `"cold"` (interpreted, not hot yet), `"compiled"`, `"leaf"` (compiled,
+/// called only by compiled code), `"resting"` (compiled code given up for
+/// now: the interpreter runs it until it is tried again) or `"never"`
+/// (interpreted for good).
+pub fn tier_state(env: &crate::Env, ns: &str, name: &str) -> Result<&'static str, String> {
+    with_proto(env, ns, name, |p| p.jit.state_name())
+}
+
+/// `f` of the prototype of the function var `ns/name` holds, or why
+/// there is none.
+fn with_proto<T>(
+    env: &crate::Env,
+    ns: &str,
+    name: &str,
+    f: impl FnOnce(&crate::bytecode::Proto) -> T,
+) -> Result<T, String> {
     let v = env
         .namespaces
         .get(ns)
@@ -262,30 +283,7 @@ pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, Str
             // SAFETY: closures carry the code id the VM gave them, the
             // address of a Proto, kept alive by `with_term` (making one
             // with another code word takes `unsafe`, `Heap::closure`).
-            let p = unsafe { crate::bytecode::Proto::from_code(code) };
-            Ok(p.disassemble())
-        }
-        _ => Err(format!("{ns}/{name} is not a function")),
-    })
-}
-
-/// Which tier runs the function `ns/name` (its one prototype; a function
-/// of several arities has one for each and reports the first's):
-/// `"cold"` (interpreted, not hot yet), `"compiled"`, `"leaf"` (compiled,
-/// called only by compiled code), `"resting"` (compiled code given up for
-/// now: the interpreter runs it until it is tried again) or `"never"`
-/// (interpreted for good).
-pub fn tier_state(env: &crate::Env, ns: &str, name: &str) -> Result<&'static str, String> {
-    let v = env
-        .namespaces
-        .get(ns)
-        .and_then(|n| n.lookup(name))
-        .ok_or_else(|| format!("no var {ns}/{name}"))?;
-    v.with_term(|t| match t.map(|t| t.view()) {
-        Some(lona_term::View::Closure { code, .. }) => {
-            // SAFETY: as in `disassemble`.
-            let p = unsafe { crate::bytecode::Proto::from_code(code) };
-            Ok(p.jit.state_name())
+            Ok(f(unsafe { crate::bytecode::Proto::from_code(code) }))
         }
         _ => Err(format!("{ns}/{name} is not a function")),
     })
