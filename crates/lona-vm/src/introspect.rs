@@ -255,8 +255,8 @@ pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, Str
     with_proto(env, ns, name, |p| p.disassemble())
 }
 
-/// Which tier runs the function `ns/name` (its one prototype; a function
-/// of several arities has one for each and reports the first's):
+/// Which tier runs the function `ns/name` (all its fixed arities: those
+/// that can be compiled are compiled together, when it is hot):
 /// `"cold"` (interpreted, not hot yet), `"compiled"`, `"leaf"` (compiled,
 /// called only by compiled code), `"resting"` (compiled code given up for
 /// now: the interpreter runs it until it is tried again) or `"never"`

@@ -34,7 +34,7 @@ const CONS_TAG: u64 = 0b001;
 /// Low byte of a closure header (kind 10, header tag 010).
 pub(crate) const CLOSURE_HEADER: u64 = (10 << 3) | 0b010;
 /// Low byte of a vector header (kind 8).
-const VECTOR_HEADER: u64 = (8 << 3) | 0b010;
+pub(crate) const VECTOR_HEADER: u64 = (8 << 3) | 0b010;
 
 /// Whether the word is truthy (neither `nil` nor `false`).
 #[inline(always)]

@@ -499,15 +499,15 @@ fn intrinsics_and_inline_cons_cells_match_the_built_ins() {
 #[test]
 fn code_that_leaves_early_on_most_entries_is_given_up() {
     // `shape` is compiled (a call of itself makes it worth entering),
-    // but every entry leaves it at the vector it makes (left to the
+    // but every entry leaves it at the map it makes (left to the
     // interpreter): after 1,000 such entries the interpreter runs it
     // again. `tally`, a compiled loop calling it natively, then calls it
     // the general way. Results stay the same throughout.
     let src = r#"
-(defn shape [n] (if (< n 0) (shape (- 0 n)) [n n]))
-(defn tally [n acc] (if (= n 0) acc (tally (dec n) (+ acc (first (shape n))))))
+(defn shape [n] (if (< n 0) (shape (- 0 n)) {:n n}))
+(defn tally [n acc] (if (= n 0) acc (tally (dec n) (+ acc (:n (shape n))))))
 (defn -main []
-  (println (reduce + 0 (map (fn [i] (second (shape i))) (range 3000))))
+  (println (reduce + 0 (map (fn [i] (:n (shape i))) (range 3000))))
   (println (tally 3000 0)))
 "#;
     let out = both("give-up", src, &["shape", "tally"]);

@@ -1,5 +1,5 @@
 //! What the translator needs to know of a prototype before it emits
-//! anything: its one arity, how each instruction is translated (`how`:
+//! anything: its arities, how each instruction is translated (`how`:
 //! inline, a built-in's call, or a side exit), whether the function is
 //! worth compiling (`check`), and which registers are live and written
 //! (so only those are loaded and written back).
@@ -10,28 +10,31 @@ use crate::tag;
 /// Why a prototype is not compiled.
 pub(super) type Why = String;
 
-/// The one arity of `p`: `(argc, entry pc, nregs)`.
-pub(super) fn only_arity(p: &Proto) -> Result<(usize, u32, u32), Why> {
+/// The fixed arities of `p` that may be compiled: `(argc, entry pc,
+/// nregs)` each, at most [`MAX_ARGS`](super::MAX_ARGS) arguments and 64
+/// registers (a variadic arity stays interpreted; calls of it leave).
+pub(super) fn arities(p: &Proto) -> Result<Vec<(usize, u32, u32)>, Why> {
     if p.native.is_some() {
         return Err("a built-in".into());
     }
-    if p.variadic.is_some() {
-        return Err("variadic".into());
-    }
-    let mut found = None;
+    let mut found = Vec::new();
+    let mut why = "no fixed arity";
     for (argc, e) in p.entries.iter().enumerate() {
-        if e.pc != u32::MAX {
-            if found.is_some() {
-                return Err("several arities".into());
-            }
-            found = Some((argc, e.pc, e.nregs as u32));
+        if e.pc == u32::MAX {
+            continue;
+        }
+        if argc > super::MAX_ARGS {
+            why = "more arguments than compiled code takes";
+        } else if e.nregs > 64 {
+            why = "more than 64 registers";
+        } else {
+            found.push((argc, e.pc, e.nregs as u32));
         }
     }
-    match found {
-        Some((_, _, nregs)) if nregs > 64 => Err("more than 64 registers".into()),
-        Some(f) => Ok(f),
-        None => Err("no arity".into()),
+    if found.is_empty() {
+        return Err(why.into());
     }
+    Ok(found)
 }
 
 /// The closure var `var` holds, if it is one of `p` (a call through it
@@ -107,6 +110,7 @@ pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
         | Instr::TestEqConst { .. }
         | Instr::TestEqReg { .. }
         | Instr::Cons { .. }
+        | Instr::MakeVector { .. }
         | Instr::Call { .. } => How::Inline,
         Instr::CallVar { argc: n, var, .. } => {
             if self_var(p, var).is_some() && n as usize == argc {
@@ -133,7 +137,7 @@ pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
 /// Checks that the code is worth compiling and that none of it runs off
 /// the end: instructions left to the interpreter (side exits) are
 /// allowed where the function has a loop or a call of itself to gain on.
-pub(super) fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
+pub(super) fn check(p: &'static Proto, argc: usize, entry: usize) -> Result<(), Why> {
     let n = p.code.len();
     match p.code.last() {
         Some(Instr::Jump { .. } | Instr::Loop { .. } | Instr::Ret { .. })
@@ -168,7 +172,6 @@ pub(super) fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
     // leave on every call; one that can return is worth calling natively
     // from compiled callers.
     if exits > 0 {
-        let entry = only_arity(p)?.1 as usize;
         let mut seen = vec![false; n];
         let mut todo = vec![entry];
         let (mut reached, mut exit) = (false, None);
@@ -215,6 +218,20 @@ pub(super) fn check(p: &'static Proto, argc: usize) -> Result<(), Why> {
     Ok(())
 }
 
+/// The instructions of `p` reachable from `entry` (an arity's code).
+pub(super) fn reachable(p: &Proto, entry: usize) -> Vec<bool> {
+    let mut seen = vec![false; p.code.len()];
+    let mut todo = vec![entry];
+    while let Some(pc) = todo.pop() {
+        if pc >= seen.len() || seen[pc] {
+            continue;
+        }
+        seen[pc] = true;
+        todo.extend(successors(p.code[pc], pc).into_iter().flatten());
+    }
+    seen
+}
+
 /// Whether `ins` is a tail call that may be of another function (its
 /// var held another when compiled, or through a register).
 fn tail_out(p: &'static Proto, argc: usize, ins: Instr) -> bool {
@@ -237,7 +254,7 @@ pub(super) fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
     match ins {
         Instr::Loop { .. } | Instr::TailCall { .. } | Instr::TailCallVar { .. } => true,
         Instr::CallVar { var, argc: n, .. } => n as usize == argc && self_var(p, var).is_some(),
-        Instr::CallVar1Imm { var, .. } => self_var(p, var as u32).is_some(),
+        Instr::CallVar1Imm { var, .. } => argc == 1 && self_var(p, var as u32).is_some(),
         _ => false,
     }
 }
@@ -313,6 +330,11 @@ pub(super) fn liveness(p: &Proto) -> Vec<u64> {
             Instr::Cons { dst, a, b } => {
                 (bit(a as i64) | bit(b as i64), bit(dst as i64), [next, None])
             }
+            Instr::MakeVector { dst, from, n } => (
+                range(from as i64, from as i64 + n as i64),
+                bit(dst as i64),
+                [next, None],
+            ),
             Instr::GetHead { dst, r }
             | Instr::GetTail { dst, r }
             | Instr::GetElem { dst, r, .. } => (bit(r as i64), bit(dst as i64), [next, None]),
@@ -408,6 +430,7 @@ pub(super) fn written(p: &Proto, nregs: u32) -> u64 {
             | Instr::NumEq { dst, .. }
             | Instr::Mul { dst, .. }
             | Instr::Cons { dst, .. }
+            | Instr::MakeVector { dst, .. }
             | Instr::LoadCapture { dst, .. }
             | Instr::LoadVar { dst, .. }
             | Instr::GetHead { dst, .. }

@@ -210,35 +210,54 @@ const RESTING: u8 = 4;
 /// racily (a lost count only delays compiling), `state` and `entry` once,
 /// under the compiler's lock; read by every caller.
 ///
-/// Compiled code reads `entry` and `shape` of a callee it calls
-/// (`translate/mod.rs`, `closure_call`), at `layout::P_ENTRY` and
-/// `layout::P_SHAPE` from the prototype's address.
+/// Every fixed arity of a prototype up to [`MAX_ARGS`] arguments is
+/// compiled, together, when the prototype is hot; each has its code in
+/// [`JitSlot::arity`] (`nth`'s two arities, say). The state, the counts
+/// and the judgement are the prototype's.
+///
+/// Compiled code reads `entry` and `shape` of a callee's arity it calls
+/// (`translate/calls.rs`, `closure_call`), at `layout::p_entry(argc)`
+/// and `layout::p_shape(argc)` from the prototype's address.
 #[derive(Debug, Default)]
 #[repr(C)]
 pub struct JitSlot {
-    /// The machine code's address once compiled (0 before).
-    entry: AtomicUsize,
     state: AtomicU8,
+    /// How many times the code was given up (`judge`); written under the
+    /// compiler's lock by `judge`'s winner and read by `tick`.
+    rests: AtomicU8,
+    /// The arities (a bit each) whose code the interpreter does not
+    /// enter: leaves (no loop, no call of itself), called natively by
+    /// compiled callers only. Written before the code is published.
+    leaves: AtomicU8,
+    /// A built-in's intrinsic's arity (with `intrinsic`).
+    intrinsic_argc: AtomicU8,
     heat: AtomicU32,
-    /// `argc | nregs << 8` of the compiled code (written before `entry`
-    /// is published): what a compiled caller checks and needs; for a
-    /// built-in with an intrinsic, the intrinsic's `argc`.
-    shape: AtomicU32,
-    /// A built-in's [`intrinsic::Intrinsic`] (0: none); set before the
-    /// built-in is bound, never changed.
-    intrinsic: AtomicUsize,
     /// Entries from the interpreter into the code, and how many of them
     /// left before the slice's end (`JitSlot::judge`); racy counts, kept
     /// until the code is judged.
     entries: AtomicU32,
     early: AtomicU32,
-    /// The machine code's address and size, kept when the code is given
-    /// up (`entry` 0: an activation may still run it) until [`free_code`].
-    code: AtomicUsize,
+    /// A built-in's [`intrinsic::Intrinsic`] (0: none); set before the
+    /// built-in is bound, never changed.
+    intrinsic: AtomicUsize,
+    /// The code of each arity, by its number of arguments.
+    arity: [ArityCode; MAX_ARGS + 1],
+}
+
+/// The machine code of one arity of a prototype.
+#[derive(Debug, Default)]
+#[repr(C)]
+struct ArityCode {
+    /// The code's address while callers may call it (0: none, or given
+    /// up). Published with Release after everything else is written.
+    entry: AtomicUsize,
+    /// `argc | nregs << 8` of the code (written before `entry` is
+    /// published): what a compiled caller checks and needs.
+    shape: AtomicU32,
+    /// The code's size, and its address, kept when the code is given up
+    /// (`entry` 0: an activation may still run it) until [`free_codes`].
     size: AtomicU32,
-    /// How many times the code was given up (`judge`); written under the
-    /// compiler's lock by `judge`'s winner and read by `tick`.
-    rests: AtomicU8,
+    code: AtomicUsize,
 }
 
 /// Entries after which compiled code is judged (`JitSlot::judge`).
@@ -346,7 +365,10 @@ impl JitSlot {
     /// (`builtins::def`, before the prototype is shared).
     pub(crate) fn set_intrinsic(&self, name: &str) {
         if let Some((f, argc)) = intrinsic::of(name) {
-            self.shape.store(argc as u32, Relaxed);
+            // Compiled callers check the shape of the arity they call
+            // (a built-in has no code: its `entry` stays 0).
+            self.arity[argc as usize].shape.store(argc as u32, Relaxed);
+            self.intrinsic_argc.store(argc as u8, Relaxed);
             self.intrinsic.store(f as usize, Relaxed);
         }
     }
@@ -359,7 +381,7 @@ impl JitSlot {
             // SAFETY: only `set_intrinsic` stores a non-zero value: an
             // `Intrinsic`'s address.
             let f = unsafe { std::mem::transmute::<usize, intrinsic::Intrinsic>(f) };
-            (f, self.shape.load(Relaxed) as usize & 0xff)
+            (f, self.intrinsic_argc.load(Relaxed) as usize)
         })
     }
 
@@ -380,20 +402,33 @@ impl JitSlot {
         }
     }
 
-    /// The arity of the compiled code (read after [`JitSlot::entry`]
-    /// gave the code: the Acquire there orders this read).
+    /// The compiled code of arity `argc`, if any.
     #[inline(always)]
-    pub(crate) fn argc(&self) -> usize {
-        self.shape.load(Relaxed) as usize & 0xff
-    }
-
-    /// The compiled code, if any.
-    #[inline(always)]
-    pub(crate) fn entry(&self) -> Option<Entry> {
+    pub(crate) fn entry(&self, argc: usize) -> Option<Entry> {
         // Acquire: pairs with the Release store that publishes the address
         // after the code is finished (`compile`).
-        let e = self.entry.load(std::sync::atomic::Ordering::Acquire);
+        let e = self
+            .arity
+            .get(argc)?
+            .entry
+            .load(std::sync::atomic::Ordering::Acquire);
         (e != 0).then_some(e)
+    }
+
+    /// The code of arity `argc` the interpreter enters, if any (not a
+    /// leaf's).
+    #[inline(always)]
+    fn entered(&self, argc: usize) -> Option<Entry> {
+        // After the entry's Acquire load: `leaves` was written before the
+        // entry was published. (`entry` gave code: `argc <= MAX_ARGS`.)
+        let e = self.entry(argc)?;
+        (self.leaves.load(Relaxed) & (1 << argc) == 0).then_some(e)
+    }
+
+    /// Whether any arity has code (the tests).
+    #[cfg(all(test, feature = "jit"))]
+    pub(crate) fn any_entry(&self) -> bool {
+        (0..=MAX_ARGS).any(|k| self.entry(k).is_some())
     }
 
     /// Counts one entry of the interpreter into this code, which `left`
@@ -439,7 +474,9 @@ impl JitSlot {
             .store(if rests > MAX_RESTS { NEVER } else { RESTING }, Relaxed);
         // Callers read the address with Acquire (`entry`); a running
         // activation keeps its code (only `free_codes` frees it).
-        self.entry.store(0, std::sync::atomic::Ordering::Release);
+        for a in &self.arity {
+            a.entry.store(0, std::sync::atomic::Ordering::Release);
+        }
         GIVEN_UP.fetch_add(1, Relaxed);
         if std::env::var_os("LONA_JIT_LOG").is_some() {
             eprintln!(
@@ -458,40 +495,44 @@ impl JitSlot {
     /// was freed meanwhile (`free_codes` leaves `NEVER`).
     #[cold]
     #[inline(never)]
-    fn rearm(&self, p: &Proto) -> Option<Entry> {
+    fn rearm(&self, p: &Proto, argc: usize) -> Option<Entry> {
         let _guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
-        let code = self.code.load(Relaxed);
-        if self.state.load(Relaxed) != RESTING || code == 0 {
-            return self.entry();
+        let kept = self.arity.iter().any(|a| a.code.load(Relaxed) != 0);
+        if self.state.load(Relaxed) != RESTING || !kept {
+            return self.entered(argc);
         }
         self.entries.store(0, Relaxed);
         self.early.store(0, Relaxed);
         self.state.store(COMPILED, Relaxed);
-        // Release: as when the code was first installed (`compile`).
-        self.entry.store(code, std::sync::atomic::Ordering::Release);
+        for a in &self.arity {
+            // Release: as when the code was first installed (`compile`).
+            a.entry
+                .store(a.code.load(Relaxed), std::sync::atomic::Ordering::Release);
+        }
         REARMED.fetch_add(1, Relaxed);
         if std::env::var_os("LONA_JIT_LOG").is_some() {
             eprintln!("jit: trying {} again", p.name);
         }
-        Some(code)
+        self.entered(argc)
     }
 
-    /// Counts one call of `p` (whose slot this is); compiles it when hot.
-    /// Returns its code if it is compiled now or was already.
+    /// Counts one call of `p` (whose slot this is) with `argc` arguments;
+    /// compiles it when hot. Returns the code of that arity for the
+    /// interpreter to enter, if it is compiled now or was already.
     #[inline(always)]
-    pub(crate) fn tick(&self, p: &'static Proto) -> Option<Entry> {
+    pub(crate) fn tick(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
         match self.state.load(Relaxed) {
             COLD => {
                 let h = self.heat.load(Relaxed) + 1;
                 self.heat.store(h, Relaxed);
                 if h >= threshold() {
-                    self.hot(p)
+                    self.hot(p, argc)
                 } else {
                     None
                 }
             }
-            COMPILED => self.entry(),
-            RESTING => self.resting(p),
+            COMPILED => self.entered(argc),
+            RESTING => self.resting(p, argc),
             _ => None,
         }
     }
@@ -500,7 +541,7 @@ impl JitSlot {
     /// interpreter's call paths inline `tick`.
     #[cold]
     #[inline(never)]
-    fn resting(&self, p: &'static Proto) -> Option<Entry> {
+    fn resting(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
         // A rest is long (thousands of calls, on every worker):
         // the slot's shared count is written at one call in
         // `REST_SAMPLE` of this thread's (written at each, the
@@ -520,7 +561,7 @@ impl JitSlot {
         let h = self.heat.load(Relaxed) + REST_SAMPLE;
         self.heat.store(h, Relaxed);
         if h >= rest_length(self.rests.load(Relaxed)) {
-            self.rearm(p)
+            self.rearm(p, argc)
         } else {
             None
         }
@@ -528,12 +569,12 @@ impl JitSlot {
 
     #[cold]
     #[inline(never)]
-    fn hot(&self, p: &'static Proto) -> Option<Entry> {
+    fn hot(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
         if tier() == Tier::Interp {
             self.state.store(NEVER, Relaxed);
             return None;
         }
-        compile(p)
+        compile(p, argc)
     }
 }
 
@@ -597,10 +638,21 @@ pub(crate) mod layout {
     pub const F_BASE: i32 = 12;
     pub const F_NREGS: i32 = 16;
     pub const FRAME_SIZE: i64 = 24;
-    /// In a prototype: its code's address (0: not compiled) and shape
-    /// (`JitSlot`).
-    pub const P_ENTRY: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, entry) as i32;
-    pub const P_SHAPE: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, shape) as i32;
+    /// In a prototype: the address of its code of `argc` arguments (0:
+    /// not compiled) and that code's shape (`JitSlot`, `ArityCode`);
+    /// `argc` at most `MAX_ARGS`.
+    pub const fn p_entry(argc: usize) -> i32 {
+        p_arity(argc) + std::mem::offset_of!(super::ArityCode, entry) as i32
+    }
+    pub const fn p_shape(argc: usize) -> i32 {
+        p_arity(argc) + std::mem::offset_of!(super::ArityCode, shape) as i32
+    }
+    const fn p_arity(argc: usize) -> i32 {
+        assert!(argc <= super::MAX_ARGS);
+        P_JIT
+            + std::mem::offset_of!(super::JitSlot, arity) as i32
+            + (argc * std::mem::size_of::<super::ArityCode>()) as i32
+    }
     pub const P_INTRINSIC: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, intrinsic) as i32;
     const P_JIT: i32 = std::mem::offset_of!(crate::bytecode::Proto, jit) as i32;
 }
@@ -622,7 +674,7 @@ const _: () = {
 };
 
 #[cfg(not(feature = "jit"))]
-fn compile(p: &'static Proto) -> Option<Entry> {
+fn compile(p: &'static Proto, _argc: usize) -> Option<Entry> {
     p.jit.state.store(NEVER, Relaxed);
     None
 }
@@ -691,6 +743,14 @@ impl Compiler {
                 "false"
             },
         )?;
+        // Cranelift settings by hand, for measuring (`LONA_JIT_FLAGS`:
+        // `name=value` pairs, comma-separated, over the above).
+        if let Ok(more) = std::env::var("LONA_JIT_FLAGS") {
+            for kv in more.split(',').filter(|kv| !kv.is_empty()) {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, "true"));
+                set(&mut flags, k.trim(), v.trim())?;
+            }
+        }
         let isa = cranelift_native::builder()
             .map_err(|e| e.to_string())?
             .finish(settings::Flags::new(flags))
@@ -840,18 +900,20 @@ pub(crate) unsafe fn free_codes(ps: &[*const Proto]) {
         // SAFETY: per the caller, alive.
         let slot = unsafe { &(**p).jit };
         slot.state.store(NEVER, Relaxed);
-        slot.entry.store(0, std::sync::atomic::Ordering::Release);
-        let addr = slot.code.swap(0, Relaxed);
-        let size = slot.size.swap(0, Relaxed) as usize;
-        if addr == 0 {
-            continue;
-        }
-        if let Some(c) = guard.as_mut() {
-            // SAFETY: `addr` and `size` are what `install` allocated for
-            // the prototype (taken out of the slot: freed once); the
-            // caller's promise that nothing runs it.
-            unsafe { c.heap.free(addr as *const u8, size) };
-            CODE_BYTES.fetch_sub(size, Relaxed);
+        for a in &slot.arity {
+            a.entry.store(0, std::sync::atomic::Ordering::Release);
+            let addr = a.code.swap(0, Relaxed);
+            let size = a.size.swap(0, Relaxed) as usize;
+            if addr == 0 {
+                continue;
+            }
+            if let Some(c) = guard.as_mut() {
+                // SAFETY: `addr` and `size` are what `install` allocated
+                // for this arity (taken out of the slot: freed once); the
+                // caller's promise that nothing runs it.
+                unsafe { c.heap.free(addr as *const u8, size) };
+                CODE_BYTES.fetch_sub(size, Relaxed);
+            }
         }
     }
 }
@@ -870,13 +932,15 @@ pub(crate) fn code_bytes() -> usize {
 
 static CODE_BYTES: AtomicUsize = AtomicUsize::new(0);
 
-/// Compiles `p` if it can be (once: later callers see the result).
+/// Compiles `p` if it can be (once: later callers see the result): each
+/// of its fixed arities that can be. Returns the code of arity `argc` for
+/// the interpreter to enter, if any.
 #[cfg(feature = "jit")]
-fn compile(p: &'static Proto) -> Option<Entry> {
+fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
     let slot = &p.jit;
     let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
     match slot.state.load(Relaxed) {
-        COMPILED => return slot.entry(),
+        COMPILED => return slot.entered(argc),
         NEVER | LEAF | RESTING => return None,
         _ => {}
     }
@@ -884,48 +948,85 @@ fn compile(p: &'static Proto) -> Option<Entry> {
         slot.state.store(NEVER, Relaxed);
         return None;
     };
-    // A panic in the code generator (a bug: Cranelift's verifier, say)
-    // must not end the process that found the function hot: the function
-    // stays interpreted. The context is reset for the next compile.
+    let arities = match analysis::arities(p) {
+        Ok(a) => a,
+        Err(why) => {
+            refuse(p, &why);
+            return None;
+        }
+    };
+    let (mut made, mut why, mut leaves, mut all_leaves) = (0, Vec::new(), 0u8, true);
     let t0 = std::time::Instant::now();
-    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| translate::compile(c, p)))
+    for (k, entry_pc, nregs) in arities {
+        // A panic in the code generator (a bug: Cranelift's verifier,
+        // say) must not end the process that found the function hot: the
+        // arity stays interpreted. The context is reset for the next
+        // compile.
+        let t1 = std::time::Instant::now();
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            translate::compile(c, p, (k, entry_pc, nregs))
+        }))
         .unwrap_or_else(|_| {
             c.ctx.clear();
             c.fctx = cranelift_frontend::FunctionBuilderContext::new();
             Err("the code generator panicked".into())
         });
+        let us = t1.elapsed().as_micros();
+        match out {
+            Ok((addr, size, leaf)) => {
+                let a = &slot.arity[k];
+                a.shape.store(k as u32 | nregs << 8, Relaxed);
+                a.code.store(addr, Relaxed);
+                a.size.store(size as u32, Relaxed);
+                if leaf {
+                    leaves |= 1 << k;
+                } else {
+                    all_leaves = false;
+                }
+                made += 1;
+                if std::env::var_os("LONA_JIT_LOG").is_some() {
+                    eprintln!(
+                        "jit: compiled {} (arity {k}) at {addr:#x}, {size} bytes ({us} µs)",
+                        p.name,
+                    );
+                }
+            }
+            Err(w) => why.push(format!("arity {k}: {w}")),
+        }
+    }
     let ns = t0.elapsed().as_nanos().min(u64::MAX as u128) as u64;
     COMPILE_NS.fetch_add(ns, Relaxed);
     COMPILE_NS_MAX.fetch_max(ns, Relaxed);
-    match made {
-        Ok((addr, size, argc, nregs, leaf)) => {
-            slot.shape.store(argc as u32 | nregs << 8, Relaxed);
-            slot.code.store(addr, Relaxed);
-            slot.size.store(size as u32, Relaxed);
-            // Release: a worker that loads the address (Acquire, `entry`)
-            // sees the finished code.
-            slot.entry.store(addr, std::sync::atomic::Ordering::Release);
-            slot.state
-                .store(if leaf { LEAF } else { COMPILED }, Relaxed);
-            COMPILED_COUNT.fetch_add(1, Relaxed);
-            if std::env::var_os("LONA_JIT_LOG").is_some() {
-                eprintln!(
-                    "jit: compiled {} at {addr:#x}, {size} bytes ({} µs)",
-                    p.name,
-                    ns / 1000
-                );
-            }
-            slot.entry()
-        }
-        Err(why) => {
-            REFUSED_COUNT.fetch_add(1, Relaxed);
-            if std::env::var_os("LONA_JIT_LOG").is_some() {
-                eprintln!("jit: not compiling {}: {why}", p.name);
-            }
-            slot.state.store(NEVER, Relaxed);
-            None
+    if made == 0 {
+        refuse(p, &why.join("; "));
+        return None;
+    }
+    if std::env::var_os("LONA_JIT_LOG").is_some() {
+        for w in &why {
+            eprintln!("jit: not compiling {} ({w})", p.name);
         }
     }
+    slot.leaves.store(leaves, Relaxed);
+    for a in &slot.arity {
+        // Release: a worker that loads the address (Acquire, `entry`)
+        // sees the finished code, its shape and the leaves.
+        a.entry
+            .store(a.code.load(Relaxed), std::sync::atomic::Ordering::Release);
+    }
+    slot.state
+        .store(if all_leaves { LEAF } else { COMPILED }, Relaxed);
+    COMPILED_COUNT.fetch_add(1, Relaxed);
+    slot.entered(argc)
+}
+
+/// `p` found hot stays interpreted, for good.
+#[cfg(feature = "jit")]
+fn refuse(p: &Proto, why: &str) {
+    REFUSED_COUNT.fetch_add(1, Relaxed);
+    if std::env::var_os("LONA_JIT_LOG").is_some() {
+        eprintln!("jit: not compiling {}: {why}", p.name);
+    }
+    p.jit.state.store(NEVER, Relaxed);
 }
 
 /// Prototypes compiled so far in this OS process.

@@ -191,6 +191,26 @@ pub(crate) unsafe extern "C" fn call(
     }
 }
 
+/// `[x0 x1 ...]` of the `n` words at `items` (`MakeVector` where the
+/// young block has no room): the new vector, or 0 when the heap cannot
+/// grow (the interpreter then runs the instruction: nothing happened).
+///
+/// # Safety
+/// As for [`call`]; `items` points to `n` terms of the process heap (or
+/// permanent), readable.
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
+pub(crate) unsafe extern "C" fn vector(ctx: *mut JitCtx, items: *const u64, n: u64) -> u64 {
+    // SAFETY: per the contract.
+    let heap = unsafe { &*(*ctx).vm.heap };
+    // SAFETY: per the contract; a `RawTerm` is a `u64` (transparent).
+    let items = unsafe { std::slice::from_raw_parts(items as *const RawTerm, n as usize) };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: every item is a valid word of this heap (or permanent).
+        unsafe { heap.vector_raw(items).bits() }
+    }))
+    .unwrap_or(0)
+}
+
 /// `(cons x y)` for a list `y` (a cons cell or `()`): the new cell, or 0
 /// when `y` is not a list or the heap cannot grow (the interpreter then
 /// runs the instruction: nothing happened).

@@ -78,9 +78,10 @@ fn freed_code_alone() {
         let mut bytes = 0;
         let mut reused = 0;
         for p in &ps {
-            assert!(super::compile(p).is_some(), "{} not compiled", p.name);
-            bytes += p.jit.size.load(super::Relaxed) as usize;
-            reused += !addrs.insert(p.jit.code.load(super::Relaxed)) as usize;
+            assert!(super::compile(p, 1).is_some(), "{} not compiled", p.name);
+            let code = &p.jit.arity[1];
+            bytes += code.size.load(super::Relaxed) as usize;
+            reused += !addrs.insert(code.code.load(super::Relaxed)) as usize;
         }
         assert_eq!(super::code_bytes(), base + bytes);
         if round == 0 {
@@ -112,13 +113,13 @@ fn freed_code_alone() {
         for p in &ps {
             // SAFETY: the code returned, no thread holds its address.
             unsafe { super::free_code(p) };
-            assert_eq!(p.jit.entry(), None);
+            assert!(!p.jit.any_entry());
         }
         assert_eq!(super::code_bytes(), base, "round {round}");
         // Freed, a function runs interpreted, and is never compiled again.
         let got = crate::eval::eval_str(&env, "again.lona", &format!("(ns {ns}) (g3 10)")).unwrap();
         assert_eq!(got, (1 + 9 * (3 + 1000 * round)).to_string());
-        assert!(super::compile(ps[3]).is_none());
+        assert!(super::compile(ps[3], 1).is_none());
         assert_eq!(super::code_bytes(), base);
     }
 }

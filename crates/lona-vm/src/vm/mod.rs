@@ -570,8 +570,8 @@ impl Vm {
                             jump!(e.pc);
                             // SAFETY: need < stack.len() checked above.
                             regs = unsafe { regs.add($a as usize + 1) };
-                            if let Some(f) = p.jit.tick(p) {
-                                run_jit!(f);
+                            if let Some(f) = p.jit.tick(p, argc) {
+                                run_jit!(f, argc);
                             }
                             continue;
                         }
@@ -602,9 +602,9 @@ impl Vm {
         // with `cur` at the instruction the interpreter is to run; either
         // way, go on from `cur`.
         macro_rules! run_jit {
-            ($f:expr) => {{
+            ($f:expr, $argc:expr) => {{
                 sync!();
-                let pending = self.run_compiled($f, &mut reds, &mut rt);
+                let pending = self.run_compiled($f, $argc, &mut reds, &mut rt);
                 reload!();
                 // What a built-in the code called left to finish (it left
                 // after the call: `jit/native.rs`).
@@ -881,8 +881,8 @@ impl Vm {
                         if let Some(e) = proto.entries.get(argc as usize) {
                             if e.pc != u32::MAX && e.nregs as u32 == self.cur.nregs {
                                 jump!(e.pc);
-                                if let Some(f) = proto.jit.tick(proto) {
-                                    run_jit!(f);
+                                if let Some(f) = proto.jit.tick(proto, argc as usize) {
+                                    run_jit!(f, argc as usize);
                                 }
                                 continue;
                             }
@@ -903,8 +903,8 @@ impl Vm {
                                     jump!(e.pc);
                                     // Counted as a call: mutual tail
                                     // recursion becomes hot too.
-                                    if let Some(f) = p.jit.tick(p) {
-                                        run_jit!(f);
+                                    if let Some(f) = p.jit.tick(p, argc as usize) {
+                                        run_jit!(f, argc as usize);
                                     }
                                     continue;
                                 }

@@ -36,6 +36,7 @@ impl Vm {
     pub(super) fn run_compiled(
         &mut self,
         f: crate::jit::Entry,
+        argc: usize,
         reds: &mut i32,
         rt: &mut Option<&mut Cx<'_>>,
     ) -> Pending {
@@ -71,11 +72,10 @@ impl Vm {
         jc.sp_limit = (&jc as *const crate::jit::JitCtx as usize)
             .saturating_sub(crate::jit::NATIVE_STACK) as u64;
         let base = self.cur.base as usize;
-        let argc = self.cur.proto.jit.argc();
         // SAFETY: the code was made for `cur`'s prototype, whose
         // frame is at its entry with its window inside the stack
         // (checked by the caller) and its arguments at its base
-        // (its one arity is `argc`, `JitSlot::argc`); it
+        // (`argc` of them: the code is its arity's, `JitSlot::entry`); it
         // reads and writes only the windows from this one up, the
         // frame stack within its capacity and `jc` (`jit/mod.rs`).
         let back = unsafe {

@@ -286,17 +286,17 @@ impl Translator<'_, '_> {
         self.b.ins().load(I64, mem(), f, 8)
     }
 
-    /// The machine code of prototype `proto` (0: none), read with
-    /// Acquire as `JitSlot::entry` does.
-    pub(super) fn entry_of(&mut self, proto: Value) -> Value {
-        let at = self.b.ins().iadd_imm(proto, P_ENTRY as i64);
+    /// The machine code of prototype `proto`'s arity `argc` (0: none),
+    /// read with Acquire as `JitSlot::entry` does.
+    pub(super) fn entry_of(&mut self, proto: Value, argc: u8) -> Value {
+        let at = self.b.ins().iadd_imm(proto, p_entry(argc as usize) as i64);
         self.b.ins().atomic_load(I64, mem(), at)
     }
 
     /// The shape of `proto`'s code (`argc | nregs << 8`), continuing
     /// where it takes `argc` arguments; else on to `slow`.
     pub(super) fn shape_fits(&mut self, proto: Value, argc: u8, slow: Block) -> Value {
-        let shape = self.b.ins().uload32(mem(), proto, P_SHAPE);
+        let shape = self.b.ins().uload32(mem(), proto, p_shape(argc as usize));
         let n = self.b.ins().band_imm(shape, 0xff);
         let fits = self.b.ins().icmp_imm(IntCC::Equal, n, argc as i64);
         let go = self.b.create_block();
@@ -367,7 +367,7 @@ impl Translator<'_, '_> {
             // A closure whose prototype has code (Acquire, as
             // `JitSlot::entry`) taking `argc` arguments.
             let proto = self.closure_proto(f, slow);
-            let entry = self.entry_of(proto);
+            let entry = self.entry_of(proto, argc);
             let has = self.b.create_block();
             let other = if argc == 1 || argc == 2 {
                 self.b.create_block()
@@ -429,7 +429,7 @@ impl Translator<'_, '_> {
             return;
         }
         let proto = self.closure_proto(f, slow);
-        let entry = self.entry_of(proto);
+        let entry = self.entry_of(proto, argc);
         let has = self.b.create_block();
         self.b.ins().brif(entry, has, &[], slow, &[]);
         self.b.switch_to_block(has);

@@ -33,7 +33,6 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
 
-use super::super::analysis::successors;
 use super::Translator;
 
 /// The value is a small integer (tag `011`).
@@ -133,16 +132,7 @@ impl Translator<'_, '_> {
 
     /// The instructions reachable from `entry_pc`.
     pub(super) fn reachable(&self, entry_pc: u32) -> Vec<bool> {
-        let mut seen = vec![false; self.p.code.len()];
-        let mut todo = vec![entry_pc as usize];
-        while let Some(pc) = todo.pop() {
-            if pc >= seen.len() || seen[pc] {
-                continue;
-            }
-            seen[pc] = true;
-            todo.extend(successors(self.p.code[pc], pc).into_iter().flatten());
-        }
-        seen
+        super::reachable(self.p, entry_pc as usize)
     }
 
     /// Records the edges into instruction blocks from the blocks laid out

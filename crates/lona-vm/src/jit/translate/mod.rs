@@ -16,13 +16,13 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{
     AbiParam, Block, ExtFuncData, ExternalName, FuncRef, InstBuilder, MemFlags, Signature,
-    UserFuncName, Value,
+    StackSlotData, StackSlotKind, UserFuncName, Value,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
 
 use super::analysis::{
-    base_case, check, gain, how, liveness, only_arity, self_var, successors, written, BaseCase,
-    How, Why,
+    base_case, check, gain, how, liveness, reachable, self_var, successors, written, BaseCase, How,
+    Why,
 };
 mod calls;
 mod facts;
@@ -39,12 +39,9 @@ use facts::{Facts, IMM, SMALL};
 pub(super) fn compile(
     c: &mut Compiler,
     p: &'static Proto,
-) -> Result<(usize, usize, usize, u32, bool), Why> {
-    let (argc, entry_pc, nregs) = only_arity(p)?;
-    check(p, argc)?;
-    if argc > super::MAX_ARGS {
-        return Err(format!("{argc} arguments (at most {})", super::MAX_ARGS));
-    }
+    (argc, entry_pc, nregs): (usize, u32, u32),
+) -> Result<(usize, usize, bool), Why> {
+    check(p, argc, entry_pc as usize)?;
     // (ctx, base, depth, reductions, the running closure, the
     // arguments...) -> (value, reductions)
     let cc = c.isa.default_call_conv();
@@ -86,11 +83,11 @@ pub(super) fn compile(
     let (addr, size) = c.install()?;
     c.ctx.clear();
     super::perf_map(addr, size, &p.name);
-    let leaf = !p
-        .code
+    let leaf = !reachable(p, entry_pc as usize)
         .iter()
-        .any(|&i| how(p, argc, i) == How::Inline && gain(p, argc, i));
-    Ok((addr, size, argc, nregs, leaf))
+        .zip(p.code.iter())
+        .any(|(&r, &i)| r && how(p, argc, i) == How::Inline && gain(p, argc, i));
+    Ok((addr, size, leaf))
 }
 
 /// Translates `p` into `c.ctx.func` afresh (`guess`: on the guess that
@@ -122,8 +119,14 @@ fn self_call_top(p: &'static Proto, argc: usize) -> Option<u8> {
     p.code
         .iter()
         .filter_map(|&ins| match ins {
-            Instr::CallVar { a, var, .. } if self_var(p, var).is_some() => Some(a),
-            Instr::CallVar1Imm { a, var, .. } if self_var(p, var as u32).is_some() => Some(a),
+            Instr::CallVar { a, var, argc: n }
+                if n as usize == argc && self_var(p, var).is_some() =>
+            {
+                Some(a)
+            }
+            Instr::CallVar1Imm { a, var, .. } if argc == 1 && self_var(p, var as u32).is_some() => {
+                Some(a)
+            }
             Instr::Call { a, argc: n } if n as usize == argc => Some(a),
             _ => None,
         })
@@ -273,10 +276,10 @@ impl<'a, 'b> Translator<'a, 'b> {
             How::SideExit => false,
             How::Inline => match ins {
                 Instr::Call { .. } => true,
-                Instr::CallVar { var, .. } | Instr::TailCallVar { var, .. } => {
-                    self_var(p, var).is_none()
+                Instr::CallVar { var, argc: n, .. } | Instr::TailCallVar { var, argc: n, .. } => {
+                    n as usize != argc || self_var(p, var).is_none()
                 }
-                Instr::CallVar1Imm { var, .. } => self_var(p, var as u32).is_none(),
+                Instr::CallVar1Imm { var, .. } => argc != 1 || self_var(p, var as u32).is_none(),
                 _ => false,
             },
         });
@@ -290,7 +293,9 @@ impl<'a, 'b> Translator<'a, 'b> {
             calls_out,
             tails_out: p.code.iter().any(|&ins| match ins {
                 Instr::TailCall { .. } => true,
-                Instr::TailCallVar { var, .. } => self_var(p, var).is_none(),
+                Instr::TailCallVar { var, argc: n, .. } => {
+                    n as usize != argc || self_var(p, var).is_none()
+                }
                 _ => false,
             }),
             facts: Facts::default(),
@@ -687,6 +692,63 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let out = self.helper(
                     super::native::cons as *const () as usize,
                     &[self.ctx, x, y],
+                    1,
+                );
+                let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out[0], 0);
+                self.guard(ok, pc);
+                self.b.ins().jump(join, &[out[0].into()]);
+                self.b.switch_to_block(join);
+                let v = self.b.block_params(join)[0];
+                self.set(dst, v);
+                self.goto(self.next(pc));
+            }
+            Instr::MakeVector { dst, from, n } => {
+                // A header and `n` words bumped from the young block, as
+                // `Heap::vector_raw` lays them out; where they do not
+                // fit, the heap's slow path through `native::vector`,
+                // from the words put in a stack slot.
+                let items: Vec<Value> = (0..n as i64).map(|i| self.r(from as i64 + i)).collect();
+                let bytes = 8 * (1 + n as i64);
+                let hp = self.b.ins().load(I64, mem(), self.ctx, HTOP);
+                let top = self.b.ins().load(I64, mem(), hp, 0);
+                let sp = self.b.ins().load(I64, mem(), self.ctx, STOP);
+                let stop = self.b.ins().load(I64, mem(), sp, 0);
+                let end = self.b.ins().iadd_imm(top, bytes);
+                let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, stop);
+                let (fast, slow, join) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.set_cold_block(slow);
+                self.b.append_block_param(join, I64);
+                self.b.ins().brif(fits, fast, &[], slow, &[]);
+                self.b.switch_to_block(fast);
+                let head = self
+                    .b
+                    .ins()
+                    .iconst(I64, ((n as u64) << 8 | tag::VECTOR_HEADER) as i64);
+                self.b.ins().store(mem(), head, top, 0);
+                for (i, &x) in items.iter().enumerate() {
+                    self.b.ins().store(mem(), x, top, 8 * (1 + i as i32));
+                }
+                self.b.ins().store(mem(), end, hp, 0);
+                // A boxed word is the address itself (tag 0b000).
+                self.b.ins().jump(join, &[top.into()]);
+                self.b.switch_to_block(slow);
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    8 * (n as u32).max(1),
+                    3,
+                ));
+                for (i, &x) in items.iter().enumerate() {
+                    self.b.ins().stack_store(x, slot, 8 * i as i32);
+                }
+                let at = self.b.ins().stack_addr(I64, slot, 0);
+                let count = self.b.ins().iconst(I64, n as i64);
+                let out = self.helper(
+                    super::native::vector as *const () as usize,
+                    &[self.ctx, at, count],
                     1,
                 );
                 let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out[0], 0);
