@@ -368,7 +368,7 @@ impl JitSlot {
             // Compiled callers check the shape of the arity they call
             // (a built-in has no code: its `entry` stays 0).
             self.arity[argc as usize].shape.store(argc as u32, Relaxed);
-            self.intrinsic_argc.store(argc as u8, Relaxed);
+            self.intrinsic_argc.store(argc, Relaxed);
             self.intrinsic.store(f as usize, Relaxed);
         }
     }
