@@ -342,6 +342,22 @@ fn returns_guessed_small_are_checked() {
          (defn ez [n] (if (= n 5) 100 (+ n (ez (inc n)))))
          (println (fa 25) (le 15) (ek 6) (ez 0))",
     );
+    // A return through a tail call of another function (compiled: its
+    // value comes back natively, not through a return of this one): a
+    // big integer, a keyword, from a function of one arity and from one
+    // of several (`reduce`). The guess made for the call of itself must
+    // not take them for small integers (a garbage word did, and crashed
+    // the node: found by the random programs).
+    same(
+        "tail-out",
+        "(defn big [x] 1152921504606846976)
+         (defn kw [x] (if (= x 0) :zero :other))
+         (defn g [n] (if (<= n 0) (big n) (- 1 (g (- n 1)))))
+         (defn h [n] (if (<= n 0) (kw n) (- 1 (h (- n 1)))))
+         (defn f0 [n] (if (<= n 0) (reduce - -1152921504606846976 (range 5)) (- -1 (f0 (- n 1)))))
+         (println (big 0) (kw 1) (reduce - 0 (range 3)))
+         (println (g 12) (try (h 9) (catch :error e e)) (f0 32))",
+    );
     // A float from one return, small integers from the others.
     same(
         "float",
@@ -706,4 +722,28 @@ proptest::proptest! {
             eprintln!("{t:?}");
         }
     }
+}
+
+/// A tape from a failure, by hand: `LONA_JIT_TAPE=FILE` (comma-separated
+/// words) or `LONA_JIT_SRC=FILE` (a program), and `LONA_JIT_BUDGET`.
+#[test]
+#[ignore = "by hand"]
+fn replay_a_tape() {
+    let budget = std::env::var("LONA_JIT_BUDGET").map_or(64, |s| s.parse().unwrap());
+    let src = match std::env::var("LONA_JIT_SRC") {
+        Ok(f) => std::fs::read_to_string(f).unwrap(),
+        Err(_) => {
+            let tape: Vec<u32> = std::fs::read_to_string(std::env::var("LONA_JIT_TAPE").unwrap())
+                .unwrap()
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| s.trim().parse().unwrap())
+                .collect();
+            gen::Gen::new(tape).program()
+        }
+    };
+    eprintln!("{src}");
+    let i = run(node(Tier::Interp), "replay-i", &src, budget, CAP);
+    let j = run(node(Tier::JitEager), "replay-j", &src, budget, 2 * CAP);
+    assert_eq!(i, j);
 }

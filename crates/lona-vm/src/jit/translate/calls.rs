@@ -428,6 +428,12 @@ impl Translator<'_, '_> {
             self.goto(slow);
             return;
         }
+        // The callee's value is returned as it comes, not through `ret`:
+        // nothing is known of it, so the guess that this function returns
+        // only small integers (`Translator::ret`) does not hold. (It was
+        // taken as held: a call of itself then did small-integer
+        // arithmetic on the big integer `reduce` returned.)
+        self.rets_small = false;
         let proto = self.closure_proto(f, slow);
         let entry = self.entry_of(proto, argc);
         let has = self.b.create_block();
