@@ -35,6 +35,8 @@ const CONS_TAG: u64 = 0b001;
 pub(crate) const CLOSURE_HEADER: u64 = (10 << 3) | 0b010;
 /// Low byte of a vector header (kind 8).
 pub(crate) const VECTOR_HEADER: u64 = (8 << 3) | 0b010;
+/// Low byte of a string header (kind 4: under 64 bytes, inline).
+pub(crate) const STR_HEADER: u64 = (4 << 3) | 0b010;
 
 /// Whether the word is truthy (neither `nil` nor `false`).
 #[inline(always)]

@@ -46,6 +46,10 @@ pub(crate) fn of(name: &str) -> Option<(Intrinsic, u8)> {
         "lona.core/bit-xor" => (bit_xor, 2),
         "lona.core/bit-shift-left" => (shift_left, 2),
         "lona.core/bit-shift-right" => (shift_right, 2),
+        // The starred built-ins the prelude's `count` calls
+        // (`builtins/seq.rs`, `WRAPPED`).
+        "lona.core/count" => (count, 1),
+        "lona.core/has-lazy?" => (has_lazy, 1),
         _ => return None,
     })
 }
@@ -68,6 +72,43 @@ fn int(v: Option<i64>) -> u64 {
 
 fn test(v: Option<bool>) -> u64 {
     v.map_or(0, tag::bool)
+}
+
+/// `(count* x)` of `nil`, `()`, a vector or a string of under 64 bytes
+/// (characters: the bytes that do not continue one); else the general
+/// way (a list is walked and charged for, a shared string is elsewhere).
+extern "C" fn count(x: u64, _: u64) -> u64 {
+    if x == tag::NIL || x == tag::EMPTY_LIST {
+        return tag::small(0);
+    }
+    let Some(h) = tag::boxed_header(x) else {
+        return 0;
+    };
+    match h & 0xff {
+        tag::VECTOR_HEADER => tag::small((h >> 8) as i64),
+        tag::STR_HEADER => {
+            // SAFETY: a boxed word of a live heap (every word compiled
+            // code passes is one) with a string's header: payload word 0
+            // is the byte length, the bytes follow inside the object
+            // (`lona_term`'s layout, `term.rs`).
+            let bytes = unsafe {
+                let p = x as usize as *const u64;
+                std::slice::from_raw_parts(p.add(2) as *const u8, *p.add(1) as usize)
+            };
+            tag::small(bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count() as i64)
+        }
+        _ => 0,
+    }
+}
+
+/// `(has-lazy? x)` of anything but a cons cell (walked, charged for) and
+/// a closure (a lazy sequence is one): `false`.
+extern "C" fn has_lazy(x: u64, _: u64) -> u64 {
+    if tag::is_cons(x) || tag::closure_code(x).is_some() {
+        0
+    } else {
+        tag::FALSE
+    }
 }
 
 extern "C" fn inc(x: u64, _: u64) -> u64 {

@@ -260,6 +260,11 @@ struct ArityCode {
     code: AtomicUsize,
 }
 
+/// A call from compiled code of a function not compiled yet counts as
+/// `threshold() / FROM_COMPILED` calls (`JitSlot::called_from_compiled`):
+/// 16 such calls make it hot.
+const FROM_COMPILED: u32 = 16;
+
 /// Entries after which compiled code is judged (`JitSlot::judge`).
 const JUDGE_AFTER: u32 = 1000;
 
@@ -534,6 +539,23 @@ impl JitSlot {
             COMPILED => self.entered(argc),
             RESTING => self.resting(p, argc),
             _ => None,
+        }
+    }
+
+    /// A call of this cold prototype that compiled code could not make
+    /// natively (it has no code yet): it counts as [`FROM_COMPILED`] of
+    /// the interpreter's calls. The caller leaves at each such call, and
+    /// with the callee's thousand calls counted one by one it left on
+    /// most of its entries and was given up first (`(map count xs)`:
+    /// `map-eager` compiled, `count` not yet).
+    #[cold]
+    pub(crate) fn called_from_compiled(&self) {
+        if self.state.load(Relaxed) == COLD {
+            let h = self.heat.load(Relaxed);
+            self.heat.store(
+                h.saturating_add((threshold() / FROM_COMPILED).max(1)),
+                Relaxed,
+            );
         }
     }
 
