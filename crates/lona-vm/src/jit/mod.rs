@@ -212,7 +212,7 @@ const RESTING: u8 = 4;
 ///
 /// Every fixed arity of a prototype up to [`MAX_ARGS`] arguments is
 /// compiled, together, when the prototype is hot; each has its code in
-/// [`JitSlot::arity`] (`nth`'s two arities, say). The state, the counts
+/// `arity` (`nth`'s two arities, say). The state, the counts
 /// and the judgement are the prototype's.
 ///
 /// Compiled code reads `entry` and `shape` of a callee's arity it calls
