@@ -383,6 +383,15 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.goto(self.entry0);
             }
         }
+        // Each leave block writes its live registers back, then goes to
+        // one shared tail with its pc: the pc, base and depth into the
+        // context, and "left" returned. (A tail per leave block was a
+        // fifth of a list loop's instructions, and compile time goes
+        // with them.)
+        let tail = self.b.create_block();
+        self.b.set_cold_block(tail);
+        let tail_pc = self.b.append_block_param(tail, I32);
+        let mut any = false;
         for pc in 0..self.leave.len() {
             if let Some(blk) = self.leave[pc] {
                 self.b.switch_to_block(blk);
@@ -391,14 +400,24 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let live = self.live.get(pc).copied().unwrap_or(0);
                 self.write_back(live);
                 let pcv = self.b.ins().iconst(I32, pc as i64);
-                self.b.ins().store(mem(), pcv, self.ctx, CUR + F_PC);
-                let base32 = self.b.ins().ireduce(I32, self.base);
-                self.b.ins().store(mem(), base32, self.ctx, CUR + F_BASE);
-                self.b.ins().store(mem(), self.depth, self.ctx, LEAVE_DEPTH);
-                let zero = self.b.ins().iconst(I64, 0);
-                let r = self.b.use_var(self.reds);
-                self.b.ins().return_(&[zero, r]);
+                self.b.ins().jump(tail, &[pcv.into()]);
+                any = true;
             }
+        }
+        self.b.switch_to_block(tail);
+        if any {
+            self.b.ins().store(mem(), tail_pc, self.ctx, CUR + F_PC);
+            let base32 = self.b.ins().ireduce(I32, self.base);
+            self.b.ins().store(mem(), base32, self.ctx, CUR + F_BASE);
+            self.b.ins().store(mem(), self.depth, self.ctx, LEAVE_DEPTH);
+            let zero = self.b.ins().iconst(I64, 0);
+            let r = self.b.use_var(self.reds);
+            self.b.ins().return_(&[zero, r]);
+        } else {
+            // Unreachable (no leave): a trap keeps the block well formed.
+            self.b
+                .ins()
+                .trap(cranelift_codegen::ir::TrapCode::unwrap_user(1));
         }
         (
             !self.small_rets || self.rets_small,
