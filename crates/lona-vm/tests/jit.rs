@@ -462,6 +462,40 @@ fn code_given_up_for_now_is_tried_again() {
 }
 
 #[test]
+fn a_leaf_arity_that_leaves_is_its_callers_doing() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // `p`'s one-argument arity is a leaf (the interpreter never enters
+    // it) that leaves at the map it makes for odd numbers; its other
+    // arity loops. `c`, a compiled loop, calls the leaf: the early leaves
+    // are `c`'s doing, as a one-arity leaf's would be, so `c` is given up
+    // and `p` is not (it was: no arity of `p` was ever entered by the
+    // interpreter, yet both rested, found by review).
+    jit::set_tier(Tier::Jit);
+    let n = jit::threshold() as usize;
+    let buf = SharedBuf::default();
+    let env = Env::new(Box::new(buf.clone()));
+    let run = |src: &str| {
+        lona_vm::eval_str(&env, "t.lona", &format!("(ns mixed) {src}")).unwrap();
+    };
+    run(
+        "(defn p ([x] (if (odd? x) {:x x} x)) ([x n] (if (= n 0) x (p (inc x) (dec n)))))
+         (defn c [n acc] (if (= n 0) acc (c (dec n) (+ acc (let [r (p n)] (if (map? r) 1 0))))))",
+    );
+    run(&format!("(println (p 0 {}))", 3 * n));
+    run(&format!("(println (c {} 0))", 3 * n));
+    assert_ne!(
+        lona_vm::introspect::tier_state(&env, "mixed", "p"),
+        Ok("resting"),
+        "p given up for its leaf's leaves"
+    );
+    assert_eq!(
+        lona_vm::introspect::tier_state(&env, "mixed", "c"),
+        Ok("resting")
+    );
+    assert_eq!(buf.text(), format!("{}\n{}\n", 3 * n, 3 * n / 2));
+}
+
+#[test]
 fn a_function_compiled_code_calls_is_compiled_soon() {
     let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
     // `walk` is compiled (hot, mapping a built-in); then it maps `g`,

@@ -3,8 +3,8 @@
 //!
 //! # What is compiled (this first step)
 //!
-//! A prototype (`Proto`) of one fixed arity (at most [`MAX_ARGS`]
-//! arguments). The translator (`translate/`, `how`) makes machine code
+//! Each fixed arity of a prototype (`Proto`) of at most [`MAX_ARGS`]
+//! arguments, all together when the prototype is hot. The translator (`translate/`, `how`) makes machine code
 //! of moves, constants, jumps, small-integer arithmetic and comparison,
 //! list and vector patterns, captured values, cons cells (inline), calls
 //! and tail calls of itself, calls of other compiled functions (native
@@ -207,8 +207,9 @@ const NEVER: u8 = 2;
 const RESTING: u8 = 4;
 
 /// A prototype's tier state. Written by the workers that call it: `heat`
-/// racily (a lost count only delays compiling), `state` and `entry` once,
-/// under the compiler's lock; read by every caller.
+/// racily (a lost count only delays compiling); `state`, `leaves` and
+/// each arity's code under the compiler's lock (`compile`, `give_up`,
+/// `rearm`, `free_codes`); read by every caller.
 ///
 /// Every fixed arity of a prototype up to [`MAX_ARGS`] arguments is
 /// compiled, together, when the prototype is hot; each has its code in
@@ -390,10 +391,13 @@ impl JitSlot {
         })
     }
 
-    /// Whether the interpreter enters this code (compiled, not a leaf):
-    /// only such code is judged (`judge`).
+    /// Whether the interpreter enters this code (compiled, and no arity
+    /// a leaf): only such code is judged (`judge`) when it was the one to
+    /// leave. (Which arity left is not known there: a prototype with a
+    /// leaf arity is taken for a leaf, and its leaves are the entered
+    /// function's doing, as a leaf's are.)
     pub(crate) fn entered_by_interpreter(&self) -> bool {
-        self.state.load(Relaxed) == COMPILED
+        self.state.load(Relaxed) == COMPILED && self.leaves.load(Relaxed) == 0
     }
 
     /// The tier state by name (`introspect::tier_state`).
@@ -528,7 +532,8 @@ impl JitSlot {
     pub(crate) fn tick(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
         match self.state.load(Relaxed) {
             COLD => {
-                let h = self.heat.load(Relaxed) + 1;
+                // Saturating: `called_from_compiled` adds in steps.
+                let h = self.heat.load(Relaxed).saturating_add(1);
                 self.heat.store(h, Relaxed);
                 if h >= threshold() {
                     self.hot(p, argc)

@@ -59,7 +59,7 @@ pub(super) fn compile(
     // as the translation goes, and translated again if wrong. Only worth
     // it where the function calls itself other than in tail position
     // (else no result of a call of itself is used).
-    let guess = self_call_top(p, argc).is_some();
+    let guess = self_call_top(p, argc, entry_pc).is_some();
     let (held, mut typed_loop) = translate(c, p, &sig, (argc, entry_pc, nregs), guess);
     if !held {
         typed_loop = translate(c, p, &sig, (argc, entry_pc, nregs), false).1;
@@ -115,10 +115,9 @@ fn translate(
 
 /// The highest callee slot of `p`'s calls of itself other than in tail
 /// position (none: it makes none).
-fn self_call_top(p: &'static Proto, argc: usize) -> Option<u8> {
-    p.code
-        .iter()
-        .filter_map(|&ins| match ins {
+fn self_call_top(p: &'static Proto, argc: usize, entry_pc: u32) -> Option<u8> {
+    arity_code(p, entry_pc)
+        .filter_map(|ins| match ins {
             Instr::CallVar { a, var, argc: n }
                 if n as usize == argc && self_var(p, var).is_some() =>
             {
@@ -131,6 +130,15 @@ fn self_call_top(p: &'static Proto, argc: usize) -> Option<u8> {
             _ => None,
         })
         .max()
+}
+
+/// The instructions of the arity whose entry is `entry_pc` (those
+/// reachable from it; a prototype's arities share its code array).
+fn arity_code(p: &'static Proto, entry_pc: u32) -> impl Iterator<Item = Instr> {
+    reachable(p, entry_pc as usize)
+        .into_iter()
+        .zip(p.code.iter())
+        .filter_map(|(r, &ins)| r.then_some(ins))
 }
 
 /// The function itself, for its calls of itself: a direct call
@@ -271,7 +279,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
         }
         let loop_head = b.create_block();
-        let calls_out = p.code.iter().any(|&ins| match how(p, argc, ins) {
+        let calls_out = arity_code(p, entry_pc).any(|ins| match how(p, argc, ins) {
             How::NativeVar(_) | How::NativeTail(_) => true,
             How::SideExit => false,
             How::Inline => match ins {
@@ -283,7 +291,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 _ => false,
             },
         });
-        let self_call_top = self_call_top(p, argc);
+        let self_call_top = self_call_top(p, argc, entry_pc);
         let base_case = base_case(p, argc, entry_pc as usize);
         Translator {
             base_case,
@@ -291,7 +299,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             rets_small: true,
             self_call_top,
             calls_out,
-            tails_out: p.code.iter().any(|&ins| match ins {
+            tails_out: arity_code(p, entry_pc).any(|ins| match ins {
                 Instr::TailCall { .. } => true,
                 Instr::TailCallVar { var, argc: n, .. } => {
                     n as usize != argc || self_var(p, var).is_none()
