@@ -201,6 +201,26 @@ fn count_in_compiled_code_is_the_built_ins() {
 }
 
 #[test]
+fn nth_and_int_in_compiled_code_are_the_built_ins() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // The prelude's `nth` (over `int?`, `has-lazy?` and `nth*`, whose
+    // common cases compiled code answers itself): vectors in and out of
+    // range, negative and big indices, lists, lazy sequences, a default;
+    // and `int?` of every kind of term.
+    same(
+        "nth",
+        "(defn pick [v is acc] (match is (i & more) (pick v more (conj acc (try (nth v i) (catch :error e e)))) _ acc))
+         (defn pick3 [v is acc] (match is (i & more) (pick3 v more (conj acc (try (nth v i :none) (catch :error e e)))) _ acc))
+         (defn ints [xs acc] (match xs (x & more) (ints more (conj acc (int? x))) _ acc))
+         (def idx '(0 1 2 3 -1 1152921504606846976 1.5 :k nil))
+         (println (pick [:a :b nil] idx []) (pick3 [:a :b nil] idx [])
+                  (pick '(:a :b :c) idx []) (pick3 (map inc (range 3)) idx [])
+                  (pick [] '(0) []) (pick \"abc\" '(0) [])
+                  (ints (list 0 -1 1152921504606846976 1.5 :k nil true () [1] '(1) \"s\" {:a 1} #{1}) []))",
+    );
+}
+
+#[test]
 fn every_arity_of_a_function_is_compiled() {
     let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
     // Each arity its own code: loops and calls of itself in each, one

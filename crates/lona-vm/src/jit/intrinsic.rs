@@ -50,6 +50,9 @@ pub(crate) fn of(name: &str) -> Option<(Intrinsic, u8)> {
         // (`builtins/seq.rs`, `WRAPPED`).
         "lona.core/count" => (count, 1),
         "lona.core/has-lazy?" => (has_lazy, 1),
+        // And those of the prelude's `nth`.
+        "lona.core/nth" => (nth, 2),
+        "lona.core/int?" | "lona.core/integer?" => (is_int, 1),
         _ => return None,
     })
 }
@@ -98,6 +101,36 @@ extern "C" fn count(x: u64, _: u64) -> u64 {
             tag::small(bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count() as i64)
         }
         _ => 0,
+    }
+}
+
+/// `(nth* v i)` of a vector and a small index inside it: the element;
+/// else the general way (a list is walked and charged for; out of range
+/// raises).
+extern "C" fn nth(x: u64, i: u64) -> u64 {
+    let Some(i) = small(i).filter(|&i| i >= 0) else {
+        return 0;
+    };
+    match tag::boxed_header(x) {
+        Some(h) if h & 0xff == tag::VECTOR_HEADER && (i as u64) < h >> 8 => {
+            // SAFETY: a boxed word of a live heap with a vector's header
+            // of `h >> 8` elements, the payload words after the header
+            // (`lona_term`'s layout); `i` is below that count.
+            unsafe { *(x as usize as *const u64).add(1 + i as usize) }
+        }
+        _ => 0,
+    }
+}
+
+/// `(int? x)` of an immediate: a small integer or not; a boxed term (a
+/// big integer among them) the general way.
+extern "C" fn is_int(x: u64, _: u64) -> u64 {
+    if tag::is_small(x) {
+        tag::TRUE
+    } else if x & 0b111 == 0 {
+        0
+    } else {
+        tag::FALSE
     }
 }
 
