@@ -56,6 +56,32 @@ fn same(name: &str, body: &str) {
     }
 }
 
+/// A node under the default tier (hot functions compiled), for the tests
+/// of when code is compiled and given up: its forms run in namespace
+/// `ns`; what they printed; each function's tier state.
+struct Tiered {
+    env: Arc<Env>,
+    buf: SharedBuf,
+    ns: &'static str,
+}
+
+impl Tiered {
+    fn new(ns: &'static str) -> Tiered {
+        jit::set_tier(Tier::Jit);
+        let buf = SharedBuf::default();
+        let env = Env::new(Box::new(buf.clone()));
+        Tiered { env, buf, ns }
+    }
+
+    fn run(&self, src: &str) {
+        lona_vm::eval_str(&self.env, "t.lona", &format!("(ns {}) {src}", self.ns)).unwrap();
+    }
+
+    fn state(&self, f: &str) -> Result<&'static str, String> {
+        lona_vm::introspect::tier_state(&self.env, self.ns, f)
+    }
+}
+
 #[test]
 fn compiled_code_yields_where_the_interpreter_does() {
     let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
@@ -241,41 +267,29 @@ fn every_arity_of_a_function_is_compiled() {
     // stays compiled, calling it natively (a function of several arities
     // was never compiled, and every compiled caller left at each call of
     // one: `nth` in `mesh`).
-    jit::set_tier(Tier::Jit);
+    let t = Tiered::new("arities");
     let n = jit::threshold() as usize;
-    let buf = SharedBuf::default();
-    let env = Env::new(Box::new(buf.clone()));
-    let run = |src: &str| {
-        lona_vm::eval_str(&env, "t.lona", &format!("(ns arities) {src}")).unwrap();
-    };
-    run(
+    t.run(
         "(defn pick ([v i] (pick v i :none)) ([v i d] (if (< i (count v)) (nth* v i) d)))
          (defn walk [v n acc] (if (= n 0) acc (walk v (dec n) (+ acc (pick v (rem n 4))))))
          (defn walk3 [v n acc] (if (= n 0) acc (walk3 v (dec n) (+ acc (pick v (rem n 3) 0)))))",
     );
     for _ in 0..3 {
-        run(&format!(
+        t.run(&format!(
             "(println (walk [1 2 3 4] {} 0) (walk3 [5 6] {} 0))",
             3 * n,
             3 * n
         ));
     }
     for f in ["walk", "walk3"] {
-        assert_eq!(
-            lona_vm::introspect::tier_state(&env, "arities", f),
-            Ok("compiled"),
-            "{f}"
-        );
+        assert_eq!(t.state(f), Ok("compiled"), "{f}");
     }
-    assert_ne!(
-        lona_vm::introspect::tier_state(&env, "arities", "pick"),
-        Ok("never")
-    );
+    assert_ne!(t.state("pick"), Ok("never"));
     let (a, b) = (
         (1..=3 * n).map(|k| [1, 2, 3, 4][k % 4]).sum::<usize>(),
         (1..=3 * n).map(|k| [5, 6, 0][k % 3]).sum::<usize>(),
     );
-    assert_eq!(buf.text(), format!("{a} {b}\n").repeat(3));
+    assert_eq!(t.buf.text(), format!("{a} {b}\n").repeat(3));
 }
 
 #[test]
@@ -447,36 +461,23 @@ fn code_given_up_for_now_is_tried_again() {
     // times the threshold of entries); after it the code is tried again
     // and stays compiled. (Code given up for good stayed interpreted:
     // `map` over `count` did, before `count` was compiled.)
-    jit::set_tier(Tier::Jit);
+    let t = Tiered::new("rest");
     let n = jit::threshold() as usize;
-    let buf = SharedBuf::default();
-    let env = Env::new(Box::new(buf.clone()));
-    let run = |src: &str| {
-        lona_vm::eval_str(&env, "t.lona", &format!("(ns rest) {src}")).unwrap();
-    };
-    run("(defn walk [xs acc] (match xs (x & more) (walk more (+ acc x)) _ acc))");
-    run(&format!("(println (walk (repeat {} 0.5) 0))", 3 * n));
+    t.run("(defn walk [xs acc] (match xs (x & more) (walk more (+ acc x)) _ acc))");
+    t.run(&format!("(println (walk (repeat {} 0.5) 0))", 3 * n));
     assert_eq!(
-        lona_vm::introspect::tier_state(&env, "rest", "walk"),
+        t.state("walk"),
         Ok("resting"),
         "given up while it met floats"
     );
     // The rest.
-    run(&format!("(println (walk (range {}) 0))", 12 * n));
-    assert_eq!(
-        lona_vm::introspect::tier_state(&env, "rest", "walk"),
-        Ok("compiled"),
-        "tried again"
-    );
-    run(&format!("(println (walk (range {}) 0))", 3 * n));
-    assert_eq!(
-        lona_vm::introspect::tier_state(&env, "rest", "walk"),
-        Ok("compiled"),
-        "not given up again"
-    );
+    t.run(&format!("(println (walk (range {}) 0))", 12 * n));
+    assert_eq!(t.state("walk"), Ok("compiled"), "tried again");
+    t.run(&format!("(println (walk (range {}) 0))", 3 * n));
+    assert_eq!(t.state("walk"), Ok("compiled"), "not given up again");
     let sum = |k: usize| k * (k - 1) / 2;
     assert_eq!(
-        buf.text(),
+        t.buf.text(),
         format!("{:.1}\n{}\n{}\n", 1.5 * n as f64, sum(12 * n), sum(3 * n))
     );
 }
@@ -490,29 +491,21 @@ fn a_leaf_arity_that_leaves_is_its_callers_doing() {
     // are `c`'s doing, as a one-arity leaf's would be, so `c` is given up
     // and `p` is not (it was: no arity of `p` was ever entered by the
     // interpreter, yet both rested, found by review).
-    jit::set_tier(Tier::Jit);
+    let t = Tiered::new("mixed");
     let n = jit::threshold() as usize;
-    let buf = SharedBuf::default();
-    let env = Env::new(Box::new(buf.clone()));
-    let run = |src: &str| {
-        lona_vm::eval_str(&env, "t.lona", &format!("(ns mixed) {src}")).unwrap();
-    };
-    run(
+    t.run(
         "(defn p ([x] (if (odd? x) {:x x} x)) ([x n] (if (= n 0) x (p (inc x) (dec n)))))
          (defn c [n acc] (if (= n 0) acc (c (dec n) (+ acc (let [r (p n)] (if (map? r) 1 0))))))",
     );
-    run(&format!("(println (p 0 {}))", 3 * n));
-    run(&format!("(println (c {} 0))", 3 * n));
+    t.run(&format!("(println (p 0 {}))", 3 * n));
+    t.run(&format!("(println (c {} 0))", 3 * n));
     assert_ne!(
-        lona_vm::introspect::tier_state(&env, "mixed", "p"),
+        t.state("p"),
         Ok("resting"),
         "p given up for its leaf's leaves"
     );
-    assert_eq!(
-        lona_vm::introspect::tier_state(&env, "mixed", "c"),
-        Ok("resting")
-    );
-    assert_eq!(buf.text(), format!("{}\n{}\n", 3 * n, 3 * n / 2));
+    assert_eq!(t.state("c"), Ok("resting"));
+    assert_eq!(t.buf.text(), format!("{}\n{}\n", 3 * n, 3 * n / 2));
 }
 
 #[test]
@@ -525,34 +518,22 @@ fn a_function_compiled_code_calls_is_compiled_soon() {
     // calls `g` is compiled, and `walk` is never given up. (Counted one
     // by one, `g` stayed cold for a thousand calls and `walk`, leaving
     // at each, was given up first.)
-    jit::set_tier(Tier::Jit);
+    let t = Tiered::new("soon");
     let n = jit::threshold() as usize;
-    let buf = SharedBuf::default();
-    let env = Env::new(Box::new(buf.clone()));
-    let run = |src: &str| {
-        lona_vm::eval_str(&env, "t.lona", &format!("(ns soon) {src}")).unwrap();
-    };
-    run(
+    t.run(
         "(defn walk [f xs acc] (match xs (x & more) (walk f more (+ acc (f x))) _ acc))
          (defn g [x] (* 2 x))",
     );
-    run(&format!("(println (walk inc (range {}) 0))", 2 * n));
-    assert_eq!(
-        lona_vm::introspect::tier_state(&env, "soon", "walk"),
-        Ok("compiled")
-    );
-    run("(println (walk g (range 100) 0))");
-    let g = lona_vm::introspect::tier_state(&env, "soon", "g");
+    t.run(&format!("(println (walk inc (range {}) 0))", 2 * n));
+    assert_eq!(t.state("walk"), Ok("compiled"));
+    t.run("(println (walk g (range 100) 0))");
+    let g = t.state("g");
     assert!(g == Ok("leaf") || g == Ok("compiled"), "{g:?}");
-    run(&format!("(println (walk g (range {}) 0))", 3 * n));
-    assert_eq!(
-        lona_vm::introspect::tier_state(&env, "soon", "walk"),
-        Ok("compiled"),
-        "never given up"
-    );
+    t.run(&format!("(println (walk g (range {}) 0))", 3 * n));
+    assert_eq!(t.state("walk"), Ok("compiled"), "never given up");
     let sum = |k: usize| k * (k - 1) / 2;
     assert_eq!(
-        buf.text(),
+        t.buf.text(),
         format!(
             "{}\n{}\n{}\n",
             sum(2 * n) + 2 * n,
@@ -568,22 +549,16 @@ fn code_that_keeps_leaving_is_given_up_for_good() {
     // Every entry leaves where it makes a closure (not compiled): given
     // up, tried again after each rest, and after the last given up for
     // good.
-    jit::set_tier(Tier::Jit);
-    let buf = SharedBuf::default();
-    let env = Env::new(Box::new(buf.clone()));
-    lona_vm::eval_str(
-        &env,
-        "t.lona",
-        "(ns restless)
-         (defn poll [n acc]
+    let t = Tiered::new("restless");
+    t.run(
+        "(defn poll [n acc]
            (if (= n 0) acc
              (poll (- n 1) (+ acc ((fn [] n))))))",
-    )
-    .unwrap();
+    );
     let mut states = Vec::new();
     for _ in 0..40 {
-        lona_vm::eval_str(&env, "t.lona", "(ns restless) (poll 100000 0)").unwrap();
-        let s = lona_vm::introspect::tier_state(&env, "restless", "poll").unwrap();
+        t.run("(poll 100000 0)");
+        let s = t.state("poll").unwrap();
         if states.last() != Some(&s) {
             states.push(s);
         }

@@ -396,12 +396,14 @@ impl<'a, 'b> Translator<'a, 'b> {
         // context, and "left" returned. (A tail per leave block was a
         // fifth of a list loop's instructions, and compile time goes
         // with them.)
-        let tail = self.b.create_block();
-        self.b.set_cold_block(tail);
-        let tail_pc = self.b.append_block_param(tail, I32);
-        let mut any = false;
-        for pc in 0..self.leave.len() {
-            if let Some(blk) = self.leave[pc] {
+        let leaves: Vec<(usize, Block)> = (0..self.leave.len())
+            .filter_map(|pc| self.leave[pc].map(|blk| (pc, blk)))
+            .collect();
+        if !leaves.is_empty() {
+            let tail = self.b.create_block();
+            self.b.set_cold_block(tail);
+            let tail_pc = self.b.append_block_param(tail, I32);
+            for (pc, blk) in leaves {
                 self.b.switch_to_block(blk);
                 // (One past the code: after a tail call of a built-in that
                 // left something to finish; no register is read there.)
@@ -409,11 +411,8 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.write_back(live);
                 let pcv = self.b.ins().iconst(I32, pc as i64);
                 self.b.ins().jump(tail, &[pcv.into()]);
-                any = true;
             }
-        }
-        self.b.switch_to_block(tail);
-        if any {
+            self.b.switch_to_block(tail);
             self.b.ins().store(mem(), tail_pc, self.ctx, CUR + F_PC);
             let base32 = self.b.ins().ireduce(I32, self.base);
             self.b.ins().store(mem(), base32, self.ctx, CUR + F_BASE);
@@ -421,11 +420,6 @@ impl<'a, 'b> Translator<'a, 'b> {
             let zero = self.b.ins().iconst(I64, 0);
             let r = self.b.use_var(self.reds);
             self.b.ins().return_(&[zero, r]);
-        } else {
-            // Unreachable (no leave): a trap keeps the block well formed.
-            self.b
-                .ins()
-                .trap(cranelift_codegen::ir::TrapCode::unwrap_user(1));
         }
         (
             !self.small_rets || self.rets_small,
@@ -498,6 +492,52 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// Continues in `ok` when `cond` holds, else leaves at `pc`.
+    /// An object of `words` bumped from the young block (as `Heap::alloc`
+    /// takes them), its word its address with `tag`; where the block has
+    /// no room, `slow` makes it through the heap's slow path (a helper:
+    /// the word, or 0 when the heap cannot grow, and the code leaves at
+    /// `pc`, where the interpreter runs the instruction).
+    fn alloc_inline(
+        &mut self,
+        pc: u32,
+        words: &[Value],
+        tag: i64,
+        slow: impl FnOnce(&mut Self) -> Value,
+    ) -> Value {
+        let hp = self.b.ins().load(I64, mem(), self.ctx, HTOP);
+        let top = self.b.ins().load(I64, mem(), hp, 0);
+        let sp = self.b.ins().load(I64, mem(), self.ctx, STOP);
+        let stop = self.b.ins().load(I64, mem(), sp, 0);
+        let end = self.b.ins().iadd_imm(top, 8 * words.len() as i64);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, stop);
+        let (fast, cold, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.set_cold_block(cold);
+        self.b.append_block_param(join, I64);
+        self.b.ins().brif(fits, fast, &[], cold, &[]);
+        self.b.switch_to_block(fast);
+        for (i, &w) in words.iter().enumerate() {
+            self.b.ins().store(mem(), w, top, 8 * i as i32);
+        }
+        self.b.ins().store(mem(), end, hp, 0);
+        let v = if tag == 0 {
+            top
+        } else {
+            self.b.ins().bor_imm(top, tag)
+        };
+        self.b.ins().jump(join, &[v.into()]);
+        self.b.switch_to_block(cold);
+        let out = slow(self);
+        let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out, 0);
+        self.guard(ok, pc);
+        self.b.ins().jump(join, &[out.into()]);
+        self.b.switch_to_block(join);
+        self.b.block_params(join)[0]
+    }
+
     fn guard(&mut self, cond: Value, pc: u32) {
         let ok = self.b.create_block();
         let out = self.leave(pc);
@@ -696,36 +736,13 @@ impl<'a, 'b> Translator<'a, 'b> {
                     .icmp_imm(IntCC::Equal, y, tag::EMPTY_LIST as i64);
                 let list = self.b.ins().bor(cons, empty);
                 self.guard(list, pc);
-                let hp = self.b.ins().load(I64, mem(), self.ctx, HTOP);
-                let top = self.b.ins().load(I64, mem(), hp, 0);
-                let sp = self.b.ins().load(I64, mem(), self.ctx, STOP);
-                let stop = self.b.ins().load(I64, mem(), sp, 0);
-                let end = self.b.ins().iadd_imm(top, 16);
-                let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, stop);
-                let (fast, slow, join) = (
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                );
-                self.b.append_block_param(join, I64);
-                self.b.ins().brif(fits, fast, &[], slow, &[]);
-                self.b.switch_to_block(fast);
-                self.b.ins().store(mem(), x, top, 0);
-                self.b.ins().store(mem(), y, top, 8);
-                self.b.ins().store(mem(), end, hp, 0);
-                let v = self.b.ins().bor_imm(top, 0b001);
-                self.b.ins().jump(join, &[v.into()]);
-                self.b.switch_to_block(slow);
-                let out = self.helper(
-                    super::native::cons as *const () as usize,
-                    &[self.ctx, x, y],
-                    1,
-                );
-                let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out[0], 0);
-                self.guard(ok, pc);
-                self.b.ins().jump(join, &[out[0].into()]);
-                self.b.switch_to_block(join);
-                let v = self.b.block_params(join)[0];
+                let v = self.alloc_inline(pc, &[x, y], 0b001, |tr| {
+                    tr.helper(
+                        super::native::cons as *const () as usize,
+                        &[tr.ctx, x, y],
+                        1,
+                    )[0]
+                });
                 self.set(dst, v);
                 self.goto(self.next(pc));
             }
@@ -735,54 +752,30 @@ impl<'a, 'b> Translator<'a, 'b> {
                 // fit, the heap's slow path through `native::vector`,
                 // from the words put in a stack slot.
                 let items: Vec<Value> = (0..n as i64).map(|i| self.r(from as i64 + i)).collect();
-                let bytes = 8 * (1 + n as i64);
-                let hp = self.b.ins().load(I64, mem(), self.ctx, HTOP);
-                let top = self.b.ins().load(I64, mem(), hp, 0);
-                let sp = self.b.ins().load(I64, mem(), self.ctx, STOP);
-                let stop = self.b.ins().load(I64, mem(), sp, 0);
-                let end = self.b.ins().iadd_imm(top, bytes);
-                let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, stop);
-                let (fast, slow, join) = (
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                );
-                self.b.set_cold_block(slow);
-                self.b.append_block_param(join, I64);
-                self.b.ins().brif(fits, fast, &[], slow, &[]);
-                self.b.switch_to_block(fast);
                 let head = self
                     .b
                     .ins()
                     .iconst(I64, ((n as u64) << 8 | tag::VECTOR_HEADER) as i64);
-                self.b.ins().store(mem(), head, top, 0);
-                for (i, &x) in items.iter().enumerate() {
-                    self.b.ins().store(mem(), x, top, 8 * (1 + i as i32));
-                }
-                self.b.ins().store(mem(), end, hp, 0);
+                let words: Vec<Value> =
+                    std::iter::once(head).chain(items.iter().copied()).collect();
                 // A boxed word is the address itself (tag 0b000).
-                self.b.ins().jump(join, &[top.into()]);
-                self.b.switch_to_block(slow);
-                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    8 * (n as u32).max(1),
-                    3,
-                ));
-                for (i, &x) in items.iter().enumerate() {
-                    self.b.ins().stack_store(x, slot, 8 * i as i32);
-                }
-                let at = self.b.ins().stack_addr(I64, slot, 0);
-                let count = self.b.ins().iconst(I64, n as i64);
-                let out = self.helper(
-                    super::native::vector as *const () as usize,
-                    &[self.ctx, at, count],
-                    1,
-                );
-                let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out[0], 0);
-                self.guard(ok, pc);
-                self.b.ins().jump(join, &[out[0].into()]);
-                self.b.switch_to_block(join);
-                let v = self.b.block_params(join)[0];
+                let v = self.alloc_inline(pc, &words, 0, |tr| {
+                    let slot = tr.b.create_sized_stack_slot(StackSlotData::new(
+                        StackSlotKind::ExplicitSlot,
+                        8 * (n as u32).max(1),
+                        3,
+                    ));
+                    for (i, &x) in items.iter().enumerate() {
+                        tr.b.ins().stack_store(x, slot, 8 * i as i32);
+                    }
+                    let at = tr.b.ins().stack_addr(I64, slot, 0);
+                    let count = tr.b.ins().iconst(I64, n as i64);
+                    tr.helper(
+                        super::native::vector as *const () as usize,
+                        &[tr.ctx, at, count],
+                        1,
+                    )[0]
+                });
                 self.set(dst, v);
                 self.goto(self.next(pc));
             }
