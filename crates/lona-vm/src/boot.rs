@@ -13,6 +13,7 @@ impl Env {
     pub fn new(out: Box<dyn Write + Send>) -> Arc<Env> {
         lona_term::set_closure_namer(crate::print::fn_name);
         crate::purge::install();
+        crate::jit::warm_up();
         let env = Arc::new(Env::empty(out));
         crate::builtins::install(&env);
         crate::eval::load_prelude(&env);

@@ -255,8 +255,15 @@ pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, Str
     with_proto(env, ns, name, |p| p.disassemble())
 }
 
-/// Which tier runs the function `ns/name` (all its fixed arities: those
-/// that can be compiled are compiled together, when it is hot):
+/// The arities of the function `ns/name` that have machine code (each is
+/// compiled on its own: the one that made the function hot, then each
+/// other at its first call after that), in increasing order.
+pub fn compiled_arities(env: &crate::Env, ns: &str, name: &str) -> Result<Vec<usize>, String> {
+    with_proto(env, ns, name, |p| p.jit.compiled_arities())
+}
+
+/// Which tier runs the function `ns/name` (the state is the function's;
+/// its arities are compiled one by one, [`compiled_arities`]):
 /// `"cold"` (interpreted, not hot yet), `"compiled"`, `"leaf"` (compiled,
 /// called only by compiled code), `"resting"` (compiled code given up for
 /// now: the interpreter runs it until it is tried again) or `"never"`

@@ -293,6 +293,40 @@ fn every_arity_of_a_function_is_compiled() {
 }
 
 #[test]
+fn each_arity_is_compiled_when_it_is_called() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    // Only the arity that made the function hot is compiled then; the
+    // others are compiled at their first call after that (from the
+    // interpreter or from compiled code), and one never called is never
+    // compiled.
+    let t = Tiered::new("per-arity");
+    let n = jit::threshold() as usize;
+    t.run(
+        "(defn f ([] 0) ([n] (f n 0)) ([n acc] (if (= n 0) acc (f (dec n) (+ acc n)))) ([a b c] (+ a b c)))
+         (defn walk [n acc] (if (= n 0) acc (walk (dec n) (+ acc (f 1 2 3)))))",
+    );
+    let arities = |f: &str| lona_vm::introspect::compiled_arities(&t.env, "per-arity", f);
+    assert_eq!(arities("f"), Ok(vec![]));
+    t.run(&format!("(println (f {} 0))", 2 * n));
+    assert_eq!(t.state("f"), Ok("compiled"));
+    assert_eq!(arities("f"), Ok(vec![2]), "only the hot arity");
+    // A first call of another arity from the interpreter (in a
+    // function: top-level forms are evaluated apart).
+    t.run("(defn g [] (inc (f 10))) (println (g))");
+    assert_eq!(arities("f"), Ok(vec![1, 2]));
+    // From compiled code: `walk`'s calls of `(f 1 2 3)` leave while it
+    // has no code, and the interpreter's call compiles it.
+    t.run(&format!("(println (walk {} 0))", 3 * n));
+    assert_eq!(arities("f"), Ok(vec![1, 2, 3]));
+    assert_eq!(t.state("walk"), Ok("compiled"));
+    let total = |k: usize| k * (k + 1) / 2;
+    assert_eq!(
+        t.buf.text(),
+        format!("{}\n{}\n{}\n", total(2 * n), total(10) + 1, 6 * 3 * n)
+    );
+}
+
+#[test]
 fn tail_calls_of_other_functions_run_in_the_callers_place() {
     let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
     // Mutual tail recursion: each transition a native call in the

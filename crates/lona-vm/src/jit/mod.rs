@@ -4,7 +4,9 @@
 //! # What is compiled (this first step)
 //!
 //! Each fixed arity of a prototype (`Proto`) of at most [`MAX_ARGS`]
-//! arguments, all together when the prototype is hot. The translator (`translate/`, `how`) makes machine code
+//! arguments, on its own: the one whose call made the prototype hot, then
+//! each other at its first call after that. The translator (`translate/`,
+//! `how`) makes machine code
 //! of moves, constants, jumps, small-integer arithmetic and comparison,
 //! list and vector patterns, captured values, cons cells (inline), calls
 //! and tail calls of itself, calls of other compiled functions (native
@@ -70,6 +72,16 @@ pub(crate) mod native;
 mod tests;
 #[cfg(feature = "jit")]
 mod translate;
+#[cfg(feature = "jit")]
+mod warm;
+
+/// Warms the code generator up on a thread of its own, once per OS
+/// process, unless the tier is the interpreter's (`warm.rs`): the first
+/// function found hot is then compiled as fast as any other.
+pub(crate) fn warm_up() {
+    #[cfg(feature = "jit")]
+    warm::warm_up();
+}
 
 use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering::Relaxed};
 #[cfg(feature = "jit")]
@@ -211,10 +223,11 @@ const RESTING: u8 = 4;
 /// each arity's code under the compiler's lock (`compile`, `give_up`,
 /// `rearm`, `free_codes`); read by every caller.
 ///
-/// Every fixed arity of a prototype up to [`MAX_ARGS`] arguments is
-/// compiled, together, when the prototype is hot; each has its code in
-/// `arity` (`nth`'s two arities, say). The state, the counts
-/// and the judgement are the prototype's.
+/// Each fixed arity of a prototype up to [`MAX_ARGS`] arguments is
+/// compiled on its own: the one whose call made the prototype hot, then
+/// each other at its first call after that (`tried`); each has its code
+/// in `arity` (`nth`'s two arities, say). The state, the counts and the
+/// judgement are the prototype's.
 ///
 /// Compiled code reads `entry` and `shape` of a callee's arity it calls
 /// (`translate/calls.rs`, `closure_call`), at `layout::p_entry(argc)`
@@ -230,6 +243,10 @@ pub struct JitSlot {
     /// enter: leaves (no loop, no call of itself), called natively by
     /// compiled callers only. Written before the code is published.
     leaves: AtomicU8,
+    /// The arities (a bit each) compiled or found not compilable so far:
+    /// each is compiled when it is first called after the prototype is
+    /// hot (the hot arity first). Written under the compiler's lock.
+    tried: AtomicU8,
     /// A built-in's intrinsic's arity (with `intrinsic`).
     intrinsic_argc: AtomicU8,
     heat: AtomicU32,
@@ -434,6 +451,13 @@ impl JitSlot {
         (self.leaves.load(Relaxed) & (1 << argc) == 0).then_some(e)
     }
 
+    /// The arities with code (compiled, not given up or freed).
+    pub(crate) fn compiled_arities(&self) -> Vec<usize> {
+        (0..=MAX_ARGS)
+            .filter(|&k| self.entry(k).is_some())
+            .collect()
+    }
+
     /// Whether any arity has code (the tests).
     #[cfg(all(test, feature = "jit"))]
     pub(crate) fn any_entry(&self) -> bool {
@@ -541,10 +565,36 @@ impl JitSlot {
                     None
                 }
             }
-            COMPILED => self.entered(argc),
+            COMPILED => match self.entered(argc) {
+                Some(e) => Some(e),
+                None => self.untried(p, argc),
+            },
+            LEAF => self.untried(p, argc),
             RESTING => self.resting(p, argc),
             _ => None,
         }
+    }
+
+    /// A call of an arity without code to enter, of a compiled
+    /// prototype: the arity is compiled now if it never was tried.
+    #[inline(always)]
+    fn untried(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
+        if argc <= MAX_ARGS && self.tried.load(Relaxed) & (1 << argc) == 0 {
+            self.another_arity(p, argc)
+        } else {
+            None
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn another_arity(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
+        // Under `--tier interp` (set after this was compiled) the code
+        // stays, and nothing more is compiled.
+        if tier() == Tier::Interp {
+            return None;
+        }
+        compile(p, argc)
     }
 
     /// A call of this cold prototype that compiled code could not make
@@ -711,6 +761,16 @@ fn compile(p: &'static Proto, _argc: usize) -> Option<Entry> {
 #[cfg(feature = "jit")]
 const CODE_RESERVE: usize = 1 << 30;
 
+/// Functions of more IR instructions than this are compiled without
+/// Cranelift's optimiser (its e-graph pass and alias analysis): it took a
+/// quarter of their compile time (`map-eager`, ~490 instructions: 0.94 ->
+/// 0.70 ms) and gained nothing measurable in their running time (`lists`,
+/// `strings`, `sort`, `maps`: calls and allocation), where `fib` (~190)
+/// ran 6% slower without it. Small functions compile within a fraction
+/// of a millisecond either way.
+#[cfg(feature = "jit")]
+const OPTIMISED_INSTS: usize = 256;
+
 /// How the code of a function names itself (its calls of itself): the
 /// one relocation in its machine code.
 #[cfg(feature = "jit")]
@@ -724,7 +784,11 @@ const SELF: cranelift_codegen::ir::UserExternalName = cranelift_codegen::ir::Use
 /// rare). Code is freed one function at a time ([`free_code`]).
 #[cfg(feature = "jit")]
 struct Compiler {
+    /// Cranelift with its optimiser (`opt_level=speed`), for functions
+    /// of at most [`OPTIMISED_INSTS`] IR instructions.
     isa: cranelift_codegen::isa::OwnedTargetIsa,
+    /// Without it (`opt_level=none`), for larger ones.
+    isa_big: cranelift_codegen::isa::OwnedTargetIsa,
     ctx: cranelift_codegen::Context,
     fctx: cranelift_frontend::FunctionBuilderContext,
     heap: code::CodeHeap,
@@ -750,12 +814,33 @@ fn compiler() -> &'static Mutex<Option<Compiler>> {
 #[cfg(feature = "jit")]
 impl Compiler {
     fn new() -> Result<Compiler, String> {
+        let isa = Compiler::isa("speed")?;
+        let isa_big = Compiler::isa("none")?;
+        // All machine code in one reserved range of address space, a few
+        // kernel mappings in all (a mapping per function once hit Linux's
+        // 65,530 after 32,741 compiled functions, and then allocation
+        // failed). Past the range, compiles fail and functions stay
+        // interpreted.
+        let heap =
+            code::CodeHeap::new(CODE_RESERVE).map_err(|e| format!("reserving code space: {e}"))?;
+        Ok(Compiler {
+            isa,
+            isa_big,
+            ctx: cranelift_codegen::Context::new(),
+            fctx: cranelift_frontend::FunctionBuilderContext::new(),
+            heap,
+            count: 0,
+        })
+    }
+
+    /// The target, with Cranelift's `opt_level` `opt`.
+    fn isa(opt: &str) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
         use cranelift_codegen::settings::{self, Configurable};
         let mut flags = settings::builder();
         let set = |f: &mut settings::Builder, k: &str, v: &str| {
             f.set(k, v).map_err(|e| format!("{k}: {e}"))
         };
-        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "opt_level", opt)?;
         set(&mut flags, "preserve_frame_pointers", "true")?;
         set(&mut flags, "is_pic", "false")?;
         // Cranelift's IR verifier: in debug builds (every test run), where
@@ -778,24 +863,10 @@ impl Compiler {
                 set(&mut flags, k.trim(), v.trim())?;
             }
         }
-        let isa = cranelift_native::builder()
+        cranelift_native::builder()
             .map_err(|e| e.to_string())?
             .finish(settings::Flags::new(flags))
-            .map_err(|e| e.to_string())?;
-        // All machine code in one reserved range of address space, a few
-        // kernel mappings in all (a mapping per function once hit Linux's
-        // 65,530 after 32,741 compiled functions, and then allocation
-        // failed). Past the range, compiles fail and functions stay
-        // interpreted.
-        let heap =
-            code::CodeHeap::new(CODE_RESERVE).map_err(|e| format!("reserving code space: {e}"))?;
-        Ok(Compiler {
-            isa,
-            ctx: cranelift_codegen::Context::new(),
-            fctx: cranelift_frontend::FunctionBuilderContext::new(),
-            heap,
-            count: 0,
-        })
+            .map_err(|e| e.to_string())
     }
 
     /// Copies the function just compiled (`ctx`) into the code heap and
@@ -959,18 +1030,34 @@ pub(crate) fn code_bytes() -> usize {
 
 static CODE_BYTES: AtomicUsize = AtomicUsize::new(0);
 
-/// Compiles `p` if it can be (once: later callers see the result): each
-/// of its fixed arities that can be. Returns the code of arity `argc` for
-/// the interpreter to enter, if any.
+/// Compiles arity `argc` of `p` if it can be (once: later callers see
+/// the result): the arity whose call found the prototype hot (`COLD`), or
+/// one first called after that (`COMPILED`, `LEAF`; `JitSlot::untried`).
+/// A prototype found hot through an arity that is not compiled (a
+/// variadic one) has all its fixed arities compiled. Returns the code of
+/// arity `argc` for the interpreter to enter, if any.
+///
+/// One arity at a time: a function becomes compiled within a millisecond
+/// of becoming hot (`map`'s two arities took 2.8 ms together), and an
+/// arity nobody calls costs nothing.
 #[cfg(feature = "jit")]
 fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
     let slot = &p.jit;
+    // From here: the wait for the lock (another compile, the warming up)
+    // counts as time from hot to installed.
+    let t0 = std::time::Instant::now();
     let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
-    match slot.state.load(Relaxed) {
-        COMPILED => return slot.entered(argc),
-        NEVER | LEAF | RESTING => return None,
-        _ => {}
-    }
+    let locked = std::time::Instant::now();
+    let first = match slot.state.load(Relaxed) {
+        COLD => true,
+        COMPILED | LEAF => {
+            if argc > MAX_ARGS || slot.tried.load(Relaxed) & (1 << argc) != 0 {
+                return slot.entered(argc);
+            }
+            false
+        }
+        _ => return None,
+    };
     let Some(c) = guard.as_mut() else {
         slot.state.store(NEVER, Relaxed);
         return None;
@@ -982,9 +1069,17 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
             return None;
         }
     };
-    let (mut made, mut why, mut leaves, mut all_leaves) = (0, Vec::new(), 0u8, true);
-    let t0 = std::time::Instant::now();
+    let tried = slot.tried.load(Relaxed);
+    let hot: Vec<_> = arities.iter().copied().filter(|a| a.0 == argc).collect();
+    let arities = if hot.is_empty() && first {
+        arities
+    } else {
+        hot
+    };
+    let (mut made, mut why, mut leaves) = (0, Vec::new(), slot.leaves.load(Relaxed));
+    let mut now_tried = tried | if argc <= MAX_ARGS { 1 << argc } else { 0 };
     for (k, entry_pc, nregs) in arities {
+        now_tried |= 1 << k;
         // A panic in the code generator (a bug: Cranelift's verifier,
         // say) must not end the process that found the function hot: the
         // arity stays interpreted. The context is reset for the next
@@ -1007,8 +1102,6 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
                 a.size.store(size as u32, Relaxed);
                 if leaf {
                     leaves |= 1 << k;
-                } else {
-                    all_leaves = false;
                 }
                 made += 1;
                 if std::env::var_os("LONA_JIT_LOG").is_some() {
@@ -1021,10 +1114,11 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
             Err(w) => why.push(format!("arity {k}: {w}")),
         }
     }
-    let ns = t0.elapsed().as_nanos().min(u64::MAX as u128) as u64;
-    COMPILE_NS.fetch_add(ns, Relaxed);
-    COMPILE_NS_MAX.fetch_max(ns, Relaxed);
-    if made == 0 {
+    let ns = |t: std::time::Instant| t.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+    COMPILE_NS.fetch_add(ns(locked), Relaxed);
+    COMPILE_NS_MAX.fetch_max(ns(t0), Relaxed);
+    slot.tried.store(now_tried, Relaxed);
+    if made == 0 && first {
         refuse(p, &why.join("; "));
         return None;
     }
@@ -1033,16 +1127,27 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
             eprintln!("jit: not compiling {} ({w})", p.name);
         }
     }
-    slot.leaves.store(leaves, Relaxed);
-    for a in &slot.arity {
-        // Release: a worker that loads the address (Acquire, `entry`)
-        // sees the finished code, its shape and the leaves.
-        a.entry
-            .store(a.code.load(Relaxed), std::sync::atomic::Ordering::Release);
+    if made == 0 {
+        return None;
     }
+    slot.leaves.store(leaves, Relaxed);
+    let mut coded = 0u8;
+    for (k, a) in slot.arity.iter().enumerate() {
+        let code = a.code.load(Relaxed);
+        if code != 0 {
+            coded |= 1 << k;
+        }
+        // Release: a worker that loads the address (Acquire, `entry`)
+        // sees the finished code, its shape and the leaves. (Arities
+        // compiled before are stored again, unchanged.)
+        a.entry.store(code, std::sync::atomic::Ordering::Release);
+    }
+    // A leaf while every arity with code is one.
     slot.state
-        .store(if all_leaves { LEAF } else { COMPILED }, Relaxed);
-    COMPILED_COUNT.fetch_add(1, Relaxed);
+        .store(if coded & !leaves == 0 { LEAF } else { COMPILED }, Relaxed);
+    if first {
+        COMPILED_COUNT.fetch_add(1, Relaxed);
+    }
     slot.entered(argc)
 }
 
@@ -1066,8 +1171,9 @@ static REARMED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 pub(super) static TYPED_LOOPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Prototypes found hot that could not be compiled.
 static REFUSED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-/// Nanoseconds spent compiling (checks and refusals included), in all and
-/// at most for one prototype: from being found hot to being installed.
+/// Nanoseconds spent compiling (checks and refusals included), in all;
+/// and at most from an arity found hot (or first called) to its code
+/// installed, the wait for the compiler's lock included.
 static COMPILE_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static COMPILE_NS_MAX: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -1087,8 +1193,9 @@ pub struct Stats {
     pub rearmed: u64,
     /// Time spent compiling and checking, in all, in microseconds.
     pub compile_us: u64,
-    /// The longest time from a prototype found hot to its code installed
-    /// (it is compiled then and there), in microseconds.
+    /// The longest time from an arity found hot (or, after that, first
+    /// called) to its code installed (it is compiled then and there; a
+    /// wait for the compiler's lock counts), in microseconds.
     pub max_us: u64,
     /// Bytes of live machine code (compiled, not yet freed).
     pub code_bytes: u64,

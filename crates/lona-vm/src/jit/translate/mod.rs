@@ -72,8 +72,13 @@ pub(super) fn compile(
         eprintln!("{}\n{}", p.disassemble(), c.ctx.func.display());
         c.ctx.set_disasm(true);
     }
+    let isa = if c.ctx.func.dfg.num_insts() <= super::OPTIMISED_INSTS {
+        &*c.isa
+    } else {
+        &*c.isa_big
+    };
     c.ctx
-        .compile(&*c.isa, &mut Default::default())
+        .compile(isa, &mut Default::default())
         .map_err(|e| format!("{:?}", e.inner))?;
     if dump {
         if let Some(code) = c.ctx.compiled_code().and_then(|cc| cc.vcode.as_ref()) {
