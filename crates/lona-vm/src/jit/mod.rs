@@ -1106,8 +1106,9 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
                 made += 1;
                 if std::env::var_os("LONA_JIT_LOG").is_some() {
                     eprintln!(
-                        "jit: compiled {} (arity {k}) at {addr:#x}, {size} bytes ({us} µs)",
+                        "jit: compiled {} (arity {k}) at {addr:#x}, {size} bytes ({us} µs; {} µs from hot)",
                         p.name,
+                        t0.elapsed().as_micros()
                     );
                 }
             }
