@@ -38,6 +38,7 @@ mod idle;
 mod inbox;
 mod info;
 mod links;
+mod live;
 mod mailbox;
 mod pid;
 mod priority;

@@ -209,10 +209,10 @@ impl Shared {
         }
         let worker = WorkerCore::current(self);
         let index = match worker {
-            Some(w) => self.table.alloc(&mut w.free.borrow_mut()),
+            Some(w) => self.table.alloc(&mut w.free.borrow_mut(), Some(w.index)),
             None => {
                 let mut cache = Vec::new();
-                let i = self.table.alloc(&mut cache);
+                let i = self.table.alloc(&mut cache, None);
                 // Hand back the rest of a fresh batch.
                 if !cache.is_empty() {
                     self.table.return_cache(&mut cache);
@@ -240,7 +240,10 @@ impl Shared {
                 p.process = None;
                 p.extra = None;
                 match self.2 {
-                    Some(w) => self.0.table.release(self.1, Some(&mut w.free.borrow_mut())),
+                    Some(w) => self
+                        .0
+                        .table
+                        .release(self.1, Some((&mut w.free.borrow_mut(), w.index))),
                     None => self.0.table.release(self.1, None),
                 }
             }

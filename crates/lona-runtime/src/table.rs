@@ -7,10 +7,11 @@
 //! stale [`Pid`](crate::Pid) finds a generation that is not its own.
 //!
 //! Free slots are cached per worker and spill to a shared pool in batches;
-//! the live count is one atomic, checked against the configured process
-//! limit on every spawn (past it, spawn fails with `system_limit`).
+//! the live count and the process limit are `live.rs`'s (past the limit,
+//! spawn fails with `system_limit`).
 
 use crate::inbox::Inbox;
+use crate::live::LiveCount;
 use crate::priority::Priority;
 use crate::process::Private;
 use crate::state::State;
@@ -76,9 +77,8 @@ pub(crate) struct Table {
     /// takes fresh slots, which the capacity's slack covers.
     pool_len: AtomicUsize,
     grow: Mutex<()>,
-    /// Live processes (spawned, not yet fully exited).
-    live: AtomicUsize,
-    limit: usize,
+    /// Live processes (spawned, not yet fully exited) and the limit.
+    live: LiveCount,
 }
 
 impl Table {
@@ -99,8 +99,7 @@ impl Table {
             pool: Mutex::new(Vec::new()),
             pool_len: AtomicUsize::new(0),
             grow: Mutex::new(()),
-            live: AtomicUsize::new(0),
-            limit,
+            live: LiveCount::new(limit, workers),
         }
     }
 
@@ -119,13 +118,14 @@ impl Table {
         Some(unsafe { &*chunk.add(index as usize & (CHUNK - 1)) })
     }
 
+    /// Live processes; 0 only once every process has ended and its slot
+    /// is cleaned up (`live.rs`).
     pub(crate) fn live(&self) -> usize {
-        // Acquire: pairs with `release` (see there).
-        self.live.load(Acquire)
+        self.live.live()
     }
 
     pub(crate) fn limit(&self) -> usize {
-        self.limit
+        self.live.limit()
     }
 
     /// Bytes of the chunks allocated so far.
@@ -146,12 +146,10 @@ impl Table {
         self.next_fresh.load(Relaxed).min(self.capacity)
     }
 
-    /// Reserve a slot for a new process. `None` past the process limit.
-    pub(crate) fn alloc(&self, cache: &mut Vec<u32>) -> Option<u32> {
-        // Relaxed: the count is only a limit; the slot itself is handed over
-        // through the state word.
-        if self.live.fetch_add(1, Relaxed) >= self.limit {
-            self.live.fetch_sub(1, Relaxed);
+    /// Reserve a slot for a new process, spawned by worker `worker`
+    /// (`None`: off the workers). `None` past the process limit.
+    pub(crate) fn alloc(&self, cache: &mut Vec<u32>, worker: Option<usize>) -> Option<u32> {
+        if !self.live.spawn(worker) {
             return None;
         }
         if let Some(i) = cache.pop() {
@@ -171,7 +169,7 @@ impl Table {
         let first = self.next_fresh.fetch_add(FRESH_BATCH, Relaxed);
         if first >= self.capacity {
             self.next_fresh.fetch_sub(FRESH_BATCH, Relaxed);
-            self.live.fetch_sub(1, Relaxed);
+            self.live.exit(worker);
             // Slots may still sit in other workers' caches; they come back
             // through the pool as those workers spill. Past the limit the
             // live count failed above, so this is only a transient shortage.
@@ -207,20 +205,29 @@ impl Table {
 
     /// Return a slot whose process has fully exited (or never started: a
     /// spawn that failed after `alloc`).
-    pub(crate) fn release(&self, index: u32, cache: Option<&mut Vec<u32>>) {
-        match cache {
-            Some(cache) => {
+    pub(crate) fn release(&self, index: u32, local: Option<(&mut Vec<u32>, usize)>) {
+        let worker = match local {
+            Some((cache, w)) => {
                 cache.push(index);
                 if cache.len() > LOCAL_FREE_MAX {
                     let at = cache.len() - LOCAL_FREE_MAX / 2;
                     self.pool().0.extend(cache.drain(at..));
                 }
+                Some(w)
             }
-            None => self.pool().0.push(index),
-        }
-        // Release: the slot's cleanup happens-before `live()` readers that
-        // see the lower count (shutdown waits for zero, then frees slots).
-        self.live.fetch_sub(1, Release);
+            None => {
+                self.pool().0.push(index);
+                None
+            }
+        };
+        // After the cleanup: `live()` readers that count this exit see it
+        // (shutdown waits for zero, then frees slots).
+        self.live.exit(worker);
+    }
+
+    /// Gives back the reservations worker `w` holds (it stops).
+    pub(crate) fn return_credits(&self, w: usize) {
+        self.live.reclaim(Some(w));
     }
 
     /// Give cached free slots back (a worker's at exit, or what an outside
@@ -271,13 +278,13 @@ mod tests {
     fn limit_is_enforced_and_slots_are_reused() {
         let t = Table::new(3, 1);
         let mut cache = vec![];
-        let a = t.alloc(&mut cache).unwrap();
-        let b = t.alloc(&mut cache).unwrap();
-        let c = t.alloc(&mut cache).unwrap();
-        assert_eq!(t.alloc(&mut cache), None, "past the limit");
+        let a = t.alloc(&mut cache, Some(0)).unwrap();
+        let b = t.alloc(&mut cache, Some(0)).unwrap();
+        let c = t.alloc(&mut cache, Some(0)).unwrap();
+        assert_eq!(t.alloc(&mut cache, Some(0)), None, "past the limit");
         assert_eq!(t.live(), 3);
-        t.release(b, Some(&mut cache));
-        assert_eq!(t.alloc(&mut cache), Some(b), "freed slot reused");
+        t.release(b, Some((&mut cache, 0)));
+        assert_eq!(t.alloc(&mut cache, Some(0)), Some(b), "freed slot reused");
         assert!(t.get(a).is_some() && t.get(c).is_some());
         assert!(t.get(u32::MAX).is_none());
     }
@@ -292,7 +299,7 @@ mod tests {
         for round in 0..rounds {
             let mut cache = vec![];
             let a = t
-                .alloc(&mut cache)
+                .alloc(&mut cache, None)
                 .unwrap_or_else(|| panic!("round {round}"));
             t.return_cache(&mut cache);
             t.release(a, None);
@@ -309,13 +316,13 @@ mod tests {
         for round in 0..rounds {
             let got: Vec<u32> = (0..900)
                 .map(|_| {
-                    t.alloc(&mut cache)
+                    t.alloc(&mut cache, Some(0))
                         .unwrap_or_else(|| panic!("round {round}"))
                 })
                 .collect();
-            assert_eq!(t.alloc(&mut cache), None, "the limit still holds");
+            assert_eq!(t.alloc(&mut cache, Some(0)), None, "the limit still holds");
             for i in got {
-                t.release(i, Some(&mut cache));
+                t.release(i, Some((&mut cache, 0)));
             }
         }
     }
@@ -326,7 +333,7 @@ mod tests {
         assert_eq!(t.limit(), MAX_PROCESS_LIMIT);
         assert!(t.capacity as usize >= MAX_PROCESS_LIMIT);
         let mut cache = vec![];
-        assert!(t.alloc(&mut cache).is_some());
+        assert!(t.alloc(&mut cache, Some(0)).is_some());
     }
 }
 

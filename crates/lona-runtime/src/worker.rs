@@ -458,6 +458,7 @@ impl WorkerCore {
             }
         }
         shared.table.return_cache(&mut self.free.borrow_mut());
+        shared.table.return_credits(self.index);
         CURRENT.with(|c| c.set(std::ptr::null()));
     }
 
@@ -651,7 +652,7 @@ pub(crate) fn finish(
     match worker {
         Some(w) => shared
             .table
-            .release(pid.index(), Some(&mut w.free.borrow_mut())),
+            .release(pid.index(), Some((&mut w.free.borrow_mut(), w.index))),
         None => shared.table.release(pid.index(), None),
     }
     // Acquire: pairs with the SeqCst store in shutdown; a missed flag only
