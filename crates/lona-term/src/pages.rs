@@ -106,6 +106,59 @@ pub(crate) unsafe fn shrink(p: *mut u8, old_bytes: usize, new_bytes: usize) {
     }
 }
 
+/// A block of `new_bytes` (more than `old_bytes`) whose first `old_bytes`
+/// are the pages of the block at `p`, moved there by the kernel (no copy,
+/// and no page cleared again: the block's pages keep what they hold), the
+/// rest fresh; `None`, with the old block untouched, if the kernel
+/// refuses. For reusing a cached block for a larger one (`block.rs`): a
+/// growing heap's new to-space then faults in only what it adds.
+///
+/// # Safety
+/// `p` and `old_bytes` are a block [`map`] returned (as shrunk by
+/// [`shrink`]); on success it is gone (moved), and nothing uses it.
+#[cfg(all(target_os = "linux", not(miri)))]
+pub(crate) unsafe fn grow(p: *mut u8, old_bytes: usize, new_bytes: usize) -> Option<*mut u8> {
+    let (had, want) = (pages(old_bytes), pages(new_bytes));
+    // Only whole 2 MiB pieces move: a shrunk block's last piece is in
+    // small pages (`shrink` split it), and moved to the new block it
+    // would keep the fresh part after it from starting a huge page.
+    let keep = had / LARGE_BYTES * LARGE_BYTES;
+    if want <= had || keep == 0 {
+        return None;
+    }
+    // A fresh aligned mapping of the new size, its start then replaced by
+    // the old pages (both 2 MiB aligned: huge pages move whole).
+    let to = map(new_bytes)?;
+    // SAFETY: both ranges are mappings we own (per the contract, and
+    // `map` just made `to`); MREMAP_FIXED replaces `to..to + keep` with
+    // the old block's first `keep` bytes and unmaps them there.
+    let moved = unsafe {
+        libc::mremap(
+            p as *mut libc::c_void,
+            keep,
+            keep,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            to as *mut libc::c_void,
+        )
+    };
+    if moved == libc::MAP_FAILED {
+        // SAFETY: `to` is the mapping just made, unused.
+        unsafe { unmap(to, want) };
+        return None;
+    }
+    if had > keep {
+        // SAFETY: the old block's tail, still mapped where it was, ours
+        // and unused (the caller gave the whole block up).
+        unsafe { libc::munmap(p.add(keep) as *mut libc::c_void, had - keep) };
+    }
+    Some(to)
+}
+
+#[cfg(not(all(target_os = "linux", not(miri))))]
+pub(crate) unsafe fn grow(_p: *mut u8, _old_bytes: usize, _new_bytes: usize) -> Option<*mut u8> {
+    unreachable!("no large blocks here (is_large)")
+}
+
 #[cfg(not(all(target_os = "linux", not(miri))))]
 pub(crate) fn map(_bytes: usize) -> Option<*mut u8> {
     unreachable!("no large blocks here (is_large)")
