@@ -120,7 +120,7 @@ impl Block {
                 .filter(|(_, b)| b.1 < words && pages::is_large(b.1 * 8))
                 .max_by_key(|(_, b)| b.1)
                 .map(|(i, _)| i);
-            if let Some(i) = smaller.filter(|_| pages::is_large(words * 8)) {
+            if let Some(i) = smaller {
                 let Cached(p, cap) = c.swap_remove(i);
                 drop(c);
                 // SAFETY: a cached mapped block of `cap` words, owned by

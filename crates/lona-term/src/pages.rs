@@ -106,11 +106,11 @@ pub(crate) unsafe fn shrink(p: *mut u8, old_bytes: usize, new_bytes: usize) {
     }
 }
 
-/// A block of `new_bytes` (more than `old_bytes`) whose first `old_bytes`
-/// are the pages of the block at `p`, moved there by the kernel (no copy,
-/// and no page cleared again: the block's pages keep what they hold), the
-/// rest fresh; `None`, with the old block untouched, if the kernel
-/// refuses. For reusing a cached block for a larger one (`block.rs`): a
+/// A block of `new_bytes` (more than `old_bytes`) whose start is the
+/// whole 2 MiB pieces of the block at `p`, moved there by the kernel (no
+/// copy, and no page cleared again: those pages keep what they hold), the
+/// rest fresh; the old block's remainder is unmapped. `None`, with the
+/// old block untouched, if the kernel refuses. For reusing a cached block for a larger one (`block.rs`): a
 /// growing heap's new to-space then faults in only what it adds.
 ///
 /// # Safety

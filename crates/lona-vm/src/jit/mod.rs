@@ -565,10 +565,7 @@ impl JitSlot {
                     None
                 }
             }
-            COMPILED => match self.entered(argc) {
-                Some(e) => Some(e),
-                None => self.untried(p, argc),
-            },
+            COMPILED => self.entered(argc).or_else(|| self.untried(p, argc)),
             LEAF => self.untried(p, argc),
             RESTING => self.resting(p, argc),
             _ => None,
@@ -580,21 +577,10 @@ impl JitSlot {
     #[inline(always)]
     fn untried(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
         if argc <= MAX_ARGS && self.tried.load(Relaxed) & (1 << argc) == 0 {
-            self.another_arity(p, argc)
+            self.hot(p, argc)
         } else {
             None
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn another_arity(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
-        // Under `--tier interp` (set after this was compiled) the code
-        // stays, and nothing more is compiled.
-        if tier() == Tier::Interp {
-            return None;
-        }
-        compile(p, argc)
     }
 
     /// A call of this cold prototype that compiled code could not make
@@ -644,11 +630,15 @@ impl JitSlot {
         }
     }
 
+    /// Arity `argc` found hot: the prototype's first (`COLD`) or another
+    /// one first called after that (`untried`).
     #[cold]
     #[inline(never)]
     fn hot(&self, p: &'static Proto, argc: usize) -> Option<Entry> {
         if tier() == Tier::Interp {
-            self.state.store(NEVER, Relaxed);
+            // A cold prototype stays interpreted for good; code made
+            // before `--tier interp` was set stays, and no more is made.
+            let _ = self.state.compare_exchange(COLD, NEVER, Relaxed, Relaxed);
             return None;
         }
         compile(p, argc)
