@@ -23,7 +23,8 @@
 //! 1. The interpreter counts calls of, and self tail calls in, each
 //!    prototype (`JitSlot::tick`); at [`threshold`] the prototype is
 //!    checked and compiled, on the worker that found it hot (a few hundred
-//!    microseconds, once), or marked never to be compiled.
+//!    microseconds, once), or marked never to be compiled. It is compiled
+//!    quick first, and optimised once it has run a while (`optimise.rs`).
 //! 2. Where the interpreter has just made a compiled prototype's frame
 //!    current (a call it pushed, a self tail call it took), it enters the
 //!    machine code (`enter`) with the frame's base, closure, arguments
@@ -68,6 +69,8 @@ mod code;
 
 pub(crate) mod intrinsic;
 pub(crate) mod native;
+#[cfg(feature = "jit")]
+mod optimise;
 #[cfg(all(test, feature = "jit"))]
 mod tests;
 #[cfg(feature = "jit")]
@@ -249,6 +252,12 @@ pub struct JitSlot {
     tried: AtomicU8,
     /// A built-in's intrinsic's arity (with `intrinsic`).
     intrinsic_argc: AtomicU8,
+    /// The arities (a bit each) whose code is the quick tier's, to be
+    /// compiled again optimised (`optimise.rs`); and whether that was
+    /// done (1: arities compiled from then on are optimised at once).
+    /// Written under the compiler's lock.
+    quick: AtomicU8,
+    optimised: AtomicU8,
     heat: AtomicU32,
     /// Entries from the interpreter into the code, and how many of them
     /// left before the slice's end (`JitSlot::judge`); racy counts, kept
@@ -276,6 +285,11 @@ struct ArityCode {
     /// (`entry` 0: an activation may still run it) until [`free_codes`].
     size: AtomicU32,
     code: AtomicUsize,
+    /// The quick tier's code, once replaced by optimised code
+    /// (`optimise.rs`), kept as given-up code is (an activation on
+    /// another worker may still run it) until [`free_codes`].
+    old_size: AtomicU32,
+    old_code: AtomicUsize,
 }
 
 /// A call from compiled code of a function not compiled yet counts as
@@ -472,8 +486,11 @@ impl JitSlot {
     /// every call costs more than it gains: a receive loop, a loop
     /// calling a function that stays interpreted), and compiled callers
     /// no longer call it natively.
+    ///
+    /// At `optimise::OPTIMISE_AFTER` entries, quick code is compiled
+    /// again, optimised (`optimise.rs`).
     #[inline]
-    pub(crate) fn judge(&self, p: &Proto, left: bool) {
+    pub(crate) fn judge(&self, p: &'static Proto, left: bool) {
         if self.state.load(Relaxed) != COMPILED {
             return;
         }
@@ -482,6 +499,12 @@ impl JitSlot {
             return;
         }
         self.entries.store(e + 1, Relaxed);
+        // Racy, but it cannot skip the count: every store is a load plus
+        // one, so a count past it was stored as it first.
+        #[cfg(feature = "jit")]
+        if self.quick.load(Relaxed) != 0 && e + 1 == optimise::optimise_after() {
+            self.optimise(p);
+        }
         let b = self.early.load(Relaxed) + left as u32;
         self.early.store(b, Relaxed);
         if e + 1 == JUDGE_AFTER && 2 * b > JUDGE_AFTER {
@@ -779,6 +802,9 @@ struct Compiler {
     isa: cranelift_codegen::isa::OwnedTargetIsa,
     /// Without it (`opt_level=none`), for larger ones.
     isa_big: cranelift_codegen::isa::OwnedTargetIsa,
+    /// The quick tier's (`optimise.rs`): no optimiser, and the single-pass
+    /// register allocator instead of the backtracking one.
+    isa_quick: cranelift_codegen::isa::OwnedTargetIsa,
     ctx: cranelift_codegen::Context,
     fctx: cranelift_frontend::FunctionBuilderContext,
     heap: code::CodeHeap,
@@ -804,8 +830,9 @@ fn compiler() -> &'static Mutex<Option<Compiler>> {
 #[cfg(feature = "jit")]
 impl Compiler {
     fn new() -> Result<Compiler, String> {
-        let isa = Compiler::isa("speed")?;
-        let isa_big = Compiler::isa("none")?;
+        let isa = Compiler::isa("speed", "backtracking")?;
+        let isa_big = Compiler::isa("none", "backtracking")?;
+        let isa_quick = Compiler::isa("none", "single_pass")?;
         // All machine code in one reserved range of address space, a few
         // kernel mappings in all (a mapping per function once hit Linux's
         // 65,530 after 32,741 compiled functions, and then allocation
@@ -816,6 +843,7 @@ impl Compiler {
         Ok(Compiler {
             isa,
             isa_big,
+            isa_quick,
             ctx: cranelift_codegen::Context::new(),
             fctx: cranelift_frontend::FunctionBuilderContext::new(),
             heap,
@@ -823,14 +851,16 @@ impl Compiler {
         })
     }
 
-    /// The target, with Cranelift's `opt_level` `opt`.
-    fn isa(opt: &str) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    /// The target, with Cranelift's `opt_level` `opt` and register
+    /// allocator `regalloc`.
+    fn isa(opt: &str, regalloc: &str) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
         use cranelift_codegen::settings::{self, Configurable};
         let mut flags = settings::builder();
         let set = |f: &mut settings::Builder, k: &str, v: &str| {
             f.set(k, v).map_err(|e| format!("{k}: {e}"))
         };
         set(&mut flags, "opt_level", opt)?;
+        set(&mut flags, "regalloc_algorithm", regalloc)?;
         set(&mut flags, "preserve_frame_pointers", "true")?;
         set(&mut flags, "is_pic", "false")?;
         // Cranelift's IR verifier: in debug builds (every test run), where
@@ -988,19 +1018,25 @@ pub(crate) unsafe fn free_codes(ps: &[*const Proto]) {
         // SAFETY: per the caller, alive.
         let slot = unsafe { &(**p).jit };
         slot.state.store(NEVER, Relaxed);
+        slot.quick.store(0, Relaxed);
         for a in &slot.arity {
             a.entry.store(0, std::sync::atomic::Ordering::Release);
-            let addr = a.code.swap(0, Relaxed);
-            let size = a.size.swap(0, Relaxed) as usize;
-            if addr == 0 {
-                continue;
-            }
-            if let Some(c) = guard.as_mut() {
-                // SAFETY: `addr` and `size` are what `install` allocated
-                // for this arity (taken out of the slot: freed once); the
-                // caller's promise that nothing runs it.
-                unsafe { c.heap.free(addr as *const u8, size) };
-                CODE_BYTES.fetch_sub(size, Relaxed);
+            let codes = [
+                (a.code.swap(0, Relaxed), a.size.swap(0, Relaxed)),
+                (a.old_code.swap(0, Relaxed), a.old_size.swap(0, Relaxed)),
+            ];
+            for (addr, size) in codes {
+                if addr == 0 {
+                    continue;
+                }
+                if let Some(c) = guard.as_mut() {
+                    // SAFETY: `addr` and `size` are what `install`
+                    // allocated for this arity (its code, or its quick
+                    // code replaced: taken out of the slot, so freed
+                    // once); the caller's promise that nothing runs it.
+                    unsafe { c.heap.free(addr as *const u8, size as usize) };
+                    CODE_BYTES.fetch_sub(size as usize, Relaxed);
+                }
             }
         }
     }
@@ -1075,29 +1111,29 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
         // arity stays interpreted. The context is reset for the next
         // compile.
         let t1 = std::time::Instant::now();
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            translate::compile(c, p, (k, entry_pc, nregs))
-        }))
-        .unwrap_or_else(|_| {
-            c.ctx.clear();
-            c.fctx = cranelift_frontend::FunctionBuilderContext::new();
-            Err("the code generator panicked".into())
-        });
+        let quick = optimise::quick_tier() && slot.optimised.load(Relaxed) == 0;
+        let out = compile_arity(c, p, (k, entry_pc, nregs), quick);
         let us = t1.elapsed().as_micros();
         match out {
-            Ok((addr, size, leaf)) => {
+            Ok(m) => {
                 let a = &slot.arity[k];
                 a.shape.store(k as u32 | nregs << 8, Relaxed);
-                a.code.store(addr, Relaxed);
-                a.size.store(size as u32, Relaxed);
-                if leaf {
+                a.code.store(m.addr, Relaxed);
+                a.size.store(m.size as u32, Relaxed);
+                if m.leaf {
                     leaves |= 1 << k;
+                }
+                if m.quick {
+                    slot.quick.fetch_or(1 << k, Relaxed);
                 }
                 made += 1;
                 if std::env::var_os("LONA_JIT_LOG").is_some() {
                     eprintln!(
-                        "jit: compiled {} (arity {k}) at {addr:#x}, {size} bytes ({us} µs; {} µs from hot)",
+                        "jit: compiled {} (arity {k}{}) at {:#x}, {} bytes ({us} µs; {} µs from hot)",
                         p.name,
+                        if m.quick { ", quick" } else { "" },
+                        m.addr,
+                        m.size,
                         t0.elapsed().as_micros()
                     );
                 }
@@ -1142,6 +1178,28 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
     slot.entered(argc)
 }
 
+/// Compiles arity `arity` (`(argc, entry_pc, nregs)`) of `p` in `c`,
+/// with the quick tier's settings if `quick` (`translate::compile`). A
+/// panic in the code generator (a bug: Cranelift's verifier, say) must
+/// not end the process that found the function hot: it is an error (the
+/// arity stays as it was), and the context is reset for the next compile.
+#[cfg(feature = "jit")]
+fn compile_arity(
+    c: &mut Compiler,
+    p: &'static Proto,
+    arity: (usize, u32, u32),
+    quick: bool,
+) -> Result<translate::Made, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        translate::compile(c, p, arity, quick)
+    }))
+    .unwrap_or_else(|_| {
+        c.ctx.clear();
+        c.fctx = cranelift_frontend::FunctionBuilderContext::new();
+        Err("the code generator panicked".into())
+    })
+}
+
 /// `p` found hot stays interpreted, for good.
 #[cfg(feature = "jit")]
 fn refuse(p: &Proto, why: &str) {
@@ -1182,6 +1240,9 @@ pub struct Stats {
     pub given_up: u64,
     /// Given-up prototypes whose code was tried again after a rest.
     pub rearmed: u64,
+    /// Arities compiled quick first and compiled again, optimised, once
+    /// they ran long enough (`LONA_JIT_QUICK`).
+    pub optimised: u64,
     /// Time spent compiling and checking, in all, in microseconds.
     pub compile_us: u64,
     /// The longest time from an arity found hot (or, after that, first
@@ -1196,6 +1257,14 @@ pub struct Stats {
     pub typed_loops: u64,
 }
 
+/// Arities compiled again, optimised (none without the tier).
+fn optimised_count() -> u64 {
+    #[cfg(feature = "jit")]
+    return optimise::optimised_count();
+    #[cfg(not(feature = "jit"))]
+    0
+}
+
 /// The compiling tier's figures so far.
 pub fn stats() -> Stats {
     Stats {
@@ -1203,6 +1272,7 @@ pub fn stats() -> Stats {
         refused: REFUSED_COUNT.load(Relaxed),
         given_up: GIVEN_UP.load(Relaxed),
         rearmed: REARMED.load(Relaxed),
+        optimised: optimised_count(),
         compile_us: COMPILE_NS.load(Relaxed) / 1000,
         max_us: COMPILE_NS_MAX.load(Relaxed) / 1000,
         code_bytes: code_bytes() as u64,
@@ -1214,8 +1284,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
-            self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.compile_us, self.max_us, self.code_bytes
+            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} arities compiled again optimised; {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
+            self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.optimised, self.compile_us, self.max_us, self.code_bytes
         )
     }
 }

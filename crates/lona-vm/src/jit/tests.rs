@@ -123,3 +123,68 @@ fn freed_code_alone() {
         assert_eq!(super::code_bytes(), base);
     }
 }
+
+/// A function found hot is compiled quick; at its `optimise_after()`th
+/// entry its code is replaced by optimised code, which runs right, while
+/// the quick code stays where it was (another worker may run it) until
+/// the prototype's code is freed, both together. A leaf is optimised at
+/// once.
+#[test]
+fn quick_code_is_replaced_by_optimised_code_and_both_are_freed() {
+    if !super::optimise::quick_tier() {
+        return;
+    }
+    let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
+    crate::builtins::install(&env);
+    let src = "(ns tiers)
+        (defn count-down [n acc] (if (= n 0) acc (count-down (- n 1) (+ acc 2))))
+        (defn sq [x] (* x x))";
+    crate::eval::eval_str(&env, "defs.lona", src).unwrap();
+    let p = proto(&env, "tiers", "count-down");
+    let quick = super::compile(p, 2).expect("compiled");
+    let slot = &p.jit;
+    assert!(slot.is_quick(2));
+    assert_eq!(slot.entry(2), Some(quick));
+    // Entries short of the count change nothing.
+    let after = super::optimise::optimise_after();
+    let before = slot.entries.load(super::Relaxed);
+    assert!(before < after - 1, "{before} entries already");
+    for _ in before + 1..after {
+        slot.judge(p, false);
+    }
+    assert!(slot.is_quick(2));
+    assert_eq!(slot.entry(2), Some(quick));
+    // The last one: optimised code in its place, the quick code kept.
+    slot.judge(p, false);
+    assert!(!slot.is_quick(2));
+    let optimised = slot.entry(2).expect("still compiled");
+    assert_ne!(optimised, quick);
+    assert_eq!(slot.arity[2].old_code.load(super::Relaxed), quick);
+    assert_eq!(slot.arity[2].code.load(super::Relaxed), optimised);
+    // More entries do not compile it again.
+    slot.judge(p, false);
+    assert_eq!(slot.entry(2), Some(optimised));
+    // It runs (the interpreter enters the optimised code), and right.
+    let entries = slot.entries.load(super::Relaxed);
+    let got = crate::eval::eval_str(&env, "run.lona", "(ns tiers) (count-down 100000 7)").unwrap();
+    assert_eq!(got, "200007");
+    assert!(
+        slot.entries.load(super::Relaxed) > entries,
+        "ran interpreted"
+    );
+    // An arity compiled from now on is optimised at once; so is a leaf.
+    let leaf = proto(&env, "tiers", "sq");
+    assert!(super::compile(leaf, 1).is_none(), "a leaf is not entered");
+    assert!(leaf.jit.entry(1).is_some());
+    assert!(!leaf.jit.is_quick(1));
+    // Freed: both codes, once.
+    // SAFETY: the code returned, no thread holds its address.
+    unsafe { super::free_code(p) };
+    let a = &slot.arity[2];
+    assert_eq!(a.code.load(super::Relaxed), 0);
+    assert_eq!(a.old_code.load(super::Relaxed), 0);
+    assert_eq!(a.old_size.load(super::Relaxed), 0);
+    assert!(!slot.any_entry());
+    let got = crate::eval::eval_str(&env, "again.lona", "(ns tiers) (count-down 1000 1)").unwrap();
+    assert_eq!(got, "2001");
+}

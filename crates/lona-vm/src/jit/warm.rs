@@ -5,12 +5,13 @@
 //! 0.4 ms after): Cranelift's code is paged in from the executable, its
 //! context's buffers grow, the host's CPU features are detected. A node
 //! whose tier compiles starts a thread that pays this once (`warm_up`,
-//! from `Env::new`), by compiling a function of the shape translated
-//! Lonala code has (a loop over loads, tag tests and stores, an indirect
-//! call on a cold path, two return values) with both of the compiler's
-//! settings, and throwing the code away. It takes the compiler's lock,
-//! as any compile does; a function found hot meanwhile waits for it, as
-//! it would have paid for it itself.
+//! from `Env::new`), by compiling a function of the shape and size
+//! translated Lonala code has (loops over loads, tag tests and stores,
+//! calls of compiled code with cold paths, two return values) with the
+//! quick tier's setting (`optimise.rs`: what a function found hot is
+//! compiled with), and throwing the code away. It takes the compiler's
+//! lock, as any compile does; a function found hot meanwhile waits for
+//! it, as it would have paid for it itself.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
@@ -32,17 +33,26 @@ pub(crate) fn warm_up() {
             .name("lona-jit-warm".into())
             .spawn(|| {
                 let t0 = std::time::Instant::now();
-                let mut guard = super::compiler().lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(c) = guard.as_mut() {
-                    // A panic here (a code generator bug) must not reach
-                    // anyone: the context is reset for the next compile.
-                    let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        compile_sample(c);
-                    }));
-                    if ok.is_err() {
-                        c.fctx = cranelift_frontend::FunctionBuilderContext::new();
+                // The quick tier's setting only: a function found hot is
+                // compiled with it (`optimise.rs`), and meanwhile waits
+                // for the lock. (Warming the other two as well held the
+                // lock for 2.5 ms: a function hot at once waited that
+                // long, and the optimised compiles are not waited for.)
+                {
+                    let mut guard = super::compiler().lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(c) = guard.as_mut() {
+                        // A panic here (a code generator bug) must not
+                        // reach anyone: the context is reset for the next
+                        // compile.
+                        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            let isa = c.isa_quick.clone();
+                            compile_sample(c, &*isa);
+                        }));
+                        if ok.is_err() {
+                            c.fctx = cranelift_frontend::FunctionBuilderContext::new();
+                        }
+                        c.ctx.clear();
                     }
-                    c.ctx.clear();
                 }
                 if std::env::var_os("LONA_JIT_LOG").is_some() {
                     eprintln!("jit: warmed up in {} µs", t0.elapsed().as_micros());
@@ -51,12 +61,21 @@ pub(crate) fn warm_up() {
     });
 }
 
-/// Builds the sample function in `c.ctx` and compiles it with each of the
-/// compiler's settings; the code is not installed.
-fn compile_sample(c: &mut Compiler) {
+/// Sections in the sample: each a test, loads, a call of code of the
+/// translator's convention and a cold path that stores and returns;
+/// together about the size of the prelude's larger loops (`map-eager`,
+/// ~600 instructions), so that the compiler's buffers are grown and its
+/// code for calls and spills has run before the first real compile (a
+/// sample of ~30 instructions left that one ~0.35 ms slower than the
+/// next of its size).
+const SECTIONS: usize = 12;
+
+/// Builds the sample function in `c.ctx` and compiles it for `isa` (one
+/// of the compiler's settings); the code is not installed.
+fn compile_sample(c: &mut Compiler, isa: &dyn cranelift_codegen::isa::TargetIsa) {
     let cc = c.isa.default_call_conv();
     let mut sig = Signature::new(cc);
-    for _ in 0..6 {
+    for _ in 0..8 {
         sig.params.push(AbiParam::new(I64));
     }
     sig.returns.push(AbiParam::new(I64));
@@ -65,61 +84,81 @@ fn compile_sample(c: &mut Compiler) {
     helper.params.push(AbiParam::new(I64));
     helper.params.push(AbiParam::new(I64));
     helper.returns.push(AbiParam::new(I64));
-    for big in [false, true] {
+    let mem = MemFlags::trusted();
+    {
         c.ctx.clear();
         c.ctx.func.signature = sig.clone();
         c.ctx.func.name = UserFuncName::user(0, u32::MAX);
         let mut b = FunctionBuilder::new(&mut c.ctx.func, &mut c.fctx);
         let helper = b.import_signature(helper.clone());
-        let (entry, head, body, slow, done) = (
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-        );
+        let callee = b.import_signature(sig.clone());
+        let (entry, head, done) = (b.create_block(), b.create_block(), b.create_block());
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let ps = b.block_params(entry).to_vec();
         let (ctx, list, n) = (ps[0], ps[1], ps[2]);
         let zero = b.ins().iconst(I64, 0);
         b.ins().jump(head, &[list.into(), zero.into(), n.into()]);
-        b.append_block_param(head, I64);
-        b.append_block_param(head, I64);
-        b.append_block_param(head, I64);
+        for _ in 0..3 {
+            b.append_block_param(head, I64);
+        }
         b.switch_to_block(head);
         let hp = b.block_params(head).to_vec();
-        let (xs, acc, reds) = (hp[0], hp[1], hp[2]);
-        let tag = b.ins().band_imm(xs, 7);
-        let cons = b.ins().icmp_imm(IntCC::Equal, tag, 1);
-        let left = b.ins().icmp_imm(IntCC::SignedGreaterThan, reds, 1);
-        let go = b.ins().band(cons, left);
-        b.ins()
-            .brif(go, body, &[], done, &[acc.into(), reds.into()]);
-        b.switch_to_block(body);
-        let cell = b.ins().band_imm(xs, -8);
-        let head_w = b.ins().load(I64, MemFlags::trusted(), cell, 0);
-        let tail_w = b.ins().load(I64, MemFlags::trusted(), cell, 8);
-        let small = b.ins().band_imm(head_w, 15);
-        let is_small = b.ins().icmp_imm(IntCC::Equal, small, 15);
-        b.set_cold_block(slow);
-        let add_body = b.create_block();
-        b.ins().brif(is_small, add_body, &[], slow, &[]);
-        b.switch_to_block(add_body);
-        let k = b.ins().sshr_imm(head_w, 4);
-        let sum = b.ins().iadd(acc, k);
-        let scaled = b.ins().imul_imm(sum, 3);
-        let top = b.ins().load(I64, MemFlags::trusted(), ctx, 88);
-        b.ins().store(MemFlags::trusted(), scaled, top, 0);
-        let more = b.ins().iadd_imm(reds, -1);
-        b.ins()
-            .jump(head, &[tail_w.into(), sum.into(), more.into()]);
-        b.switch_to_block(slow);
-        let f = b.ins().load(I64, MemFlags::trusted(), ctx, 96);
-        let call = b.ins().call_indirect(helper, f, &[ctx, head_w]);
-        let r = b.inst_results(call)[0];
-        let none = b.ins().iconst(I64, 0);
-        b.ins().return_(&[none, r]);
+        let (mut xs, mut acc, mut reds) = (hp[0], hp[1], hp[2]);
+        for section in 0..SECTIONS {
+            let (body, slow, left, on) = (
+                b.create_block(),
+                b.create_block(),
+                b.create_block(),
+                b.create_block(),
+            );
+            let tag = b.ins().band_imm(xs, 7);
+            let cons = b.ins().icmp_imm(IntCC::Equal, tag, 1);
+            let more = b.ins().icmp_imm(IntCC::SignedGreaterThan, reds, 1);
+            let go = b.ins().band(cons, more);
+            b.ins()
+                .brif(go, body, &[], done, &[acc.into(), reds.into()]);
+            b.switch_to_block(body);
+            let cell = b.ins().band_imm(xs, -8);
+            let head_w = b.ins().load(I64, mem, cell, 0);
+            let tail_w = b.ins().load(I64, mem, cell, 8);
+            let small = b.ins().band_imm(head_w, 15);
+            let is_small = b.ins().icmp_imm(IntCC::Equal, small, 15);
+            b.set_cold_block(slow);
+            let call_blk = b.create_block();
+            b.ins().brif(is_small, call_blk, &[], slow, &[]);
+            // A call of compiled code: eight words in, two back, and a
+            // cold path for "it left" that writes registers and returns.
+            b.switch_to_block(call_blk);
+            let f = b.ins().load(I64, mem, ctx, 104 + 8 * section as i32);
+            let depth = b.ins().iadd_imm(ps[2], 1);
+            let args = [ctx, cell, depth, reds, f, head_w, tail_w, acc];
+            let call = b.ins().call_indirect(callee, f, &args);
+            let (v, r) = (b.inst_results(call)[0], b.inst_results(call)[1]);
+            b.set_cold_block(left);
+            b.ins().brif(v, on, &[], left, &[]);
+            b.switch_to_block(left);
+            let top = b.ins().load(I64, mem, ctx, 16);
+            for (i, w) in [head_w, tail_w, acc, f].into_iter().enumerate() {
+                b.ins().store(mem, w, top, 8 * i as i32);
+            }
+            let pc = b.ins().iconst(I64, section as i64);
+            b.ins().store(mem, pc, ctx, 56);
+            b.ins().return_(&[zero, r]);
+            b.switch_to_block(slow);
+            let h = b.ins().load(I64, mem, ctx, 96);
+            let call = b.ins().call_indirect(helper, h, &[ctx, head_w]);
+            let w = b.inst_results(call)[0];
+            b.ins().return_(&[zero, w]);
+            b.switch_to_block(on);
+            let k = b.ins().sshr_imm(v, 4);
+            let sum = b.ins().iadd(acc, k);
+            let scaled = b.ins().imul_imm(sum, 3);
+            let hp = b.ins().load(I64, mem, ctx, 88);
+            b.ins().store(mem, scaled, hp, 0);
+            (xs, acc, reds) = (tail_w, sum, b.ins().iadd_imm(r, -1));
+        }
+        b.ins().jump(head, &[xs.into(), acc.into(), reds.into()]);
         b.append_block_param(done, I64);
         b.append_block_param(done, I64);
         b.switch_to_block(done);
@@ -129,7 +168,6 @@ fn compile_sample(c: &mut Compiler) {
         b.ins().return_(&[word, dp[1]]);
         b.seal_all_blocks();
         b.finalize();
-        let isa = if big { &*c.isa_big } else { &*c.isa };
         // The code is thrown away; an error only means a colder start.
         let _ = c.ctx.compile(isa, &mut Default::default());
     }
@@ -139,22 +177,28 @@ fn compile_sample(c: &mut Compiler) {
 mod tests {
     use super::*;
 
-    /// The sample is valid IR that both settings compile to some code
-    /// (a bug here would only ever show as a slower first compile).
+    /// The sample is valid IR that every setting compiles to code of
+    /// about the size of the prelude's larger loops (a bug here would
+    /// only ever show as a slower first compile; the verifier is on in
+    /// debug builds, as tests are, and checks the IR).
     #[test]
     fn the_sample_compiles() {
         let mut c = Compiler::new().expect("a compiler");
-        compile_sample(&mut c);
-        // The last compile (no optimiser) left its code in the context.
-        let made = c.ctx.compiled_code().expect("compiled");
-        assert!(
-            made.code_buffer().len() > 32,
-            "{} bytes",
-            made.code_buffer().len()
-        );
-        // And it passes the verifier (on in debug builds, as tests are).
-        c.ctx.clear();
-        compile_sample(&mut c);
-        assert!(c.ctx.compiled_code().is_some());
+        for (setting, isa) in [
+            ("quick", c.isa_quick.clone()),
+            ("optimised", c.isa.clone()),
+            ("big", c.isa_big.clone()),
+        ] {
+            compile_sample(&mut c, &*isa);
+            let insts = c.ctx.func.dfg.num_insts();
+            assert!(insts > 400, "{setting}: {insts} instructions");
+            let made = c.ctx.compiled_code().expect("compiled");
+            assert!(
+                made.code_buffer().len() > 1000,
+                "{setting}: {} bytes",
+                made.code_buffer().len()
+            );
+            c.ctx.clear();
+        }
     }
 }

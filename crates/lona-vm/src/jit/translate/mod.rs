@@ -33,15 +33,33 @@ use crate::bytecode::{Instr, Proto};
 use crate::tag;
 use facts::{Facts, IMM, SMALL};
 
-/// Compiles `p`: the address and size of its machine code (in the code
-/// heap, `Compiler::install`), its arity and register count, and whether
-/// it is a leaf (no loop, no call of itself).
+/// What [`compile`] made: the machine code's address and size (in the
+/// code heap, `Compiler::install`), whether the arity is a leaf (no loop,
+/// no call of itself), and whether the code is the quick tier's.
+pub(super) struct Made {
+    pub addr: usize,
+    pub size: usize,
+    pub leaf: bool,
+    pub quick: bool,
+}
+
+/// Compiles arity `argc` of `p` (its code from `entry_pc`, `nregs`
+/// registers); with the quick tier's settings (`optimise.rs`) if `quick`
+/// and the arity is not a leaf (a leaf is only ever called by compiled
+/// code, never judged by the interpreter's entries, so it is compiled
+/// optimised at once: leaves are small).
 pub(super) fn compile(
     c: &mut Compiler,
     p: &'static Proto,
     (argc, entry_pc, nregs): (usize, u32, u32),
-) -> Result<(usize, usize, bool), Why> {
+    quick: bool,
+) -> Result<Made, Why> {
     check(p, argc, entry_pc as usize)?;
+    let leaf = !reachable(p, entry_pc as usize)
+        .iter()
+        .zip(p.code.iter())
+        .any(|(&r, &i)| r && how(p, argc, i) == How::Inline && gain(p, argc, i));
+    let quick = quick && !leaf;
     // (ctx, base, depth, reductions, the running closure, the
     // arguments...) -> (value, reductions)
     let cc = c.isa.default_call_conv();
@@ -72,7 +90,9 @@ pub(super) fn compile(
         eprintln!("{}\n{}", p.disassemble(), c.ctx.func.display());
         c.ctx.set_disasm(true);
     }
-    let isa = if c.ctx.func.dfg.num_insts() <= super::OPTIMISED_INSTS {
+    let isa = if quick {
+        &*c.isa_quick
+    } else if c.ctx.func.dfg.num_insts() <= super::OPTIMISED_INSTS {
         &*c.isa
     } else {
         &*c.isa_big
@@ -88,11 +108,12 @@ pub(super) fn compile(
     let (addr, size) = c.install()?;
     c.ctx.clear();
     super::perf_map(addr, size, &p.name);
-    let leaf = !reachable(p, entry_pc as usize)
-        .iter()
-        .zip(p.code.iter())
-        .any(|(&r, &i)| r && how(p, argc, i) == How::Inline && gain(p, argc, i));
-    Ok((addr, size, leaf))
+    Ok(Made {
+        addr,
+        size,
+        leaf,
+        quick,
+    })
 }
 
 /// Translates `p` into `c.ctx.func` afresh (`guess`: on the guess that

@@ -1,0 +1,159 @@
+//! Two tiers of machine code: quick first, optimised once it pays.
+//!
+//! Cranelift's backtracking register allocator and its optimiser make
+//! the best code, and took 0.9-1.4 ms for `fib` or `map-eager` in a
+//! running program (caches full of its data): past the millisecond a
+//! function may take from hot to compiled. Its single-pass allocator
+//! without the optimiser compiles the same functions in 40-60% of that
+//! time, and its code runs slower (`fib` and `loop` nearly twice as
+//! slow; `lists` 13%). So, as JITs with tiers do:
+//!
+//! 1. A function found hot is compiled with the quick settings
+//!    (`Compiler::isa_quick`), each arity of it on its own, and marked
+//!    as quick (`JitSlot::quick`, a bit per arity). A leaf (no loop, no
+//!    call of itself) is compiled optimised at once: the interpreter
+//!    never enters one, so its entries never say it pays, and leaves
+//!    are small.
+//! 2. The interpreter's entries into the code are counted anyway, for
+//!    judging it (`JitSlot::judge`). The [`OPTIMISE_AFTER`]th entry
+//!    (the second under `jit-eager`: [`optimise_after`]), on
+//!    the worker that made it, back in the interpreter (no native frame
+//!    of its own is running), compiles each quick arity again with the
+//!    optimiser and the backtracking allocator (`optimise`), under the
+//!    compiler's lock; arities compiled from then on are optimised at
+//!    once (`JitSlot::optimised`).
+//! 3. The optimised code replaces the quick code in the slot: its
+//!    address is published with Release, as a first compile's is, so a
+//!    compiled caller's next call of it (it reads the address at each
+//!    call) and the interpreter's next entry run the new code.
+//! 4. The quick code may still be running on another worker (an
+//!    activation of it, or a caller about to call the address it read),
+//!    so it is not freed then: it is kept in the slot (`old_code`) and
+//!    freed with the optimised code, by the code collector, when the
+//!    prototype is (`free_codes`, whose contract covers every address a
+//!    slot ever published).
+//!
+//! A prototype given up (`RESTING`) before step 2 is optimised after it
+//! is tried again (its entries count from 0 again); the code a rest
+//! keeps is the one `rearm` publishes, optimised if step 2 ran.
+//! `LONA_JIT_QUICK=0` turns the quick tier off (every compile is
+//! optimised), for measuring.
+
+use std::sync::atomic::Ordering::{Relaxed, Release};
+use std::sync::atomic::{AtomicU64, AtomicU8};
+
+use super::{compile_arity, compiler, JitSlot, COMPILED, COMPILE_NS};
+use crate::bytecode::Proto;
+
+/// Interpreter entries into a quick prototype's code after which it is
+/// compiled optimised. An entry is a call from the interpreter, or the
+/// re-entry after a slice ended in the code (a slice is 2,000
+/// reductions), so five come within a fraction of a millisecond of
+/// running, and never for a function found hot that then stops being
+/// called. Measured (alternating runs against no quick tier): at 100,
+/// `loop` and `fib` lost ~1 ms to slow code; at 5, `loop` +0.3 ms, `fib`
+/// +0.2 ms (the second compile); at 2, no better than 5.
+pub(super) const OPTIMISE_AFTER: u32 = 5;
+
+/// [`OPTIMISE_AFTER`], but 2 under `jit-eager`: there every function is
+/// compiled at its first call, and the tests that run programs in that
+/// tier see both code generators' code (the first entry runs the quick
+/// code, later ones the optimised; short programs never reach 100).
+pub(super) fn optimise_after() -> u32 {
+    if super::tier() == super::Tier::JitEager {
+        2
+    } else {
+        OPTIMISE_AFTER
+    }
+}
+
+/// Arities compiled again, optimised, so far.
+static OPTIMISED: AtomicU64 = AtomicU64::new(0);
+
+/// Arities compiled again, optimised, so far (`jit::stats`).
+pub(super) fn optimised_count() -> u64 {
+    OPTIMISED.load(Relaxed)
+}
+
+/// Whether functions are compiled quick first (`LONA_JIT_QUICK=0`: no).
+pub(super) fn quick_tier() -> bool {
+    static ON: AtomicU8 = AtomicU8::new(u8::MAX);
+    match ON.load(Relaxed) {
+        0 => false,
+        1 => true,
+        _ => {
+            let on = std::env::var("LONA_JIT_QUICK").map_or(true, |v| v != "0");
+            ON.store(on as u8, Relaxed);
+            on
+        }
+    }
+}
+
+impl JitSlot {
+    /// Compiles each quick arity of `p` (whose slot this is) again,
+    /// optimised, and publishes the new code in its place (steps 2-4
+    /// above). An arity whose optimised compile fails keeps its quick
+    /// code, for good.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn optimise(&self, p: &'static Proto) {
+        let t0 = std::time::Instant::now();
+        let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
+        // Given up meanwhile (or freed: `NEVER`): not now.
+        if self.state.load(Relaxed) != COMPILED {
+            return;
+        }
+        let Some(c) = guard.as_mut() else {
+            return;
+        };
+        let quick = self.quick.swap(0, Relaxed);
+        self.optimised.store(1, Relaxed);
+        // Its arities compiled before (so this is no error).
+        let arities = super::analysis::arities(p).unwrap_or_default();
+        for (k, entry_pc, nregs) in arities {
+            if quick & (1 << k) == 0 {
+                continue;
+            }
+            let a = &self.arity[k];
+            let t1 = std::time::Instant::now();
+            match compile_arity(c, p, (k, entry_pc, nregs), false) {
+                Ok(m) => {
+                    // Each arity is optimised once (its quick bit was
+                    // taken above), so the old place is empty.
+                    debug_assert_eq!(a.old_code.load(Relaxed), 0);
+                    a.old_code.store(a.code.load(Relaxed), Relaxed);
+                    a.old_size.store(a.size.load(Relaxed), Relaxed);
+                    a.code.store(m.addr, Relaxed);
+                    a.size.store(m.size as u32, Relaxed);
+                    // Release: as a first compile publishes its code.
+                    a.entry.store(m.addr, Release);
+                    OPTIMISED.fetch_add(1, Relaxed);
+                    if std::env::var_os("LONA_JIT_LOG").is_some() {
+                        eprintln!(
+                            "jit: optimised {} (arity {k}) at {:#x}, {} bytes ({} µs)",
+                            p.name,
+                            m.addr,
+                            m.size,
+                            t1.elapsed().as_micros()
+                        );
+                    }
+                }
+                Err(why) => {
+                    if std::env::var_os("LONA_JIT_LOG").is_some() {
+                        eprintln!("jit: not optimising {} (arity {k}): {why}", p.name);
+                    }
+                }
+            }
+        }
+        COMPILE_NS.fetch_add(
+            t0.elapsed().as_nanos().min(u64::MAX as u128) as u64,
+            Relaxed,
+        );
+    }
+
+    /// Whether arity `argc`'s code is the quick tier's (the tests).
+    #[cfg(test)]
+    pub(crate) fn is_quick(&self, argc: usize) -> bool {
+        self.quick.load(Relaxed) & (1 << argc) != 0
+    }
+}
