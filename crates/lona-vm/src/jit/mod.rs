@@ -66,6 +66,8 @@
 mod analysis;
 #[cfg(feature = "jit")]
 mod code;
+#[cfg(feature = "jit")]
+mod compiler;
 
 pub(crate) mod intrinsic;
 pub(crate) mod native;
@@ -87,11 +89,11 @@ pub(crate) fn warm_up() {
 }
 
 use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering::Relaxed};
-#[cfg(feature = "jit")]
-use std::sync::Mutex;
 use std::sync::OnceLock;
 
 use crate::bytecode::Proto;
+#[cfg(feature = "jit")]
+use compiler::{compiler, Codegen, Compiler, OPTIMISED_INSTS, SELF};
 
 /// The most native stack compiled calls may take below the interpreter's
 /// frame before the interpreter takes the next call (and the native stack
@@ -769,221 +771,6 @@ fn compile(p: &'static Proto, _argc: usize) -> Option<Entry> {
     None
 }
 
-/// Address space reserved for machine code (not memory: chunks are
-/// mapped as code fills them).
-#[cfg(feature = "jit")]
-const CODE_RESERVE: usize = 1 << 30;
-
-/// Functions of more IR instructions than this are compiled without
-/// Cranelift's optimiser (its e-graph pass and alias analysis): it took a
-/// quarter of their compile time (`map-eager`, ~490 instructions: 0.94 ->
-/// 0.70 ms) and gained nothing measurable in their running time (`lists`,
-/// `strings`, `sort`, `maps`: calls and allocation), where `fib` (~190)
-/// ran 6% slower without it. Small functions compile within a fraction
-/// of a millisecond either way.
-#[cfg(feature = "jit")]
-const OPTIMISED_INSTS: usize = 256;
-
-/// How the code of a function names itself (its calls of itself): the
-/// one relocation in its machine code.
-#[cfg(feature = "jit")]
-const SELF: cranelift_codegen::ir::UserExternalName = cranelift_codegen::ir::UserExternalName {
-    namespace: 0,
-    index: 0,
-};
-
-/// The compiler: one Cranelift context for the whole OS process, and the
-/// code heap its code goes to (`code.rs`), behind a lock (compiles are
-/// rare). Code is freed one function at a time ([`free_code`]).
-#[cfg(feature = "jit")]
-struct Compiler {
-    /// Cranelift with its optimiser (`opt_level=speed`), for functions
-    /// of at most [`OPTIMISED_INSTS`] IR instructions.
-    isa: cranelift_codegen::isa::OwnedTargetIsa,
-    /// Without it (`opt_level=none`), for larger ones.
-    isa_big: cranelift_codegen::isa::OwnedTargetIsa,
-    /// The quick tier's (`optimise.rs`): no optimiser, and the single-pass
-    /// register allocator instead of the backtracking one.
-    isa_quick: cranelift_codegen::isa::OwnedTargetIsa,
-    ctx: cranelift_codegen::Context,
-    fctx: cranelift_frontend::FunctionBuilderContext,
-    heap: code::CodeHeap,
-    count: u64,
-}
-
-#[cfg(feature = "jit")]
-fn compiler() -> &'static Mutex<Option<Compiler>> {
-    static C: OnceLock<Mutex<Option<Compiler>>> = OnceLock::new();
-    C.get_or_init(|| {
-        Mutex::new(match Compiler::new() {
-            Ok(c) => Some(c),
-            Err(e) => {
-                if std::env::var_os("LONA_JIT_LOG").is_some() {
-                    eprintln!("jit: no compiler: {e}");
-                }
-                None
-            }
-        })
-    })
-}
-
-#[cfg(feature = "jit")]
-impl Compiler {
-    fn new() -> Result<Compiler, String> {
-        let isa = Compiler::isa("speed", "backtracking")?;
-        let isa_big = Compiler::isa("none", "backtracking")?;
-        let isa_quick = Compiler::isa("none", "single_pass")?;
-        // All machine code in one reserved range of address space, a few
-        // kernel mappings in all (a mapping per function once hit Linux's
-        // 65,530 after 32,741 compiled functions, and then allocation
-        // failed). Past the range, compiles fail and functions stay
-        // interpreted.
-        let heap =
-            code::CodeHeap::new(CODE_RESERVE).map_err(|e| format!("reserving code space: {e}"))?;
-        Ok(Compiler {
-            isa,
-            isa_big,
-            isa_quick,
-            ctx: cranelift_codegen::Context::new(),
-            fctx: cranelift_frontend::FunctionBuilderContext::new(),
-            heap,
-            count: 0,
-        })
-    }
-
-    /// The target, with Cranelift's `opt_level` `opt` and register
-    /// allocator `regalloc`.
-    fn isa(opt: &str, regalloc: &str) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
-        use cranelift_codegen::settings::{self, Configurable};
-        let mut flags = settings::builder();
-        let set = |f: &mut settings::Builder, k: &str, v: &str| {
-            f.set(k, v).map_err(|e| format!("{k}: {e}"))
-        };
-        set(&mut flags, "opt_level", opt)?;
-        set(&mut flags, "regalloc_algorithm", regalloc)?;
-        set(&mut flags, "preserve_frame_pointers", "true")?;
-        set(&mut flags, "is_pic", "false")?;
-        // Cranelift's IR verifier: in debug builds (every test run), where
-        // it catches a translation bug at its source; a release build
-        // spends 40% of its compile time in it.
-        set(
-            &mut flags,
-            "enable_verifier",
-            if cfg!(debug_assertions) {
-                "true"
-            } else {
-                "false"
-            },
-        )?;
-        // Cranelift settings by hand, for measuring (`LONA_JIT_FLAGS`:
-        // `name=value` pairs, comma-separated, over the above).
-        if let Ok(more) = std::env::var("LONA_JIT_FLAGS") {
-            for kv in more.split(',').filter(|kv| !kv.is_empty()) {
-                let (k, v) = kv.split_once('=').unwrap_or((kv, "true"));
-                set(&mut flags, k.trim(), v.trim())?;
-            }
-        }
-        cranelift_native::builder()
-            .map_err(|e| e.to_string())?
-            .finish(settings::Flags::new(flags))
-            .map_err(|e| e.to_string())
-    }
-
-    /// Copies the function just compiled (`ctx`) into the code heap and
-    /// patches its relocations: its address and size. Its calls of itself
-    /// are the only relocations there are (helpers, vars, prototypes and
-    /// constants are absolute addresses in the code: `iconst`,
-    /// `call_indirect`); its constants and jump tables are in the same
-    /// buffer, reached PC-relatively, resolved by Cranelift. Any other
-    /// relocation is refused: the function stays interpreted.
-    fn install(&mut self) -> Result<(usize, usize), String> {
-        use cranelift_codegen::binemit::Reloc;
-        use cranelift_codegen::ir::ExternalName;
-        use cranelift_codegen::FinalizedRelocTarget as To;
-        let func = &self.ctx.func;
-        let made = self.ctx.compiled_code().ok_or("nothing compiled")?;
-        let bytes = made.code_buffer();
-        let relocs = made.buffer.relocs();
-        let align = (made.buffer.alignment as usize)
-            .max(self.isa.function_alignment().minimum as usize)
-            .max(self.isa.symbol_alignment() as usize);
-        if align > code::GRAIN {
-            return Err(format!("code aligned to {align} bytes"));
-        }
-        // Where each relocation points, from the function's start.
-        let mut at_self = Vec::with_capacity(relocs.len());
-        for r in relocs {
-            let target = match &r.target {
-                To::Func(off) => Some(*off as i64),
-                To::ExternalName(ExternalName::User(u)) => {
-                    (func.params.user_named_funcs()[*u] == SELF).then_some(0)
-                }
-                _ => None,
-            };
-            let known = matches!(
-                r.kind,
-                Reloc::X86CallPCRel4 | Reloc::X86PCRel4 | Reloc::Arm64Call
-            );
-            match target {
-                Some(t) if known && r.offset as usize + 4 <= bytes.len() => {
-                    at_self.push((r.kind, r.offset as usize, t + r.addend))
-                }
-                _ => {
-                    return Err(format!(
-                        "relocation {:?} at {} to {}: not handled",
-                        r.kind,
-                        r.offset,
-                        r.target.display(Some(&func.params))
-                    ))
-                }
-            }
-        }
-        let (rx, rw) = self
-            .heap
-            .alloc(bytes.len())
-            .ok_or("the code space is full")?;
-        // SAFETY: `alloc` gave `bytes.len()` writable bytes at `rw`, ours
-        // alone until published.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), rw, bytes.len()) };
-        for (kind, off, target) in at_self {
-            // From the patched place to the target, as it will run.
-            let delta = target - off as i64;
-            // SAFETY: `off + 4` is within the code just written (checked
-            // above); unaligned accesses, as relocations may be.
-            let ok = unsafe {
-                let p = rw.add(off);
-                match kind {
-                    Reloc::X86CallPCRel4 | Reloc::X86PCRel4 => match i32::try_from(delta) {
-                        Ok(d) => {
-                            p.cast::<i32>().write_unaligned(d);
-                            true
-                        }
-                        Err(_) => false,
-                    },
-                    // `bl`: a signed 26-bit offset in instructions.
-                    _ => {
-                        let d = delta >> 2;
-                        let fits = (-(1 << 25)..1 << 25).contains(&d);
-                        let inst = p.cast::<u32>().read_unaligned();
-                        p.cast::<u32>()
-                            .write_unaligned(inst | (d as u32 & 0x03ff_ffff));
-                        fits
-                    }
-                }
-            };
-            if !ok {
-                // SAFETY: just allocated, never published.
-                unsafe { self.heap.free(rx, bytes.len()) };
-                return Err(format!("relocation {kind:?} out of range"));
-            }
-        }
-        // SAFETY: the range `alloc` gave, written.
-        unsafe { self.heap.finish(rx, bytes.len()) };
-        CODE_BYTES.fetch_add(bytes.len(), Relaxed);
-        Ok((rx as usize, bytes.len()))
-    }
-}
-
 /// [`free_codes`] of one prototype (tests).
 ///
 /// # Safety
@@ -1189,14 +976,65 @@ fn compile_arity(
     p: &'static Proto,
     arity: (usize, u32, u32),
     quick: bool,
+) -> Result<Compiled, String> {
+    let made = generate(&mut c.gen, p, arity, quick)?;
+    install(c, &mut None, p, made)
+}
+
+/// What [`compile_arity`] made: the code's address and size in the code
+/// heap, whether the arity is a leaf, whether the code is quick.
+#[cfg(feature = "jit")]
+struct Compiled {
+    addr: usize,
+    size: usize,
+    leaf: bool,
+    quick: bool,
+}
+
+/// Translates and compiles arity `arity` of `p` in `gen`, the machine
+/// code left in its context for [`install`] (`translate::compile`). A
+/// panic in the code generator (a bug: Cranelift's verifier, say) must
+/// not end the process that found the function hot: it is an error (the
+/// arity stays as it was), and the context is reset for the next compile.
+#[cfg(feature = "jit")]
+fn generate(
+    gen: &mut Codegen,
+    p: &'static Proto,
+    arity: (usize, u32, u32),
+    quick: bool,
 ) -> Result<translate::Made, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        translate::compile(c, p, arity, quick)
+        translate::compile(gen, p, arity, quick)
     }))
     .unwrap_or_else(|_| {
-        c.ctx.clear();
-        c.fctx = cranelift_frontend::FunctionBuilderContext::new();
+        gen.reset();
         Err("the code generator panicked".into())
+    })
+}
+
+/// Installs the code [`generate`] left in `other`'s context (the
+/// optimiser's), or else in the compiler's own, into the code heap; the
+/// context is emptied either way.
+#[cfg(feature = "jit")]
+fn install(
+    c: &mut Compiler,
+    other: &mut Option<&mut Codegen>,
+    p: &Proto,
+    made: translate::Made,
+) -> Result<Compiled, String> {
+    let gen = match other {
+        Some(g) => &mut **g,
+        None => &mut c.gen,
+    };
+    let out = Compiler::install(&mut c.heap, gen);
+    gen.ctx.clear();
+    let (addr, size) = out?;
+    perf_map(addr, size, &p.name);
+    Ok(Compiled {
+        addr,
+        size,
+        leaf: made.leaf,
+        quick: made.quick,
     })
 }
 

@@ -17,11 +17,11 @@
 //! 2. The interpreter's entries into the code are counted anyway, for
 //!    judging it (`JitSlot::judge`). The [`OPTIMISE_AFTER`]th entry
 //!    (the second under `jit-eager`: [`optimise_after`]), on
-//!    the worker that made it, back in the interpreter (no native frame
-//!    of its own is running), compiles each quick arity again with the
-//!    optimiser and the backtracking allocator (`optimise`), under the
-//!    compiler's lock; arities compiled from then on are optimised at
-//!    once (`JitSlot::optimised`).
+//!    the worker that made it, back in the interpreter (the code has
+//!    returned or left), compiles each quick arity again with the
+//!    optimiser and the backtracking allocator (`optimise`), with a code
+//!    generator of its own, outside the compiler's lock; arities
+//!    compiled from then on are optimised at once (`JitSlot::optimised`).
 //! 3. The optimised code replaces the quick code in the slot: its
 //!    address is published with Release, as a first compile's is, so a
 //!    compiled caller's next call of it (it reads the address at each
@@ -41,8 +41,11 @@
 
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::sync::atomic::{AtomicU64, AtomicU8};
+use std::sync::Mutex;
 
-use super::{compile_arity, compiler, JitSlot, COMPILED, COMPILE_NS};
+use super::{
+    compiler, generate, install, Codegen, JitSlot, CODE_BYTES, COMPILED, COMPILE_NS, RESTING,
+};
 use crate::bytecode::Proto;
 
 /// Interpreter entries into a quick prototype's code after which it is
@@ -89,60 +92,108 @@ pub(super) fn quick_tier() -> bool {
     }
 }
 
+/// The optimiser's code generator (made at its first use; not warmed up
+/// at node start: that took 2 ms of a core at every start, to save 0.2
+/// ms of the first optimise), apart from the compiler's so that
+/// optimising does not hold the compiler's lock.
+static OWN: Mutex<Option<Codegen>> = Mutex::new(None);
+
 impl JitSlot {
     /// Compiles each quick arity of `p` (whose slot this is) again,
     /// optimised, and publishes the new code in its place (steps 2-4
     /// above). An arity whose optimised compile fails keeps its quick
     /// code, for good.
+    ///
+    /// Called by a worker in the interpreter, between two instructions of
+    /// a process that has just run `p`'s code in this slice: the code
+    /// collector cannot free `p` meanwhile (it frees only what no process
+    /// could reach since every process last ended a slice), so `p` and
+    /// what its code refers to may be read without the compiler's lock.
+    /// The translation and Cranelift's work use the optimiser's own code
+    /// generator (one optimise at a time); the compiler's lock is taken
+    /// only to take the quick arities and to install each new code, so a
+    /// function found hot on another worker meanwhile is not kept
+    /// waiting for a millisecond of optimising.
     #[cold]
     #[inline(never)]
     pub(super) fn optimise(&self, p: &'static Proto) {
         let t0 = std::time::Instant::now();
-        let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
-        // Given up meanwhile (or freed: `NEVER`): not now.
-        if self.state.load(Relaxed) != COMPILED {
+        let mut own = OWN.lock().unwrap_or_else(|e| e.into_inner());
+        let quick = {
+            let guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
+            // Given up meanwhile: not now (after its rest, its entries
+            // count again from 0).
+            if guard.is_none() || self.state.load(Relaxed) != COMPILED {
+                return;
+            }
+            self.optimised.store(1, Relaxed);
+            self.quick.swap(0, Relaxed)
+        };
+        if quick == 0 {
+            // Another worker took them.
             return;
         }
-        let Some(c) = guard.as_mut() else {
+        if own.is_none() {
+            *own = Codegen::new().ok();
+        }
+        let Some(gen) = own.as_mut() else {
             return;
         };
-        let quick = self.quick.swap(0, Relaxed);
-        self.optimised.store(1, Relaxed);
         // Its arities compiled before (so this is no error).
         let arities = super::analysis::arities(p).unwrap_or_default();
         for (k, entry_pc, nregs) in arities {
             if quick & (1 << k) == 0 {
                 continue;
             }
-            let a = &self.arity[k];
             let t1 = std::time::Instant::now();
-            match compile_arity(c, p, (k, entry_pc, nregs), false) {
-                Ok(m) => {
-                    // Each arity is optimised once (its quick bit was
-                    // taken above), so the old place is empty.
-                    debug_assert_eq!(a.old_code.load(Relaxed), 0);
-                    a.old_code.store(a.code.load(Relaxed), Relaxed);
-                    a.old_size.store(a.size.load(Relaxed), Relaxed);
-                    a.code.store(m.addr, Relaxed);
-                    a.size.store(m.size as u32, Relaxed);
-                    // Release: as a first compile publishes its code.
-                    a.entry.store(m.addr, Release);
-                    OPTIMISED.fetch_add(1, Relaxed);
-                    if std::env::var_os("LONA_JIT_LOG").is_some() {
-                        eprintln!(
-                            "jit: optimised {} (arity {k}) at {:#x}, {} bytes ({} µs)",
-                            p.name,
-                            m.addr,
-                            m.size,
-                            t1.elapsed().as_micros()
-                        );
-                    }
-                }
+            let made = generate(gen, p, (k, entry_pc, nregs), false);
+            let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
+            let Some(c) = guard.as_mut() else {
+                gen.ctx.clear();
+                return;
+            };
+            let out = made.and_then(|m| install(c, &mut Some(&mut *gen), p, m));
+            let m = match out {
+                Ok(m) => m,
                 Err(why) => {
                     if std::env::var_os("LONA_JIT_LOG").is_some() {
                         eprintln!("jit: not optimising {} (arity {k}): {why}", p.name);
                     }
+                    continue;
                 }
+            };
+            let a = &self.arity[k];
+            let state = self.state.load(Relaxed);
+            if state != COMPILED && state != RESTING {
+                // Given up for good meanwhile: its code is kept, never
+                // called again; this one was never published.
+                // SAFETY: just installed, its address known to no one.
+                unsafe { c.heap.free(m.addr as *const u8, m.size) };
+                CODE_BYTES.fetch_sub(m.size, Relaxed);
+                continue;
+            }
+            // Each arity is optimised once (its quick bit was taken
+            // above), so the old place is empty.
+            debug_assert_eq!(a.old_code.load(Relaxed), 0);
+            a.old_code.store(a.code.load(Relaxed), Relaxed);
+            a.old_size.store(a.size.load(Relaxed), Relaxed);
+            a.code.store(m.addr, Relaxed);
+            a.size.store(m.size as u32, Relaxed);
+            if state == COMPILED {
+                // Release: as a first compile publishes its code. (A
+                // resting function's code is published by `rearm`, this
+                // one now.)
+                a.entry.store(m.addr, Release);
+            }
+            OPTIMISED.fetch_add(1, Relaxed);
+            if std::env::var_os("LONA_JIT_LOG").is_some() {
+                eprintln!(
+                    "jit: optimised {} (arity {k}) at {:#x}, {} bytes ({} µs)",
+                    p.name,
+                    m.addr,
+                    m.size,
+                    t1.elapsed().as_micros()
+                );
             }
         }
         COMPILE_NS.fetch_add(

@@ -188,3 +188,62 @@ fn quick_code_is_replaced_by_optimised_code_and_both_are_freed() {
     let got = crate::eval::eval_str(&env, "again.lona", "(ns tiers) (count-down 1000 1)").unwrap();
     assert_eq!(got, "2001");
 }
+
+/// Optimising on one thread while another compiles functions found hot:
+/// each finishes, and every function runs right on its final code (the
+/// optimiser takes the compiler's lock only to take its arities and to
+/// install, so the two interleave).
+#[test]
+fn optimising_and_compiling_at_once() {
+    if !super::optimise::quick_tier() {
+        return;
+    }
+    const N: usize = 12;
+    let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
+    crate::builtins::install(&env);
+    let mut src = String::from("(ns race)\n");
+    for k in 0..2 * N {
+        src.push_str(&format!(
+            "(defn f{k} [n acc] (if (= n 0) acc (f{k} (- n 1) (+ acc {k}))))\n"
+        ));
+    }
+    crate::eval::eval_str(&env, "defs.lona", &src).unwrap();
+    let ps: Vec<&'static Proto> = (0..2 * N)
+        .map(|k| proto(&env, "race", &format!("f{k}")))
+        .collect();
+    // The first half compiled (quick) before; the second half compiled
+    // while the first is optimised.
+    for p in &ps[..N] {
+        assert!(super::compile(p, 2).is_some());
+        assert!(p.jit.is_quick(2), "{}", p.name);
+    }
+    let (first, second) = (ps[..N].to_vec(), ps[N..].to_vec());
+    let optimiser = std::thread::spawn(move || {
+        for p in first {
+            for _ in 0..super::optimise::optimise_after() {
+                p.jit.judge(p, false);
+            }
+        }
+    });
+    for p in &second {
+        assert!(super::compile(p, 2).is_some());
+    }
+    optimiser.join().unwrap();
+    for p in &ps[..N] {
+        assert!(!p.jit.is_quick(2), "{} not optimised", p.name);
+        assert_ne!(p.jit.arity[2].old_code.load(super::Relaxed), 0);
+    }
+    let calls: Vec<String> = (0..2 * N).map(|k| format!("(f{k} 5000 0)")).collect();
+    let got = crate::eval::eval_str(
+        &env,
+        "run.lona",
+        &format!("(ns race) [{}]", calls.join(" ")),
+    )
+    .unwrap();
+    let want: Vec<String> = (0..2 * N).map(|k| (5000 * k).to_string()).collect();
+    assert_eq!(got, format!("[{}]", want.join(" ")));
+    for p in &ps {
+        // SAFETY: the code returned, no thread holds its address.
+        unsafe { super::free_code(p) };
+    }
+}

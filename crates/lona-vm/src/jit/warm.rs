@@ -18,7 +18,7 @@ use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlags, Signature, UserFuncName};
 use cranelift_frontend::FunctionBuilder;
 
-use super::Compiler;
+use super::Codegen;
 
 /// Starts the warming thread, once per OS process; nothing if the tier is
 /// the interpreter's.
@@ -33,14 +33,14 @@ pub(crate) fn warm_up() {
             .name("lona-jit-warm".into())
             .spawn(|| {
                 let t0 = std::time::Instant::now();
-                // The quick tier's setting only: a function found hot is
-                // compiled with it (`optimise.rs`), and meanwhile waits
-                // for the lock. (Warming the other two as well held the
-                // lock for 2.5 ms: a function hot at once waited that
-                // long, and the optimised compiles are not waited for.)
+                // The compiler's code generator with the quick tier's
+                // setting: a function found hot is compiled with it
+                // (`optimise.rs`), and meanwhile waits for the lock.
+                // (Warming the other two settings under it as well held
+                // it for 2.5 ms: a function hot at once waited that long.)
                 {
                     let mut guard = super::compiler().lock().unwrap_or_else(|e| e.into_inner());
-                    if let Some(c) = guard.as_mut() {
+                    if let Some(c) = guard.as_mut().map(|c| &mut c.gen) {
                         // A panic here (a code generator bug) must not
                         // reach anyone: the context is reset for the next
                         // compile.
@@ -49,7 +49,7 @@ pub(crate) fn warm_up() {
                             compile_sample(c, &*isa);
                         }));
                         if ok.is_err() {
-                            c.fctx = cranelift_frontend::FunctionBuilderContext::new();
+                            c.reset();
                         }
                         c.ctx.clear();
                     }
@@ -72,7 +72,7 @@ const SECTIONS: usize = 12;
 
 /// Builds the sample function in `c.ctx` and compiles it for `isa` (one
 /// of the compiler's settings); the code is not installed.
-fn compile_sample(c: &mut Compiler, isa: &dyn cranelift_codegen::isa::TargetIsa) {
+fn compile_sample(c: &mut Codegen, isa: &dyn cranelift_codegen::isa::TargetIsa) {
     let cc = c.isa.default_call_conv();
     let mut sig = Signature::new(cc);
     for _ in 0..8 {
@@ -183,7 +183,7 @@ mod tests {
     /// debug builds, as tests are, and checks the IR).
     #[test]
     fn the_sample_compiles() {
-        let mut c = Compiler::new().expect("a compiler");
+        let mut c = Codegen::new().expect("a code generator");
         for (setting, isa) in [
             ("quick", c.isa_quick.clone()),
             ("optimised", c.isa.clone()),

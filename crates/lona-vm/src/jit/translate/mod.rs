@@ -28,17 +28,15 @@ mod calls;
 mod facts;
 
 use super::layout::*;
-use super::Compiler;
+use super::Codegen;
 use crate::bytecode::{Instr, Proto};
 use crate::tag;
 use facts::{Facts, IMM, SMALL};
 
-/// What [`compile`] made: the machine code's address and size (in the
-/// code heap, `Compiler::install`), whether the arity is a leaf (no loop,
-/// no call of itself), and whether the code is the quick tier's.
+/// What [`compile`] made (its machine code is in the context, for
+/// `Compiler::install`): whether the arity is a leaf (no loop, no call
+/// of itself), and whether the code is the quick tier's.
 pub(super) struct Made {
-    pub addr: usize,
-    pub size: usize,
     pub leaf: bool,
     pub quick: bool,
 }
@@ -49,7 +47,7 @@ pub(super) struct Made {
 /// code, never judged by the interpreter's entries, so it is compiled
 /// optimised at once: leaves are small).
 pub(super) fn compile(
-    c: &mut Compiler,
+    c: &mut Codegen,
     p: &'static Proto,
     (argc, entry_pc, nregs): (usize, u32, u32),
     quick: bool,
@@ -105,22 +103,14 @@ pub(super) fn compile(
             eprintln!("{code}");
         }
     }
-    let (addr, size) = c.install()?;
-    c.ctx.clear();
-    super::perf_map(addr, size, &p.name);
-    Ok(Made {
-        addr,
-        size,
-        leaf,
-        quick,
-    })
+    Ok(Made { leaf, quick })
 }
 
 /// Translates `p` into `c.ctx.func` afresh (`guess`: on the guess that
 /// it returns only small integers): whether the guess, if made, held at
 /// every return, and whether a typed loop was made.
 fn translate(
-    c: &mut Compiler,
+    c: &mut Codegen,
     p: &'static Proto,
     sig: &Signature,
     (argc, entry_pc, nregs): (usize, u32, u32),
