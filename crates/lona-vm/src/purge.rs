@@ -29,7 +29,9 @@
 //! 3. Visit every process of every runtime (`lona_runtime::visit_all`):
 //!    each reports the areas it holds by setting their `seen` to `n`.
 //! 4. Keep what was marked, seen in this cycle or pinned, and what those
-//!    reach through edges; free the rest of the list from step 1.
+//!    reach through edges; free the rest of the list from step 1. Free
+//!    too the quick machine code the compiling tier retired before step
+//!    1 (`jit/optimise.rs`): every process has ended a slice since.
 //!
 //! **Why nothing in use is freed.** A process visited in step 3 cannot
 //! obtain an area it did not report: from a var it gets a marked value or
@@ -375,8 +377,10 @@ fn cycle() -> Option<usize> {
         ABANDONED.fetch_add(1, Relaxed);
         return None;
     }
-    // Step 1.
+    // Step 1. (And the quick code the compiling tier has retired so
+    // far: once every process is visited, none of it can run.)
     let n = CYCLE.fetch_add(1, SeqCst) + 1;
+    let retired = crate::jit::retired();
     let list: Vec<usize> = {
         let mut r = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
         r.new_areas = 0;
@@ -399,6 +403,9 @@ fn cycle() -> Option<usize> {
         ABANDONED.fetch_add(1, Relaxed);
         return None;
     }
+    // SAFETY: retired before this cycle's visits, each of which ended
+    // the process's slice (`jit/optimise.rs`, step 4).
+    unsafe { crate::jit::free_retired(retired) };
     // Step 4.
     for &a in &list {
         // SAFETY: areas in the registry are alive; only this thread frees.
@@ -606,6 +613,12 @@ fn collector() -> &'static Collector {
             });
     });
     c
+}
+
+/// Asks for a cycle soon (the compiling tier, when the quick code it
+/// retired adds up: `jit/optimise.rs`).
+pub(crate) fn poke() {
+    collector().poke();
 }
 
 impl Collector {

@@ -229,3 +229,36 @@ fn a_closure_kept_in_a_rust_heap_stays_callable() {
     assert_eq!(out, "old:5\n");
     assert!(freed >= 300, "freed {freed}");
 }
+
+/// Quick machine code replaced by optimised code (`jit/optimise.rs`) is
+/// freed by a collection cycle once every process has ended a slice
+/// since, while processes go on running the function (its optimised
+/// code) on both workers, right.
+#[test]
+fn quick_code_replaced_while_processes_run_it_is_freed_by_a_cycle() {
+    let compiles = !matches!(std::env::var("LONA_TIER").as_deref(), Ok("interp"))
+        && std::env::var("LONA_JIT_QUICK").as_deref() != Ok("0");
+    let before = lona_vm::jit::stats().retired_freed;
+    let src = r#"
+(defn spin [n acc] (if (= n 0) acc (spin (dec n) (+ acc 3))))
+(defn work [rounds] (loop [i 0 t 0] (if (= i rounds) t (recur (inc i) (+ t (spin 2000 0))))))
+(def me (self))
+(dotimes [k 4] (spawn (fn [] (send me [:done (work 400)]))))
+(println (work 100))
+(dotimes [_ 4] (println (receive [:done t] t)))
+;; Cycles run meanwhile; then the function again, on its final code.
+(receive :never nil :timeout 100 nil)
+(println (work 10))
+"#;
+    let (out, ending, _) = run_collecting(src);
+    assert_eq!(ending, Ending::Normal, "{out}");
+    assert_eq!(
+        out, "600000\n2400000\n2400000\n2400000\n2400000\n60000\n",
+        "{out}"
+    );
+    if compiles {
+        let stats = lona_vm::jit::stats();
+        assert!(stats.optimised > 0, "{stats}");
+        assert!(stats.retired_freed > before, "{stats}");
+    }
+}

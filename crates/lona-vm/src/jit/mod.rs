@@ -287,11 +287,6 @@ struct ArityCode {
     /// (`entry` 0: an activation may still run it) until [`free_codes`].
     size: AtomicU32,
     code: AtomicUsize,
-    /// The quick tier's code, once replaced by optimised code
-    /// (`optimise.rs`), kept as given-up code is (an activation on
-    /// another worker may still run it) until [`free_codes`].
-    old_size: AtomicU32,
-    old_code: AtomicUsize,
 }
 
 /// A call from compiled code of a function not compiled yet counts as
@@ -808,26 +803,38 @@ pub(crate) unsafe fn free_codes(ps: &[*const Proto]) {
         slot.quick.store(0, Relaxed);
         for a in &slot.arity {
             a.entry.store(0, std::sync::atomic::Ordering::Release);
-            let codes = [
-                (a.code.swap(0, Relaxed), a.size.swap(0, Relaxed)),
-                (a.old_code.swap(0, Relaxed), a.old_size.swap(0, Relaxed)),
-            ];
-            for (addr, size) in codes {
-                if addr == 0 {
-                    continue;
-                }
-                if let Some(c) = guard.as_mut() {
-                    // SAFETY: `addr` and `size` are what `install`
-                    // allocated for this arity (its code, or its quick
-                    // code replaced: taken out of the slot, so freed
-                    // once); the caller's promise that nothing runs it.
-                    unsafe { c.heap.free(addr as *const u8, size as usize) };
-                    CODE_BYTES.fetch_sub(size as usize, Relaxed);
-                }
+            let addr = a.code.swap(0, Relaxed);
+            let size = a.size.swap(0, Relaxed) as usize;
+            if addr == 0 {
+                continue;
+            }
+            if let Some(c) = guard.as_mut() {
+                // SAFETY: `addr` and `size` are what `install` allocated
+                // for this arity (taken out of the slot: freed once); the
+                // caller's promise that nothing runs it. (Quick code it
+                // replaced is not here: `optimise.rs` retired it.)
+                unsafe { c.heap.free(addr as *const u8, size) };
+                CODE_BYTES.fetch_sub(size, Relaxed);
             }
         }
     }
 }
+
+#[cfg(feature = "jit")]
+pub(crate) use optimise::{free_retired, retired};
+
+/// Without the compiling tier no code is retired.
+#[cfg(not(feature = "jit"))]
+pub(crate) fn retired() -> usize {
+    0
+}
+
+/// Without the compiling tier no code is retired.
+///
+/// # Safety
+/// None needed; as the tier's.
+#[cfg(not(feature = "jit"))]
+pub(crate) unsafe fn free_retired(_n: usize) {}
 
 /// Without the compiling tier there is no machine code to free.
 ///
@@ -1081,6 +1088,9 @@ pub struct Stats {
     /// Arities compiled quick first and compiled again, optimised, once
     /// they ran long enough (`LONA_JIT_QUICK`).
     pub optimised: u64,
+    /// Bytes of the quick code they replaced freed so far (by the code
+    /// collector, once no process can be running it).
+    pub retired_freed: u64,
     /// Time spent compiling and checking, in all, in microseconds.
     pub compile_us: u64,
     /// The longest time from an arity found hot (or, after that, first
@@ -1103,6 +1113,14 @@ fn optimised_count() -> u64 {
     0
 }
 
+/// Bytes of retired quick code freed (none without the tier).
+fn retired_freed() -> u64 {
+    #[cfg(feature = "jit")]
+    return optimise::retired_freed();
+    #[cfg(not(feature = "jit"))]
+    0
+}
+
 /// The compiling tier's figures so far.
 pub fn stats() -> Stats {
     Stats {
@@ -1111,6 +1129,7 @@ pub fn stats() -> Stats {
         given_up: GIVEN_UP.load(Relaxed),
         rearmed: REARMED.load(Relaxed),
         optimised: optimised_count(),
+        retired_freed: retired_freed(),
         compile_us: COMPILE_NS.load(Relaxed) / 1000,
         max_us: COMPILE_NS_MAX.load(Relaxed) / 1000,
         code_bytes: code_bytes() as u64,
@@ -1122,8 +1141,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} arities compiled again optimised; {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
-            self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.optimised, self.compile_us, self.max_us, self.code_bytes
+            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} arities compiled again optimised ({} bytes of quick code freed); {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
+            self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.optimised, self.retired_freed, self.compile_us, self.max_us, self.code_bytes
         )
     }
 }

@@ -27,11 +27,15 @@
 //!    compiled caller's next call of it (it reads the address at each
 //!    call) and the interpreter's next entry run the new code.
 //! 4. The quick code may still be running on another worker (an
-//!    activation of it, or a caller about to call the address it read),
-//!    so it is not freed then: it is kept in the slot (`old_code`) and
-//!    freed with the optimised code, by the code collector, when the
-//!    prototype is (`free_codes`, whose contract covers every address a
-//!    slot ever published).
+//!    activation of it, or a compiled caller about to call the address
+//!    it read), so it is not freed then but *retired* ([`RETIRED`]).
+//!    The code collector (`purge.rs`) takes the number of retired codes
+//!    at the start of a cycle ([`retired`]) and, once every process has
+//!    been visited (each between two slices, where no native frame
+//!    lives, and after it the process reads the new address at its next
+//!    call), frees that many ([`free_retired`]): code retired before the
+//!    cycle began can no longer run. A cycle given up frees none; the
+//!    next one does.
 //!
 //! A prototype given up (`RESTING`) before step 2 is optimised after it
 //! is tried again (its entries count from 0 again); the code a rest
@@ -72,6 +76,60 @@ pub(super) fn optimise_after() -> u32 {
 
 /// Arities compiled again, optimised, so far.
 static OPTIMISED: AtomicU64 = AtomicU64::new(0);
+
+/// Quick code replaced by optimised code and not yet freed (its address
+/// and size, in the order retired); written under the compiler's lock
+/// (`optimise`) and by the code collector (`free_retired`).
+static RETIRED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// Bytes of retired quick code at which a collection cycle is asked for
+/// (else it waits for one started by code loading: `purge.rs`).
+const POKE_AT: usize = 1 << 20;
+
+/// Retired quick code freed so far, in bytes.
+static RETIRED_FREED: AtomicU64 = AtomicU64::new(0);
+
+/// Codes retired so far and not freed: the code collector's count at the
+/// start of a cycle (before it visits any process), for [`free_retired`]
+/// once it has visited them all.
+pub(crate) fn retired() -> usize {
+    RETIRED.lock().unwrap_or_else(|e| e.into_inner()).len()
+}
+
+/// Frees the first `n` retired quick codes.
+///
+/// # Safety
+/// They were retired before `n` was read ([`retired`]), and every
+/// process has ended a slice since: no thread runs them or holds their
+/// addresses (native frames never outlive a slice; a caller reads a
+/// callee's address at each call, and the slot gives the new one).
+pub(crate) unsafe fn free_retired(n: usize) {
+    let codes: Vec<(usize, usize)> = {
+        let mut r = RETIRED.lock().unwrap_or_else(|e| e.into_inner());
+        let n = n.min(r.len());
+        r.drain(..n).collect()
+    };
+    if codes.is_empty() {
+        return;
+    }
+    let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
+    let Some(c) = guard.as_mut() else {
+        return;
+    };
+    for (addr, size) in codes {
+        // SAFETY: installed by `install`, retired once by `optimise`
+        // (taken out of the slot then: no one else frees it); per the
+        // caller, nothing runs it.
+        unsafe { c.heap.free(addr as *const u8, size) };
+        CODE_BYTES.fetch_sub(size, Relaxed);
+        RETIRED_FREED.fetch_add(size as u64, Relaxed);
+    }
+}
+
+/// Bytes of retired quick code freed so far (`jit::stats`).
+pub(super) fn retired_freed() -> u64 {
+    RETIRED_FREED.load(Relaxed)
+}
 
 /// Arities compiled again, optimised, so far (`jit::stats`).
 pub(super) fn optimised_count() -> u64 {
@@ -172,11 +230,7 @@ impl JitSlot {
                 CODE_BYTES.fetch_sub(m.size, Relaxed);
                 continue;
             }
-            // Each arity is optimised once (its quick bit was taken
-            // above), so the old place is empty.
-            debug_assert_eq!(a.old_code.load(Relaxed), 0);
-            a.old_code.store(a.code.load(Relaxed), Relaxed);
-            a.old_size.store(a.size.load(Relaxed), Relaxed);
+            let quick_code = (a.code.load(Relaxed), a.size.load(Relaxed) as usize);
             a.code.store(m.addr, Relaxed);
             a.size.store(m.size as u32, Relaxed);
             if state == COMPILED {
@@ -184,6 +238,18 @@ impl JitSlot {
                 // resting function's code is published by `rearm`, this
                 // one now.)
                 a.entry.store(m.addr, Release);
+            }
+            // After the new address is published: a cycle that counts it
+            // visits every process after that (step 4 above).
+            let waiting = {
+                let mut r = RETIRED.lock().unwrap_or_else(|e| e.into_inner());
+                r.push(quick_code);
+                r.iter().map(|c| c.1).sum::<usize>()
+            };
+            if waiting >= POKE_AT && waiting - quick_code.1 < POKE_AT {
+                // Enough to ask for a cycle, whose visits cost every
+                // process a microsecond or so.
+                crate::purge::poke();
             }
             OPTIMISED.fetch_add(1, Relaxed);
             if std::env::var_os("LONA_JIT_LOG").is_some() {
@@ -200,6 +266,17 @@ impl JitSlot {
             t0.elapsed().as_nanos().min(u64::MAX as u128) as u64,
             Relaxed,
         );
+    }
+
+    /// Whether quick code at `addr` is retired, not yet freed (the
+    /// tests).
+    #[cfg(test)]
+    pub(crate) fn is_retired(addr: usize) -> bool {
+        RETIRED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|&(a, _)| a == addr)
     }
 
     /// Whether arity `argc`'s code is the quick tier's (the tests).
