@@ -45,9 +45,11 @@ pub(super) struct Codegen {
     pub count: u64,
 }
 
-/// The compiler: one code generator for the whole OS process, and the
-/// code heap all code goes to (`code.rs`), behind a lock (compiles are
-/// rare). Code is freed one function at a time (`free_codes`).
+/// The compiler: the code generator functions found hot are compiled
+/// with (the optimiser has one of its own: `optimise.rs`), and the code
+/// heap all code goes to (`code.rs`), behind a lock (compiles are rare).
+/// Code is freed with its prototypes (`free_codes`, a batch at a time),
+/// and quick code once replaced and no longer running (`free_retired`).
 pub(super) struct Compiler {
     pub gen: Codegen,
     pub heap: code::CodeHeap,

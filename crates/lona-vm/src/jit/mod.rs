@@ -224,9 +224,10 @@ const NEVER: u8 = 2;
 const RESTING: u8 = 4;
 
 /// A prototype's tier state. Written by the workers that call it: `heat`
-/// racily (a lost count only delays compiling); `state`, `leaves` and
-/// each arity's code under the compiler's lock (`compile`, `give_up`,
-/// `rearm`, `free_codes`); read by every caller.
+/// racily (a lost count only delays compiling); `state`, `leaves`,
+/// `quick` and each arity's code under the compiler's lock (`compile`,
+/// `give_up`, `rearm`, `free_codes`, and `optimise`, which replaces
+/// quick code); read by every caller.
 ///
 /// Each fixed arity of a prototype up to [`MAX_ARGS`] arguments is
 /// compiled on its own: the one whose call made the prototype hot, then
@@ -285,6 +286,8 @@ struct ArityCode {
     shape: AtomicU32,
     /// The code's size, and its address, kept when the code is given up
     /// (`entry` 0: an activation may still run it) until [`free_codes`].
+    /// Quick code replaced by optimised code leaves here for the retired
+    /// list (`optimise.rs`), which the code collector frees.
     size: AtomicU32,
     code: AtomicUsize,
 }
@@ -484,24 +487,23 @@ impl JitSlot {
     /// calling a function that stays interpreted), and compiled callers
     /// no longer call it natively.
     ///
-    /// At `optimise::OPTIMISE_AFTER` entries, quick code is compiled
-    /// again, optimised (`optimise.rs`).
+    /// From its `optimise::optimise_after()`th entry on, quick code is
+    /// compiled again, optimised (`optimise.rs`; at once unless another
+    /// optimise is under way, else at a later entry).
     #[inline]
     pub(crate) fn judge(&self, p: &'static Proto, left: bool) {
         if self.state.load(Relaxed) != COMPILED {
             return;
         }
         let e = self.entries.load(Relaxed);
+        #[cfg(feature = "jit")]
+        if self.quick.load(Relaxed) != 0 && e + 1 >= optimise::optimise_after() {
+            self.optimise(p);
+        }
         if e > JUDGE_AFTER {
             return;
         }
         self.entries.store(e + 1, Relaxed);
-        // Racy, but it cannot skip the count: every store is a load plus
-        // one, so a count past it was stored as it first.
-        #[cfg(feature = "jit")]
-        if self.quick.load(Relaxed) != 0 && e + 1 == optimise::optimise_after() {
-            self.optimise(p);
-        }
         let b = self.early.load(Relaxed) + left as u32;
         self.early.store(b, Relaxed);
         if e + 1 == JUDGE_AFTER && 2 * b > JUDGE_AFTER {
@@ -920,6 +922,11 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
                 if m.quick {
                     slot.quick.fetch_or(1 << k, Relaxed);
                 }
+                // Counted here, at the first compile (not again when
+                // `optimise` compiles the arity a second time).
+                if m.typed_loop {
+                    TYPED_LOOPS.fetch_add(1, Relaxed);
+                }
                 made += 1;
                 if std::env::var_os("LONA_JIT_LOG").is_some() {
                     eprintln!(
@@ -996,6 +1003,7 @@ struct Compiled {
     size: usize,
     leaf: bool,
     quick: bool,
+    typed_loop: bool,
 }
 
 /// Translates and compiles arity `arity` of `p` in `gen`, the machine
@@ -1042,6 +1050,7 @@ fn install(
         size,
         leaf: made.leaf,
         quick: made.quick,
+        typed_loop: made.typed_loop,
     })
 }
 

@@ -9,14 +9,15 @@
 //! slow; `lists` 13%). So, as JITs with tiers do:
 //!
 //! 1. A function found hot is compiled with the quick settings
-//!    (`Compiler::isa_quick`), each arity of it on its own, and marked
+//!    (`Codegen::isa_quick`), each arity of it on its own, and marked
 //!    as quick (`JitSlot::quick`, a bit per arity). A leaf (no loop, no
 //!    call of itself) is compiled optimised at once: the interpreter
 //!    never enters one, so its entries never say it pays, and leaves
 //!    are small.
 //! 2. The interpreter's entries into the code are counted anyway, for
 //!    judging it (`JitSlot::judge`). The [`OPTIMISE_AFTER`]th entry
-//!    (the second under `jit-eager`: [`optimise_after`]), on
+//!    (the second under `jit-eager`: [`optimise_after`]; or a later one,
+//!    should another optimise be under way then), on
 //!    the worker that made it, back in the interpreter (the code has
 //!    returned or left), compiles each quick arity again with the
 //!    optimiser and the backtracking allocator (`optimise`), with a code
@@ -175,8 +176,16 @@ impl JitSlot {
     #[cold]
     #[inline(never)]
     pub(super) fn optimise(&self, p: &'static Proto) {
+        // Another optimise under way (of this function on another
+        // worker, or of another): not now, at a later entry (`judge`
+        // calls again while quick arities are left), rather than wait
+        // out a millisecond of it in the middle of a slice.
+        let mut own = match OWN.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
         let t0 = std::time::Instant::now();
-        let mut own = OWN.lock().unwrap_or_else(|e| e.into_inner());
         let quick = {
             let guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
             // Given up meanwhile: not now (after its rest, its entries
@@ -246,9 +255,10 @@ impl JitSlot {
                 r.push(quick_code);
                 r.iter().map(|c| c.1).sum::<usize>()
             };
-            if waiting >= POKE_AT && waiting - quick_code.1 < POKE_AT {
+            if waiting >= POKE_AT {
                 // Enough to ask for a cycle, whose visits cost every
-                // process a microsecond or so.
+                // process a microsecond or so (asked again at each retire
+                // while a given-up cycle leaves it waiting).
                 crate::purge::poke();
             }
             OPTIMISED.fetch_add(1, Relaxed);

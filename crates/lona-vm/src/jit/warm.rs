@@ -10,8 +10,8 @@
 //! calls of compiled code with cold paths, two return values) with the
 //! quick tier's setting (`optimise.rs`: what a function found hot is
 //! compiled with), and throwing the code away. It takes the compiler's
-//! lock, as any compile does; a function found hot meanwhile waits for
-//! it, as it would have paid for it itself.
+//! lock, as a function found hot does; one found hot meanwhile waits
+//! for it, as it would have paid for it itself.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;

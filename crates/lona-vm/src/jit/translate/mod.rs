@@ -35,10 +35,12 @@ use facts::{Facts, IMM, SMALL};
 
 /// What [`compile`] made (its machine code is in the context, for
 /// `Compiler::install`): whether the arity is a leaf (no loop, no call
-/// of itself), and whether the code is the quick tier's.
+/// of itself), whether the code is the quick tier's, and whether it has
+/// a typed loop (`facts.rs`).
 pub(super) struct Made {
     pub leaf: bool,
     pub quick: bool,
+    pub typed_loop: bool,
 }
 
 /// Compiles arity `argc` of `p` (its code from `entry_pc`, `nregs`
@@ -80,9 +82,6 @@ pub(super) fn compile(
     if !held {
         typed_loop = translate(c, p, &sig, (argc, entry_pc, nregs), false).1;
     }
-    if typed_loop {
-        super::TYPED_LOOPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
     let dump = super::dumping();
     if dump {
         eprintln!("{}\n{}", p.disassemble(), c.ctx.func.display());
@@ -103,7 +102,11 @@ pub(super) fn compile(
             eprintln!("{code}");
         }
     }
-    Ok(Made { leaf, quick })
+    Ok(Made {
+        leaf,
+        quick,
+        typed_loop,
+    })
 }
 
 /// Translates `p` into `c.ctx.func` afresh (`guess`: on the guess that
