@@ -37,8 +37,8 @@ fn samples(tier: &str, n: u64, every: u64, calls: u64, trigger: &str) -> (Vec<u6
     (v, stderr)
 }
 
-/// The number before `word` on the `--jit-stats` line starting with
-/// `line`.
+/// The number before the first `word` on the `--jit-stats` line
+/// starting with `line`.
 fn figure(stats: &str, line: &str, word: &str) -> u64 {
     let l = stats.lines().find(|l| l.starts_with(line)).expect(stats);
     let words: Vec<&str> = l.split_whitespace().collect();

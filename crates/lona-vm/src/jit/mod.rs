@@ -1150,7 +1150,7 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} arities compiled again optimised ({} bytes of quick code freed); {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
+            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} arities compiled again optimised (their quick code freed: {} B); {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
             self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.optimised, self.retired_freed, self.compile_us, self.max_us, self.code_bytes
         )
     }
