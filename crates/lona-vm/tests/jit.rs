@@ -5,7 +5,7 @@
 //! loop sees its var redefined by another thread. Random well-typed
 //! programs (`gen`: functions calling each other, closures, built-ins as
 //! values, patterns, cons cells, big integers, errors caught) print the
-//! same and charge the same in both tiers: 1,000 in CI, as many as
+//! same and charge the same in both tiers: 2,000 in CI, as many as
 //! `LONA_JIT_CASES` says by hand (`many_random_programs_agree_in_both_tiers`,
 //! ignored). The tier is the OS process's: the tests take turns.
 
@@ -798,7 +798,7 @@ fn tape() -> impl proptest::strategy::Strategy<Value = Vec<u32>> {
 
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config {
-        cases: cases(1000),
+        cases: cases(2000),
         max_global_rejects: 100,
         ..Default::default()
     })]
