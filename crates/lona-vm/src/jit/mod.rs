@@ -992,7 +992,7 @@ fn compile_arity(
     quick: bool,
 ) -> Result<Compiled, String> {
     let made = generate(&mut c.gen, p, arity, quick)?;
-    install(c, &mut None, p, made)
+    install(&mut c.heap, &mut c.gen, p, made)
 }
 
 /// What [`compile_arity`] made: the code's address and size in the code
@@ -1027,21 +1027,17 @@ fn generate(
     })
 }
 
-/// Installs the code [`generate`] left in `other`'s context (the
-/// optimiser's), or else in the compiler's own, into the code heap; the
-/// context is emptied either way.
+/// Installs the code [`generate`] left in `gen`'s context (the
+/// compiler's own or the optimiser's) into the code `heap` (the
+/// compiler's, under its lock); the context is emptied either way.
 #[cfg(feature = "jit")]
 fn install(
-    c: &mut Compiler,
-    other: &mut Option<&mut Codegen>,
+    heap: &mut code::CodeHeap,
+    gen: &mut Codegen,
     p: &Proto,
     made: translate::Made,
 ) -> Result<Compiled, String> {
-    let gen = match other {
-        Some(g) => &mut **g,
-        None => &mut c.gen,
-    };
-    let out = Compiler::install(&mut c.heap, gen);
+    let out = Compiler::install(heap, gen);
     gen.ctx.clear();
     let (addr, size) = out?;
     perf_map(addr, size, &p.name);

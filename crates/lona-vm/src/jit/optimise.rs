@@ -219,7 +219,7 @@ impl JitSlot {
                 gen.ctx.clear();
                 return;
             };
-            let out = made.and_then(|m| install(c, &mut Some(&mut *gen), p, m));
+            let out = made.and_then(|m| install(&mut c.heap, gen, p, m));
             let m = match out {
                 Ok(m) => m,
                 Err(why) => {
