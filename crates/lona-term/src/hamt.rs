@@ -104,6 +104,32 @@ fn alloc(heap: &Heap, kind: Kind, payload: &[u64]) -> u64 {
     p as usize as u64 | TAG_BOXED
 }
 
+/// A node whose payload is `parts`, one after another, written straight
+/// into the heap: an update of a node on the path to a key builds no
+/// temporary buffer (a `Vec` per level cost a malloc and a free; `maps`
+/// and a supervisor's children map assoc on every change).
+fn alloc_parts(heap: &Heap, kind: Kind, parts: &[&[u64]]) -> u64 {
+    let len: usize = parts.iter().map(|x| x.len()).sum();
+    let p = heap.alloc(1 + len);
+    // SAFETY: fresh words for the header and `len` payload words, filled
+    // by the copies below in turn; every payload word is a valid term of
+    // this heap (or permanent).
+    unsafe {
+        p.write(header(kind, len));
+        let mut at = p.add(1);
+        for x in parts {
+            std::ptr::copy_nonoverlapping(x.as_ptr(), at, x.len());
+            at = at.add(x.len());
+        }
+    }
+    p as usize as u64 | TAG_BOXED
+}
+
+/// A copy of `HamtNode` payload `w` with word `i` set to `x`.
+fn alloc_patched(heap: &Heap, w: &[u64], i: usize, x: u64) -> u64 {
+    alloc_parts(heap, Kind::HamtNode, &[&w[..i], &[x], &w[i + 1..]])
+}
+
 #[inline]
 fn bit_of(h: u64, shift: u32) -> u32 {
     1 << ((h >> shift) & 31)
@@ -226,25 +252,27 @@ fn assoc_node(heap: &Heap, node: u64, k: u64, v: u64, h: u64, shift: u32) -> (u6
             if w[i + 1] == v {
                 return (node, false);
             }
-            let mut out = w.to_vec();
-            out[i + 1] = v;
-            return (alloc(heap, Kind::HamtNode, &out), false);
+            return (alloc_patched(heap, w, i + 1, v), false);
         }
         // Two keys meet here: push both one level down.
         // SAFETY: w[i] is a key of this live map.
         let eh = key_hash(unsafe { Term::from_bits(w[i]) });
         let child = two(heap, (w[i], w[i + 1], eh), (k, v, h), shift + BITS);
-        let mut out = Vec::with_capacity(w.len() - 1);
-        out.push(small((dm & !bit) as u64));
-        out.push(small((nm | bit) as u64));
-        out.extend_from_slice(&w[2..i]);
-        out.extend_from_slice(&w[i + 2..2 + 2 * ndata]);
         let children = &w[2 + 2 * ndata..];
         let ci = index(nm, bit);
-        out.extend_from_slice(&children[..ci]);
-        out.push(child);
-        out.extend_from_slice(&children[ci..]);
-        return (alloc(heap, Kind::HamtNode, &out), true);
+        let node = alloc_parts(
+            heap,
+            Kind::HamtNode,
+            &[
+                &[small((dm & !bit) as u64), small((nm | bit) as u64)],
+                &w[2..i],
+                &w[i + 2..2 + 2 * ndata],
+                &children[..ci],
+                &[child],
+                &children[ci..],
+            ],
+        );
+        return (node, true);
     }
     if nm & bit != 0 {
         let c = 2 + 2 * ndata + index(nm, bit);
@@ -252,18 +280,15 @@ fn assoc_node(heap: &Heap, node: u64, k: u64, v: u64, h: u64, shift: u32) -> (u6
         if child == w[c] {
             return (node, false);
         }
-        let mut out = w.to_vec();
-        out[c] = child;
-        return (alloc(heap, Kind::HamtNode, &out), added);
+        return (alloc_patched(heap, w, c, child), added);
     }
     let i = 2 + 2 * index(dm, bit);
-    let mut out = Vec::with_capacity(w.len() + 2);
-    out.push(small((dm | bit) as u64));
-    out.push(w[1]);
-    out.extend_from_slice(&w[2..i]);
-    out.extend_from_slice(&[k, v]);
-    out.extend_from_slice(&w[i..]);
-    (alloc(heap, Kind::HamtNode, &out), true)
+    let node = alloc_parts(
+        heap,
+        Kind::HamtNode,
+        &[&[small((dm | bit) as u64), w[1]], &w[2..i], &[k, v], &w[i..]],
+    );
+    (node, true)
 }
 
 /// `HamtMap` `m` with `key` set to `value`.
@@ -367,12 +392,11 @@ fn dissoc_node(heap: &Heap, node: u64, k: u64, h: u64, shift: u32) -> Removed {
             let j = if i == 2 { 4 } else { 2 };
             return Removed::Single(w[j], w[j + 1]);
         }
-        let mut out = Vec::with_capacity(w.len() - 2);
-        out.push(small((dm & !bit) as u64));
-        out.push(w[1]);
-        out.extend_from_slice(&w[2..i]);
-        out.extend_from_slice(&w[i + 2..]);
-        return Removed::Node(alloc(heap, Kind::HamtNode, &out));
+        return Removed::Node(alloc_parts(
+            heap,
+            Kind::HamtNode,
+            &[&[small((dm & !bit) as u64), w[1]], &w[2..i], &w[i + 2..]],
+        ));
     }
     if nm & bit == 0 {
         return Removed::Unchanged;
@@ -380,26 +404,25 @@ fn dissoc_node(heap: &Heap, node: u64, k: u64, h: u64, shift: u32) -> Removed {
     let c = 2 + 2 * ndata + index(nm, bit);
     match dissoc_node(heap, w[c], k, h, shift + BITS) {
         Removed::Unchanged => Removed::Unchanged,
-        Removed::Node(child) => {
-            let mut out = w.to_vec();
-            out[c] = child;
-            Removed::Node(alloc(heap, Kind::HamtNode, &out))
-        }
+        Removed::Node(child) => Removed::Node(alloc_patched(heap, w, c, child)),
         Removed::Single(sk, sv) => {
             if shift > 0 && ndata == 0 && nm.count_ones() == 1 {
                 return Removed::Single(sk, sv);
             }
             // Inline the single entry here, at `bit`, as data.
             let i = 2 + 2 * index(dm, bit);
-            let mut out = Vec::with_capacity(w.len() + 1);
-            out.push(small((dm | bit) as u64));
-            out.push(small((nm & !bit) as u64));
-            out.extend_from_slice(&w[2..i]);
-            out.extend_from_slice(&[sk, sv]);
-            out.extend_from_slice(&w[i..2 + 2 * ndata]);
-            out.extend_from_slice(&w[2 + 2 * ndata..c]);
-            out.extend_from_slice(&w[c + 1..]);
-            Removed::Node(alloc(heap, Kind::HamtNode, &out))
+            Removed::Node(alloc_parts(
+                heap,
+                Kind::HamtNode,
+                &[
+                    &[small((dm | bit) as u64), small((nm & !bit) as u64)],
+                    &w[2..i],
+                    &[sk, sv],
+                    &w[i..2 + 2 * ndata],
+                    &w[2 + 2 * ndata..c],
+                    &w[c + 1..],
+                ],
+            ))
         }
     }
 }
