@@ -29,7 +29,7 @@
 //!    flavour): a process that spent its reductions was pushed to the back,
 //!    behind every other runnable process. Fairness, not an optimisation.
 //! 4. The injection queue, taking up to 16 more in one batch transfer.
-//! 5. Stealing half of a random victim's local queue.
+//! 5. Stealing half of a random victim's local queue, at most `STEAL_MAX`.
 //! 6. Nothing: spin, then park (see `idle`).
 //!
 //! # Running one process (a slice)
@@ -51,7 +51,7 @@ use crate::shared::Shared;
 use crate::state::Park;
 use crate::table::Slot;
 use crate::{report, Pid, Reason};
-use crossbeam_deque::{Steal, Worker as Deque};
+use crossbeam_deque::{Steal, Stealer, Worker as Deque};
 use crossbeam_utils::sync::Parker;
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -70,6 +70,15 @@ const LIFO_MIN_CHARGE: u32 = 8;
 /// after filling the LIFO slot before its occupant is made stealable
 /// (module doc): 3 to 4 ticks, about 200 reductions.
 const LIFO_SPILL_TICKS: u32 = 3;
+/// The most processes one steal takes (step 5): half the victim's queue,
+/// but no more than this. A fork-join tree run breadth-first from the
+/// local queue (`skynet`) has hundreds of thousands queued, and a steal of
+/// half of them copied that many entries across cores at once, then left
+/// both workers a long cold queue (`skynet` on two workers: 215 -> 178 ms
+/// native, 681 -> 541 ms Lonala, with a cap of 32 to 64). Enough to split
+/// `mesh`'s 100 senders evenly in one steal (a cap of 32 left them 32/68
+/// and cost `mesh` 10-15%).
+const STEAL_MAX: usize = 64;
 const INJECTOR_EVERY: u32 = 61;
 const INJECTOR_BATCH: usize = 16;
 
@@ -389,13 +398,8 @@ impl WorkerCore {
             if v == self.index {
                 continue;
             }
-            loop {
-                let half = stealers[v].len().div_ceil(2).max(1);
-                match stealers[v].steal_batch_with_limit_and_pop(&self.local, half) {
-                    Steal::Success(i) => return Some(i),
-                    Steal::Empty => break,
-                    Steal::Retry => continue,
-                }
+            if let Some(i) = steal_from(&stealers[v], &self.local) {
+                return Some(i);
             }
         }
         None
@@ -559,6 +563,19 @@ impl WorkerCore {
     }
 }
 
+/// Step 5 against one victim: half its queue, at most `STEAL_MAX`, into
+/// `local`; the first of them is returned to run now.
+fn steal_from(victim: &Stealer<u32>, local: &Deque<u32>) -> Option<u32> {
+    loop {
+        let half = victim.len().div_ceil(2).clamp(1, STEAL_MAX);
+        match victim.steal_batch_with_limit_and_pop(local, half) {
+            Steal::Success(i) => return Some(i),
+            Steal::Empty => return None,
+            Steal::Retry => continue,
+        }
+    }
+}
+
 /// Steps 2-3 of a slice: drain, then step (unless a signal ended it).
 fn step_once(cx: &mut Cx<'_>) -> Step {
     cx.drain();
@@ -659,5 +676,37 @@ pub(crate) fn finish(
     // delays shutdown's wait by its 50 ms poll.
     if shared.shutting_down.load(Acquire) {
         shared.exited();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A steal takes half a short queue, in order, and at most `STEAL_MAX`
+    /// of a long one (the rest stays with its owner).
+    #[test]
+    fn a_steal_takes_half_and_at_most_steal_max() {
+        let (victim, local) = (Deque::new_fifo(), Deque::new_fifo());
+        for i in 0..10 {
+            victim.push(i);
+        }
+        assert_eq!(steal_from(&victim.stealer(), &local), Some(0));
+        assert_eq!(1 + local.len(), 5, "half of 10");
+        assert_eq!(local.pop(), Some(1), "in queue order");
+        assert_eq!(victim.len(), 5);
+
+        let (victim, local) = (Deque::new_fifo(), Deque::new_fifo());
+        for i in 0..100_000 {
+            victim.push(i);
+        }
+        assert_eq!(steal_from(&victim.stealer(), &local), Some(0));
+        assert_eq!(1 + local.len(), STEAL_MAX);
+        assert_eq!(victim.len(), 100_000 - STEAL_MAX);
+
+        let (victim, local) = (Deque::new_fifo(), Deque::<u32>::new_fifo());
+        assert_eq!(steal_from(&victim.stealer(), &local), None);
+        victim.push(7);
+        assert_eq!(steal_from(&victim.stealer(), &local), Some(7), "a queue of one is stolen");
     }
 }
