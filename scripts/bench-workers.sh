@@ -9,7 +9,11 @@
 #          the ratio is then median1 / median2);
 #   slow1, slow2  the slowest run / the median, in time (for a throughput
 #          figure, median / the lowest): issue 20 wants at most 1.5 in
-#          10 runs.
+#          10 runs;
+#   xcore_ns  the host's cross-core round trip (`lona bench xcore`),
+#          lowest..highest of the figures taken before each pair of runs:
+#          the guests here switch between ~90 and ~450 ns, and two-worker
+#          figures follow.
 # PIN=1 adds `--pin` (worker i pinned to core i mod cores).
 #   scripts/bench-workers.sh [RUNS] [WORKLOAD...]
 # Default workloads: every process workload; not `gc` (one process, no
@@ -80,22 +84,24 @@ stats() {
     }'
 }
 
-printf '%-10s %-6s %-18s %11s %19s %11s %19s %7s %6s %6s\n' \
-  workload form figure "median(1)" "min..max(1)" "median(2)" "min..max(2)" t2/t1 slow1 slow2
+printf '%-10s %-6s %-18s %11s %19s %11s %19s %7s %6s %6s %9s\n' \
+  workload form figure "median(1)" "min..max(1)" "median(2)" "min..max(2)" t2/t1 slow1 slow2 xcore_ns
 for w in "${workloads[@]}"; do
   forms=()
   case "$native" in *" $w "*) forms+=(native) ;; esac
   [ -f "bench/lonala/$w.lona" ] && forms+=(lonala)
   fig=$(figure "$w"); key=${fig#1/}
   for form in "${forms[@]}"; do
-    : >"$work/1"; : >"$work/2"
+    : >"$work/1"; : >"$work/2"; : >"$work/x"
     for _ in $(seq "$runs"); do
+      "$lona" bench xcore >>"$work/x" 2>/dev/null || true
       for n in 1 2; do one "$form" "$w" "$n" >>"$work/$n"; done
     done
+    read -r _ xlo xhi <<<"$(stats "$work/x" round_trip_ns)"
     read -r m1 lo1 hi1 <<<"$(stats "$work/1" "$key")"
     read -r m2 lo2 hi2 <<<"$(stats "$work/2" "$key")"
     awk -v w="$w" -v form="$form" -v key="$key" -v inv="$([ "$fig" = "$key" ] && echo 0 || echo 1)" \
-      -v m1="$m1" -v lo1="$lo1" -v hi1="$hi1" -v m2="$m2" -v lo2="$lo2" -v hi2="$hi2" '
+      -v m1="$m1" -v lo1="$lo1" -v hi1="$hi1" -v m2="$m2" -v lo2="$lo2" -v hi2="$hi2" -v x="$xlo..$xhi" '
       function f(x) { return x == "-" ? "-" : sprintf(x >= 1000 ? "%.0f" : "%.4g", x) }
       function slow(m, lo, hi) {
         if (m == "-" || m + 0 == 0 || lo + 0 == 0) return "-"
@@ -105,8 +111,8 @@ for w in "${workloads[@]}"; do
         r = "-"
         if (m1 != "-" && m2 != "-" && m1 + 0 != 0 && m2 + 0 != 0)
           r = sprintf("%.3f", inv ? m1 / m2 : m2 / m1)
-        printf "%-10s %-6s %-18s %11s %19s %11s %19s %7s %6s %6s\n", w, form, key,
-          f(m1), f(lo1) ".." f(hi1), f(m2), f(lo2) ".." f(hi2), r, slow(m1, lo1, hi1), slow(m2, lo2, hi2)
+        printf "%-10s %-6s %-18s %11s %19s %11s %19s %7s %6s %6s %9s\n", w, form, key,
+          f(m1), f(lo1) ".." f(hi1), f(m2), f(lo2) ".." f(hi2), r, slow(m1, lo1, hi1), slow(m2, lo2, hi2), x
       }'
   done
 done

@@ -112,6 +112,7 @@ impl Builder {
             injector: Injector::new(),
             urgent: Urgent::new(),
             stealers: deques.iter().map(|d| d.stealer()).collect(),
+            open: (0..self.workers).map(|_| Default::default()).collect(),
             idle,
             timers: Timers::new(),
             registry: Registry::default(),

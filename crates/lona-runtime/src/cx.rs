@@ -31,7 +31,7 @@ use std::ptr::NonNull;
 use std::time::Duration;
 
 /// Reductions between two [`Cx::tick`]s (a power of two).
-const TICK: u32 = 64;
+pub(crate) const TICK: u32 = 64;
 
 /// Options for [`Cx::spawn`] and `Ctx::spawn_opt` (Erlang's `spawn_opt`
 /// options), built by chaining:

@@ -31,6 +31,7 @@ use crate::timer::{Target, TimerRef, Timers};
 use crate::worker::WorkerCore;
 use crate::Pid;
 use crossbeam_deque::{Injector, Stealer};
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -42,6 +43,10 @@ pub(crate) struct Shared {
     /// The run queues of max and high processes (`priority`).
     pub(crate) urgent: Urgent,
     pub(crate) stealers: Vec<Stealer<u32>>,
+    /// Whether worker *i*'s local queue may be stolen from (`worker.rs`,
+    /// step 5): written by worker *i* alone, when it changes (rarely), and
+    /// read by idle workers before they touch that queue's lines.
+    pub(crate) open: Box<[CachePadded<AtomicBool>]>,
     pub(crate) idle: Idle,
     pub(crate) timers: Timers,
     pub(crate) registry: Registry,

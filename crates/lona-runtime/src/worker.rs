@@ -13,10 +13,11 @@
 //!    receiver) or its running process just spawned, run next while its
 //!    data is hot. The occupant a newer one displaces goes to the local
 //!    queue without waking an idle worker at once: the wake-up is owed,
-//!    paid when the running process goes on for `LIFO_SPILL_TICKS` or its
-//!    slice ends with more than one process queued here (a process that
-//!    wakes or spawns one and then waits has this worker run both, on the
-//!    core that has their data). Starvation guards: LIFO
+//!    paid when the running process goes on for `LIFO_SPILL_TICKS` in one
+//!    slice, or when a slice ends with more than one process queued here
+//!    and the backlog (step 5) is old (a process that wakes or spawns one
+//!    and then waits has this worker run both, on the core that has their
+//!    data). Starvation guards: LIFO
 //!    runs in a row may spend one slice's reductions between them (each
 //!    counted as at least `LIFO_MIN_CHARGE`), then the slot's occupant goes
 //!    to the back of the local queue, so the processes queued behind wait
@@ -29,7 +30,21 @@
 //!    flavour): a process that spent its reductions was pushed to the back,
 //!    behind every other runnable process. Fairness, not an optimisation.
 //! 4. The injection queue, taking up to 16 more in one batch transfer.
-//! 5. Stealing half of a random victim's local queue, at most `STEAL_MAX`.
+//! 5. Stealing half of a random victim's local queue, at most `STEAL_MAX`,
+//!    from a victim whose queue is *open*. A worker opens its queue (and
+//!    wakes an idle worker) when paying a wake-up owed: its running process
+//!    went on for `LIFO_SPILL_TICKS` in one slice while others waited, or
+//!    yielded with others queued, or the queue has not been empty at the
+//!    end of a slice for `BACKLOG_REDS` of its reductions; it closes it
+//!    when a slice ends with the queue empty. A worker that keeps up with
+//!    its queue in short slices (a caller, a supervisor and the children
+//!    it starts) keeps its processes, whose data is in its cache: a thief
+//!    spinning on it took each child as it was queued, and the cache lines
+//!    of the queue, the child and its first heap crossed cores for every
+//!    one (`supstart` on two workers took 1.5 us a child instead of 0.8
+//!    while the host's cross-core round trip was ~430 ns). The flag is
+//!    written only when it changes, so an idle worker's look at a closed
+//!    queue reads a line its owner is not writing.
 //! 6. Nothing: spin, then park (see `idle`).
 //!
 //! # Running one process (a slice)
@@ -79,6 +94,13 @@ const LIFO_SPILL_TICKS: u32 = 3;
 /// `mesh`'s 100 senders evenly in one steal (a cap of 32 left them 32/68
 /// and cost `mesh` 10-15%).
 const STEAL_MAX: usize = 64;
+/// Reductions this worker spends, slice after slice, with processes
+/// waiting in its local queue before the queue is opened to thieves (step
+/// 5): four slices' worth. A worker that empties its queue sooner is
+/// keeping up; a process that yields with others queued, or goes on for
+/// `LIFO_SPILL_TICKS` in one slice while others wait, opens it at once
+/// (queued work does not wait behind one long step).
+const BACKLOG_REDS: u32 = 4 * SLICE_REDUCTIONS;
 const INJECTOR_EVERY: u32 = 61;
 const INJECTOR_BATCH: usize = 16;
 
@@ -105,8 +127,14 @@ pub(crate) struct WorkerCore {
     /// worker for it (step 2's displaced occupant): `tick` wakes one if
     /// the running process goes on for `LIFO_SPILL_TICKS`.
     wake_owed: Cell<bool>,
-    /// Reduction ticks since `wake_owed` was set.
-    owed_age: Cell<u32>,
+    /// Reductions spent since the local queue was last seen empty at the
+    /// end of a slice (step 5).
+    backlog: Cell<u32>,
+    /// Reduction ticks of the slice under way.
+    slice_ticks: Cell<u32>,
+    /// This worker's `Shared::open` entry, mirrored (only this worker
+    /// writes it).
+    opened: Cell<bool>,
     tick: Cell<u32>,
     rng: Cell<u64>,
     /// Free table slots cached by this worker.
@@ -158,7 +186,9 @@ impl WorkerCore {
             budget_left: Cell::new(SLICE_REDUCTIONS),
             lifo_age: Cell::new(0),
             wake_owed: Cell::new(false),
-            owed_age: Cell::new(0),
+            backlog: Cell::new(0),
+            slice_ticks: Cell::new(0),
+            opened: Cell::new(false),
             tick: Cell::new(0),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
@@ -247,36 +277,84 @@ impl WorkerCore {
         self.lifo_age.set(0);
         if let Some(prev) = self.lifo.replace(Some(index)) {
             self.local.push(prev);
-            if !self.wake_owed.replace(true) {
-                self.owed_age.set(0);
-            }
+            self.wake_owed.set(true);
         }
     }
 
-    /// The end of a slice: a wake-up owed is paid now if more is queued
-    /// here than the one process this worker takes next.
+    /// The end of a slice (step 5's backlog): an empty local queue closes
+    /// it to thieves and starts the backlog again; otherwise the backlog
+    /// grows by the slice (ticks counted the rest), and a wake-up owed is
+    /// paid once it is old enough and more is queued here than the one
+    /// process this worker takes next.
     #[inline]
-    fn settle_owed_wake(&self) {
-        if self.wake_owed.get() && self.local.len() >= 2 {
+    fn settle(&self) {
+        if self.local.is_empty() {
+            self.backlog.set(0);
             self.wake_owed.set(false);
+            self.close_queue();
+            return;
+        }
+        self.backlog.set(self.backlog.get().saturating_add(LIFO_MIN_CHARGE));
+        if self.local.len() >= 2 {
+            self.pay_owed_wake(false);
+        }
+    }
+
+    /// A wake-up owed (or a closed queue with processes in it) is paid:
+    /// the queue opened to thieves and an idle worker woken, if the backlog
+    /// is `BACKLOG_REDS` old, or `now`: the running process has gone on
+    /// for `LIFO_SPILL_TICKS` in this slice. The caller saw the local
+    /// queue non-empty.
+    #[inline]
+    fn pay_owed_wake(&self, now: bool) {
+        let due = self.wake_owed.get() || !self.opened.get();
+        if due && (now || self.backlog.get() >= BACKLOG_REDS) {
+            self.wake_owed.set(false);
+            self.open_queue();
             self.shared.idle.notify_one();
         }
     }
 
-    /// The running process spent another tick of reductions: a LIFO
-    /// occupant that has waited `LIFO_SPILL_TICKS` of them becomes
-    /// stealable.
+    /// A batch taken from the injector or another worker left processes
+    /// in the local queue: none of them has data in this core's cache, so
+    /// they are open to thieves at once (a third worker shares the batch).
+    fn offer_batch(&self) {
+        if !self.local.is_empty() && !self.opened.get() {
+            self.open_queue();
+            self.shared.idle.notify_one();
+        }
+    }
+
+    /// Thieves may take from the local queue from now on. Relaxed: the
+    /// caller then calls `Idle::notify_one`, whose SeqCst fence orders
+    /// this store before its read of the sleepers' count, against a
+    /// sleeper's fence between registering and its last look (`idle`).
+    fn open_queue(&self) {
+        if !self.opened.replace(true) {
+            self.shared.open[self.index].store(true, Relaxed);
+        }
+    }
+
+    /// The local queue is empty: thieves leave it alone until its next
+    /// backlog is old. Relaxed: a thief that reads `true` late finds an
+    /// empty queue or steals what is there, which is allowed.
+    fn close_queue(&self) {
+        if self.opened.replace(false) {
+            self.shared.open[self.index].store(false, Relaxed);
+        }
+    }
+
+    /// The running process spent another tick of reductions (64): the
+    /// backlog, if any, is that much older; a LIFO occupant that has waited
+    /// `LIFO_SPILL_TICKS` of them goes to the local queue, to be stolen
+    /// once the backlog is old.
     #[inline(never)]
     pub(crate) fn tick(&self) {
-        if self.wake_owed.get() {
-            let age = self.owed_age.get() + 1;
-            self.owed_age.set(age);
-            if age > LIFO_SPILL_TICKS {
-                self.wake_owed.set(false);
-                if !self.local.is_empty() {
-                    self.shared.idle.notify_one();
-                }
-            }
+        let long = self.slice_ticks.get() + 1;
+        self.slice_ticks.set(long);
+        if !self.local.is_empty() {
+            self.backlog.set(self.backlog.get().saturating_add(crate::cx::TICK));
+            self.pay_owed_wake(long > LIFO_SPILL_TICKS);
         }
         if self.lifo.get().is_none() {
             return;
@@ -286,7 +364,8 @@ impl WorkerCore {
         if age > LIFO_SPILL_TICKS {
             if let Some(i) = self.lifo.take() {
                 self.local.push(i);
-                self.shared.idle.notify_one();
+                self.wake_owed.set(true);
+                self.pay_owed_wake(true);
             }
         }
     }
@@ -303,7 +382,8 @@ impl WorkerCore {
         }
         self.local.push(index);
         if !alone {
-            self.shared.idle.notify_one();
+            self.wake_owed.set(true);
+            self.pay_owed_wake(true);
         }
     }
 
@@ -379,7 +459,10 @@ impl WorkerCore {
                 .injector
                 .steal_batch_with_limit_and_pop(&self.local, INJECTOR_BATCH)
             {
-                Steal::Success(i) => return Some(i),
+                Steal::Success(i) => {
+                    self.offer_batch();
+                    return Some(i);
+                }
                 Steal::Empty => return None,
                 Steal::Retry => continue,
             }
@@ -395,10 +478,13 @@ impl WorkerCore {
         let start = (self.next_random() % n as u64) as usize;
         for k in 0..n {
             let v = (start + k) % n;
-            if v == self.index {
+            // Relaxed: a hint; the look after registering as a sleeper is
+            // ordered by `idle`'s fences (see `open_queue`).
+            if v == self.index || !self.shared.open[v].load(Relaxed) {
                 continue;
             }
             if let Some(i) = steal_from(&stealers[v], &self.local) {
+                self.offer_batch();
                 return Some(i);
             }
         }
@@ -499,8 +585,9 @@ impl WorkerCore {
 
     /// Run one slice of the process in slot `index` (module doc).
     fn run_slice(&self, index: u32) {
+        self.slice_ticks.set(0);
         self.run_slice_inner(index);
-        self.settle_owed_wake();
+        self.settle();
     }
 
     fn run_slice_inner(&self, index: u32) {

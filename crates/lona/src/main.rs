@@ -192,8 +192,9 @@ enum Command {
     },
     /// Run a benchmark workload and print its one-line result.
     Bench {
-        /// Workload name, or `all`.
-        #[arg(value_parser = clap::builder::PossibleValuesParser::new(bench::NAMES.iter().chain(bench::SERVERS).copied().chain(["all"])))]
+        /// Workload name, or `all`; `xcore` measures the host (a cache
+        /// line's round trip between CPUs 0 and 1), not Lona.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(bench::NAMES.iter().chain(bench::SERVERS).copied().chain(["all", "xcore"])))]
         workload: String,
         /// For a server (`echo-server`, `http-server`): the port to listen on
         /// (0: any).

@@ -21,6 +21,7 @@ mod skynet;
 mod spawn;
 mod suprestart;
 mod supstart;
+mod xcore;
 
 use lona_runtime::{Builder, Runtime};
 
@@ -94,6 +95,8 @@ pub fn run(name: &str, workers: Option<usize>, pin: bool) -> Result<(), String> 
             gc::run();
             Ok(())
         }
+        // Not in `NAMES` (nor `all`): a figure of the host, not of Lona.
+        "xcore" => xcore::run(),
         other => Err(format!(
             "unknown workload {other:?}; one of {NAMES:?} or all"
         )),
