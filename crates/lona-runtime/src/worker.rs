@@ -797,3 +797,52 @@ mod tests {
         assert_eq!(steal_from(&victim.stealer(), &local), Some(7), "a queue of one is stolen");
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use loom::sync::atomic::{fence, AtomicBool, AtomicUsize};
+    use loom::sync::{Arc, Mutex};
+    use std::sync::atomic::Ordering::*;
+
+    /// Step 5's opening, against `idle`'s protocol (transcribed with loom's
+    /// primitives, as `priority`'s model does): the owner pushes, stores
+    /// `open` (Relaxed), then `notify_one` (SeqCst fence, read of the
+    /// sleepers' count); an idle worker registers (under the lock, then a
+    /// SeqCst fence), then reads `open` (Relaxed) and only then the queue.
+    /// Either its look finds the process or the owner sees it asleep and
+    /// wakes it: a queue opened is never missed by a worker going to sleep.
+    #[test]
+    fn loom_opening_a_queue_never_misses_a_sleeper() {
+        loom::model(|| {
+            let queued = Arc::new(AtomicUsize::new(0));
+            let open = Arc::new(AtomicBool::new(false));
+            let sleeping = Arc::new(AtomicUsize::new(0));
+            let lock = Arc::new(Mutex::new(()));
+            let woken = Arc::new(AtomicBool::new(false));
+            let owner = {
+                let (queued, open, sleeping, lock, woken) =
+                    (queued.clone(), open.clone(), sleeping.clone(), lock.clone(), woken.clone());
+                loom::thread::spawn(move || {
+                    queued.store(1, Release); // the deque's push
+                    open.store(true, Relaxed); // open_queue
+                    fence(SeqCst); // notify_one
+                    if sleeping.load(Relaxed) > 0 {
+                        let _g = lock.lock().unwrap();
+                        if sleeping.load(Relaxed) > 0 {
+                            sleeping.fetch_sub(1, Relaxed);
+                            woken.store(true, Relaxed);
+                        }
+                    }
+                })
+            };
+            {
+                let _g = lock.lock().unwrap();
+                sleeping.fetch_add(1, Relaxed);
+            }
+            fence(SeqCst);
+            let found = open.load(Relaxed) && queued.load(Acquire) == 1;
+            owner.join().unwrap();
+            assert!(found || woken.load(Relaxed), "an opened queue was missed");
+        });
+    }
+}
