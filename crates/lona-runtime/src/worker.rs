@@ -294,7 +294,8 @@ impl WorkerCore {
             self.close_queue();
             return;
         }
-        self.backlog.set(self.backlog.get().saturating_add(LIFO_MIN_CHARGE));
+        self.backlog
+            .set(self.backlog.get().saturating_add(LIFO_MIN_CHARGE));
         if self.local.len() >= 2 {
             self.pay_owed_wake(false);
         }
@@ -353,7 +354,8 @@ impl WorkerCore {
         let long = self.slice_ticks.get() + 1;
         self.slice_ticks.set(long);
         if !self.local.is_empty() {
-            self.backlog.set(self.backlog.get().saturating_add(crate::cx::TICK));
+            self.backlog
+                .set(self.backlog.get().saturating_add(crate::cx::TICK));
             self.pay_owed_wake(long > LIFO_SPILL_TICKS);
         }
         if self.lifo.get().is_none() {
@@ -794,7 +796,11 @@ mod tests {
         let (victim, local) = (Deque::new_fifo(), Deque::<u32>::new_fifo());
         assert_eq!(steal_from(&victim.stealer(), &local), None);
         victim.push(7);
-        assert_eq!(steal_from(&victim.stealer(), &local), Some(7), "a queue of one is stolen");
+        assert_eq!(
+            steal_from(&victim.stealer(), &local),
+            Some(7),
+            "a queue of one is stolen"
+        );
     }
 }
 
@@ -820,8 +826,13 @@ mod loom_tests {
             let lock = Arc::new(Mutex::new(()));
             let woken = Arc::new(AtomicBool::new(false));
             let owner = {
-                let (queued, open, sleeping, lock, woken) =
-                    (queued.clone(), open.clone(), sleeping.clone(), lock.clone(), woken.clone());
+                let (queued, open, sleeping, lock, woken) = (
+                    queued.clone(),
+                    open.clone(),
+                    sleeping.clone(),
+                    lock.clone(),
+                    woken.clone(),
+                );
                 loom::thread::spawn(move || {
                     queued.store(1, Release); // the deque's push
                     open.store(true, Relaxed); // open_queue

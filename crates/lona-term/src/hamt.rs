@@ -286,7 +286,12 @@ fn assoc_node(heap: &Heap, node: u64, k: u64, v: u64, h: u64, shift: u32) -> (u6
     let node = alloc_parts(
         heap,
         Kind::HamtNode,
-        &[&[small((dm | bit) as u64), w[1]], &w[2..i], &[k, v], &w[i..]],
+        &[
+            &[small((dm | bit) as u64), w[1]],
+            &w[2..i],
+            &[k, v],
+            &w[i..],
+        ],
     );
     (node, true)
 }

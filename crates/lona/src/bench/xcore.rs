@@ -62,7 +62,9 @@ pub fn run() -> Result<(), String> {
             }
         }
         let ns = t0.elapsed().as_secs_f64() * 1e9 / ROUNDS as f64;
-        other.join().map_err(|_| "the other thread panicked".to_string())??;
+        other
+            .join()
+            .map_err(|_| "the other thread panicked".to_string())??;
         pinned?;
         Ok(ns)
     })?;
