@@ -101,10 +101,10 @@ const STEAL_MAX: usize = 64;
 /// and alias, the supervisor, the children queued meanwhile): at four
 /// slices its queue opened once per ~85 children and the other worker
 /// took ~7% of them; at eight, never. `skynet`, `mesh`, `pairs` and
-/// `fanin` share their work as fast either way. A worker that empties its queue sooner is
-/// keeping up; a process that yields with others queued, or goes on for
-/// `LIFO_SPILL_TICKS` in one slice while others wait, opens it at once
-/// (queued work does not wait behind one long step).
+/// `fanin` share their work as fast either way. A worker that empties its
+/// queue sooner is keeping up; a process that yields with others queued,
+/// or goes on for `LIFO_SPILL_TICKS` in one slice while others wait,
+/// opens it at once (queued work does not wait behind one long step).
 const BACKLOG_REDS: u32 = 8 * SLICE_REDUCTIONS;
 const INJECTOR_EVERY: u32 = 61;
 const INJECTOR_BATCH: usize = 16;
@@ -293,7 +293,8 @@ impl WorkerCore {
     /// process this worker takes next.
     #[inline]
     fn settle(&self) {
-        if self.local.is_empty() {
+        let queued = self.local.len();
+        if queued == 0 {
             self.backlog.set(0);
             self.wake_owed.set(false);
             self.close_queue();
@@ -301,7 +302,7 @@ impl WorkerCore {
         }
         self.backlog
             .set(self.backlog.get().saturating_add(LIFO_MIN_CHARGE));
-        if self.local.len() >= 2 {
+        if queued >= 2 {
             self.pay_owed_wake(false);
         }
     }
@@ -315,10 +316,16 @@ impl WorkerCore {
     fn pay_owed_wake(&self, now: bool) {
         let due = self.wake_owed.get() || !self.opened.get();
         if due && (now || self.backlog.get() >= BACKLOG_REDS) {
-            self.wake_owed.set(false);
-            self.open_queue();
-            self.shared.idle.notify_one();
+            self.open_and_wake();
         }
+    }
+
+    /// The local queue is opened to thieves and an idle worker woken for
+    /// it (which pays any wake-up owed).
+    fn open_and_wake(&self) {
+        self.wake_owed.set(false);
+        self.open_queue();
+        self.shared.idle.notify_one();
     }
 
     /// A batch taken from the injector or another worker left processes
@@ -326,8 +333,7 @@ impl WorkerCore {
     /// they are open to thieves at once (a third worker shares the batch).
     fn offer_batch(&self) {
         if !self.local.is_empty() && !self.opened.get() {
-            self.open_queue();
-            self.shared.idle.notify_one();
+            self.open_and_wake();
         }
     }
 
@@ -371,8 +377,7 @@ impl WorkerCore {
         if age > LIFO_SPILL_TICKS {
             if let Some(i) = self.lifo.take() {
                 self.local.push(i);
-                self.wake_owed.set(true);
-                self.pay_owed_wake(true);
+                self.open_and_wake();
             }
         }
     }
@@ -389,8 +394,7 @@ impl WorkerCore {
         }
         self.local.push(index);
         if !alone {
-            self.wake_owed.set(true);
-            self.pay_owed_wake(true);
+            self.open_and_wake();
         }
     }
 
