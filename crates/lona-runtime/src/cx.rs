@@ -15,7 +15,7 @@
 use crate::envelope::{Envelope, Header};
 use crate::error::{SendError, SpawnError};
 use crate::info::{info_of, ProcessInfo, Status};
-use crate::mailbox::Mailbox;
+use crate::mailbox::{Ahead, Mailbox};
 use crate::pid::Dest;
 use crate::priority::Priority;
 use crate::process::{Private, Process, ACTIVE};
@@ -262,12 +262,13 @@ impl Cx<'_> {
             return;
         }
         let (mut node, _) = self.slot.inbox.take();
+        let mut run = Ahead::new();
         while !node.is_null() {
             // SAFETY: the chain is ours; read `next` before handing the node on.
             let next = unsafe { (*node).next };
             let e = unsafe { Envelope::from_raw(node) };
             if self.p.pending_exit.is_none() {
-                crate::links::on_node(self, e);
+                crate::links::on_node(self, e, &mut run);
             } else {
                 crate::links::on_node_dying(self.shared, self.p, self.pid, e);
             }

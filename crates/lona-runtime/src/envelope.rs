@@ -29,12 +29,54 @@ pub(crate) struct Header {
     /// producer before the node is published (release CAS in `Inbox::push`),
     /// afterwards only by the owning process.
     pub(crate) next: *mut Header,
-    /// Generation of the process the node was addressed to; a node whose
-    /// generation is not its receiver's is stale and is dropped unread.
-    pub(crate) gen: u32,
-    /// Runtime-internal control signal rather than a user message.
-    pub(crate) signal: bool,
+    /// Two uses, one after the other (so a node stays three words):
+    ///
+    /// - While the node travels (an outbox, an inbox, the timer wheel):
+    ///   the generation of the process it is addressed to (low 32 bits; a
+    ///   node whose generation is not its receiver's is stale and is
+    ///   dropped unread) and whether it is a runtime-internal control
+    ///   signal rather than a user message (bit 32). Read with
+    ///   [`Header::gen`] and [`Header::is_signal`].
+    /// - Once its receiver has acted on those and moved it into its
+    ///   mailbox: a scan hint, the address of a node a few places further
+    ///   down the list ([`Header::ahead`]), or 0. Only ever prefetched,
+    ///   never read through: it may name a node taken since.
+    ///
+    /// A node never goes back from a mailbox to an inbox (a message sent on
+    /// is a new node), so the first use never sees the second's value.
+    mark: u64,
     vtable: &'static VTable,
+}
+
+/// Bit 32 of [`Header::mark`]: a control signal.
+const SIGNAL: u64 = 1 << 32;
+
+impl Header {
+    /// Generation of the process the node was addressed to (while it
+    /// travels; see `mark`).
+    #[inline]
+    pub(crate) fn gen(&self) -> u32 {
+        self.mark as u32
+    }
+
+    /// A runtime-internal control signal rather than a user message (while
+    /// it travels; see `mark`).
+    #[inline]
+    pub(crate) fn is_signal(&self) -> bool {
+        self.mark & SIGNAL != 0
+    }
+
+    /// The mailbox's scan hint (see `mark`): an address to prefetch, or 0.
+    #[inline]
+    pub(crate) fn ahead(&self) -> usize {
+        self.mark as usize
+    }
+
+    /// Set the scan hint of a node in the mailbox (see `mark`).
+    #[inline]
+    pub(crate) fn set_ahead(&mut self, to: *const Header) {
+        self.mark = to.addr() as u64;
+    }
 }
 
 #[repr(C)]
@@ -82,8 +124,7 @@ impl Envelope {
         let node = Box::new(Node {
             header: Header {
                 next: std::ptr::null_mut(),
-                gen,
-                signal,
+                mark: gen as u64 | if signal { SIGNAL } else { 0 },
                 vtable: &<T as HasVTable>::VTABLE,
             },
             value,
@@ -110,7 +151,10 @@ impl Envelope {
     /// resolved when it fires).
     pub(crate) fn set_gen(&mut self, gen: u32) {
         // SAFETY: we own a live node exclusively.
-        unsafe { (*self.0.as_ptr()).gen = gen };
+        unsafe {
+            let h = &mut *self.0.as_ptr();
+            h.mark = (h.mark & SIGNAL) | gen as u64;
+        }
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -211,6 +255,23 @@ mod tests {
     impl Drop for Counted {
         fn drop(&mut self) {
             self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Generation and signal flag share one word: each reads back as
+    /// written at the extremes, and readdressing keeps the flag.
+    #[test]
+    fn generation_and_signal_share_a_word() {
+        for gen in [0, 1, 0x8000_0000, u32::MAX] {
+            for signal in [false, true] {
+                let mut e = Envelope::new(7u8, gen, signal);
+                assert_eq!((e.header().gen(), e.header().is_signal()), (gen, signal));
+                e.set_gen(gen ^ u32::MAX);
+                assert_eq!(
+                    (e.header().gen(), e.header().is_signal()),
+                    (gen ^ u32::MAX, signal)
+                );
+            }
         }
     }
 

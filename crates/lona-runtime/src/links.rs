@@ -99,6 +99,7 @@
 use crate::cx::Cx;
 use crate::envelope::{header_is, Envelope};
 use crate::info::{info_of, reply_alive, reply_info};
+use crate::mailbox::Ahead;
 use crate::process::{Extra, Private, ACTIVE};
 use crate::shared::Shared;
 use crate::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
@@ -108,10 +109,10 @@ use crate::{Pid, Reason, Ref, Status};
 /// ending (rule set above). Messages, the common case, go straight to the
 /// mailbox; signals take the out-of-line path.
 #[inline]
-pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope) {
+pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope, run: &mut Ahead) {
     let h = e.header();
-    if h.gen == cx.p.gen && !h.signal {
-        cx.p.mailbox.push(e);
+    if h.gen() == cx.p.gen && !h.is_signal() {
+        cx.p.mailbox.push_run(e, run);
         return;
     }
     on_signal_or_stale(cx, e);
@@ -120,9 +121,9 @@ pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope) {
 #[inline(never)]
 fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
     let h = e.header();
-    if h.gen != cx.p.gen {
+    if h.gen() != cx.p.gen {
         // Addressed to an earlier process in this slot.
-        let dead = Pid::new(cx.pid.index(), h.gen);
+        let dead = Pid::new(cx.pid.index(), h.gen());
         answer_dead(cx.shared, dead, e);
         return;
     }
@@ -263,7 +264,7 @@ fn on_foreign_exit(cx: &mut Cx<'_>, origin: crate::Origin, reason: Reason, link:
 /// dead process.
 pub(crate) fn on_node_dying(shared: &Shared, p: &mut Private, pid: Pid, e: Envelope) {
     let h = e.header();
-    if h.gen == p.gen && h.signal {
+    if h.gen() == p.gen && h.is_signal() {
         if let Some(sig) = Envelope::downcast_ref::<Signal>(&e) {
             match *sig {
                 Signal::Unlink { from, .. } => {
@@ -283,13 +284,13 @@ pub(crate) fn on_node_dying(shared: &Shared, p: &mut Private, pid: Pid, e: Envel
             }
         }
     }
-    answer_dead(shared, Pid::new(pid.index(), h.gen), e);
+    answer_dead(shared, Pid::new(pid.index(), h.gen()), e);
 }
 
 /// Answer a node addressed to `dead`, a process that is gone or ending
 /// ("Delivery"); messages and other signals are dropped.
 pub(crate) fn answer_dead(shared: &Shared, dead: Pid, e: Envelope) {
-    if !e.header().signal || !header_is::<Signal>(e.header()) {
+    if !e.header().is_signal() || !header_is::<Signal>(e.header()) {
         return;
     }
     match e.downcast::<Signal>() {

@@ -18,6 +18,18 @@
 //! 3. Any removal clears the cursor, and a different receive (another id)
 //!    ignores it and starts from the oldest message, so the cursor can never
 //!    point at a removed node or skip a message someone else has not seen.
+//!
+//! # Scan hints
+//!
+//! A scan is a pointer chase, and a message that waited long (a process
+//! that sends 20,000 messages before it reads its own) is cold: every
+//! step would wait for memory. So a drain gives each node it appends the
+//! address of the node [`AHEAD`] places after it ([`Ahead`]), and every
+//! scan prefetches that address as it passes a node: the misses of the
+//! next `AHEAD` steps overlap. (`mesh`, 100 processes x 20,000 messages:
+//! 3.5 -> 5.1 M msgs/s on one worker, 8.7 -> 12.7 M on two.) A hint is
+//! only a hint: prefetching never faults, and a node taken since is
+//! harmless.
 
 use crate::envelope::{Envelope, Header};
 use std::ptr;
@@ -57,9 +69,30 @@ impl Mailbox {
 
     /// Append one owned node at the end.
     pub(crate) fn push(&mut self, e: Envelope) {
+        self.append(e);
+    }
+
+    /// Append one owned node at the end, as one of a drain's `run`: the
+    /// node [`AHEAD`] places before it in the run gets its address as a
+    /// scan hint (module doc).
+    #[inline]
+    pub(crate) fn push_run(&mut self, e: Envelope, run: &mut Ahead) {
+        let n = self.append(e);
+        let back = std::mem::replace(&mut run.ring[run.at], n);
+        run.at = (run.at + 1) % AHEAD;
+        if !back.is_null() {
+            // SAFETY: `back` was appended earlier in this run, and nothing
+            // takes a node out of the mailbox during a drain (`Ahead`).
+            unsafe { (*back).set_ahead(n) };
+        }
+    }
+
+    #[inline]
+    fn append(&mut self, e: Envelope) -> *mut Header {
         let n = e.into_raw();
         // SAFETY: we own `n`, and `tail` (if any) is one of our nodes.
         unsafe {
+            (*n).set_ahead(ptr::null());
             (*n).next = ptr::null_mut();
             if self.tail.is_null() {
                 self.head = n;
@@ -69,6 +102,7 @@ impl Mailbox {
         }
         self.tail = n;
         self.len += 1;
+        n
     }
 
     /// Scan for the first message `accept` takes, as receive `owner` (a
@@ -94,6 +128,7 @@ impl Mailbox {
             (ptr::null_mut(), self.head)
         };
         while !cur.is_null() && rejected < limit {
+            prefetch_ahead(cur);
             if accept(cur) {
                 // SAFETY: `cur` is a live node of ours.
                 let next = unsafe { (*cur).next };
@@ -134,12 +169,16 @@ impl Mailbox {
             self.cursor_owner = owner;
             self.cursor = ptr::null_mut();
         }
-        if self.cursor.is_null() {
+        let cur = if self.cursor.is_null() {
             self.head
         } else {
             // SAFETY: the cursor is a live node of ours (rule 3).
             unsafe { (*self.cursor).next }
+        };
+        if !cur.is_null() {
+            prefetch_ahead(cur);
         }
+        cur
     }
 
     /// Receive `owner` rejects the message [`Mailbox::peek`] showed it: the
@@ -176,6 +215,7 @@ impl Mailbox {
             // SAFETY: `cur` is a live node of ours.
             let next = unsafe { (*cur).next };
             prefetch(next);
+            prefetch_ahead(cur);
             if accept(cur) {
                 found = cur;
                 break;
@@ -257,6 +297,38 @@ impl Mailbox {
         // (not assigned over `self`: that would run Drop on the old value).
         unsafe { crate::envelope::drop_chain(head) };
     }
+}
+
+/// How far ahead a node's scan hint points (module doc): enough misses in
+/// flight to hide a memory access behind the work of as many receives.
+pub(crate) const AHEAD: usize = 8;
+
+/// The last [`AHEAD`] nodes one drain appended ([`Mailbox::push_run`]),
+/// oldest first from `at`: each gets its hint when the node `AHEAD` places
+/// later arrives. Lives for one drain only, because a node in it must still
+/// be in the mailbox when it is written to, and only the process's own
+/// receives take nodes out of the mailbox, never a drain (signals acted on
+/// during a drain append, or end the process).
+pub(crate) struct Ahead {
+    ring: [*mut Header; AHEAD],
+    at: usize,
+}
+
+impl Ahead {
+    pub(crate) fn new() -> Ahead {
+        Ahead {
+            ring: [ptr::null_mut(); AHEAD],
+            at: 0,
+        }
+    }
+}
+
+/// Prefetch the scan hint of `n`, a live node of the mailbox.
+#[inline(always)]
+fn prefetch_ahead(n: *mut Header) {
+    // SAFETY: `n` is a live node of ours (callers'), read only.
+    let to = unsafe { (*n).ahead() };
+    prefetch(ptr::without_provenance(to));
 }
 
 /// A hint to bring the node at `p` (if any) into the cache: a scan looks
@@ -478,11 +550,70 @@ mod tests {
         assert_eq!(e.downcast::<i64>().unwrap(), 7);
     }
 
+    /// A drain's run gives each node the address of the node `AHEAD`
+    /// places later; the last `AHEAD` of a run, and nodes pushed alone,
+    /// have none. (A wrong distance or a hint on the wrong node fails.)
+    #[test]
+    fn a_run_hints_the_node_ahead() {
+        let mut m = Mailbox::default();
+        m.push(Envelope::new(-1i64, 0, false));
+        let mut run = Ahead::new();
+        let n = 3 * AHEAD as i64 + 1;
+        for i in 0..n {
+            m.push_run(Envelope::new(i, 0, false), &mut run);
+        }
+        m.push(Envelope::new(-2i64, 0, false));
+        let mut nodes = vec![];
+        let mut p = m.head;
+        while !p.is_null() {
+            nodes.push(p);
+            p = unsafe { (*p).next };
+        }
+        assert_eq!(nodes.len(), n as usize + 2);
+        let hint = |p: *mut Header| unsafe { (*p).ahead() };
+        assert_eq!(hint(nodes[0]), 0, "pushed alone");
+        assert_eq!(hint(nodes[nodes.len() - 1]), 0, "pushed alone");
+        let runs = &nodes[1..nodes.len() - 1];
+        for (i, &p) in runs.iter().enumerate() {
+            match runs.get(i + AHEAD) {
+                Some(&far) => assert_eq!(hint(p), far.addr(), "node {i}"),
+                None => assert_eq!(hint(p), 0, "node {i}: nothing {AHEAD} later"),
+            }
+        }
+    }
+
+    /// Stale hints (to nodes taken since, and freed) change nothing: the
+    /// order, the matches and the drop of the rest stay right (and Miri
+    /// sees no read of freed memory: a hint is only prefetched).
+    #[test]
+    fn stale_hints_are_harmless() {
+        let mut m = Mailbox::default();
+        let mut run = Ahead::new();
+        for i in 0..40i64 {
+            m.push_run(Envelope::new(i, 0, false), &mut run);
+        }
+        // Take every fourth from the back half first: earlier nodes now
+        // hint at freed ones.
+        for v in (20..40).step_by(4) {
+            let e = m
+                .take_first(v as u32 + 1, u32::MAX, |h| int(h) == Some(v))
+                .0;
+            assert_eq!(e.unwrap().downcast::<i64>().unwrap(), v);
+        }
+        let (h, rejected) = m.skip_while(100, u32::MAX, |h| int(h) == Some(33));
+        assert_eq!((int(h), rejected), (Some(33), 29));
+        let rest: Vec<i64> = std::iter::from_fn(|| m.take_first(101, u32::MAX, |_| true).0)
+            .map(|e| e.downcast::<i64>().unwrap())
+            .collect();
+        let want: Vec<i64> = (0..40).filter(|v| *v < 20 || v % 4 != 0).collect();
+        assert_eq!(rest, want);
+    }
+
     proptest! {
         /// Against a Vec model: any sequence of pushes and selective takes
         /// (with and without cursor reuse) removes exactly the first match.
         #[test]
-        fn matches_vec_model(ops in proptest::collection::vec((0u8..3, 0i64..6), 0..200)) {
+        fn matches_vec_model(ops in proptest::collection::vec((0u8..4, 0i64..6), 0..200)) {
             let mut m = Mailbox::default();
             let mut model: Vec<i64> = vec![];
             // One receive keeps one predicate; a new predicate is a new receive.
@@ -492,6 +623,11 @@ mod tests {
                 if v != last_v { owner += 1; last_v = v; }
                 match op {
                     0 => { m.push(Envelope::new(v, 0, false)); model.push(v); }
+                    // A drain's run of v + 1 nodes, with scan hints.
+                    3 => {
+                        let mut run = Ahead::new();
+                        for _ in 0..=v { m.push_run(Envelope::new(v, 0, false), &mut run); model.push(v); }
+                    }
                     1 => {
                         let got = m.take_first(owner, u32::MAX, |h| int(h) == Some(v)).0.map(|e| e.downcast::<i64>().unwrap());
                         let want = model.iter().position(|x| *x == v).map(|i| model.remove(i));
