@@ -32,11 +32,10 @@ pub(crate) struct Header {
     /// Two uses, one after the other (so a node stays three words):
     ///
     /// - While the node travels (an outbox, an inbox, the timer wheel):
-    ///   the generation of the process it is addressed to (low 32 bits; a
-    ///   node whose generation is not its receiver's is stale and is
-    ///   dropped unread) and whether it is a runtime-internal control
-    ///   signal rather than a user message (bit 32). Read with
-    ///   [`Header::gen`] and [`Header::is_signal`].
+    ///   the generation of the process it is addressed to (a node whose
+    ///   generation is not its receiver's is stale and is dropped unread)
+    ///   and whether it is a runtime-internal control signal rather than a
+    ///   user message. Read with [`Header::gen`] and [`Header::is_signal`].
     /// - Once its receiver has acted on those and moved it into its
     ///   mailbox: a scan hint, the address of a node a few places further
     ///   down the list ([`Header::ahead`]), or 0. Only ever prefetched,
@@ -44,38 +43,62 @@ pub(crate) struct Header {
     ///
     /// A node never goes back from a mailbox to an inbox (a message sent on
     /// is a new node), so the first use never sees the second's value.
-    mark: u64,
+    mark: Mark,
     vtable: &'static VTable,
 }
 
-/// Bit 32 of [`Header::mark`]: a control signal.
-const SIGNAL: u64 = 1 << 32;
+/// [`Header::mark`]: one word, two uses.
+#[repr(C)]
+#[derive(Clone, Copy)]
+union Mark {
+    to: To,
+    ahead: usize,
+}
+
+/// Where a node is going (see `mark`). Every bit pattern is a valid `To`
+/// (no `bool`), so reading it from a word last written as `ahead` is
+/// defined, if meaningless.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct To {
+    gen: u32,
+    signal: u8,
+}
 
 impl Header {
     /// Generation of the process the node was addressed to (while it
     /// travels; see `mark`).
     #[inline]
     pub(crate) fn gen(&self) -> u32 {
-        self.mark as u32
+        // SAFETY: every bit pattern is a `To` (see `To`).
+        unsafe { self.mark.to.gen }
     }
 
     /// A runtime-internal control signal rather than a user message (while
     /// it travels; see `mark`).
     #[inline]
     pub(crate) fn is_signal(&self) -> bool {
-        self.mark & SIGNAL != 0
+        // SAFETY: every bit pattern is a `To` (see `To`).
+        unsafe { self.mark.to.signal != 0 }
     }
 
     /// The mailbox's scan hint (see `mark`): an address to prefetch, or 0.
+    ///
+    /// # Safety
+    /// The node is in a mailbox: its word was last written whole as the
+    /// hint (by `Mailbox::append` or [`Header::set_ahead`]). A word last
+    /// written as a `To` has three bytes of padding, which must not be
+    /// read as part of a `usize`.
     #[inline]
-    pub(crate) fn ahead(&self) -> usize {
-        self.mark as usize
+    pub(crate) unsafe fn ahead(&self) -> usize {
+        // SAFETY: the word was written as `ahead` (the caller's contract).
+        unsafe { self.mark.ahead }
     }
 
     /// Set the scan hint of a node in the mailbox (see `mark`).
     #[inline]
     pub(crate) fn set_ahead(&mut self, to: *const Header) {
-        self.mark = to.addr() as u64;
+        self.mark = Mark { ahead: to.addr() };
     }
 }
 
@@ -124,7 +147,12 @@ impl Envelope {
         let node = Box::new(Node {
             header: Header {
                 next: std::ptr::null_mut(),
-                mark: gen as u64 | if signal { SIGNAL } else { 0 },
+                mark: Mark {
+                    to: To {
+                        gen,
+                        signal: signal as u8,
+                    },
+                },
                 vtable: &<T as HasVTable>::VTABLE,
             },
             value,
@@ -153,7 +181,7 @@ impl Envelope {
         // SAFETY: we own a live node exclusively.
         unsafe {
             let h = &mut *self.0.as_ptr();
-            h.mark = (h.mark & SIGNAL) | gen as u64;
+            h.mark.to.gen = gen;
         }
     }
 

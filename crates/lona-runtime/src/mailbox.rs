@@ -25,11 +25,13 @@
 //! that sends 20,000 messages before it reads its own) is cold: every
 //! step would wait for memory. So a drain gives each node it appends the
 //! address of the node [`AHEAD`] places after it ([`Ahead`]), and every
-//! scan prefetches that address as it passes a node: the misses of the
-//! next `AHEAD` steps overlap. (`mesh`, 100 processes x 20,000 messages:
-//! 3.5 -> 5.1 M msgs/s on one worker, 8.7 -> 12.7 M on two.) A hint is
-//! only a hint: prefetching never faults, and a node taken since is
-//! harmless.
+//! scan prefetches the hint of the node it starts from: receives that take
+//! the oldest message one after another keep `AHEAD` misses in flight.
+//! (`mesh`, 100 processes x 20,000 messages: 3.5 -> 5.1 M msgs/s on one
+//! worker, 8.7 -> 12.7 M on two.) Only the start: a prefetch at every
+//! node passed cost a long scan over messages in the cache 15%
+//! (`selective`). A hint is only a hint: prefetching never faults, and a
+//! node taken since is harmless.
 
 use crate::envelope::{Envelope, Header};
 use std::ptr;
@@ -78,13 +80,18 @@ impl Mailbox {
     #[inline]
     pub(crate) fn push_run(&mut self, e: Envelope, run: &mut Ahead) {
         let n = self.append(e);
-        let back = std::mem::replace(&mut run.ring[run.at], n);
-        run.at = (run.at + 1) % AHEAD;
-        if !back.is_null() {
-            // SAFETY: `back` was appended earlier in this run, and nothing
-            // takes a node out of the mailbox during a drain (`Ahead`).
-            unsafe { (*back).set_ahead(n) };
+        if run.count == 0 {
+            run.back = n;
+        } else if run.count >= AHEAD {
+            // SAFETY: `back` and every node after it were appended during
+            // this drain, and nothing takes a node out of the mailbox during
+            // a drain (`Ahead`): it and its successor are live.
+            unsafe {
+                (*run.back).set_ahead(n);
+                run.back = (*run.back).next;
+            }
         }
+        run.count += 1;
     }
 
     #[inline]
@@ -127,8 +134,10 @@ impl Mailbox {
         } else {
             (ptr::null_mut(), self.head)
         };
-        while !cur.is_null() && rejected < limit {
+        if !cur.is_null() {
             prefetch_ahead(cur);
+        }
+        while !cur.is_null() && rejected < limit {
             if accept(cur) {
                 // SAFETY: `cur` is a live node of ours.
                 let next = unsafe { (*cur).next };
@@ -215,7 +224,6 @@ impl Mailbox {
             // SAFETY: `cur` is a live node of ours.
             let next = unsafe { (*cur).next };
             prefetch(next);
-            prefetch_ahead(cur);
             if accept(cur) {
                 found = cur;
                 break;
@@ -303,22 +311,26 @@ impl Mailbox {
 /// flight to hide a memory access behind the work of as many receives.
 pub(crate) const AHEAD: usize = 8;
 
-/// The last [`AHEAD`] nodes one drain appended ([`Mailbox::push_run`]),
-/// oldest first from `at`: each gets its hint when the node `AHEAD` places
-/// later arrives. Lives for one drain only, because a node in it must still
-/// be in the mailbox when it is written to, and only the process's own
+/// Where one drain's run of appends ([`Mailbox::push_run`]) stands: each
+/// node gets its hint when the node `AHEAD` places later arrives, found by
+/// a trailing pointer that follows the list `AHEAD` nodes behind the tail.
+/// Lives for one drain only, because the nodes it reaches must still be in
+/// the mailbox when they are written to, and only the process's own
 /// receives take nodes out of the mailbox, never a drain (signals acted on
 /// during a drain append, or end the process).
 pub(crate) struct Ahead {
-    ring: [*mut Header; AHEAD],
-    at: usize,
+    /// The node `AHEAD` places before the next one to come (once `count`
+    /// reaches `AHEAD`; the run's first node until then).
+    back: *mut Header,
+    /// Nodes appended in this run so far.
+    count: usize,
 }
 
 impl Ahead {
     pub(crate) fn new() -> Ahead {
         Ahead {
-            ring: [ptr::null_mut(); AHEAD],
-            at: 0,
+            back: ptr::null_mut(),
+            count: 0,
         }
     }
 }
@@ -326,9 +338,14 @@ impl Ahead {
 /// Prefetch the scan hint of `n`, a live node of the mailbox.
 #[inline(always)]
 fn prefetch_ahead(n: *mut Header) {
-    // SAFETY: `n` is a live node of ours (callers'), read only.
+    // SAFETY: `n` is a live node of the mailbox (the caller's), and every
+    // node in the mailbox had its hint written by `append`.
     let to = unsafe { (*n).ahead() };
-    prefetch(ptr::without_provenance(to));
+    // Not at 0 (no hint): a prefetch of an unmapped page can cost a page
+    // walk (`call`, one message at a time: 5% slower with it).
+    if to != 0 {
+        prefetch(ptr::without_provenance(to));
+    }
 }
 
 /// A hint to bring the node at `p` (if any) into the cache: a scan looks
