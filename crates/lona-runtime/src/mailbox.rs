@@ -351,7 +351,7 @@ fn prefetch_ahead(n: *mut Header) {
 /// A hint to bring the node at `p` (if any) into the cache: a scan looks
 /// at it next, and the list's order is not the memory's.
 #[inline(always)]
-fn prefetch(p: *const Header) {
+pub(crate) fn prefetch(p: *const Header) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults, whatever the
     // address (null included), and reads nothing the program sees.
