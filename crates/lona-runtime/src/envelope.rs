@@ -86,7 +86,7 @@ impl Header {
     ///
     /// # Safety
     /// The node is in a mailbox: its word was last written whole as the
-    /// hint (by `Mailbox::append` or [`Header::set_ahead`]). A word last
+    /// hint (by `Mailbox::push` or [`Header::set_ahead`]). A word last
     /// written as a `To` has three bytes of padding, which must not be
     /// read as part of a `usize`.
     #[inline]

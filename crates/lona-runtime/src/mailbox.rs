@@ -72,18 +72,13 @@ impl Mailbox {
         self.len as usize
     }
 
-    /// Append one owned node at the end.
-    pub(crate) fn push(&mut self, e: Envelope) {
-        self.append(e);
-    }
-
     /// Append one owned node at the end, as one of a drain's `run`: the
     /// node [`AHEAD`] places before it in the run (more, counting nodes
     /// appended by [`Mailbox::push`] in between) gets its address as a
     /// scan hint (module doc).
     #[inline]
     pub(crate) fn push_run(&mut self, e: Envelope, run: &mut Ahead) {
-        let n = self.append(e);
+        let n = self.push(e);
         if run.count == 0 {
             run.back = n;
         } else if run.count >= AHEAD {
@@ -98,8 +93,9 @@ impl Mailbox {
         run.count += 1;
     }
 
+    /// Append one owned node at the end (with no scan hint); returns it.
     #[inline]
-    fn append(&mut self, e: Envelope) -> *mut Header {
+    pub(crate) fn push(&mut self, e: Envelope) -> *mut Header {
         let n = e.into_raw();
         // SAFETY: we own `n`, and `tail` (if any) is one of our nodes.
         unsafe {
@@ -350,7 +346,7 @@ impl Ahead {
 #[inline(always)]
 fn prefetch_ahead(n: *mut Header) {
     // SAFETY: `n` is a live node of the mailbox (the caller's), and every
-    // node in the mailbox had its hint written by `append`.
+    // node in the mailbox had its hint written by `push`.
     let to = unsafe { (*n).ahead() };
     // Not at 0 (no hint): a prefetch of an unmapped page can cost a page
     // walk (`call`, one message at a time: 5% slower with it).
@@ -388,6 +384,17 @@ mod tests {
 
     fn int(h: *mut Header) -> Option<i64> {
         header_is::<i64>(unsafe { &*h }).then(|| *unsafe { value_ref::<i64>(h) })
+    }
+
+    /// The mailbox's nodes, oldest first.
+    fn nodes(m: &Mailbox) -> Vec<*mut Header> {
+        let mut out = vec![];
+        let mut p = m.head;
+        while !p.is_null() {
+            out.push(p);
+            p = unsafe { (*p).next };
+        }
+        out
     }
 
     #[test]
@@ -591,12 +598,7 @@ mod tests {
             m.push_run(Envelope::new(i, 0, false), &mut run);
         }
         m.push(Envelope::new(-2i64, 0, false));
-        let mut nodes = vec![];
-        let mut p = m.head;
-        while !p.is_null() {
-            nodes.push(p);
-            p = unsafe { (*p).next };
-        }
+        let nodes = nodes(&m);
         assert_eq!(nodes.len(), n as usize + 2);
         let hint = |p: *mut Header| unsafe { (*p).ahead() };
         assert_eq!(hint(nodes[0]), 0, "pushed alone");
@@ -623,12 +625,7 @@ mod tests {
                 m.push(Envelope::new(-i, 0, false));
             }
         }
-        let mut nodes = vec![];
-        let mut p = m.head;
-        while !p.is_null() {
-            nodes.push(p);
-            p = unsafe { (*p).next };
-        }
+        let nodes = nodes(&m);
         let mut hinted = 0;
         for (i, &p) in nodes.iter().enumerate() {
             let to = unsafe { (*p).ahead() };
