@@ -16,12 +16,33 @@ use crate::term::{header, Kind, Term, TAG_BOXED};
 
 /// A deep copy of one term in a block of its own (plus counts on the large
 /// binaries it references).
+///
+/// Five words: a fragment sits in every queued Lonala message, and most
+/// messages hold neither shared binaries nor closures, so their lists are
+/// boxed apart ([`Extra`]) and absent. (With the two lists inline, a queued
+/// message took 104 bytes, with them boxed 64: `fanin` queues up to a
+/// million.)
 pub struct Fragment {
     block: Block,
     root: u64,
+    extra: Option<Box<Extra>>,
+}
+
+/// What a fragment holds besides its block, when it holds anything.
+struct Extra {
+    /// Shared objects in the block, each owning a count.
     offheap: Vec<*mut u64>,
     /// The code ids of its closures, each pinned (`pins.rs`).
     codes: Vec<u64>,
+}
+
+/// `None` when both lists are empty (the common case, no allocation).
+fn extra(offheap: Vec<*mut u64>, codes: Vec<u64>) -> Option<Box<Extra>> {
+    if offheap.is_empty() && codes.is_empty() {
+        None
+    } else {
+        Some(Box::new(Extra { offheap, codes }))
+    }
 }
 
 // SAFETY: the fragment exclusively owns its block; its words point only
@@ -38,8 +59,7 @@ impl Fragment {
             return Fragment {
                 block: Block::empty(),
                 root: t.bits(),
-                offheap: Vec::new(),
-                codes: Vec::new(),
+                extra: None,
             };
         }
         let size = crate::copy::tree_size(t);
@@ -56,8 +76,7 @@ impl Fragment {
         Fragment {
             block,
             root,
-            offheap,
-            codes,
+            extra: extra(offheap, codes),
         }
     }
 
@@ -66,8 +85,10 @@ impl Fragment {
     /// vector on a heap first (e.g. a spawn's `[f & args]`).
     pub fn vector(items: &[Term<'_>]) -> Fragment {
         let f = Fragment::vector_copy(items, true);
-        for c in &f.codes {
-            crate::pins::retain(*c);
+        if let Some(x) = &f.extra {
+            for c in &x.codes {
+                crate::pins::retain(*c);
+            }
         }
         f
     }
@@ -122,8 +143,7 @@ impl Fragment {
         Fragment {
             block,
             root: base as usize as u64 | TAG_BOXED,
-            offheap,
-            codes,
+            extra: extra(offheap, codes),
         }
     }
 
@@ -150,9 +170,12 @@ impl Fragment {
 
 impl Drop for Fragment {
     fn drop(&mut self) {
-        // SAFETY: every entry is a shared object in our block owning a count.
-        unsafe { crate::binary::release_all(&self.offheap) };
-        crate::pins::release_all(&self.codes);
+        if let Some(x) = &self.extra {
+            // SAFETY: every entry is a shared object in our block owning a
+            // count.
+            unsafe { crate::binary::release_all(&x.offheap) };
+            crate::pins::release_all(&x.codes);
+        }
     }
 }
 
@@ -168,27 +191,68 @@ impl Heap {
     pub fn attach(&self, frag: Fragment) -> Term<'_> {
         let mut frag = ManuallyDrop::new(frag);
         let block = std::mem::replace(&mut frag.block, Block::empty());
-        let offheap = std::mem::take(&mut frag.offheap);
         let root = frag.root;
         let used = block.words();
         if used > 0 {
             self.frags.borrow_mut().push(Frag { block, used });
             self.msg_words.set(self.msg_words.get() + used);
         }
+        if let Some(x) = frag.extra.take() {
+            self.attach_extra(*x);
+        }
+        // SAFETY: the root points into the block now owned by this heap (or
+        // is an immediate). The ManuallyDrop leaves nothing to drop: its
+        // block was replaced by an empty one and its extra taken.
+        unsafe { self.wrap(root) }
+    }
+
+    /// `attach`'s shared objects and closures (out of line: most messages
+    /// have none).
+    #[inline(never)]
+    fn attach_extra(&self, x: Extra) {
+        let Extra { offheap, codes } = x;
         // SAFETY: the fragment's list holds its live shared objects.
         self.note_offheap(unsafe { crate::binary::offheap_bytes(&offheap) });
         self.offheap.borrow_mut().extend(offheap);
         // A visited heap holds the closures now (whoever frees code asks
         // it); any other keeps the fragment's pins.
-        let codes = std::mem::take(&mut frag.codes);
         if self.visited.get() {
             crate::pins::release_all(&codes);
         } else if !codes.is_empty() {
             self.keep_pinned(codes);
         }
-        // SAFETY: the root points into the block now owned by this heap (or
-        // is an immediate). The ManuallyDrop leaves nothing to drop: its
-        // block was replaced by an empty one and its lists taken.
-        unsafe { self.wrap(root) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{View, SHARED_THRESHOLD};
+
+    #[test]
+    fn plain_fragments_are_five_words_with_nothing_boxed() {
+        assert_eq!(std::mem::size_of::<Fragment>(), 5 * 8);
+        let h = Heap::new();
+        let small = h.binary(&[1, 2, 3]);
+        let plain = h.vector(&[h.int(1), h.list(&[Term::NIL, small])]);
+        assert!(Fragment::new(h.int(7)).extra.is_none());
+        assert!(Fragment::new(plain).extra.is_none());
+        assert!(Fragment::vector(&[plain, plain]).extra.is_none());
+        // A shared binary needs its count kept: the list is boxed, and
+        // attaching hands it to the heap (the copy still reads the bytes).
+        let big = h.binary(&[9u8; SHARED_THRESHOLD]);
+        let f = Fragment::new(h.vector(&[plain, big]));
+        assert_eq!(f.extra.as_ref().map(|x| x.offheap.len()), Some(1));
+        let other = Heap::new();
+        let t = other.attach(f);
+        let View::Vector(items) = t.view() else {
+            panic!("a vector")
+        };
+        assert_eq!(items[1].shared_refcount(), Some(2));
+        let View::Binary(bytes) = items[1].view() else {
+            panic!("a binary")
+        };
+        assert_eq!(bytes.len(), SHARED_THRESHOLD);
+        assert!(bytes.iter().all(|b| *b == 9));
     }
 }
