@@ -1,19 +1,45 @@
 //! `lona run` and `lona eval` as a user runs them: output, exit status,
 //! errors on standard error.
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn lona() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lona"))
 }
 
-fn write(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lona-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+/// A program file in a directory of its own, removed when this is dropped
+/// (at the end of the test that wrote it).
+struct Prog {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Deref for Prog {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<OsStr> for Prog {
+    fn as_ref(&self) -> &OsStr {
+        self.path.as_os_str()
+    }
+}
+
+/// A temporary directory for one test (removed when dropped).
+fn scratch(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(prefix).tempdir().unwrap()
+}
+
+fn write(name: &str, text: &str) -> Prog {
+    let dir = scratch("lona-cli-");
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    Prog { _dir: dir, path }
 }
 
 #[test]
@@ -98,7 +124,8 @@ fn eval_prints_the_last_value() {
 
 #[test]
 fn lona_path_finds_required_namespaces() {
-    let dir = std::env::temp_dir().join(format!("lona-cli-path-{}", std::process::id()));
+    let tmp = scratch("lona-cli-path-");
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("lib/app")).unwrap();
     std::fs::write(
         dir.join("lib/app/greet.lona"),
@@ -265,7 +292,8 @@ fn exit_normal_in_the_main_process_is_a_normal_end_with_status_zero() {
 
 #[test]
 fn invalid_utf8_is_reported_at_its_line_and_column() {
-    let dir = std::env::temp_dir().join(format!("lona-cli-utf8-{}", std::process::id()));
+    let tmp = scratch("lona-cli-utf8-");
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("app")).unwrap();
     // Line 3, after 10 characters (two of them two bytes long): an
     // invalid sequence (0xC3 followed by '(').
@@ -329,7 +357,8 @@ fn eval_and_run_use_the_same_node() {
 
 #[test]
 fn lona_test_reports_failures_and_the_summary_and_exits_one() {
-    let dir = std::env::temp_dir().join(format!("lona-cli-test-{}", std::process::id()));
+    let tmp = scratch("lona-cli-test-");
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(
         dir.join("sub/a_test.lona"),
@@ -340,7 +369,7 @@ fn lona_test_reports_failures_and_the_summary_and_exits_one() {
     )
     .unwrap();
     std::fs::write(dir.join("helper.lona"), "(error :never-loaded)").unwrap();
-    let out = lona().arg("test").arg(&dir).output().unwrap();
+    let out = lona().arg("test").arg(dir).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("FAIL in (bad)"), "{stdout}");
     assert!(stdout.contains("expected: 5\n  actual:   2"), "{stdout}");
@@ -370,7 +399,8 @@ fn lona_test_exits_zero_when_everything_passes_and_one_when_a_file_does_not_load
 
 #[test]
 fn lona_test_defaults_to_the_test_directory_and_takes_a_timeout() {
-    let dir = std::env::temp_dir().join(format!("lona-cli-default-{}", std::process::id()));
+    let tmp = scratch("lona-cli-default-");
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("test")).unwrap();
     std::fs::write(
         dir.join("test/slow_test.lona"),
@@ -383,7 +413,7 @@ fn lona_test_defaults_to_the_test_directory_and_takes_a_timeout() {
     std::fs::write(dir.join("other_test.lona"), "(error :not-run)").unwrap();
     let out = lona()
         .args(["test", "--timeout", "200"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

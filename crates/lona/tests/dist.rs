@@ -5,7 +5,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver};
@@ -62,10 +61,13 @@ fn unique(prefix: &str) -> String {
     )
 }
 
-fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lona-dist-{}", unique("t")));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A directory for one test's files (a cookie, a home), removed when the
+/// returned guard is dropped.
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("lona-dist-")
+        .tempdir()
+        .unwrap()
 }
 
 /// A running node (`lona` or `erl`): its stdout lines, its stderr text.
@@ -76,6 +78,9 @@ struct Node {
     /// The thread reading standard error, joined once the node ended
     /// (`wait`), so that all it wrote is in `err`.
     err_reader: Option<std::thread::JoinHandle<()>>,
+    /// The program's directory, if the test made one (removed with the
+    /// node).
+    dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for Node {
@@ -122,19 +127,22 @@ impl Node {
             lines,
             err,
             err_reader: Some(err_reader),
+            dir: None,
         }
     }
 
     /// A Lonala program `src` on a node named `name`.
     fn lona(name: &str, cookie: &str, src: &str) -> Node {
         let dir = scratch();
-        let file = dir.join("main.lona");
+        let file = dir.path().join("main.lona");
         std::fs::write(&file, src).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
         cmd.arg("run")
             .arg(&file)
             .args(["--sname", name, "--cookie", cookie]);
-        Node::spawn(cmd)
+        let mut node = Node::spawn(cmd);
+        node.dir = Some(dir);
+        node
     }
 
     /// An Erlang node running `eval`.
@@ -360,16 +368,17 @@ fn the_default_cookie_is_created_in_home_and_shared_with_erlang() {
     if !erl_available() {
         return;
     }
-    let home = scratch();
+    let home_dir = scratch();
+    let home = home_dir.path();
     let (l, e, h) = (unique("lona"), unique("erl"), host());
     let dir = scratch();
-    let file = dir.join("main.lona");
+    let file = dir.path().join("main.lona");
     std::fs::write(&file, ECHO).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
     cmd.arg("run")
         .arg(&file)
         .args(["--sname", &l])
-        .env("HOME", &home);
+        .env("HOME", home);
     let lona = Node::spawn(cmd);
     lona.expect("ready");
     let cookie = std::fs::read_to_string(home.join(".erlang.cookie")).unwrap();
@@ -379,7 +388,7 @@ fn the_default_cookie_is_created_in_home_and_shared_with_erlang() {
         .arg(format!(
             "io:format(\"ping ~p~n\", [net_adm:ping('{l}@{h}')]), halt()."
         ))
-        .env("HOME", &home);
+        .env("HOME", home);
     let erl = Node::spawn(cmd);
     erl.expect("ping pong");
 }
@@ -469,7 +478,8 @@ fn gen_server_calls_cross_both_ways() {
     if !erl_available() {
         return;
     }
-    let dir = scratch();
+    let tmp = scratch();
+    let dir = tmp.path();
     std::fs::write(
         dir.join("ecounter.erl"),
         "-module(ecounter).
@@ -486,7 +496,7 @@ handle_cast({add, K}, N) -> {noreply, N + K}.
     .unwrap();
     let st = Command::new("erlc")
         .arg("ecounter.erl")
-        .current_dir(&dir)
+        .current_dir(dir)
         .status()
         .expect("erlc");
     assert!(st.success());
@@ -530,7 +540,7 @@ handle_cast({add, K}, N) -> {noreply, N + K}.
              {{main, '{l}@{h}'}} ! go,
              timer:sleep(8000), halt()."
         ))
-        .current_dir(&dir);
+        .current_dir(dir);
     let erl = Node::spawn(cmd);
     erl.expect("get 10");
     erl.expect("add ok");
@@ -710,7 +720,8 @@ fn links_cross_both_ways_and_a_killed_node_cuts_them() {
     if !erl_available() {
         return;
     }
-    let dir = scratch();
+    let tmp = scratch();
+    let dir = tmp.path();
     std::fs::write(
         dir.join("linktest.erl"),
         "-module(linktest).
@@ -733,7 +744,7 @@ run([LonaS]) ->
     .unwrap();
     assert!(Command::new("erlc")
         .arg("linktest.erl")
-        .current_dir(&dir)
+        .current_dir(dir)
         .status()
         .expect("erlc")
         .success());
@@ -773,7 +784,7 @@ run([LonaS]) ->
         .arg(format!(
             "register(erlshell, self()), linktest:run([\"{l}@{h}\"])."
         ))
-        .current_dir(&dir);
+        .current_dir(dir);
     let mut erl = Node::spawn(cmd);
     lona.expect("trapped [true :boom]");
     lona.expect("child :crash2");
@@ -1019,7 +1030,8 @@ fn spawning_on_another_node_links_monitors_and_fails_clearly() {
       (println "echo" (= b (receive [:hello-from n] n :timeout 5000 :none)))
       (println "undef" (last (try (spawn-on b 'user/nope) (catch :error e e))))
       (println "noconn" (last (try (spawn-on :ghost@nowhere 'user/worker 1 2) (catch :error e e)))))))"#;
-    let dir = scratch();
+    let tmp = scratch();
+    let dir = tmp.path();
     std::fs::write(dir.join("prog.lona"), prog).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
     cmd.arg("run")
@@ -1087,7 +1099,8 @@ fn a_silent_peer_is_down_after_the_net_tick_time() {
     // A node that stops (SIGSTOP) keeps its socket open but sends no
     // ticks: the other side declares it down after the net tick time.
     let (a, b, h) = (unique("la"), unique("lb"), host());
-    let dir = scratch();
+    let tmp = scratch();
+    let dir = tmp.path();
     let prog = r#"(defn -main [& args]
   (if (= (first args) "b")
     (do (register :b (self)) (println "ready") (receive :never nil))

@@ -8,7 +8,7 @@
 //! takes.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use rexpect::process::WaitStatus;
@@ -22,12 +22,24 @@ const PROMPT: &str = "user=> ";
 /// The prompt while a form continues.
 const MORE: &str = "... ";
 
-/// A fresh directory for one test's files (its history).
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lona-repl-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test's files (its history), removed when
+/// dropped at the end of the test.
+struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+fn scratch(test: &str) -> Scratch {
+    Scratch(
+        tempfile::Builder::new()
+            .prefix(&format!("lona-repl-{test}-"))
+            .tempdir()
+            .unwrap(),
+    )
 }
 
 /// `s` with the regex metacharacters escaped.

@@ -3,9 +3,7 @@
 //! operator's `ulimit -v` or a container's memory limit), with and without
 //! `--max-heap`.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 /// Sixteen processes recursing without a tail call (stack and frames grow
 /// without end, the heap stays a few words), each monitored; main prints
@@ -26,21 +24,17 @@ const RUNAWAYS: &str = r#"
   (println "node alive"))
 "#;
 
-/// The program's file, written once: the tests run in parallel, and a
-/// second `fs::write` truncating the file while another test's `lona run`
-/// reads it made that run see an empty program (exit 0, no output; CI,
-/// 2026-11-26).
-fn program() -> PathBuf {
-    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
-    PROGRAM
-        .get_or_init(|| {
-            let dir = std::env::temp_dir().join(format!("lona-runaways-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let p = dir.join("runaways.lona");
-            std::fs::write(&p, RUNAWAYS).unwrap();
-            p
-        })
-        .clone()
+/// The program, in a directory of its own per test (removed when the
+/// test ends): the tests run in parallel, and a second `fs::write`
+/// truncating a shared file while another test's `lona run` read it made
+/// that run see an empty program (exit 0, no output; CI, 2026-11-26).
+fn program() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("lona-runaways-")
+        .tempdir()
+        .unwrap();
+    std::fs::write(dir.path().join("runaways.lona"), RUNAWAYS).unwrap();
+    dir
 }
 
 /// `lona run [flags] runaways.lona` under `prlimit --as=bytes`, or `None`
@@ -50,13 +44,14 @@ fn run_limited(address_space: u64, flags: &[&str]) -> Option<Output> {
         eprintln!("skipped: `prlimit` (util-linux) is not installed");
         return None;
     }
+    let dir = program();
     let out = Command::new("prlimit")
         .arg(format!("--as={address_space}"))
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_lona"))
         .arg("run")
         .args(flags)
-        .arg(program())
+        .arg(dir.path().join("runaways.lona"))
         .output()
         .unwrap();
     Some(out)

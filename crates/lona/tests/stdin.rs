@@ -6,9 +6,11 @@ use std::process::{Command, Stdio};
 
 #[test]
 fn read_line_reads_standard_input_to_its_end() {
-    let dir = std::env::temp_dir().join(format!("lona-stdin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let prog = dir.join("lines.lona");
+    let dir = tempfile::Builder::new()
+        .prefix("lona-stdin-")
+        .tempdir()
+        .unwrap();
+    let prog = dir.path().join("lines.lona");
     std::fs::write(
         &prog,
         r#"

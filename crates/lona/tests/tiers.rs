@@ -6,19 +6,26 @@
 
 use std::process::{Command, Output};
 
-/// `src` as a program file of its own (`name`: a directory for each).
-fn program(name: &str, src: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lona-tiers-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("main.lona");
-    std::fs::write(&file, src).unwrap();
-    file
+/// `src` as `main.lona` in a directory of its own (removed when the
+/// returned guard is dropped; `name` starts the directory's name).
+fn program(name: &str, src: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("lona-tiers-{name}-"))
+        .tempdir()
+        .unwrap();
+    std::fs::write(dir.path().join("main.lona"), src).unwrap();
+    dir
 }
 
 fn run(tier: &str, src: &str, name: &str) -> Output {
+    run_in(tier, &program(name, src))
+}
+
+/// `lona run` of the program `program` made, in tier `tier`.
+fn run_in(tier: &str, dir: &tempfile::TempDir) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lona"))
         .arg("run")
-        .arg(program(name, src))
+        .arg(dir.path().join("main.lona"))
         .env("LONA_TIER", tier)
         .env("LONA_JIT_LOG", "1")
         .output()
@@ -29,8 +36,10 @@ fn run(tier: &str, src: &str, name: &str) -> Output {
 /// stderr (less the compiler's log), and that each function of
 /// `compiled` was compiled under `jit-eager`. Returns the stdout.
 fn both(name: &str, src: &str, compiled: &[&str]) -> String {
-    let i = run("interp", src, name);
-    let j = run("jit-eager", src, name);
+    // One file for both: an error report names it.
+    let dir = program(name, src);
+    let i = run_in("interp", &dir);
+    let j = run_in("jit-eager", &dir);
     let out = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
     let err = |o: &Output| {
         String::from_utf8_lossy(&o.stderr)
@@ -259,10 +268,11 @@ fn compiled_loops_are_preempted_and_can_be_killed() {
 
 #[test]
 fn the_tier_flags_choose_dump_and_name_the_code() {
-    let file = program(
+    let dir = program(
         "flags",
         "(defn spin [i n] (if (= i n) i (spin (inc i) n)))\n(defn -main [] (println (spin 0 100000)))",
     );
+    let file = dir.path().join("main.lona");
     let lona = |flags: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_lona"))
             .arg("run")
@@ -529,9 +539,10 @@ fn forty_thousand_compiled_functions_fit() {
         ));
     }
     src.push_str("(defn -main [] (println (f39999 3)))\n");
+    let dir = program("forty-thousand", &src);
     let out = Command::new(env!("CARGO_BIN_EXE_lona"))
         .args(["run", "--jit-stats"])
-        .arg(program("forty-thousand", &src))
+        .arg(dir.path().join("main.lona"))
         .env("LONA_TIER", "jit-eager")
         .output()
         .unwrap();
