@@ -19,7 +19,7 @@ use crate::term::{header, Kind, Term, TAG_BOXED};
 ///
 /// Five words: a fragment sits in every queued Lonala message, and most
 /// messages hold neither shared binaries nor closures, so their lists are
-/// boxed apart ([`Extra`]) and absent. (With the two lists inline, a queued
+/// boxed apart (`Extra`) and absent. (With the two lists inline, a queued
 /// message took 104 bytes, with them boxed 64: `fanin` queues up to a
 /// million.)
 pub struct Fragment {
