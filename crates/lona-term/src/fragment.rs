@@ -36,13 +36,18 @@ struct Extra {
     codes: Vec<u64>,
 }
 
-/// `None` when both lists are empty (the common case, no allocation).
+/// A new fragment's lists: `None` when both are empty (the common case,
+/// no allocation). Each closure's code is pinned here, once for the
+/// fragment (released by its drop, or by the heap it is attached to); a
+/// copy that pins nothing collected no code ids.
 fn extra(offheap: Vec<*mut u64>, codes: Vec<u64>) -> Option<Box<Extra>> {
     if offheap.is_empty() && codes.is_empty() {
-        None
-    } else {
-        Some(Box::new(Extra { offheap, codes }))
+        return None;
     }
+    for c in &codes {
+        crate::pins::retain(*c);
+    }
+    Some(Box::new(Extra { offheap, codes }))
 }
 
 // SAFETY: the fragment exclusively owns its block; its words point only
@@ -70,9 +75,6 @@ impl Fragment {
         let root = unsafe {
             crate::copy::copy_tree(t, block.base(), size, &mut offheap, Some(&mut codes))
         };
-        for c in &codes {
-            crate::pins::retain(*c);
-        }
         Fragment {
             block,
             root,
@@ -84,13 +86,7 @@ impl Fragment {
     /// `Fragment::new(heap.vector(items))` makes, without building the
     /// vector on a heap first (e.g. a spawn's `[f & args]`).
     pub fn vector(items: &[Term<'_>]) -> Fragment {
-        let f = Fragment::vector_copy(items, true);
-        if let Some(x) = &f.extra {
-            for c in &x.codes {
-                crate::pins::retain(*c);
-            }
-        }
-        f
+        Fragment::vector_copy(items, true)
     }
 
     /// [`Fragment::vector`] without pins on the code its closures name
