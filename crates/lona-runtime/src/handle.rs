@@ -95,6 +95,14 @@ impl Handle {
         self.shared.registry.whereis(name)
     }
 
+    /// Whether `pid` is alive right now, by its state word alone: never
+    /// waits, so any thread or process may ask, but with no ordering
+    /// against signals sent to it (a process killed a moment ago may still
+    /// be alive here; [`Handle::is_alive`] waits for that).
+    pub fn is_alive_now(&self, pid: Pid) -> bool {
+        self.shared.is_alive(pid)
+    }
+
     /// Whether `pid` is alive, with Erlang's guarantee: every signal sent
     /// through a handle before (an exit signal, say) has taken effect, so
     /// after `send_exit(pid, Reason::Kill)` it returns `false`. It asks the

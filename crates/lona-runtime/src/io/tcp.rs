@@ -282,6 +282,15 @@ impl TcpStream {
             .try_stream_io(Direction::Write, buf.len(), || (&self.io.source).write(buf))
     }
 
+    /// One non-blocking gathering write (`writev`) of `bufs` in order:
+    /// `WouldBlock` if there is no room.
+    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        self.io.reg.try_stream_io(Direction::Write, len, || {
+            (&self.io.source).write_vectored(bufs)
+        })
+    }
+
     /// Ready when a read may succeed (or report the end or an error);
     /// otherwise `cx`'s waker is kept and woken when it may (the last
     /// waker given wins).

@@ -141,8 +141,10 @@ pub(super) fn open(cx: &mut NativeCx<'_, '_>, io: Io, o: Opts) -> NResult {
             packet: o.packet,
             max_packet: o.max,
             inbuf: Vec::new(),
+            scanned: 0,
             out: Vec::new(),
-            blocked: None,
+            writer: None,
+            waiters: Vec::new(),
             closed: false,
             eof: false,
         }),
@@ -255,15 +257,28 @@ pub(super) fn data_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a [u8]
     }
 }
 
-/// `(tcp/send* s data)`: `:ok`, `[:error :closed]`, or `:wait` when the
-/// bytes are queued past the high watermark (the caller then waits for
-/// `[:lona.io/sent s r]`).
+/// `(tcp/send* s data)`, `(tcp/send* s data n)`: sends `data` (a binary
+/// or a string) from its `n`th byte on (counting a length header that
+/// `:packet` 1, 2 or 4 puts before it). Answers `:ok` when all of it is
+/// written or queued, `[:error reason]`, or, when the socket's queue is
+/// full (`HIGH_WATERMARK`), how many bytes it has taken so far: the
+/// caller then waits for `[:lona.io/sent s r]` and, if `r` is `:ok`,
+/// calls again with that count. The bytes not yet taken stay in the
+/// caller's hands (a large binary is written from where it lies, never
+/// copied whole), so a peer that does not read holds at most the queue.
 fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
     let data = data_arg(cx, a[1])?;
-    cx.charge(data.len() / 4096);
+    let off = match a.get(2) {
+        None => 0,
+        Some(&n) => t(cx, n)
+            .as_i64()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(Raise::badarg)?,
+    };
+    let me = cx.rt()?.pid();
     let mut st = s.state();
     if st.closed {
         return Ok(error_tuple(cx, "closed"));
@@ -271,20 +286,54 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if st.stream().is_none() {
         return Err(Raise::badarg());
     }
-    let framed;
-    let bytes: &[u8] = match st.packet {
-        Packet::Len(_) => {
-            framed = frame::frame(st.packet, data).ok_or_else(Raise::badarg)?;
-            &framed
+    let header_bytes;
+    let header: &[u8] = match st.packet {
+        Packet::Len(k) => {
+            header_bytes = frame::header(k, data.len()).ok_or_else(Raise::badarg)?;
+            &header_bytes[..usize::from(k)]
         }
-        _ => data,
+        _ => &[],
     };
-    let mut rest = bytes;
+    let total = header.len() + data.len();
+    if off > total {
+        return Err(Raise::badarg());
+    }
+    match st.writer {
+        // Another sender's packet is half out: wait for it to finish.
+        Some(w) if w != me && s.handle.is_alive_now(w) => {
+            if !st.waiters.contains(&me) {
+                st.waiters.push(me);
+            }
+            drop(st);
+            notify_port(cx, &s, Cmd::Flush)?;
+            return Ok(cx.heap.int(off as i64).raw());
+        }
+        _ => st.writer = None,
+    }
+    // The bytes from `at` on, as at most two slices.
+    let rest = |at: usize| -> [&[u8]; 2] {
+        if at < header.len() {
+            [&header[at..], data]
+        } else {
+            [&[], &data[at - header.len()..]]
+        }
+    };
+    let mut at = off;
+    let mut written = 0;
     if st.out.is_empty() {
-        while !rest.is_empty() {
+        while at < total {
             let Some(stream) = st.stream() else { break };
-            match stream.try_write(rest) {
-                Ok(n) => rest = &rest[n..],
+            let [h, d] = rest(at);
+            let r = if h.is_empty() {
+                stream.try_write(d)
+            } else {
+                stream.try_write_vectored(&[std::io::IoSlice::new(h), std::io::IoSlice::new(d)])
+            };
+            match r {
+                Ok(n) => {
+                    at += n;
+                    written += n;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) => {
                     st.close();
@@ -293,17 +342,46 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             }
         }
     }
-    if rest.is_empty() {
-        return Ok(kw("ok"));
-    }
-    st.out.extend_from_slice(rest);
-    let wait = st.out.len() > HIGH_WATERMARK;
-    if wait {
-        st.blocked = Some(cx.rt()?.pid());
-    }
+    // What is left goes to the queue, as much as fits under the high
+    // watermark (all of it when it is small: a small send never waits).
+    let room = HIGH_WATERMARK.saturating_sub(st.out.len());
+    let take = (total - at).min(room);
+    let [h, d] = rest(at);
+    let from_h = take.min(h.len());
+    st.out.extend_from_slice(&h[..from_h]);
+    st.out.extend_from_slice(&d[..take - from_h]);
+    at += take;
+    cx.charge((written + take) / 4096);
+    let queued = !st.out.is_empty();
+    let r = if at == total {
+        // Done: a sender waiting for this one's packet to finish goes on.
+        if !st.waiters.is_empty() && !queued {
+            st.wake_senders(&s);
+        }
+        kw("ok")
+    } else {
+        st.writer = Some(me);
+        if !st.waiters.contains(&me) {
+            st.waiters.push(me);
+        }
+        cx.heap.int(at as i64).raw()
+    };
     drop(st);
-    notify_port(cx, &s, Cmd::Flush)?;
-    Ok(kw(if wait { "wait" } else { "ok" }))
+    if queued {
+        notify_port(cx, &s, Cmd::Flush)?;
+    }
+    Ok(r)
+}
+
+/// `(tcp/send-abort* s)`: the caller gave up waiting to send (a timeout):
+/// it no longer waits for `[:lona.io/sent s r]`, and no message for it is
+/// sent after this returns (one sent before is in its mailbox).
+fn send_abort(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(s) = sock(cx, a[0])? {
+        let me = cx.rt()?.pid();
+        s.state().forget_sender(me);
+    }
+    Ok(Term::NIL.raw())
 }
 
 /// `(tcp/recv* s n)`: `[:ok data]`, `[:error reason]`, or `:wait`.
@@ -335,6 +413,7 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 }
                 crate::net::http::Head::Request(m, n) => {
                     st.inbuf.drain(..n);
+                    st.scanned = 0;
                     return Ok(cx.heap.vector(&[lona_term::kw!("ok"), m]).raw());
                 }
                 crate::net::http::Head::Error(e) => return Ok(error_tuple(cx, e)),
@@ -344,7 +423,8 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 crate::net::http::Head::Partial => {}
             }
         } else {
-            match frame::take(packet, &mut st.inbuf, want, max) {
+            let fields = &mut *st;
+            match frame::take(packet, &mut fields.inbuf, &mut fields.scanned, want, max) {
                 Ok(Some(p)) => {
                     cx.charge(p.len() / 4096);
                     let d = cx.heap.binary(&p);
@@ -396,8 +476,13 @@ fn disarm(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(tcp/close s)`: `:ok` (also for a socket already closed).
 pub(super) fn close(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some(s) = sock(cx, a[0])? {
+        let me = cx.rt()?.pid();
         table::remove(s.id);
-        s.state().close();
+        {
+            let mut st = s.state();
+            st.forget_sender(me);
+            st.close();
+        }
         notify_port(cx, &s, Cmd::Close)?;
     }
     Ok(kw("ok"))
@@ -498,19 +583,8 @@ fn http_response(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     BUF.with(|b| {
         let mut out = b.borrow_mut();
         out.clear();
-        match crate::net::http::encode_response(&mut out, status, headers, body, close) {
-            Ok(()) => {}
-            Err(e) => {
-                let what = match e {
-                    crate::net::http::EncodeError::Status => "status",
-                    crate::net::http::EncodeError::Header => "header",
-                };
-                let r = cx
-                    .heap
-                    .vector(&[lona_term::kw!("bad-response"), Term::keyword(what)]);
-                return Err(Raise::error(r));
-            }
-        }
+        crate::net::http::encode_response(&mut out, status, headers, body, close)
+            .map_err(|e| bad_response(cx, e))?;
         cx.charge(out.len() / 64);
         let r = cx.heap.binary(&out).raw();
         if out.capacity() > 1 << 16 {
@@ -518,6 +592,34 @@ fn http_response(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         }
         Ok(r)
     })
+}
+
+/// The error `http-response` and `http-head` raise for a response they
+/// refuse.
+fn bad_response(cx: &NativeCx<'_, '_>, e: crate::net::http::EncodeError) -> Raise {
+    let what = match e {
+        crate::net::http::EncodeError::Status => "status",
+        crate::net::http::EncodeError::Header => "header",
+    };
+    let r = cx
+        .heap
+        .vector(&[lona_term::kw!("bad-response"), Term::keyword(what)]);
+    Raise::error(r)
+}
+
+/// `(tcp/http-head status headers body close?)`: the head alone of the
+/// response `http-response` would make (`body` a binary or a string,
+/// counted, not copied), for a large body sent after it with its own
+/// `send`: it is then written from where it lies. Raises as
+/// `http-response` does.
+fn http_head(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let status = t(cx, a[0]).as_i64().ok_or_else(Raise::badarg)?;
+    let headers = t(cx, a[1]);
+    let len = data_arg(cx, a[2])?.len();
+    let close = crate::tag::truthy(a[3].bits());
+    let head = crate::net::http::encode_head(status, headers, len, close)
+        .map_err(|e| bad_response(cx, e))?;
+    Ok(cx.heap.binary(head.as_bytes()).raw())
 }
 
 /// `(http-reason status)`: HTTP's reason phrase for `status` (`"Status"`
@@ -530,11 +632,13 @@ fn http_reason(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 pub(super) fn install(tcp: &'static Namespace) {
     def(tcp, "http-response", 4, 4, http_response);
     def(tcp, "http-reason", 1, 1, http_reason);
+    def(tcp, "http-head", 4, 4, http_head);
     def(tcp, "listen*", 2, 2, listen);
     def(tcp, "accept*", 1, 1, accept);
     def(tcp, "connect*", 3, 3, connect);
     def(tcp, "connected*", 1, 1, connected);
-    def(tcp, "send*", 2, 2, send);
+    def(tcp, "send*", 2, 3, send);
+    def(tcp, "send-abort*", 1, 1, send_abort);
     def(tcp, "recv*", 2, 2, recv);
     def(tcp, "disarm*", 1, 1, disarm);
     def(tcp, "close", 1, 1, close);

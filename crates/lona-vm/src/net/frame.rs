@@ -32,12 +32,21 @@ pub(crate) struct TooLong;
 
 /// Takes the next complete packet from the front of `buf`, if there is
 /// one. `want` is `recv`'s length for `:raw` (0: whatever is there).
+/// `scanned` is how many bytes at the front of `buf` a `:line` search
+/// already found without a line end (the socket keeps it between calls;
+/// 0 when unknown): each search looks only at what arrived since, so a
+/// long line fed a byte at a time costs its length once, not its length
+/// squared.
 pub(crate) fn take(
     packet: Packet,
     buf: &mut Vec<u8>,
+    scanned: &mut usize,
     want: usize,
     max: usize,
 ) -> Result<Option<Vec<u8>>, TooLong> {
+    if packet != Packet::Line {
+        *scanned = 0;
+    }
     match packet {
         Packet::Raw | Packet::Http => {
             if buf.is_empty() || buf.len() < want {
@@ -48,12 +57,21 @@ pub(crate) fn take(
                 Ok(Some(buf.drain(..want).collect()))
             }
         }
-        Packet::Line => match buf.iter().position(|&b| b == b'\n') {
-            Some(i) if i < max => Ok(Some(buf.drain(..=i).collect())),
-            Some(_) => Err(TooLong),
-            None if buf.len() >= max => Err(TooLong),
-            None => Ok(None),
-        },
+        Packet::Line => {
+            let from = (*scanned).min(buf.len());
+            match memchr::memchr(b'\n', &buf[from..]).map(|i| i + from) {
+                Some(i) if i < max => {
+                    *scanned = 0;
+                    Ok(Some(buf.drain(..=i).collect()))
+                }
+                Some(_) => Err(TooLong),
+                None if buf.len() >= max => Err(TooLong),
+                None => {
+                    *scanned = buf.len();
+                    Ok(None)
+                }
+            }
+        }
         Packet::Len(k) => {
             let k = k as usize;
             if buf.len() < k {
@@ -73,19 +91,28 @@ pub(crate) fn take(
     }
 }
 
+/// The length header `:packet` `k` (1, 2 or 4) puts before a packet of
+/// `len` bytes, in the first `k` bytes of the array (`None`: too long
+/// for the header).
+pub(crate) fn header(k: u8, len: usize) -> Option<[u8; 4]> {
+    let k = usize::from(k);
+    if k < 8 && len >> (8 * k) != 0 {
+        return None;
+    }
+    let mut h = [0u8; 4];
+    for (i, b) in h[..k].iter_mut().enumerate() {
+        *b = (len >> (8 * (k - 1 - i))) as u8;
+    }
+    Some(h)
+}
+
 /// `data` framed for sending (`None`: too long for the header).
-pub(crate) fn frame(packet: Packet, data: &[u8]) -> Option<Vec<u8>> {
+#[cfg(test)]
+fn frame(packet: Packet, data: &[u8]) -> Option<Vec<u8>> {
     match packet {
         Packet::Raw | Packet::Line | Packet::Http => Some(data.to_vec()),
         Packet::Len(k) => {
-            let k = k as usize;
-            if k < 8 && data.len() >> (8 * k) != 0 {
-                return None;
-            }
-            let mut v = Vec::with_capacity(k + data.len());
-            for i in (0..k).rev() {
-                v.push((data.len() >> (8 * i)) as u8);
-            }
+            let mut v = header(k, data.len())?[..usize::from(k)].to_vec();
             v.extend_from_slice(data);
             Some(v)
         }
@@ -100,31 +127,61 @@ mod tests {
     fn raw_takes_what_is_there_or_exactly_n() {
         let mut b = b"hello".to_vec();
         assert_eq!(
-            take(Packet::Raw, &mut b, 3, DEFAULT_MAX),
+            take(Packet::Raw, &mut b, &mut 0, 3, DEFAULT_MAX),
             Ok(Some(b"hel".to_vec()))
         );
-        assert_eq!(take(Packet::Raw, &mut b, 3, DEFAULT_MAX), Ok(None));
+        assert_eq!(take(Packet::Raw, &mut b, &mut 0, 3, DEFAULT_MAX), Ok(None));
         assert_eq!(
-            take(Packet::Raw, &mut b, 0, DEFAULT_MAX),
+            take(Packet::Raw, &mut b, &mut 0, 0, DEFAULT_MAX),
             Ok(Some(b"lo".to_vec()))
         );
-        assert_eq!(take(Packet::Raw, &mut b, 0, DEFAULT_MAX), Ok(None));
+        assert_eq!(take(Packet::Raw, &mut b, &mut 0, 0, DEFAULT_MAX), Ok(None));
     }
 
     #[test]
     fn lines_keep_their_newline_and_are_bounded() {
         let mut b = b"one\ntwo\nthr".to_vec();
         assert_eq!(
-            take(Packet::Line, &mut b, 0, 100),
+            take(Packet::Line, &mut b, &mut 0, 0, 100),
             Ok(Some(b"one\n".to_vec()))
         );
         assert_eq!(
-            take(Packet::Line, &mut b, 0, 100),
+            take(Packet::Line, &mut b, &mut 0, 0, 100),
             Ok(Some(b"two\n".to_vec()))
         );
-        assert_eq!(take(Packet::Line, &mut b, 0, 100), Ok(None));
+        assert_eq!(take(Packet::Line, &mut b, &mut 0, 0, 100), Ok(None));
         let mut long = vec![b'x'; 10];
-        assert_eq!(take(Packet::Line, &mut long, 0, 10), Err(TooLong));
+        assert_eq!(take(Packet::Line, &mut long, &mut 0, 0, 10), Err(TooLong));
+    }
+
+    /// A line arriving a byte at a time is searched once: each search
+    /// starts where the last one ended (it would find nothing new if it
+    /// looked at the old bytes again: `scanned` says they hold no `\n`).
+    #[test]
+    fn a_dripping_line_is_scanned_once() {
+        let mut b = Vec::new();
+        let mut scanned = 0;
+        for _ in 0..1000 {
+            b.push(b'x');
+            assert_eq!(
+                take(Packet::Line, &mut b, &mut scanned, 0, 1 << 20),
+                Ok(None)
+            );
+            assert_eq!(scanned, b.len());
+        }
+        b.extend_from_slice(b"yz\nrest");
+        assert_eq!(
+            take(Packet::Line, &mut b, &mut scanned, 0, 1 << 20).map(|p| p.map(|p| p.len())),
+            Ok(Some(1003))
+        );
+        assert_eq!((scanned, &b[..]), (0, &b"rest"[..]));
+        // Another framing resets the hint (it takes bytes of its own).
+        let mut scanned = 3;
+        assert_eq!(
+            take(Packet::Raw, &mut b, &mut scanned, 2, 100),
+            Ok(Some(b"re".to_vec()))
+        );
+        assert_eq!(scanned, 0);
     }
 
     #[test]
@@ -134,15 +191,21 @@ mod tests {
             b.extend(frame(Packet::Len(k), b"").unwrap());
             b.extend(&frame(Packet::Len(k), b"zz").unwrap()[..2]);
             assert_eq!(
-                take(Packet::Len(k), &mut b, 0, 100),
+                take(Packet::Len(k), &mut b, &mut 0, 0, 100),
                 Ok(Some(b"abc".to_vec()))
             );
-            assert_eq!(take(Packet::Len(k), &mut b, 0, 100), Ok(Some(Vec::new())));
-            assert_eq!(take(Packet::Len(k), &mut b, 0, 100), Ok(None));
+            assert_eq!(
+                take(Packet::Len(k), &mut b, &mut 0, 0, 100),
+                Ok(Some(Vec::new()))
+            );
+            assert_eq!(take(Packet::Len(k), &mut b, &mut 0, 0, 100), Ok(None));
         }
         // A header claiming 4 GB: refused before anything is buffered.
         let mut b = vec![0xff, 0xff, 0xff, 0xff, 1];
-        assert_eq!(take(Packet::Len(4), &mut b, 0, DEFAULT_MAX), Err(TooLong));
+        assert_eq!(
+            take(Packet::Len(4), &mut b, &mut 0, 0, DEFAULT_MAX),
+            Err(TooLong)
+        );
         assert_eq!(frame(Packet::Len(1), &[0; 256]), None);
         assert_eq!(frame(Packet::Len(1), &[0; 255]).map(|v| v.len()), Some(256));
     }
@@ -158,11 +221,12 @@ mod fuzz {
 
     fn packets(packet: Packet, chunks: &[Vec<u8>], max: usize) -> (Vec<Vec<u8>>, bool) {
         let mut buf = Vec::new();
+        let mut scanned = 0;
         let mut out = Vec::new();
         for c in chunks {
             buf.extend_from_slice(c);
             loop {
-                match take(packet, &mut buf, 0, max) {
+                match take(packet, &mut buf, &mut scanned, 0, max) {
                     Ok(Some(p)) => {
                         if packet != Packet::Raw {
                             assert!(p.len() <= max, "a packet past the limit");

@@ -118,6 +118,21 @@ pub(crate) fn encode_response(
     body: &[u8],
     close: bool,
 ) -> Result<(), EncodeError> {
+    let head = encode_head(status, headers, body.len(), close)?;
+    out.reserve(head.len() + body.len());
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(body);
+    Ok(())
+}
+
+/// A response's head alone, for a body of `body_len` bytes sent after it
+/// (`encode_response` has the rules).
+pub(crate) fn encode_head(
+    status: i64,
+    headers: Term<'_>,
+    body_len: usize,
+    close: bool,
+) -> Result<String, EncodeError> {
     if !(100..=999).contains(&status) {
         return Err(EncodeError::Status);
     }
@@ -146,15 +161,12 @@ pub(crate) fn encode_response(
             head.push_str("\r\n");
         }
     }
-    let _ = write!(head, "content-length: {}\r\n", body.len());
+    let _ = write!(head, "content-length: {body_len}\r\n");
     if close {
         head.push_str("connection: close\r\n");
     }
     head.push_str("\r\n");
-    out.reserve(head.len() + body.len());
-    out.extend_from_slice(head.as_bytes());
-    out.extend_from_slice(body);
-    Ok(())
+    Ok(head)
 }
 
 #[cfg(test)]

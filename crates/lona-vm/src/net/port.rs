@@ -13,11 +13,13 @@
 //!    go one by one as `[:udp s [host port] data]`, each read only when
 //!    the active mode allows one more (the rest wait in the kernel's
 //!    buffer, which drops what overflows it, as UDP may).
-//! 3. Bytes `send` could not write at once wait in the socket's `out`;
-//!    it writes them when the socket has room, and answers a sender that
-//!    waited for them to drain (`[:lona.io/sent s r]`).
+//! 3. Bytes `send` could not write at once wait in the socket's `out`
+//!    (at most `HIGH_WATERMARK` of them); it writes them when the socket
+//!    has room, and when `out` is below `LOW_WATERMARK` answers the
+//!    senders that waited (`[:lona.io/sent s r]`), which then hand over
+//!    the next piece of what they send.
 //! 4. `close` (a `Cmd::Close`) or the owner's end: the socket leaves the
-//!    table, a waiting sender hears `[:error :closed]`, and the socket is
+//!    table, waiting senders hear `[:error :closed]`, and the socket is
 //!    dropped, so closed.
 
 use std::future::{poll_fn, Future};
@@ -237,7 +239,8 @@ pub(crate) fn deliver(sock: &Sock, st: &mut table::State) {
     let owner = st.owner;
     while st.active != Active::Passive {
         let (packet, max) = (st.packet, st.max_packet);
-        match frame::take(packet, &mut st.inbuf, 0, max) {
+        let fields = &mut *st;
+        match frame::take(packet, &mut fields.inbuf, &mut fields.scanned, 0, max) {
             Ok(Some(p)) => {
                 table::send_tagged(
                     &sock.handle,
@@ -265,7 +268,8 @@ pub(crate) fn deliver(sock: &Sock, st: &mut table::State) {
     }
 }
 
-/// Step 3: writes what waits in `out`.
+/// Step 3: writes what waits in `out`; once it is below the low
+/// watermark, the waiting senders go on.
 fn flush(sock: &Sock) {
     let mut st = sock.state();
     while !st.out.is_empty() {
@@ -276,47 +280,27 @@ fn flush(sock: &Sock) {
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
             Err(_) => {
-                st.out.clear();
+                st.out = Vec::new();
                 st.close();
             }
         }
     }
-    if st.out.len() <= LOW_WATERMARK {
-        if let Some(p) = st.blocked.take() {
-            let ok = !st.closed;
-            drop(st);
-            table::send_tagged(
-                &sock.handle,
-                p,
-                lona_term::kw!("lona.io/sent"),
-                sock.id,
-                Some(&move |h| {
-                    if ok {
-                        lona_term::kw!("ok")
-                    } else {
-                        h.vector(&[lona_term::kw!("error"), lona_term::kw!("closed")])
-                    }
-                }),
-            );
-        }
+    if st.out.is_empty() && st.out.capacity() > LOW_WATERMARK {
+        // An idle connection keeps no large buffer.
+        st.out = Vec::new();
+    }
+    if st.out.len() <= LOW_WATERMARK || st.closed {
+        st.wake_senders(sock);
     }
 }
 
 /// Step 4.
 fn close(sock: &Arc<Sock>) {
     table::remove(sock.id);
-    let blocked = {
-        let mut st = sock.state();
-        st.close();
-        st.blocked.take()
-    };
-    if let Some(p) = blocked {
-        table::send_tagged(
-            &sock.handle,
-            p,
-            lona_term::kw!("lona.io/sent"),
-            sock.id,
-            Some(&|h| h.vector(&[lona_term::kw!("error"), lona_term::kw!("closed")])),
-        );
-    }
+    let mut st = sock.state();
+    st.close();
+    st.out = Vec::new();
+    st.inbuf = Vec::new();
+    st.scanned = 0;
+    st.wake_senders(sock);
 }

@@ -2,9 +2,16 @@
 //! one table; each record says who owns the socket and how it delivers.
 //!
 //! Who writes what (`Sock::state`, under its mutex): the owner's built-ins
-//! (`recv*` fills and drains `inbuf`, `send*` appends to `out`,
-//! `set-opts`, `controlling-process`), and the socket's port process
-//! (drains `out`, fills and drains `inbuf` in active mode, `closed`).
+//! (`recv*` fills and drains `inbuf`, `set-opts`, `controlling-process`),
+//! any sender's `send*` (appends to `out`, sets `writer`, joins
+//! `waiters`), and the socket's port process (drains `out`, wakes
+//! `waiters`, fills and drains `inbuf` in active mode, `closed`).
+//!
+//! What a socket buffers is bounded whatever the peer does: `out` holds
+//! at most [`HIGH_WATERMARK`] bytes (a larger send is taken a piece at a
+//! time, its sender waiting in between: backpressure, as `gen_tcp:send`
+//! blocks on a busy port), `inbuf` at most one packet of `:packet-size`
+//! bytes plus one read.
 //! The port process is the only one that waits for readiness in active
 //! mode; in passive mode the caller of `recv*` arms a message waker.
 
@@ -49,10 +56,19 @@ pub(crate) struct State {
     pub(crate) max_packet: usize,
     /// Bytes read and not yet delivered (a partial packet).
     pub(crate) inbuf: Vec<u8>,
-    /// Bytes to write that did not fit the socket yet.
+    /// How many bytes at the front of `inbuf` are known to hold no line
+    /// end (`:packet :line` scans only what arrived since).
+    pub(crate) scanned: usize,
+    /// Bytes to write that did not fit the socket yet: at most
+    /// [`HIGH_WATERMARK`].
     pub(crate) out: Vec<u8>,
-    /// A sender waiting for `out` to drain (it gets `[:lona.io/sent s r]`).
-    pub(crate) blocked: Option<Pid>,
+    /// The sender whose packet is partly in `out` and partly still in its
+    /// own hands; until it sends the rest, other senders wait (a packet is
+    /// never interleaved with another's).
+    pub(crate) writer: Option<Pid>,
+    /// Senders waiting for `out` to drain (or for `writer` to finish):
+    /// each gets `[:lona.io/sent s r]` once, then sends again.
+    pub(crate) waiters: Vec<Pid>,
     /// Closed by `close`, the peer, an error, or the owner's end.
     pub(crate) closed: bool,
     /// The peer closed its side (after what it sent is delivered).
@@ -68,8 +84,9 @@ pub(crate) struct Sock {
     pub(crate) handle: Handle,
 }
 
-/// `out` above this: `send` waits until it drains below `LOW_WATERMARK`
-/// (Erlang's busy port; the numbers are `inet`'s defaults times eight).
+/// The most bytes `out` holds: a send that does not fit takes what does
+/// and waits until `out` drains below `LOW_WATERMARK` (Erlang's busy
+/// port; the numbers are `inet`'s defaults times eight).
 pub(crate) const HIGH_WATERMARK: usize = 64 * 1024;
 pub(crate) const LOW_WATERMARK: usize = 32 * 1024;
 
@@ -165,6 +182,54 @@ impl State {
     pub(crate) fn close(&mut self) {
         self.closed = true;
         self.io = None;
+    }
+
+    /// Tells waiting senders `[:lona.io/sent s r]`: `r` is `:ok` when
+    /// `out` has room again (only the `writer`, if it waits: the rest of
+    /// its packet goes first), `[:error :closed]` to every one once the
+    /// socket is closed. Sent under the socket's lock, so that a sender
+    /// that takes itself off the list (`forget_sender`) afterwards finds
+    /// any message already in its mailbox.
+    pub(crate) fn wake_senders(&mut self, sock: &Sock) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        let ok = !self.closed;
+        if matches!(self.writer, Some(w) if !sock.handle.is_alive_now(w)) {
+            // It died with its packet half out: the others go on.
+            self.writer = None;
+        }
+        let woken: Vec<Pid> = match self.writer {
+            Some(w) if ok && self.waiters.contains(&w) => {
+                self.waiters.retain(|p| *p != w);
+                vec![w]
+            }
+            _ => std::mem::take(&mut self.waiters),
+        };
+        for p in woken {
+            send_tagged(
+                &sock.handle,
+                p,
+                lona_term::kw!("lona.io/sent"),
+                sock.id,
+                Some(&move |h| {
+                    if ok {
+                        lona_term::kw!("ok")
+                    } else {
+                        h.vector(&[lona_term::kw!("error"), lona_term::kw!("closed")])
+                    }
+                }),
+            );
+        }
+    }
+
+    /// `p` gave up sending (it timed out or closed the socket): no longer
+    /// waiting, nor the writer.
+    pub(crate) fn forget_sender(&mut self, p: Pid) {
+        self.waiters.retain(|w| *w != p);
+        if self.writer == Some(p) {
+            self.writer = None;
+        }
     }
 }
 
