@@ -11,7 +11,7 @@ use crate::shared::Shared;
 use crate::stats::WorkerLoad;
 use crate::table::Table;
 use crate::timer::Timers;
-use crate::worker::WorkerCore;
+use crate::worker::{IdleHook, WorkerCore};
 use crossbeam_deque::{Injector, Worker as Deque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex};
@@ -27,13 +27,27 @@ pub const DEFAULT_PROCESS_LIMIT: usize = 1 << 20;
 pub const DEFAULT_STACK_SIZE: usize = 16 << 20;
 
 /// Configures and starts a [`Runtime`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Builder {
     workers: usize,
     process_limit: usize,
     shutdown_timeout: Duration,
     stack_size: usize,
     pin_workers: bool,
+    on_idle: Option<IdleHook>,
+}
+
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("workers", &self.workers)
+            .field("process_limit", &self.process_limit)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("stack_size", &self.stack_size)
+            .field("pin_workers", &self.pin_workers)
+            .field("on_idle", &self.on_idle.as_ref().map(|h| h.after))
+            .finish()
+    }
 }
 
 impl Default for Builder {
@@ -44,6 +58,7 @@ impl Default for Builder {
             shutdown_timeout: Duration::from_secs(5),
             stack_size: DEFAULT_STACK_SIZE,
             pin_workers: false,
+            on_idle: None,
         }
     }
 }
@@ -93,6 +108,22 @@ impl Builder {
         self
     }
 
+    /// Runs `f` on a worker thread that has found no work for `after`,
+    /// once per such idle period (it runs again only after the worker ran
+    /// a process and went idle anew): the place to give memory back to the
+    /// system where it costs nothing, e.g. an allocator's collection of
+    /// the pages its thread freed, which an idle thread never makes. A
+    /// worker is back to work as soon as `f` returns; a panic in `f` is
+    /// logged and the worker goes on. Each worker runs it for itself, so
+    /// it must be safe to run on several threads at once.
+    pub fn on_idle(mut self, after: Duration, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.on_idle = Some(IdleHook {
+            after,
+            run: Arc::new(f),
+        });
+        self
+    }
+
     /// Start the runtime's threads.
     pub fn build(self) -> std::io::Result<Runtime> {
         // The cores the workers are pinned to (none: not pinned).
@@ -139,7 +170,8 @@ impl Builder {
             hook_installed: true,
         };
         for (i, (deque, parker)) in deques.into_iter().zip(parkers).enumerate() {
-            let core = WorkerCore::new(i, shared.clone(), deque);
+            let mut core = WorkerCore::new(i, shared.clone(), deque);
+            core.on_idle = self.on_idle.clone();
             let running = rt.running_workers.clone();
             let core_id = (!cores.is_empty()).then(|| cores[i % cores.len()]);
             // SeqCst: a plain counter read by `running_workers`; no data

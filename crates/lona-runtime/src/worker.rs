@@ -146,6 +146,18 @@ pub(crate) struct WorkerCore {
     pub(crate) free: RefCell<Vec<u32>>,
     /// Messages the running process sent to one receiver, not yet pushed.
     outbox: RefCell<Outbox>,
+    /// [`crate::Builder::on_idle`]: run when this worker found no work for
+    /// its delay, once per idle period (`idle_ran` set until a slice runs).
+    pub(crate) on_idle: Option<IdleHook>,
+    idle_ran: Cell<bool>,
+}
+
+/// What a worker does when the node has left it idle a while, and after
+/// how long.
+#[derive(Clone)]
+pub(crate) struct IdleHook {
+    pub(crate) after: std::time::Duration,
+    pub(crate) run: Arc<dyn Fn() + Send + Sync>,
 }
 
 /// Consecutive messages from the running process to one receiver, batched
@@ -205,6 +217,8 @@ impl WorkerCore {
                 oldest: std::ptr::null_mut(),
                 len: 0,
             }),
+            on_idle: None,
+            idle_ran: Cell::new(false),
         }
     }
 
@@ -563,12 +577,40 @@ impl WorkerCore {
         CURRENT.with(|c| c.set(std::ptr::null()));
     }
 
-    /// Waits for work: in epoll if workers poll the reactor and no other
-    /// worker does, else on the parker (as a waiter for the poll, in
-    /// workers mode). Returns a task found on the way.
+    /// Waits for work (`wait`). With an idle hook not yet run in this idle
+    /// period, waits at most its delay, and runs it if no work came in
+    /// that time; the next wait is then unbounded.
     fn park(&self, parker: &Parker) -> Option<u32> {
+        let hook = self.on_idle.as_ref().filter(|_| !self.idle_ran.get());
+        let Some(hook) = hook else {
+            return self.wait(parker, None);
+        };
+        let start = std::time::Instant::now();
+        let found = self.wait(parker, Some(hook.after));
+        if found.is_none() && start.elapsed() >= hook.after && self.next_task_is_none() {
+            self.idle_ran.set(true);
+            // A hook that panics is reported and leaves the worker running.
+            if catch_unwind(AssertUnwindSafe(|| (hook.run)())).is_err() {
+                log::error!(target: "lona", "the runtime's idle hook panicked");
+            }
+        }
+        found
+    }
+
+    /// Whether the queues this worker looks at are empty (a hint).
+    fn next_task_is_none(&self) -> bool {
+        self.local.is_empty() && self.lifo.get().is_none() && self.shared.injector.is_empty()
+    }
+
+    /// Waits for work, at most `timeout`: in epoll if workers poll the
+    /// reactor and no other worker does, else on the parker (as a waiter
+    /// for the poll, in workers mode). Returns a task found on the way.
+    fn wait(&self, parker: &Parker, timeout: Option<std::time::Duration>) -> Option<u32> {
         let Some(r) = crate::io::reactor::polled() else {
-            parker.park();
+            match timeout {
+                Some(d) => parker.park_timeout(d),
+                None => parker.park(),
+            }
             return None;
         };
         for _ in 0..2 {
@@ -582,12 +624,12 @@ impl WorkerCore {
                 parker.park_timeout(std::time::Duration::ZERO);
                 let found = self.next_task();
                 if found.is_none() {
-                    g.turn(None);
+                    g.turn(timeout);
                 }
                 idle.clear_poller();
                 return found;
             }
-            if !r.wait_as_waiter(parker) {
+            if !r.wait_as_waiter(parker, timeout) {
                 return None;
             }
         }
@@ -597,6 +639,7 @@ impl WorkerCore {
     /// Run one slice of the process in slot `index` (module doc).
     fn run_slice(&self, index: u32) {
         self.slice_ticks.set(0);
+        self.idle_ran.set(false);
         self.run_slice_inner(index);
         self.settle();
     }

@@ -10,10 +10,16 @@ use crate::process::{Ending, LonaProcess};
 
 /// Runs `ev` as the main process of a fresh node with `workers` worker
 /// threads (default: one per core) and returns how the program ended.
+/// A worker idle for a second empties the node's cache of freed heap
+/// blocks (`lona_term::trim_block_cache`): an idle node keeps no heap
+/// memory that no process uses.
 /// The node stops with the main process: processes still running are shut
 /// down (after `(halt n)`, at once).
 pub fn run_main(env: &Arc<Env>, ev: Evaluator, workers: Option<usize>) -> Result<Ending, String> {
-    let mut b = Runtime::builder();
+    let mut b = Runtime::builder().on_idle(
+        std::time::Duration::from_secs(1),
+        lona_term::trim_block_cache,
+    );
     if let Some(w) = workers {
         b = b.workers(w);
     }

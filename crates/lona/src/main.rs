@@ -93,6 +93,7 @@ impl NodeArgs {
             b = b.process_limit(n);
         }
         b = b.pin_workers(self.pin);
+        b = b.on_idle(IDLE_GIVE_BACK, give_back_memory);
         b.build().map_err(|e| format!("cannot start the node: {e}"))
     }
 
@@ -206,6 +207,29 @@ enum Command {
         #[arg(long)]
         pin: bool,
     },
+}
+
+/// How long a worker stays without work before it gives memory back
+/// ([`give_back_memory`]).
+pub const IDLE_GIVE_BACK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Gives the system back what an idle node holds and does not use, on a
+/// worker that found no work for [`IDLE_GIVE_BACK`] (the runtime's idle
+/// hook; a busy node never pays for it):
+/// - the heap blocks the node keeps for reuse (up to 384 MB of freed heaps
+///   of 1 MiB and more, `lona_term::trim_block_cache`), unmapped;
+/// - the pages mimalloc holds for this thread: freed memory waits in its
+///   thread's heap and arenas until the thread calls into the allocator
+///   again (after a 10-100 ms delay it purges with `MADV_DONTNEED`), which
+///   an idle worker never does; `mi_collect` purges it now.
+///
+/// What stays: the memory of live processes, mimalloc's own metadata and
+/// the small pages each thread keeps warm, and the code and atom tables.
+pub fn give_back_memory() {
+    lona_term::trim_block_cache();
+    // SAFETY: mi_collect takes no pointers; it only walks and purges the
+    // calling thread's own heap (and the shared arenas, under their locks).
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// Huge pages for large heap blocks only. `no_thp` has mimalloc turn

@@ -255,7 +255,11 @@ impl Reactor {
     /// sockets (of every runtime: a worker of one may wake processes of
     /// another). True if the poll looked free after registering: the
     /// caller tries to take it again instead of parking.
-    pub(crate) fn wait_as_waiter(&self, parker: &crossbeam_utils::sync::Parker) -> bool {
+    pub(crate) fn wait_as_waiter(
+        &self,
+        parker: &crossbeam_utils::sync::Parker,
+        timeout: Option<std::time::Duration>,
+    ) -> bool {
         let Some(p) = &self.polled else {
             return false;
         };
@@ -269,7 +273,10 @@ impl Reactor {
         fence(SeqCst);
         let free = p.poll.try_lock().is_ok();
         if !free {
-            parker.park();
+            match timeout {
+                Some(d) => parker.park_timeout(d),
+                None => parker.park(),
+            }
         }
         let mut w = lock(&p.waiters);
         if let Some(i) = w.iter().position(|(x, _)| *x == id) {
