@@ -27,6 +27,36 @@ use crate::native::Raise;
 /// `:system-limit`.
 pub const MAX_BITS: u64 = 1 << 24;
 
+/// Whether an integer of `digits` decimal digits (without leading zeros)
+/// surely has more than `max_bits` bits: it is at least 10^(digits - 1),
+/// which has more bits once (digits - 1) log2(10) >= max_bits. Checked
+/// before converting decimal text, which takes time quadratic in its
+/// length (`parse-int`); a count it passes may still be one digit too
+/// many, which the exact check after the conversion refuses.
+pub(crate) fn decimal_surely_over(digits: usize, max_bits: u64) -> bool {
+    // log2(10) = 3.32192809488736234787..., rounded down: a lower bound.
+    const LOG2_10_E16: u128 = 33_219_280_948_873_623;
+    let d = digits.saturating_sub(1) as u128;
+    d * LOG2_10_E16 >= u128::from(max_bits) * 10_000_000_000_000_000
+}
+
+/// The integer decimal text `s` spells (an optional sign, then digits,
+/// `_` allowed between them, as `num-bigint` reads them), if it has at
+/// most `max_bits` bits; a longer one is refused by its length before
+/// any conversion ([`decimal_surely_over`]). Leading zeros count nothing.
+pub(crate) fn parse_decimal(s: &str, max_bits: u64) -> Option<BigInt> {
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let digits = unsigned
+        .trim_start_matches(['0', '_'])
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .count();
+    if decimal_surely_over(digits, max_bits) {
+        return None;
+    }
+    s.parse::<BigInt>().ok().filter(|v| v.bits() <= max_bits)
+}
+
 /// An arithmetic operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -229,5 +259,56 @@ pub fn abs<'h>(heap: &'h Heap, a: Term<'_>) -> Result<Term<'h>, Raise> {
         Some(Num::Int(b)) => Ok(heap.bigint(&b.abs())),
         Some(Num::Float(f)) => Ok(heap.float(f.abs())),
         None => Err(Raise::badarith()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The largest integer of `MAX_BITS` bits has 5,050,446 digits
+    /// (16,777,216 log10(2) = 5,050,445.9): that many digits are
+    /// converted (and checked exactly), one more is refused unread.
+    #[test]
+    fn the_digit_bound_is_the_cap_s_own() {
+        assert!(!decimal_surely_over(0, MAX_BITS));
+        assert!(!decimal_surely_over(5_050_446, MAX_BITS));
+        assert!(decimal_surely_over(5_050_447, MAX_BITS));
+        assert!(decimal_surely_over(usize::MAX, MAX_BITS));
+        // 64 bits: 2^64 - 1 has 20 digits, and 10^20 is past it.
+        assert!(!decimal_surely_over(20, 64));
+        assert!(decimal_surely_over(21, 64));
+    }
+
+    /// At a small cap: the exact check after the conversion, the digit
+    /// bound before it, and what does not count as digits.
+    #[test]
+    fn parse_decimal_keeps_to_its_cap() {
+        let p = |s: &str| parse_decimal(s, 64).map(|v| v.to_string());
+        assert_eq!(
+            p("18446744073709551615").as_deref(),
+            Some("18446744073709551615")
+        );
+        assert_eq!(
+            p("-18446744073709551615").as_deref(),
+            Some("-18446744073709551615")
+        );
+        // 20 digits, 65 bits: converted, then refused.
+        assert_eq!(p("18446744073709551616"), None);
+        assert_eq!(p("99999999999999999999"), None);
+        // 21 digits: refused by the count.
+        assert_eq!(p("100000000000000000000"), None);
+        // Leading zeros and a sign carry no bits.
+        assert_eq!(p("+0000000000000000000000000042").as_deref(), Some("42"));
+        assert_eq!(
+            p("-0_000_000_000_000_000_000_000_001").as_deref(),
+            Some("-1")
+        );
+        assert_eq!(p("1_000").as_deref(), Some("1000"));
+        // Not integers, whatever their length.
+        assert_eq!(p(""), None);
+        assert_eq!(p("-"), None);
+        assert_eq!(p("12a"), None);
+        assert_eq!(p(&"9".repeat(1000)), None);
     }
 }

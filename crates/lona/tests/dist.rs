@@ -1190,3 +1190,90 @@ fn send_go(l: &str, h: &str) {
         .arg(format!("(send [:main :{l}@{h}] :go)"));
     let _ = cmd.status();
 }
+
+/// Writes one handshake message (a 2-byte length, then `m`).
+fn hs_send(s: &mut TcpStream, m: &[u8]) {
+    let mut pkt = (m.len() as u16).to_be_bytes().to_vec();
+    pkt.extend_from_slice(m);
+    s.write_all(&pkt).unwrap();
+}
+
+/// Reads one handshake message (`None`: the node closed the connection).
+fn hs_recv(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut len = [0u8; 2];
+    s.read_exact(&mut len).ok()?;
+    let mut m = vec![0u8; usize::from(u16::from_be_bytes(len))];
+    s.read_exact(&mut m).ok()?;
+    Some(m)
+}
+
+/// A peer that knows the cookie but claims the node's own name is
+/// refused with `nok`, as Erlang refuses it (`net_kernel` gets no
+/// connection id for its own node; `dist_util` sends `nok`), and the node
+/// never lists itself among its peers. Before the fix it answered `ok`,
+/// the handshake completed and `(nodes)` held the node's own name.
+#[test]
+fn a_peer_claiming_the_nodes_own_name_is_refused_with_nok() {
+    if !epmd_available() {
+        return;
+    }
+    let (l, h) = (unique("lona"), host());
+    let own = format!("{l}@{h}");
+    let lona = Node::lona(
+        &l,
+        "c17",
+        r#"(defn -main []
+  (register :main (self))
+  (println "ready")
+  (receive :go nil)
+  (println "self-listed" (contains? (set (nodes)) (node)) (node-state* (node))))"#,
+    );
+    lona.expect("ready");
+    let port = epmd_port_of(&l);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // A hang guard only: every answer comes at once.
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // The name message of handshake version 6, with the node's own name.
+    let flags: u64 = 0x1_0000_0000 | 0x0100_0000 | 0x0004_0000 | 0x0001_0000 | 0x3_07_84;
+    let mut m = vec![b'N'];
+    m.extend_from_slice(&flags.to_be_bytes());
+    m.extend_from_slice(&7u32.to_be_bytes());
+    m.extend_from_slice(&(own.len() as u16).to_be_bytes());
+    m.extend_from_slice(own.as_bytes());
+    hs_send(&mut s, &m);
+    let status = hs_recv(&mut s).expect("a status");
+    if status == b"sok" {
+        // What the node did before: go on as a peer with the cookie
+        // would, so the test sees what that led to.
+        let ch = hs_recv(&mut s).expect("the node's challenge");
+        assert_eq!(ch[0], b'N', "{ch:?}");
+        let challenge = u32::from_be_bytes(ch[9..13].try_into().unwrap());
+        let digest = md5::compute(format!("c17{challenge}"));
+        let mut reply = vec![b'r'];
+        reply.extend_from_slice(&42u32.to_be_bytes());
+        reply.extend_from_slice(&digest.0);
+        hs_send(&mut s, &reply);
+        let ack = hs_recv(&mut s).expect("the node's ack");
+        assert_eq!(ack[0], b'a', "{ack:?}");
+    } else {
+        // Refused: the node closes the connection.
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{rest:?}");
+    }
+    send_go(&l, &h);
+    let seen = lona.expect("self-listed");
+    assert_eq!(
+        String::from_utf8_lossy(&status),
+        "snok",
+        "the node's answer; then it printed {seen:?}"
+    );
+    assert_eq!(seen, "self-listed false nil");
+    // Logged (read by a thread of this test: waited for, with a hang guard).
+    let until = Instant::now() + Duration::from_secs(20);
+    while !lona.stderr().contains("claiming this node's own name") {
+        assert!(Instant::now() < until, "not logged: {}", lona.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(s);
+}

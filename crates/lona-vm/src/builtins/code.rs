@@ -72,11 +72,18 @@ fn read_all(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&terms).raw())
 }
 
-/// `(lona.code/slurp path)`: a file's text.
+/// `(lona.code/slurp path)`: a file's text, of at most 64 MB
+/// (`builtins/file.rs`'s bound on a whole file).
 fn slurp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let path = text_arg(cx, a[0])?;
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| fail(cx, "load-error", &format!("{path}: {e}")))?;
+    let text = super::file::read_text(&path).map_err(|e| {
+        let why = if super::is_limit(&e) {
+            format!("file too large (more than {} MB)", super::MAX_WHOLE >> 20)
+        } else {
+            e.to_string()
+        };
+        fail(cx, "load-error", &format!("{path}: {why}"))
+    })?;
     cx.charge(text.len() / 64);
     Ok(cx.heap.string(&text).raw())
 }

@@ -9,8 +9,17 @@
 //! work on the handle (`files.rs`: the order, the owner, the closing);
 //! their built-ins answer a tag to wait for, or at once an error value
 //! (`[:error :closed]`, `[:error :not-owner]`).
+//!
+//! Every read has a bound, so that no file and no standard input can make
+//! the node allocate without end (`/dev/zero`, a FIFO a writer keeps
+//! filling, a line of a gigabyte): a line at most [`MAX_LINE`] bytes
+//! (`:line-too-long` past it, the reason `file/read-line` answers), a
+//! whole file (`slurp`, `file/read-lines`) at most [`MAX_WHOLE`] bytes
+//! and [`MAX_LINES`] lines (`:file-too-large` past them). The whole-file
+//! functions and `read-line` raise those reasons, as they raise `:enoent`.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use std::sync::Arc;
 
@@ -19,10 +28,130 @@ use lona_runtime::{native_process, Ref, SpawnOpts};
 use lona_term::{Fragment, Heap, RawTerm, Term, View};
 
 use super::def;
-use crate::files::{self, FileRec, Op, Refused};
+use crate::files::{self, FileRec, Op, Refused, MAX_LINE};
 use crate::native::{NResult, NativeCx, Raise};
 use crate::net::error_name;
 use crate::var::Namespace;
+
+/// The most bytes `slurp` and `file/read-lines` read of one file: a
+/// larger one is `:file-too-large` (`file/open` and `file/read` read it
+/// in parts).
+pub(crate) const MAX_WHOLE: u64 = 64 * 1024 * 1024;
+
+/// The most lines `file/read-lines` gives (each is a string and a cell of
+/// the list however short it is): past it, `:file-too-large`.
+pub(crate) const MAX_LINES: usize = 1 << 20;
+
+/// A bound was reached: the reason, as a job's error.
+#[derive(Debug)]
+struct Limit(&'static str);
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Limit {}
+
+fn over(reason: &'static str) -> std::io::Error {
+    std::io::Error::other(Limit(reason))
+}
+
+/// Whether `e` is a bound reached (not an error of the system).
+pub(crate) fn is_limit(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<Limit>())
+}
+
+/// The keyword for a job's error: a bound's reason, or the error's name.
+fn reason(e: &std::io::Error) -> &'static str {
+    e.get_ref()
+        .and_then(|i| i.downcast_ref::<Limit>())
+        .map_or_else(|| error_name(e), |l| l.0)
+}
+
+/// What [`next_line`] read.
+#[derive(Debug, PartialEq)]
+enum Next {
+    /// The end of the input.
+    End,
+    /// A line without its end, and how many bytes it took.
+    Line(String, usize),
+    /// A line longer than [`MAX_LINE`]; `rest_unread`: its end is not
+    /// read yet (at most `MAX_LINE + 2` bytes of it were).
+    TooLong { rest_unread: bool },
+}
+
+/// The next line of `r`, without its end (`\n` or `\r\n`; the last line
+/// may have none), reading at most `MAX_LINE + 2` bytes (a line of
+/// `MAX_LINE` and its `\r\n`). Not UTF-8: an `InvalidData` error, after
+/// the line was read (`:badarg`).
+fn next_line(r: &mut impl BufRead) -> std::io::Result<Next> {
+    let mut buf = Vec::new();
+    r.take(MAX_LINE as u64 + 2).read_until(b'\n', &mut buf)?;
+    let taken = buf.len();
+    if taken == 0 {
+        return Ok(Next::End);
+    }
+    let ended = buf.last() == Some(&b'\n');
+    if ended {
+        buf.pop();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+    }
+    if buf.len() > MAX_LINE {
+        return Ok(Next::TooLong {
+            rest_unread: !ended,
+        });
+    }
+    match String::from_utf8(buf) {
+        Ok(s) => Ok(Next::Line(s, taken)),
+        Err(_) => Err(std::io::ErrorKind::InvalidData.into()),
+    }
+}
+
+/// The lines of `r`, within [`MAX_LINE`], [`MAX_WHOLE`] and [`MAX_LINES`].
+fn all_lines(r: &mut impl BufRead) -> std::io::Result<Vec<String>> {
+    let (mut lines, mut bytes) = (Vec::new(), 0u64);
+    loop {
+        match next_line(r)? {
+            Next::End => return Ok(lines),
+            Next::TooLong { .. } => return Err(over("line-too-long")),
+            Next::Line(s, taken) => {
+                bytes += taken as u64;
+                if bytes > MAX_WHOLE || lines.len() == MAX_LINES {
+                    return Err(over("file-too-large"));
+                }
+                lines.push(s);
+            }
+        }
+    }
+}
+
+/// The bytes of `r` to its end, if there are at most [`MAX_WHOLE`]
+/// (`size_hint`: what to make room for first).
+pub(crate) fn read_whole(r: impl Read, size_hint: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(size_hint.min(MAX_WHOLE) as usize + 1);
+    r.take(MAX_WHOLE + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_WHOLE {
+        return Err(over("file-too-large"));
+    }
+    Ok(buf)
+}
+
+/// The text of the file at `path`, within [`MAX_WHOLE`] (not UTF-8: an
+/// `InvalidData` error).
+pub(crate) fn read_text(path: &str) -> std::io::Result<String> {
+    let f = std::fs::File::open(path)?;
+    let hint = f.metadata().map_or(0, |m| m.len());
+    String::from_utf8(read_whole(f, hint)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
 
 /// What a job found.
 enum Done {
@@ -63,7 +192,7 @@ fn job(
                 };
                 h.vector(&[lona_term::kw!("ok"), v])
             }
-            Err(e) => h.vector(&[lona_term::kw!("error"), Term::keyword(error_name(&e))]),
+            Err(e) => h.vector(&[lona_term::kw!("error"), Term::keyword(reason(&e))]),
         };
         let msg = Fragment::vector(&[lona_term::kw!("lona.io/done"), h.reference(id), v]);
         handle.send(me, msg);
@@ -71,10 +200,11 @@ fn job(
     Ok(cx.heap.reference(id).raw())
 }
 
-/// `(file/slurp* path)`: the file's text (`:badarg` if not UTF-8).
+/// `(file/slurp* path)`: the file's text (`:badarg` if not UTF-8,
+/// `:file-too-large` past [`MAX_WHOLE`]).
 fn slurp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
-    job(cx, move || std::fs::read_to_string(p).map(Done::Str))
+    job(cx, move || read_text(&p).map(Done::Str))
 }
 
 /// `(file/spit* path text append?)`
@@ -130,36 +260,45 @@ fn delete(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     job(cx, move || std::fs::remove_file(p).map(|()| Done::Nil))
 }
 
-/// `(file/read-lines* path)`: the lines, without their ends.
+/// `(file/read-lines* path)`: the lines, without their ends
+/// (`:line-too-long`, `:file-too-large`: [`all_lines`]).
 fn read_lines(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
     job(cx, move || {
-        let f = std::io::BufReader::new(std::fs::File::open(p)?);
-        f.lines()
-            .collect::<std::io::Result<Vec<_>>>()
-            .map(Done::Strs)
+        let mut f = std::io::BufReader::new(std::fs::File::open(p)?);
+        all_lines(&mut f).map(Done::Strs)
     })
 }
 
+/// Standard input is in the middle of a line too long to give: the next
+/// `read-line` skips to its end first. Read and written only while
+/// standard input is locked.
+static SKIP_LINE: AtomicBool = AtomicBool::new(false);
+
 /// `(file/read-line*)`: the next line of standard input without its end,
-/// or nil at its end. `(file/read-line* f)`: a handle's, see
-/// [`read_line_of`].
+/// or nil at its end; `:line-too-long` past [`MAX_LINE`] bytes, and the
+/// next call goes on after that line. `(file/read-line* f)`: a handle's,
+/// see [`read_line_of`].
 fn read_line(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if !a.is_empty() {
         return read_line_of(cx, a);
     }
     job(cx, move || {
-        let mut s = String::new();
-        if std::io::stdin().lock().read_line(&mut s)? == 0 {
-            return Ok(Done::Nil);
+        let stdin = std::io::stdin();
+        let mut r = stdin.lock();
+        if SKIP_LINE.load(Ordering::Relaxed) {
+            // What is left of the line too long: read, never kept.
+            r.skip_until(b'\n')?;
+            SKIP_LINE.store(false, Ordering::Relaxed);
         }
-        if s.ends_with('\n') {
-            s.pop();
-            if s.ends_with('\r') {
-                s.pop();
+        match next_line(&mut r)? {
+            Next::End => Ok(Done::Nil),
+            Next::Line(s, _) => Ok(Done::Str(s)),
+            Next::TooLong { rest_unread } => {
+                SKIP_LINE.store(rest_unread, Ordering::Relaxed);
+                Err(over("line-too-long"))
             }
         }
-        Ok(Done::Str(s))
     })
 }
 
@@ -315,4 +454,134 @@ pub(super) fn install(file: &'static Namespace) {
     def(file, "delete*", 1, 1, delete);
     def(file, "read-lines*", 1, 1, read_lines);
     def(file, "read-line*", 0, 1, read_line);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn line(s: &str) -> Next {
+        Next::Line(s.to_string(), 0)
+    }
+
+    /// The lines of `input` as `next_line` reads them (byte counts left
+    /// out), to the first line too long or the end.
+    fn lines(input: &[u8]) -> Vec<Next> {
+        let mut r = Cursor::new(input);
+        let mut out = Vec::new();
+        loop {
+            let n = match next_line(&mut r).unwrap() {
+                Next::Line(s, _) => Next::Line(s, 0),
+                other => other,
+            };
+            let stop = matches!(n, Next::End | Next::TooLong { .. });
+            out.push(n);
+            if stop {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn lines_end_in_lf_or_crlf_and_the_last_may_have_none() {
+        assert_eq!(
+            lines(b"a\r\nb\n\nc\rd"),
+            [line("a"), line("b"), line(""), line("c\rd"), Next::End]
+        );
+        assert_eq!(lines(b""), [Next::End]);
+    }
+
+    #[test]
+    fn a_line_has_at_most_max_line_bytes() {
+        let max = vec![b'x'; MAX_LINE];
+        let mut input = max.clone();
+        input.extend_from_slice(b"\r\nnext");
+        assert_eq!(
+            lines(&input),
+            [
+                Next::Line(String::from_utf8(max.clone()).unwrap(), 0),
+                line("next"),
+                Next::End
+            ]
+        );
+        // One byte more, with its end: too long, and nothing of it is left.
+        let mut input = max.clone();
+        input.extend_from_slice(b"x\nnext");
+        let mut r = Cursor::new(&input[..]);
+        assert_eq!(
+            next_line(&mut r).unwrap(),
+            Next::TooLong { rest_unread: false }
+        );
+        assert!(matches!(next_line(&mut r).unwrap(), Next::Line(s, 4) if s == "next"));
+        // Longer, without its end yet: at most MAX_LINE + 2 bytes read.
+        let mut input = vec![b'x'; 3 * MAX_LINE];
+        input.extend_from_slice(b"\nnext");
+        let mut r = Cursor::new(&input[..]);
+        assert_eq!(
+            next_line(&mut r).unwrap(),
+            Next::TooLong { rest_unread: true }
+        );
+        assert_eq!(r.position(), MAX_LINE as u64 + 2);
+        // What the next `read-line` of standard input does first.
+        r.skip_until(b'\n').unwrap();
+        assert!(matches!(next_line(&mut r).unwrap(), Next::Line(s, 4) if s == "next"));
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_invalid_data_and_read() {
+        let mut r = Cursor::new(&b"\xff\xfe\nok\n"[..]);
+        let e = next_line(&mut r).unwrap_err();
+        assert_eq!(reason(&e), "badarg");
+        assert!(matches!(next_line(&mut r).unwrap(), Next::Line(s, 3) if s == "ok"));
+    }
+
+    #[test]
+    fn read_lines_stops_at_its_bounds() {
+        // As many empty lines as may be, then one more.
+        let mut input = vec![b'\n'; MAX_LINES];
+        assert_eq!(
+            all_lines(&mut Cursor::new(&input[..])).unwrap().len(),
+            MAX_LINES
+        );
+        input.push(b'\n');
+        let e = all_lines(&mut Cursor::new(&input[..])).unwrap_err();
+        assert_eq!(reason(&e), "file-too-large");
+        // A line too long.
+        let e = all_lines(&mut std::io::BufReader::new(std::io::repeat(b'y'))).unwrap_err();
+        assert_eq!(reason(&e), "line-too-long");
+        // Lines of 1 MB without end: past MAX_WHOLE bytes.
+        let mut one = vec![b'z'; MAX_LINE];
+        one.push(b'\n');
+        let mut endless = std::io::BufReader::new(Forever(Cursor::new(one)));
+        let e = all_lines(&mut endless).unwrap_err();
+        assert_eq!(reason(&e), "file-too-large");
+    }
+
+    #[test]
+    fn a_whole_file_has_at_most_max_whole_bytes() {
+        let ok = read_whole(std::io::repeat(0).take(MAX_WHOLE), 0).unwrap();
+        assert_eq!(ok.len() as u64, MAX_WHOLE);
+        let e = read_whole(std::io::repeat(0), u64::MAX).unwrap_err();
+        assert!(is_limit(&e));
+        assert_eq!(reason(&e), "file-too-large");
+        // Errors of the system keep their names.
+        let e = read_text("/nonexistent/lona-test").unwrap_err();
+        assert!(!is_limit(&e));
+        assert_eq!(reason(&e), "enoent");
+    }
+
+    /// A reader that gives its bytes again and again.
+    struct Forever(Cursor<Vec<u8>>);
+
+    impl Read for Forever {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.read(buf)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            self.0.set_position(0);
+            self.0.read(buf)
+        }
+    }
 }

@@ -31,6 +31,8 @@ use crate::bytecode::{NativeFn, Proto};
 use crate::env::Env;
 use crate::var::Namespace;
 
+pub(crate) use file::{is_limit, read_whole, MAX_WHOLE};
+
 /// Any number of arguments.
 pub(crate) const ANY: u16 = u16::MAX;
 

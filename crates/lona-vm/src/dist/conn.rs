@@ -132,6 +132,16 @@ async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
             }
             Err(e) => return Err(format!("handshake: {e}")),
         };
+        // A peer claiming our own name is refused with `nok`, as Erlang
+        // refuses it (`net_kernel` gets no connection id for its own node
+        // and `dist_util` answers `nok`): accepted, it would be a
+        // connection to ourselves, and `nodes` would list this node.
+        if peer == d.name {
+            let _ = hs.execute_rest(HandshakeStatus::Nok).await;
+            return Err(format!(
+                "connection attempt from a peer claiming this node's own name ({peer}) refused"
+            ));
+        }
         // Erlang's rule for an attempt of ours under way to the same
         // node: the greater name's attempt goes on.
         let status = {
