@@ -1,13 +1,16 @@
 //! `lona.http` against hostile peers, end to end with `lona run` (issue
 //! 36): a server whose response body never ends, under a limited address
 //! space (`prlimit --as`, as `runaways.rs`); a server dripping a byte at a
-//! time past the request's `:timeout`. The finer cases (head limits, bad
-//! status lines, chunked bodies) are in
-//! `lona-vm/tests/lonala/http_test.lona`.
+//! time past the request's `:timeout`; and the server's acceptor running
+//! out of descriptors (a low `RLIMIT_NOFILE`), which must go on accepting
+//! once they are freed. The finer cases (head limits, bad status lines,
+//! chunked bodies) are in `lona-vm/tests/lonala/http_test.lona`.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 /// A client: one `lona.http/request` to 127.0.0.1:PORT with `:timeout
@@ -22,6 +25,17 @@ const CLIENT: &str = r#"
                (catch :error e [:raised e]))]
     (println "result" r)
     (println "node alive")))
+"#;
+
+/// A server: `lona.http/start` on 127.0.0.1, printing `http listening
+/// port=PORT`, answering every request with "hello" until killed.
+const SERVER: &str = r#"
+(require '[lona.http :as http])
+(defn -main [& args]
+  (let [srv (http/start (fn [req] {:status 200 :body "hello"}) {:ip "127.0.0.1"})]
+    (println (str "http listening port=" (:port srv)))
+    (flush)
+    (receive :never :ok)))
 "#;
 
 /// `program` in a directory of its own (removed when dropped), and its
@@ -140,4 +154,106 @@ fn a_server_dripping_a_byte_at_a_time_cannot_stretch_the_timeout() {
         return;
     };
     assert!(out.contains("result [:raised [:http :timeout]]"), "{out}");
+}
+
+/// A GET on a new connection to 127.0.0.1:`port`: the response (the
+/// reason when there is none).
+fn get(port: u16) -> String {
+    let mut s = match TcpStream::connect(("127.0.0.1", port)) {
+        Ok(s) => s,
+        Err(e) => return format!("connect: {e}"),
+    };
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    if let Err(e) = s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n") {
+        return format!("write: {e}");
+    }
+    let mut out = Vec::new();
+    match s.read_to_end(&mut out) {
+        Ok(_) => String::from_utf8_lossy(&out).into_owned(),
+        Err(e) => format!("read: {e} (after {:?})", String::from_utf8_lossy(&out)),
+    }
+}
+
+/// Lines of `r` until one contains `want` (up to `limit`): whether it came.
+fn wait_for_line(r: &Receiver<String>, want: &str, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match r.recv_timeout(left) {
+            Ok(l) if l.contains(want) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+#[test]
+fn the_acceptor_outlives_running_out_of_descriptors() {
+    let (_dir, path) = program("server.lona", SERVER);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
+    cmd.arg("run")
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let lim = libc::rlimit {
+        rlim_cur: 64,
+        rlim_max: 64,
+    };
+    // SAFETY: setrlimit is async-signal-safe, and `lim` is a copy owned
+    // by the closure.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    struct Killed(Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut server = Killed(cmd.spawn().expect("lona starts"));
+    let mut first = String::new();
+    BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let port: u16 = first
+        .trim()
+        .strip_prefix("http listening port=")
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .parse()
+        .unwrap();
+    let (tx, errors) = channel();
+    let stderr = server.0.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            eprintln!("server: {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    assert!(get(port).starts_with("HTTP/1.1 200"));
+    // 200 connections against 64 descriptors: each one accepted holds one
+    // (its process waits for a request) until accept fails with :emfile;
+    // the rest wait in the listener's queue.
+    let clients: Vec<TcpStream> = (0..200)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).expect("connects"))
+        .collect();
+    let reported = wait_for_line(&errors, "accept", Duration::from_secs(20));
+    // The clients leave; their connections close and free the
+    // descriptors; a new client is answered (after those queued).
+    drop(clients);
+    let answer = get(port);
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.ends_with("hello"),
+        "no answer after the descriptors were freed: {answer:?}"
+    );
+    assert!(reported, "no report of the failed accept on stderr");
+    assert!(server.0.try_wait().unwrap().is_none(), "the server ended");
 }
