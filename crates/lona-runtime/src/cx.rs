@@ -266,6 +266,7 @@ impl Cx<'_> {
         while !node.is_null() {
             // SAFETY: the chain is ours; read `next` before handing the node on.
             let next = unsafe { (*node).next };
+            // SAFETY: the node is ours (taken above) and is handed on whole, once.
             let e = unsafe { Envelope::from_raw(node) };
             if self.p.pending_exit.is_none() {
                 crate::links::on_node(self, e, &mut run);
@@ -346,6 +347,7 @@ impl Cx<'_> {
         }
         // SAFETY: a live node the mailbox owns; `Peeked` never drops it.
         NonNull::new(h).map(|_| Peeked {
+            // SAFETY: as above: the mailbox's live node, never dropped through `Peeked`.
             e: std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) }),
             _borrow: PhantomData,
         })
@@ -398,6 +400,7 @@ impl Cx<'_> {
         }
         // SAFETY: a live node the mailbox owns; `Peeked` never drops it.
         let peeked = NonNull::new(h).map(|_| Peeked {
+            // SAFETY: as above: the mailbox's live node, never dropped through `Peeked`.
             e: std::mem::ManuallyDrop::new(unsafe { Envelope::from_raw(h) }),
             _borrow: PhantomData,
         });

@@ -268,6 +268,7 @@ pub(crate) unsafe fn drop_chain(mut p: *mut Header) {
     while !p.is_null() {
         // SAFETY: owned, live node; read `next` before freeing it.
         let next = unsafe { (*p).next };
+        // SAFETY: owned and live (`next` read above): freed once, here.
         drop(unsafe { Envelope::from_raw(p) });
         p = next;
     }

@@ -181,6 +181,7 @@ unsafe fn reverse(top: *mut Header) -> (*mut Header, *mut Header) {
             let guess = next.addr().wrapping_add(step.wrapping_mul(8));
             crate::mailbox::prefetch(ptr::without_provenance(guess));
         }
+        // SAFETY: `cur` is a node of the chain this drain took: ours alone.
         unsafe { (*cur).next = prev };
         prev = cur;
         cur = next;

@@ -776,6 +776,7 @@ pub(crate) fn finish(
     while !node.is_null() {
         // SAFETY: the closed chain is ours.
         let next = unsafe { (*node).next };
+        // SAFETY: the node is ours (the closed chain) and is handed on whole, once.
         let e = unsafe { Envelope::from_raw(node) };
         crate::links::on_node_dying(shared, p, pid, e);
         node = next;

@@ -603,6 +603,7 @@ impl Heap {
         if let Some(sb) = shared_block(s) {
             // SAFETY: `s` holds `sb` alive, and `head.len()` is its length.
             if tail.is_empty()
+                // SAFETY: `s` holds `sb` alive, and `head.len()` is its length.
                 || unsafe { SharedBytes::try_append(sb, head.len(), tail.as_bytes()) }
             {
                 // SAFETY: as above; the new object takes its own count.
@@ -1183,6 +1184,7 @@ fn shared_block(t: Term<'_>) -> Option<*const SharedBytes> {
     match Kind::from_header(h) {
         // SAFETY: a shared object's payload word 0 is its block.
         Kind::SharedStr | Kind::SharedBin => {
+            // SAFETY: a shared object's payload word 0 is its block.
             Some(unsafe { t.payload(0) } as usize as *const SharedBytes)
         }
         _ => None,

@@ -234,7 +234,7 @@ impl<'h> Term<'h> {
             .boxed_header()
             .unwrap_or_else(|| unreachable!("unknown immediate {:#x}", self.bits()));
         let arity = crate::term::header_arity(h);
-        // SAFETY (all payload reads below): the header says the object has
+        // SAFETY: (all payload reads below) the header says the object has
         // `arity` payload words laid out as documented in term.rs, and
         // Term<'h> guarantees it is alive and immutable for 'h.
         unsafe {

@@ -153,6 +153,7 @@ pub fn closure_code(w: u64) -> Option<u64> {
     match boxed_header(w) {
         // SAFETY: a closure has its code id right after the header.
         Some(h) if h & 0xff == CLOSURE_HEADER => {
+            // SAFETY: a closure has its code id right after the header.
             Some(unsafe { *(w as usize as *const u64).add(1) })
         }
         _ => None,

@@ -179,6 +179,8 @@ impl RecvCore {
                     let value = if any {
                         // SAFETY: T is Envelope; move it across the identical type.
                         let e = ManuallyDrop::new(e);
+                        // SAFETY: `any` means T is Envelope: the same type, read once
+                        // from a value that is not dropped.
                         unsafe { std::ptr::read(&*e as *const Envelope as *const T) }
                     } else {
                         match e.downcast::<T>() {

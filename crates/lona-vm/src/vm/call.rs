@@ -113,6 +113,7 @@ impl Vm {
             }
             _ => {
                 let r = self.heap.vector(&[lona_term::kw!("badfun"), ft]).raw();
+                // SAFETY: `r` was made on this heap just now.
                 return Err(Raise::error(unsafe { self.heap.term(r) }));
             }
         };
