@@ -28,6 +28,10 @@
 //!
 //! See `docs/architecture.md` for how the pieces fit.
 
+// Every unsafe block of the library says why it is sound (tests may be
+// terser).
+#![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
+
 // The core: processes, their queues and signals, the scheduler.
 mod builder;
 mod cx;

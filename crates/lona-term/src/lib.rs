@@ -19,6 +19,10 @@
 //! words itself ([`RawTerm`], [`Heap::term`], [`Heap::collect_with_roots`]),
 //! each with a `# Safety` section.
 
+// Every unsafe block of the library says why it is sound (tests may be
+// terser).
+#![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
+
 mod atom;
 mod binary;
 mod block;
