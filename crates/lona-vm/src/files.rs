@@ -189,7 +189,27 @@ impl FileRec {
             g.busy = true;
             drop(g);
             let rec = self.clone();
-            run_detached(move || drain(&rec));
+            if let Err(e) = run_detached(move || drain(&rec)) {
+                // No thread can run the queue (the system refuses one):
+                // every queued operation is answered with the error, none
+                // waits for good.
+                let jobs: Vec<Job> = {
+                    let mut g = self.inner();
+                    g.busy = false;
+                    g.queue.drain(..).collect()
+                };
+                let reason = crate::net::error_name(&e);
+                for job in jobs {
+                    let h = Heap::new();
+                    let v = Reply::Error(reason).term(&h, self.id);
+                    let msg = Fragment::vector(&[
+                        lona_term::kw!("lona.io/done"),
+                        h.reference(job.tag),
+                        v,
+                    ]);
+                    self.handle.send(job.to, msg);
+                }
+            }
         }
     }
 
@@ -427,7 +447,9 @@ fn shut(rec: &FileRec) {
         g.file.take()
     };
     if let Some(f) = file {
-        run_detached(move || drop(f));
+        // Closed on the pool; if no pool thread can be started, the
+        // refused job is dropped here, and the file with it.
+        let _ = run_detached(move || drop(f));
     }
 }
 

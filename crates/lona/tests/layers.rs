@@ -20,7 +20,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The binary: everything.
     (
         "lona",
-        &["lona-term", "lona-runtime", "lona-otp", "lona-http", "lona-vm"],
+        &[
+            "lona-term",
+            "lona-runtime",
+            "lona-otp",
+            "lona-http",
+            "lona-vm",
+        ],
     ),
 ];
 
@@ -29,7 +35,13 @@ const LAYERS: &[(&str, &[&str])] = &[
 fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");

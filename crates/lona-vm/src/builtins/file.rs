@@ -176,7 +176,7 @@ fn job(
     let rt = cx.rt()?;
     let (me, handle) = (rt.pid(), rt.handle());
     let id = Ref::new().to_bits();
-    run_detached(move || {
+    let started = run_detached(move || {
         let r = f();
         let h = Heap::new();
         let v = match r {
@@ -197,6 +197,9 @@ fn job(
         let msg = Fragment::vector(&[lona_term::kw!("lona.io/done"), h.reference(id), v]);
         handle.send(me, msg);
     });
+    // No thread could run it (the system refuses one): raised now, as the
+    // job's own error would be.
+    started.map_err(|e| Raise::error(Term::keyword(reason(&e))))?;
     Ok(cx.heap.reference(id).raw())
 }
 
