@@ -54,7 +54,69 @@ pub(crate) fn parse_decimal(s: &str, max_bits: u64) -> Option<BigInt> {
     if decimal_surely_over(digits, max_bits) {
         return None;
     }
-    s.parse::<BigInt>().ok().filter(|v| v.bits() <= max_bits)
+    let parsed = if digits > SPLIT_DIGITS {
+        parse_long_decimal(s)
+    } else {
+        None
+    };
+    parsed
+        .or_else(|| s.parse::<BigInt>().ok())
+        .filter(|v| v.bits() <= max_bits)
+}
+
+/// Longer decimal text than this is converted by halves
+/// ([`parse_long_decimal`]).
+const SPLIT_DIGITS: usize = 4096;
+
+/// Decimal text of many digits, converted in time below quadratic:
+/// `num-bigint` converts digit by digit (5 M digits took 30 s, a worker
+/// that long in one built-in), so the digits are split in halves, each
+/// converted so, and joined as `high * 10^k + low` (its multiplication is
+/// Karatsuba's and Toom's; the powers of ten are computed once a level).
+/// `None` for text this does not take (anything but an optional sign then
+/// digits with `_` between them, as `num-bigint` reads them): the caller
+/// parses it the plain way.
+fn parse_long_decimal(s: &str) -> Option<BigInt> {
+    let (negative, unsigned) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if !unsigned.as_bytes().first()?.is_ascii_digit()
+        || !unsigned.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+    {
+        return None;
+    }
+    let digits: Vec<u8> = unsigned
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .map(|b| b - b'0')
+        .collect();
+    let mut powers = std::collections::HashMap::new();
+    let magnitude = by_halves(&digits, &mut powers);
+    let sign = if negative {
+        num_bigint::Sign::Minus
+    } else {
+        num_bigint::Sign::Plus
+    };
+    Some(BigInt::from_biguint(sign, magnitude))
+}
+
+fn by_halves(
+    digits: &[u8],
+    powers: &mut std::collections::HashMap<usize, num_bigint::BigUint>,
+) -> num_bigint::BigUint {
+    if digits.len() <= SPLIT_DIGITS {
+        return num_bigint::BigUint::from_radix_be(digits, 10).unwrap_or_default();
+    }
+    let k = digits.len() / 2;
+    let (high, low) = digits.split_at(digits.len() - k);
+    let high = by_halves(high, powers);
+    let low = by_halves(low, powers);
+    let ten_k = powers
+        .entry(k)
+        .or_insert_with(|| num_bigint::BigUint::from(10u32).pow(k as u32));
+    high * &*ten_k + low
 }
 
 /// An arithmetic operation.
@@ -282,6 +344,31 @@ mod tests {
 
     /// At a small cap: the exact check after the conversion, the digit
     /// bound before it, and what does not count as digits.
+    #[test]
+    fn long_decimals_convert_by_halves_as_digit_by_digit() {
+        // Lengths around the split, and signs, zeros and underscores: the
+        // same value as num-bigint's own conversion.
+        for len in [4095usize, 4096, 4097, 8193, 20_011] {
+            let digits: String = (0..len)
+                .map(|i| char::from(b'0' + ((i * 7 + i / 3) % 10) as u8))
+                .collect();
+            for text in [
+                digits.clone(),
+                format!("-{digits}"),
+                format!("+{digits}"),
+                format!("000{digits}"),
+                format!("1_{digits}_2"),
+            ] {
+                let plain: BigInt = text.parse().unwrap();
+                assert_eq!(parse_long_decimal(&text), Some(plain.clone()), "{len}");
+                assert_eq!(parse_decimal(&text, MAX_BITS), Some(plain));
+            }
+        }
+        for bad in ["_1", "--1", "+-1", "1a", "", "-"] {
+            assert_eq!(parse_long_decimal(bad), None, "{bad:?}");
+        }
+    }
+
     #[test]
     fn parse_decimal_keeps_to_its_cap() {
         let p = |s: &str| parse_decimal(s, 64).map(|v| v.to_string());
