@@ -218,6 +218,7 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "nodedown",
     "spawn-reply",
     "not-distributed",
+    "lona.dist/ready",
 ];
 
 /// An interned name.

@@ -60,6 +60,12 @@ pub struct NodeArgs {
     /// silent this long is declared down; ticks go every quarter of it.
     #[arg(long, value_name = "SECS")]
     pub net_ticktime: Option<u64>,
+    /// Erlang's `dist_buf_busy_limit` (`erl +zdbbl KB`), in kilobytes
+    /// (default 1024): once this much is queued for a connection to
+    /// another node and not yet written, processes sending there wait
+    /// until less than half of it is.
+    #[arg(long, value_name = "KB")]
+    pub dist_buf_busy_limit: Option<usize>,
     /// Which tier runs Lonala code: `jit` (the default: hot functions are
     /// compiled to machine code), `interp` (the interpreter only), or
     /// `jit-eager` (every function that can be compiled is, at its first
@@ -133,6 +139,9 @@ impl NodeArgs {
         }
         if let Some(t) = self.net_ticktime {
             cfg.tick_time = std::time::Duration::from_secs(t.max(1));
+        }
+        if let Some(kb) = self.dist_buf_busy_limit {
+            cfg.busy_limit = kb.saturating_mul(1024);
         }
         lona_vm::dist::start(env, &rt.handle(), cfg).map(|_| ())
     }

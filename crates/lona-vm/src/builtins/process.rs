@@ -11,7 +11,7 @@
 //! | `(spawn-link f & args)`, `(spawn-monitor f & args)` | `spawn_link`, `spawn_monitor` (=> `[pid ref]`) | as `spawn` |
 //! | `(spawn-opt f opts & args)` | `spawn_opt`: `:link`, `:monitor`, `:priority` (`:low`, `:normal`, `:high`, `:max`), `:min-heap-size`, `:max-heap-size` (words, heap and stack; 0: none; default the node's), `:name` (a keyword, registered before the process runs) | `:badarg` for an unknown option or priority, a max below the min; `:system-limit` for a min the node cannot back; `[:already-registered pid]` when the name is taken (no process is made) |
 //! | `(yield)` | `erlang:yield/0`: ends the slice, so other runnable processes go first | |
-//! | `(send dest msg)` | `!`: `dest` a pid or a registered name (keyword); returns `msg` | `:badarg` for a name nobody holds |
+//! | `(send dest msg)` | `!`: `dest` a pid or a registered name (keyword); returns `msg`. To another node whose connection is busy (more queued than its limit, `dist/outq.rs`) the caller waits until it drains, as on Erlang's busy distribution port (so do `exit`, `link`, `monitor` and `spawn-request*` there) | `:badarg` for a name nobody holds |
 //! | `(link pid)`, `(unlink pid)` | `link/1`, `unlink/1` | `:noproc` linking to a dead process (not trapping exits) |
 //! | `(monitor pid-or-name)`, `(demonitor ref [{:flush true :info true}])` | `monitor/2`, `demonitor/1,2` | |
 //! | `(exit reason)`, `(exit pid reason)` | `exit/1,2` | |
@@ -31,6 +31,7 @@ use lona_runtime::{Dest, Pid, Priority, Ref, SpawnError, SpawnOpts, TimerRef};
 use lona_term::{Fragment, Heap, HeapConfig, RawTerm, Term, View};
 
 use super::{def, ANY};
+use crate::dist::RemoteSendError;
 use crate::msg::{info_term, pid_term, ref_term, term_pid, term_reason};
 use crate::native::{NResult, NativeCx, Raise, Request};
 use crate::var::Namespace;
@@ -96,6 +97,9 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 if node != d.atom() {
                     let me = cx.rt()?.pid();
                     let r = d.send_pid(Some(me), node.name(), (id, serial, creation), msg);
+                    if matches!(r, Err(RemoteSendError::Busy)) {
+                        return busy(cx, "send-busy*");
+                    }
                     remote_sent(cx, r)?;
                 }
             }
@@ -126,6 +130,9 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             } else if let Some(d) = dist {
                 let me = cx.rt()?.pid();
                 let r = d.send_reg(me, name.name(), node.name(), msg);
+                if matches!(r, Err(RemoteSendError::Busy)) {
+                    return busy(cx, "send-busy*");
+                }
                 remote_sent(cx, r)?;
             }
             // Not distributed: a message for another node goes nowhere.
@@ -133,6 +140,39 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         _ => return Err(Raise::badarg()),
     }
     Ok(a[1])
+}
+
+/// The connection to the node a call is for is busy (more queued than
+/// its limit, `dist/outq.rs`): the call continues in the prelude's `name`,
+/// with the same arguments, which waits for the connection to drain
+/// (`dist-wait*`) and calls the built-in again. As Erlang suspends a
+/// process sending to a busy distribution port; no worker blocks.
+fn busy(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
+    super::seq::redirect(cx, name)
+}
+
+/// `(dist-await* dest)`: when the connection to the node of `dest` (a
+/// pid of another node, `[name node]`, or a node keyword or string) is
+/// busy, arms a
+/// `[:lona.dist/ready ref]` message for the caller when it has drained
+/// (or ended) and returns `ref`; otherwise nil (send now).
+fn dist_await(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let node = match t(cx, a[0]).view() {
+        View::ExtPid { node, .. } => node.name().to_string(),
+        View::Vector(v) if v.len() == 2 => match v[1].view() {
+            View::Keyword(n) => n.name().to_string(),
+            _ => return Err(Raise::badarg()),
+        },
+        _ => node_name(cx, a[0])?,
+    };
+    let Some(d) = cx.env.dist.get().cloned() else {
+        return Ok(Term::NIL.raw());
+    };
+    let me = cx.rt()?.pid();
+    Ok(match d.arm_ready(me, &node, true) {
+        Some(r) => cx.heap.reference(r).raw(),
+        None => Term::NIL.raw(),
+    })
 }
 
 /// Charges for a message encoded for another node, or raises
@@ -348,6 +388,9 @@ fn remote_pid(cx: &NativeCx<'_, '_>, r: RawTerm) -> Option<RemoteArg> {
 
 fn link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some((d, node, rpid)) = remote_pid(cx, a[0]) {
+        if d.busy(node) {
+            return busy(cx, "link-busy*");
+        }
         let me = cx.rt()?.pid();
         if let Some(w) = d.link(me, node, rpid) {
             // The writer traps exits: this only tells it our end.
@@ -390,6 +433,7 @@ fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         } => {
             let me = cx.rt()?.pid();
             return match cx.env.dist.get().cloned() {
+                Some(d) if node != d.atom() && d.busy(node.name()) => busy(cx, "monitor-busy*"),
                 Some(d) if node != d.atom() => {
                     let what = crate::dist::Watched::Pid(id, serial, creation);
                     let mref = d.monitor(me, node.name(), what, target);
@@ -407,6 +451,9 @@ fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             };
             let me = cx.rt()?.pid();
             match cx.env.dist.get().cloned() {
+                Some(d) if node != d.atom() && d.busy(node.name()) => {
+                    return busy(cx, "monitor-busy*")
+                }
                 Some(d) if node != d.atom() => {
                     let what = crate::dist::Watched::Name(name.name());
                     let mref = d.monitor(me, node.name(), what, target);
@@ -509,6 +556,9 @@ fn exit(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some((d, node, rpid)) = remote_pid(cx, a[0]) {
         let me = cx.rt()?.pid();
         let r = d.exit(me, node, rpid, t(cx, a[1])).map(|()| 0);
+        if matches!(r, Err(RemoteSendError::Busy)) {
+            return busy(cx, "exit-busy*");
+        }
         remote_sent(cx, r)?;
         return Ok(Term::TRUE.raw());
     }
@@ -725,6 +775,7 @@ fn spawn_request(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
     match d.spawn_request(me, &node, module, function, args, link, monitor) {
         Ok(r) => Ok(ref_term(cx.heap, r).raw()),
+        Err(RemoteSendError::Busy) => busy(cx, "spawn-request-busy*"),
         Err(e) => {
             let why = cx.heap.string(&e.to_string());
             Err(Raise::error(
@@ -880,6 +931,7 @@ pub(crate) fn install(ns: &'static Namespace) {
     def(ns, "node", 0, 1, node);
     def(ns, "monitor-node", 2, 2, monitor_node);
     def(ns, "spawn-request*", 5, 5, spawn_request);
+    def(ns, "dist-await*", 1, 1, dist_await);
     def(ns, "nodes", 0, 0, nodes);
     def(ns, "connect-node*", 1, 1, connect_node);
     def(ns, "node-state*", 1, 1, node_state);

@@ -15,6 +15,7 @@ use lona_term::etf::AtomBudget;
 use lona_term::{Fragment, Heap, Term};
 
 use super::fragment::{self, Assembler, Packet};
+use super::outq::Outq;
 use super::wire::{self, put, Control, Cursor, Frame, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
 
@@ -84,6 +85,44 @@ fn local_node(d: &Dist) -> Result<LocalNode, String> {
     Ok(n)
 }
 
+/// Closes a connection's queue count when its writer ends, however it
+/// ends (`Dist::forget` closes it too; twice is harmless): senders that
+/// wait for it to drain are woken.
+struct CloseOnDrop(Arc<Outq>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// The writer as the reader reaches it: its pid, and its queue count
+/// (what the reader queues there, replies to the peer, is counted).
+struct Writer {
+    pid: Pid,
+    q: Arc<Outq>,
+}
+
+impl Writer {
+    /// Queues reply packet `out` to the peer. Counted, never waited for:
+    /// the reader does not stop reading because the peer does not read
+    /// (Erlang's node does not either).
+    async fn reply(&self, ctx: &Ctx, out: Vec<u8>) {
+        self.q.add(out.len());
+        ctx.send(self.pid, Out::Packet(out)).await;
+    }
+}
+
+/// Bytes of a packet in `env` that its sender counted in the writer's
+/// [`Outq`] (0 for anything else).
+fn queued_len(env: &Envelope) -> usize {
+    match env.downcast_ref::<Out>() {
+        Some(Out::Message { packet, .. }) => packet.len(),
+        Some(Out::Packet(p)) => p.len(),
+        _ => 0,
+    }
+}
+
 fn log(d: &Dist, what: std::fmt::Arguments<'_>) {
     eprintln!("=WARNING REPORT==== distribution ({}): {what}", d.name);
 }
@@ -118,6 +157,10 @@ pub(crate) fn spawn_acceptor(d: &Arc<Dist>, listener: TcpListener) -> Result<(),
 /// already trying to reach that node).
 async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
     let me = ctx.pid();
+    // The queue count of the connection, if this process becomes its
+    // writer.
+    let q = d.new_outq();
+    let _close = CloseOnDrop(q.clone());
     let local = match local_node(&d) {
         Ok(n) => n,
         Err(_) => return,
@@ -146,13 +189,14 @@ async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
         // node: the greater name's attempt goes on.
         let status = {
             let mut conns = d.conns.lock().unwrap_or_else(|e| e.into_inner());
-            match conns.get(&peer).copied() {
+            match conns.get(&peer).cloned() {
                 None => {
                     conns.insert(
                         peer.clone(),
                         super::Conn {
                             writer: me,
                             up: false,
+                            q: q.clone(),
                         },
                     );
                     (HandshakeStatus::Ok, None)
@@ -196,18 +240,19 @@ async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
             ctx.send(writer, Out::Adopt(stream, frags)).await;
             let _ = peer;
         }
-        Ok(Ok((peer, stream, frags, None))) => run(&ctx, &d, &peer, stream, frags).await,
+        Ok(Ok((peer, stream, frags, None))) => run(&ctx, &d, &peer, stream, frags, &q).await,
     }
 }
 
 /// Spawns the writer for `node`, which connects to it first.
-pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
+pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String, q: Arc<Outq>) -> Option<Pid> {
     let d2 = d.clone();
     d.handle
         .spawn(move |ctx| async move {
             let me = ctx.pid();
+            let _close = CloseOnDrop(q.clone());
             match ctx.timeout(SETUP_TIME, connect(&d2, &node)).await {
-                Ok(Ok((stream, frags))) => run(&ctx, &d2, &node, stream, frags).await,
+                Ok(Ok((stream, frags))) => run(&ctx, &d2, &node, stream, frags, &q).await,
                 // Erlang says nothing of a node it cannot reach: the
                 // messages are dropped, and a monitor would say nodedown.
                 Ok(Err(Some(_))) => {
@@ -222,7 +267,7 @@ pub(crate) fn spawn_connector(d: &Arc<Dist>, node: String) -> Option<Pid> {
                         .await
                     {
                         Some(Out::Adopt(stream, frags)) => {
-                            run(&ctx, &d2, &node, stream, frags).await
+                            run(&ctx, &d2, &node, stream, frags, &q).await
                         }
                         _ => {
                             unlink_partners(&ctx, &d2, &node).await;
@@ -278,15 +323,19 @@ async fn connect(d: &Dist, node: &str) -> Result<(TcpStream, bool), Option<Strin
 
 /// The connected writer: spawns the reader, then encodes and writes what
 /// its mailbox brings until the connection ends.
-async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: bool) {
+async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: bool, q: &Arc<Outq>) {
     let me = ctx.pid();
     // The reader's end comes here as a message, so the writer can tell
     // the node's watchers (`forget`) before it ends too.
     let _ = ctx.trap_exit(true).await;
     let stream = Arc::new(stream);
     let (d2, s2, n2) = (d.clone(), stream.clone(), node.to_string());
+    let w = Writer {
+        pid: me,
+        q: q.clone(),
+    };
     let Ok(reader_pid) = ctx
-        .spawn_link(move |ctx| async move { reader(ctx, d2, n2, s2, me).await })
+        .spawn_link(move |ctx| async move { reader(ctx, d2, n2, s2, w).await })
         .await
     else {
         d.forget(node, me);
@@ -301,6 +350,7 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: boo
         stream: &stream,
         frags,
         scratch: Vec::new(),
+        q,
     };
     let end = write_loop(ctx, d, node, &mut sink, &mut watches).await;
     // The local processes linked to the writer get `noconnection` from
@@ -355,6 +405,8 @@ struct Sink<'a> {
     /// packets are turned into pass-through ones in `scratch` first.
     frags: bool,
     scratch: Vec<u8>,
+    /// The connection's queue count: what is written comes off it.
+    q: &'a Outq,
 }
 
 impl Sink<'_> {
@@ -419,6 +471,9 @@ async fn write_loop(
     let mut held = VecDeque::new();
     let mut seq = 0u64;
     let mut last_write = Instant::now();
+    // Bytes of the counted packets in `buf`: they come off the queue
+    // count once `buf` is written.
+    let mut taken = 0usize;
     loop {
         let wait = tick_every.saturating_sub(last_write.elapsed());
         let Some(first) = next_envelope(ctx, &mut held, wait).await else {
@@ -432,6 +487,7 @@ async fn write_loop(
         let mut next = Some(first);
         let mut n = 0;
         while let Some(env) = next.take() {
+            let size = queued_len(&env);
             let r = match handle(ctx, d, node, env, &mut buf, watches).await {
                 Err(end) => return end,
                 // A large packet goes out after what was batched before
@@ -440,6 +496,7 @@ async fn write_loop(
                 Ok(Some(Flushed::Big { packet, from })) => match sink.write(&buf).await {
                     Ok(()) if sink.frags && packet.len() > FRAGMENT + 64 => {
                         buf.clear();
+                        sink.q.written(std::mem::take(&mut taken));
                         seq += 1;
                         let big = Big {
                             packet: &packet,
@@ -451,17 +508,24 @@ async fn write_loop(
                     }
                     Ok(()) => {
                         buf.clear();
-                        sink.write_packet(&packet).await
+                        sink.q.written(std::mem::take(&mut taken));
+                        let r = sink.write_packet(&packet).await;
+                        sink.q.written(packet.len());
+                        r
                     }
                     e => e,
                 },
                 Ok(Some(Flushed::Sync(tx))) => {
                     let r = sink.write(&buf).await;
                     buf.clear();
+                    sink.q.written(std::mem::take(&mut taken));
                     let _ = tx.send(());
                     r
                 }
-                Ok(None) => Ok(()),
+                Ok(None) => {
+                    taken += size;
+                    Ok(())
+                }
             };
             if let Err(e) = r {
                 return e;
@@ -478,6 +542,7 @@ async fn write_loop(
             }
             buf.clear();
         }
+        sink.q.written(std::mem::take(&mut taken));
         last_write = Instant::now();
     }
 }
@@ -533,6 +598,10 @@ async fn write_fragmented(
     }
     let segments = big.packet.segments();
     let mut frags = fragment::fragments(&segments, big.seq, FRAGMENT).peekable();
+    // The large packet's bytes come off the queue count as its fragments
+    // are written; the small packets' as the batch between is.
+    let mut left = big.packet.len();
+    let mut taken = 0usize;
     while frags.peek().is_some() {
         // Up to `FRAGMENTS_AT_ONCE` fragments in one system call (their
         // headers, and the message's bytes where they are: the packet's
@@ -549,6 +618,17 @@ async fn write_fragmented(
             .write_all_vectored(&mut slices)
             .await
             .map_err(|e| format!("write: {e}"))?;
+        let done: usize = group
+            .iter()
+            .flat_map(|(_, parts)| parts.iter().map(|p| p.len()))
+            .sum();
+        let done = if frags.peek().is_some() {
+            done.min(left)
+        } else {
+            left
+        };
+        left -= done;
+        sink.q.written(done);
         // What came meanwhile: up to one fragment's worth goes now.
         while !all_wait && buf.len() < FRAGMENT {
             let Some(env) = ctx.receive_timeout::<Envelope>(Duration::ZERO).await else {
@@ -570,6 +650,7 @@ async fn write_fragmented(
             };
             if goes {
                 // A small message: `handle` batches it, nothing more.
+                taken += queued_len(&env);
                 handle(ctx, d, node, env, buf, watches).await?;
             } else {
                 held.push_back(env);
@@ -579,7 +660,9 @@ async fn write_fragmented(
             sink.write(buf).await?;
             buf.clear();
         }
+        sink.q.written(std::mem::take(&mut taken));
     }
+    sink.q.written(left);
     Ok(())
 }
 
@@ -821,13 +904,13 @@ fn our_pid(d: &Dist, p: &WirePid<'_>) -> Option<Pid> {
 /// Reads packets from the peer and acts on them until the connection
 /// ends; the reason is the process's exit reason (which the linked
 /// writer shares).
-async fn reader(ctx: Ctx, d: Arc<Dist>, node: String, stream: Arc<TcpStream>, writer: Pid) {
-    let end = read_loop(&ctx, &d, &node, &stream, writer).await;
-    ctx.send(writer, Out::ReaderEnd(end)).await;
+async fn reader(ctx: Ctx, d: Arc<Dist>, node: String, stream: Arc<TcpStream>, writer: Writer) {
+    let end = read_loop(&ctx, &d, &node, &stream, &writer).await;
+    ctx.send(writer.pid, Out::ReaderEnd(end)).await;
     ctx.exit(Reason::Shutdown).await;
 }
 
-async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: Pid) -> String {
+async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: &Writer) -> String {
     let mut buf: Vec<u8> = vec![0; 64 << 10];
     let mut have = 0usize;
     let mut start = 0usize;
@@ -911,7 +994,7 @@ async fn on_packet(
     node: &str,
     p: &[u8],
     asm: &mut Assembler,
-    writer: Pid,
+    writer: &Writer,
 ) -> Result<(), WireError> {
     let joined: Arc<Vec<u8>>;
     let ctl = match wire::frame(p)? {
@@ -941,7 +1024,7 @@ async fn on_control(
     node: &str,
     ctl: Control<'_>,
     joined: Option<&Arc<Vec<u8>>>,
-    writer: Pid,
+    writer: &Writer,
 ) -> Result<(), WireError> {
     match ctl {
         Control::Send { to, msg, .. } => {
@@ -986,7 +1069,7 @@ async fn on_control(
                         watcher: watcher.to_vec(),
                         mref: mref.to_vec(),
                     };
-                    ctx.send(writer, out).await
+                    ctx.send(writer.pid, out).await
                 }
                 None => {
                     let mut out = Vec::new();
@@ -997,13 +1080,13 @@ async fn on_control(
                         reason: wire::NOPROC,
                     }
                     .write(&mut out);
-                    ctx.send(writer, Out::Packet(out)).await;
+                    writer.reply(ctx, out).await;
                 }
             }
         }
         Control::DemonitorP { mref, .. } => {
             let mref = mref.to_vec();
-            ctx.send(writer, Out::Demonitor { mref }).await;
+            ctx.send(writer.pid, Out::Demonitor { mref }).await;
         }
         Control::MonitorPExit { mref, reason, .. } => {
             if let Some(r) = Cursor::new(mref).reference()?.ours(&d.name, d.creation) {
@@ -1026,12 +1109,12 @@ async fn on_control(
                 to: from,
             }
             .write(&mut out);
-            ctx.send(writer, Out::Packet(out)).await;
+            writer.reply(ctx, out).await;
         }
         Control::Link { from, to } => {
             if let Some(pid) = our_pid(d, &to) {
                 if d.add_link(pid, remote_link(node, &from)) {
-                    ctx.send(writer, Out::LinkLocal(pid, ctx.pid())).await;
+                    ctx.send(writer.pid, Out::LinkLocal(pid, ctx.pid())).await;
                     ctx.receive::<LinkAck>().await;
                 }
             } else {
@@ -1044,7 +1127,7 @@ async fn on_control(
                     reason: wire::NOPROC,
                 }
                 .write(&mut out);
-                ctx.send(writer, Out::Packet(out)).await;
+                writer.reply(ctx, out).await;
             }
         }
         Control::Exit {
@@ -1082,7 +1165,7 @@ async fn on_control(
                 link: names.contains(&"link"),
                 monitor: names.contains(&"monitor"),
             };
-            ctx.send(writer, out).await;
+            ctx.send(writer.pid, out).await;
         }
         Control::SpawnReply {
             req,
@@ -1116,7 +1199,7 @@ async fn spawn_replied(
     r: u64,
     flags: i64,
     result: &[u8],
-    writer: Pid,
+    writer: &Writer,
 ) -> Result<(), WireError> {
     let heap = Heap::new();
     let answer = match result.first() {
@@ -1125,7 +1208,7 @@ async fn spawn_replied(
             let node_atom = lona_term::Atom::try_new(node).map_err(|_| WireError("a node name"))?;
             let child_term = heap.ext_pid(node_atom, child.id, child.serial, child.creation);
             if flags & 1 != 0 && d.add_link(me, remote_link(node, &child)) {
-                ctx.send(writer, Out::LinkLocal(me, ctx.pid())).await;
+                ctx.send(writer.pid, Out::LinkLocal(me, ctx.pid())).await;
                 ctx.receive::<LinkAck>().await;
             }
             if flags & 2 != 0 {
@@ -1206,7 +1289,7 @@ fn deliver(
 
 /// `net_kernel`'s one call a peer makes on connecting (`net_adm:ping`):
 /// `{'$gen_call', {From, Tag}, {is_auth, Node}}`, answered `{Tag, yes}`.
-async fn net_kernel(ctx: &Ctx, msg: &[u8], writer: Pid) -> Result<(), WireError> {
+async fn net_kernel(ctx: &Ctx, msg: &[u8], writer: &Writer) -> Result<(), WireError> {
     let mut c = Cursor::new(msg);
     if c.tuple()? != 3 || c.atom()? != "$gen_call" || c.tuple()? != 2 {
         return Ok(());
@@ -1230,6 +1313,6 @@ async fn net_kernel(ctx: &Ctx, msg: &[u8], writer: Pid) -> Result<(), WireError>
         msg: &reply,
     }
     .write(&mut out);
-    ctx.send(writer, Out::Packet(out)).await;
+    writer.reply(ctx, out).await;
     Ok(())
 }

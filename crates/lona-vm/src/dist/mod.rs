@@ -32,20 +32,28 @@
 //! ([`MAX_PACKET`]); atoms a peer sends become keywords only while the
 //! atom table is less than half full, so a peer cannot take the table
 //! from this node's own code; a malformed packet closes that connection
-//! (logged), nothing else.
+//! (logged), nothing else. A peer that reads slowly, or never, cannot
+//! make the node queue without end what its processes send there: past
+//! 1 MB queued for a connection the senders wait (`outq.rs`).
 //!
 //! # Files
 //! - `cookie.rs`: `~/.erlang.cookie`;
 //! - `epmd.rs`: registration and port lookup;
 //! - `wire.rs`: packets and control messages, read from bytes;
 //! - `fragment.rs`: large messages cut into fragments and joined again;
+//! - `outq.rs`: the bound of what is queued for a connection (Erlang's
+//!   `dist_buf_busy_limit`: senders wait while it is over);
 //! - `conn.rs`: the acceptor, writer and reader processes.
 
 mod conn;
 pub mod cookie;
 pub mod epmd;
 pub mod fragment;
+mod outq;
 pub mod wire;
+
+use outq::Outq;
+pub use outq::{DistReady, DEFAULT_BUSY_LIMIT, MIN_BUSY_LIMIT};
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -86,6 +94,12 @@ pub struct Config {
     /// Erlang's `net_ticktime`: a connection silent for this long is
     /// declared down; a tick is sent every quarter of it.
     pub tick_time: Duration,
+    /// Erlang's `dist_buf_busy_limit` (`erl +zdbbl`), in bytes: once this
+    /// much is queued for a connection and not yet written, processes
+    /// sending to that node wait until less than half of it is (see
+    /// `outq.rs`). Default [`DEFAULT_BUSY_LIMIT`] (1 MB); at least
+    /// [`MIN_BUSY_LIMIT`].
+    pub busy_limit: usize,
 }
 
 impl Config {
@@ -98,6 +112,7 @@ impl Config {
             ip: [127, 0, 0, 1].into(),
             port: 0,
             tick_time: Duration::from_secs(60),
+            busy_limit: DEFAULT_BUSY_LIMIT,
         }
     }
 }
@@ -111,6 +126,10 @@ pub enum RemoteSendError {
     Encode(lona_term::etf::EncodeError),
     /// A Rust value the serde bridge cannot make a term of.
     Bridge(crate::bridge::BridgeError),
+    /// The connection to the node has more queued than its limit
+    /// ([`Config::busy_limit`]): nothing was sent. Erlang's `nosuspend`;
+    /// a native process awaits [`Dist::until_ready`] and sends again.
+    Busy,
 }
 
 impl std::fmt::Display for RemoteSendError {
@@ -119,17 +138,20 @@ impl std::fmt::Display for RemoteSendError {
             RemoteSendError::NotAPeer => f.write_str("not a node name another node can have"),
             RemoteSendError::Encode(e) => write!(f, "cannot be sent to another node: {e}"),
             RemoteSendError::Bridge(e) => write!(f, "not a term: {e}"),
+            RemoteSendError::Busy => f.write_str("the connection to the node is busy"),
         }
     }
 }
 
 /// One connection in the node table.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Conn {
     /// The writer process: messages for the node go to its mailbox.
     writer: Pid,
     /// Whether the handshake is done (`nodes` lists only these).
     up: bool,
+    /// What is queued in the writer's mailbox, and who waits for it.
+    q: Arc<Outq>,
 }
 
 /// A monitor of ours on another node's process.
@@ -201,6 +223,8 @@ pub struct Dist {
     creation: u32,
     cookie: String,
     tick_time: Duration,
+    /// Each connection's queue limit ([`Config::busy_limit`]).
+    busy_limit: usize,
     /// The port the distribution listens on.
     port: u16,
     handle: Handle,
@@ -389,6 +413,7 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         creation,
         cookie,
         tick_time: cfg.tick_time.max(Duration::from_millis(400)),
+        busy_limit: cfg.busy_limit.max(MIN_BUSY_LIMIT),
         port,
         handle: handle.clone(),
         conns: Mutex::new(HashMap::new()),
@@ -484,31 +509,89 @@ impl Dist {
         v
     }
 
-    /// The writer of `node`'s connection, spawning one (which connects)
-    /// when there is none. `None`: the node name is not one we could
-    /// reach (no `@`, our own name) or the process table is full.
-    fn writer_for(self: &Arc<Self>, node: &str) -> Option<Pid> {
+    /// The writer of `node`'s connection and its queue, spawning one
+    /// (which connects) when there is none. `None`: the node name is not
+    /// one we could reach (no `@`, our own name) or the process table is
+    /// full.
+    fn writer_for(self: &Arc<Self>, node: &str) -> Option<(Pid, Arc<Outq>)> {
         if node == self.name || !node.contains('@') || node.len() > 255 {
             return None;
         }
         let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = conns.get(node) {
-            return Some(c.writer);
+            return Some((c.writer, c.q.clone()));
         }
-        let pid = conn::spawn_connector(self, node.to_string())?;
+        let q = self.new_outq();
+        let pid = conn::spawn_connector(self, node.to_string(), q.clone())?;
         conns.insert(
             node.to_string(),
             Conn {
                 writer: pid,
                 up: false,
+                q: q.clone(),
             },
         );
-        Some(pid)
+        Some((pid, q))
+    }
+
+    /// A queue count for a new connection.
+    fn new_outq(&self) -> Arc<Outq> {
+        Arc::new(Outq::new(&self.handle, self.busy_limit))
+    }
+
+    /// Whether the connection to `node` is busy: more queued than the
+    /// limit ([`Config::busy_limit`]). A node with no connection is not.
+    pub fn busy(&self, node: &str) -> bool {
+        self.conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(node)
+            .is_some_and(|c| c.q.busy())
+    }
+
+    /// Bytes queued for `node`'s connection and not yet written (0 with
+    /// no connection).
+    pub fn queued(&self, node: &str) -> usize {
+        self.conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(node)
+            .map_or(0, |c| c.q.queued())
+    }
+
+    /// Arms a wake-up for process `pid` when the connection to `node`
+    /// drains: the reference of the message that will come (`[:lona.dist/ready
+    /// ref]` to a Lonala process, [`DistReady`] to a native one), or
+    /// `None` when it is not busy (send now).
+    pub(crate) fn arm_ready(&self, pid: Pid, node: &str, lonala: bool) -> Option<u64> {
+        let q = self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(node)
+            .map(|c| c.q.clone())?;
+        q.wait(pid, lonala)
+    }
+
+    /// Waits, in native process `ctx`, while the connection to `node` is
+    /// busy (what a native sender does on [`RemoteSendError::Busy`] before
+    /// it sends again). Returns at once when it is not; a connection that
+    /// ends wakes it too.
+    pub async fn until_ready(&self, ctx: &lona_runtime::Ctx, node: &str) {
+        if let Some(r) = self.arm_ready(ctx.pid(), node, false) {
+            ctx.receive_where(move |m: &DistReady| m.0 == r).await;
+        }
     }
 
     /// Sends `msg` to the process registered as `name` on `node`, from
     /// `from` (connecting first if need be). The message is encoded here,
     /// in the sender, so what cannot cross is the sender's error.
+    ///
+    /// While the connection is busy (more queued than
+    /// [`Config::busy_limit`]) nothing is sent and the answer is
+    /// [`RemoteSendError::Busy`] (Erlang's `nosuspend`): a native process
+    /// awaits [`Dist::until_ready`] and sends again (a Lonala process's
+    /// `send` waits by itself). So do the other `send_*` functions.
     pub fn send_reg(
         self: &Arc<Self>,
         from: Pid,
@@ -589,6 +672,11 @@ impl Dist {
         if node.len() > 255 {
             return Err(RemoteSendError::NotAPeer);
         }
+        let (w, q) = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
+        // The one check on the hot path (`outq.rs`).
+        if q.busy() {
+            return Err(RemoteSendError::Busy);
+        }
         let mut p = Vec::new();
         let at = ctl.open(&mut p);
         // Large binaries are referenced, not copied: the writer writes
@@ -611,7 +699,7 @@ impl Dist {
         }
         let extra = n - packet.bytes.len();
         wire::put::finish_spliced(&mut packet.bytes, at, extra);
-        let w = self.writer_for(node).ok_or(RemoteSendError::NotAPeer)?;
+        q.add(n);
         self.handle.send(w, conn::Out::Message { from, packet });
         Ok(n)
     }
@@ -619,7 +707,8 @@ impl Dist {
     /// Queues packet `p` on `node`'s connection, made if need be: the
     /// writer, `None` when `node` cannot be a peer.
     fn queue(self: &Arc<Self>, node: &str, p: Vec<u8>) -> Option<Pid> {
-        let w = self.writer_for(node)?;
+        let (w, q) = self.writer_for(node)?;
+        q.add(p.len());
         self.handle.send(w, conn::Out::Packet(p));
         Some(w)
     }
@@ -632,8 +721,9 @@ impl Dist {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(node)
-            .map(|c| c.writer);
-        if let Some(w) = w {
+            .map(|c| (c.writer, c.q.clone()));
+        if let Some((w, q)) = w {
+            q.add(p.len());
             self.handle.send(w, conn::Out::Packet(p));
         }
     }
@@ -684,7 +774,7 @@ impl Dist {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(node)
-            .copied();
+            .cloned();
         match c {
             Some(c) => {
                 self.handle.send(c.writer, conn::Out::Disconnect);
@@ -717,13 +807,15 @@ impl Dist {
         let removed = {
             let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
             if conns.get(node).is_some_and(|c| c.writer == writer) {
-                conns.remove(node);
-                true
+                conns.remove(node)
             } else {
-                false
+                None
             }
         };
-        if removed {
+        if let Some(c) = removed {
+            // Senders waiting for the connection to drain go on (what they
+            // send now makes a new connection).
+            c.q.close();
             self.node_down(node);
         }
     }
@@ -968,7 +1060,7 @@ impl Dist {
             node: node.to_string(),
             pid,
         };
-        let Some(q) = self.writer_for(node) else {
+        let Some((q, outq)) = self.writer_for(node) else {
             self.handle.send_foreign_exit(
                 me,
                 self.origin(&l),
@@ -986,6 +1078,7 @@ impl Dist {
             to: wire::WirePid::of(node, pid),
         }
         .write(&mut p);
+        outq.add(p.len());
         self.handle.send(q, conn::Out::Packet(p));
         Some(q)
     }
@@ -1014,6 +1107,8 @@ impl Dist {
     }
 
     /// `(exit pid reason)` to another node's process (`EXIT2`).
+    /// [`RemoteSendError::Busy`] while the connection is busy (nothing
+    /// sent), as for a message.
     pub fn exit(
         self: &Arc<Self>,
         me: Pid,
@@ -1021,6 +1116,9 @@ impl Dist {
         pid: (u32, u32, u32),
         reason: Term<'_>,
     ) -> Result<(), RemoteSendError> {
+        if self.busy(node) {
+            return Err(RemoteSendError::Busy);
+        }
         let mut r = Vec::new();
         lona_term::etf::encode_node_into(&mut r, reason, &self.etf_node())
             .map_err(RemoteSendError::Encode)?;
@@ -1041,6 +1139,8 @@ impl Dist {
     /// comes to `me` as `[:spawn-reply ref pid]` or `[:spawn-reply ref
     /// [:error reason]]` (`:noconnection` when the node cannot be
     /// reached). With `monitor`, the reference is the monitor's too.
+    /// [`RemoteSendError::Busy`] while the connection is busy (nothing
+    /// sent).
     #[allow(clippy::too_many_arguments)]
     pub fn spawn_request(
         self: &Arc<Self>,
@@ -1054,6 +1154,9 @@ impl Dist {
     ) -> Result<Ref, RemoteSendError> {
         if module.len() > 255 || function.len() > 255 {
             return Err(RemoteSendError::NotAPeer);
+        }
+        if self.busy(node) {
+            return Err(RemoteSendError::Busy);
         }
         let req = Ref::new();
         let mut opts = Vec::new();
