@@ -481,7 +481,7 @@ impl Cx<'_> {
         let me = self.pid;
         let mref = opts.monitor.then(Ref::new);
         let child = self.shared.spawn(opts.priority, name, make, |p, _| {
-            p.parent = Some(me);
+            p.parent = me;
             if opts.link {
                 p.extra().links.insert(me, ACTIVE);
             }

@@ -86,7 +86,7 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
             .table
             .get(pid.index())
             .map_or(Priority::Normal, |s| s.priority()),
-        parent: p.parent,
+        parent: p.parent(),
     }
 }
 

@@ -13,7 +13,7 @@
 
 use crate::cx::Cx;
 use crate::mailbox::Mailbox;
-use crate::{Pid, Reason, Ref};
+use crate::{Pid, Reason, Ref, RUNTIME_PID};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -113,7 +113,6 @@ pub(crate) struct Extra {
 
 /// The owner-private part of a process (see `table::Slot` for who may
 /// touch it).
-#[derive(Default)]
 pub(crate) struct Private {
     /// The slot's generation for this process: the state word has it too,
     /// this owner-only copy spares an atomic load per drained node.
@@ -140,9 +139,31 @@ pub(crate) struct Private {
     /// cancelled when the process ends, however many are armed.)
     pub(crate) fired_timeout: u32,
     pub(crate) extra: Option<Box<Extra>>,
-    /// The process that spawned it (Erlang's `parent`); `None` for one
-    /// started from outside any process. Set by every spawn.
-    pub(crate) parent: Option<Pid>,
+    /// The process that spawned it (Erlang's `parent`), or [`RUNTIME_PID`]
+    /// for one started from outside any process (no process has that
+    /// pid). Set by every spawn; [`Private::parent`] reads it. A bare pid:
+    /// an `Option<Pid>` would take 16 bytes of every slot instead of 8.
+    pub(crate) parent: Pid,
+}
+
+impl Default for Private {
+    fn default() -> Private {
+        Private {
+            gen: 0,
+            mailbox: Mailbox::default(),
+            process: None,
+            started: false,
+            waiting: false,
+            exit_by_signal: false,
+            trap_exit: false,
+            pending_exit: None,
+            reductions: 0,
+            receive_seq: 0,
+            fired_timeout: 0,
+            extra: None,
+            parent: RUNTIME_PID,
+        }
+    }
 }
 
 /// A link's state in [`Extra::links`] when it is in force.
@@ -163,6 +184,11 @@ impl Extra {
 }
 
 impl Private {
+    /// The process that spawned it, if a process did.
+    pub(crate) fn parent(&self) -> Option<Pid> {
+        (self.parent != RUNTIME_PID).then_some(self.parent)
+    }
+
     pub(crate) fn extra(&mut self) -> &mut Extra {
         self.extra.get_or_insert_with(Default::default)
     }

@@ -255,7 +255,7 @@ impl Shared {
         }
         let guard = Unreserve(self, index, worker);
         p.process = Some(make(pid));
-        p.parent = None;
+        p.parent = crate::RUNTIME_PID;
         setup(p, pid);
         let publish = move || {
             std::mem::forget(guard);

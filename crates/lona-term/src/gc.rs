@@ -415,8 +415,10 @@ impl Heap {
         // valid words of this heap.
         unsafe {
             c.evac_slots(std::slice::from_raw_parts_mut(new_stop, stack_len));
-            c.evac_slots(self.regs.get_mut());
-            c.evac_slots(self.roots.get_mut());
+            if let Some(x) = self.extra.get_mut() {
+                c.evac_slots(x.regs.get_mut());
+                c.evac_slots(x.roots.get_mut());
+            }
             c.evac_slots(extra);
         }
     }
@@ -536,8 +538,10 @@ impl Heap {
                 fix(w);
             }
         }
-        self.regs.get_mut().iter_mut().for_each(fix);
-        self.roots.get_mut().iter_mut().for_each(fix);
+        if let Some(x) = self.extra.get_mut() {
+            x.regs.get_mut().iter_mut().for_each(fix);
+            x.roots.get_mut().iter_mut().for_each(fix);
+        }
         extra.iter_mut().for_each(fix);
         // Entries in the old block (after a minor collection) stay.
         for e in self.offheap.get_mut().iter_mut() {

@@ -56,7 +56,7 @@
 //! stays far below that; a built-in building a value many times the
 //! limit does not).
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::Arc;
 
 use num_bigint::{BigInt, Sign};
@@ -195,22 +195,33 @@ pub struct Heap {
     pub(crate) vheap_limit: usize,
     /// Bytes of large binaries alive after the last major collection.
     pub(crate) vheap_after_major: usize,
-    pub(crate) regs: RefCell<Vec<u64>>,
-    pub(crate) roots: RefCell<Vec<u64>>,
-    pub(crate) free_roots: RefCell<Vec<usize>>,
+    /// Registers, roots and pins: made by their first use (most process
+    /// heaps never have any), one word until then.
+    pub(crate) extra: OnceCell<Box<Extra>>,
     pub(crate) config: HeapConfig,
     pub(crate) gc_wanted: Cell<bool>,
     /// Whether its owner reports the closures in it to a code collector
     /// itself (a VM's process heap: [`Heap::set_visited`]); if not, each
-    /// closure copied or attached into it is pinned in `pinned` until the
-    /// heap is dropped (`pins.rs`).
+    /// closure copied or attached into it is pinned in `Extra::pinned`
+    /// until the heap is dropped (`pins.rs`).
     pub(crate) visited: Cell<bool>,
-    // Boxed: one word in every heap (there is one per process), the
-    // vector only in the rare heap that pins.
-    #[allow(clippy::box_collection)]
-    pub(crate) pinned: Cell<Option<Box<Vec<u64>>>>,
     pub(crate) minors_since_major: u32,
     pub(crate) counts: GcCounts,
+}
+
+/// The parts of a heap only some heaps use, boxed apart ([`Heap::extra`]):
+/// every process has a heap, and an idle one uses none of these (issue
+/// 36: they were 104 of a process's bytes).
+#[derive(Default)]
+pub(crate) struct Extra {
+    /// Registers ([`Heap::set_reg`]).
+    pub(crate) regs: RefCell<Vec<u64>>,
+    /// Roots ([`Heap::add_root`]) and the free places among them.
+    pub(crate) roots: RefCell<Vec<u64>>,
+    pub(crate) free_roots: RefCell<Vec<usize>>,
+    /// Code ids pinned until the heap is dropped (a heap nobody visits:
+    /// [`Heap::set_visited`]).
+    pub(crate) pinned: RefCell<Vec<u64>>,
 }
 
 /// How many collections a heap has run.
@@ -281,13 +292,10 @@ impl Heap {
             vheap: Cell::new(0),
             vheap_limit: VHEAP_MIN_BYTES,
             vheap_after_major: 0,
-            regs: RefCell::new(Vec::new()),
-            roots: RefCell::new(Vec::new()),
-            free_roots: RefCell::new(Vec::new()),
+            extra: OnceCell::new(),
             config,
             gc_wanted: Cell::new(false),
             visited: Cell::new(false),
-            pinned: Cell::new(None),
             minors_since_major: 0,
             counts: GcCounts::default(),
         }
@@ -1075,10 +1083,15 @@ impl Heap {
 
     // ---- registers and roots -------------------------------------------
 
+    /// The registers, roots and pins, made at the first use of any.
+    pub(crate) fn extra(&self) -> &Extra {
+        self.extra.get_or_init(Box::default)
+    }
+
     /// Sets register `i` (the interpreter's X registers; grows as needed).
     pub fn set_reg(&self, i: usize, t: Term<'_>) {
         let w = self.own(t);
-        let mut regs = self.regs.borrow_mut();
+        let mut regs = self.extra().regs.borrow_mut();
         if regs.len() <= i {
             regs.resize(i + 1, crate::term::NIL);
         }
@@ -1088,10 +1101,9 @@ impl Heap {
     /// Register `i` (`nil` if never set).
     pub fn reg(&self, i: usize) -> Term<'_> {
         let w = self
-            .regs
-            .borrow()
-            .get(i)
-            .copied()
+            .extra
+            .get()
+            .and_then(|x| x.regs.borrow().get(i).copied())
             .unwrap_or(crate::term::NIL);
         // SAFETY: registers hold valid terms of this heap (checked on store,
         // updated by every collection).
@@ -1100,23 +1112,26 @@ impl Heap {
 
     /// Number of registers in use.
     pub fn reg_count(&self) -> usize {
-        self.regs.borrow().len()
+        self.extra.get().map_or(0, |x| x.regs.borrow().len())
     }
 
     /// Truncates the register file to `n` registers.
     pub fn truncate_regs(&self, n: usize) {
-        self.regs.borrow_mut().truncate(n);
+        if let Some(x) = self.extra.get() {
+            x.regs.borrow_mut().truncate(n);
+        }
     }
 
     /// Registers a root: the term survives collections and is read back
     /// with [`Heap::root`].
     pub fn add_root(&self, t: Term<'_>) -> Root {
         let w = self.own(t);
-        if let Some(i) = self.free_roots.borrow_mut().pop() {
-            self.roots.borrow_mut()[i] = w;
+        let x = self.extra();
+        if let Some(i) = x.free_roots.borrow_mut().pop() {
+            x.roots.borrow_mut()[i] = w;
             return Root(i);
         }
-        let mut roots = self.roots.borrow_mut();
+        let mut roots = x.roots.borrow_mut();
         roots.push(w);
         Root(roots.len() - 1)
     }
@@ -1126,7 +1141,7 @@ impl Heap {
     /// # Panics
     /// If the root was never added to this heap.
     pub fn root(&self, r: Root) -> Term<'_> {
-        let w = self.roots.borrow()[r.0];
+        let w = self.extra().roots.borrow()[r.0];
         // SAFETY: roots hold valid terms of this heap.
         unsafe { self.wrap(w) }
     }
@@ -1134,13 +1149,14 @@ impl Heap {
     /// Replaces the value of a root.
     pub fn set_root(&self, r: Root, t: Term<'_>) {
         let w = self.own(t);
-        self.roots.borrow_mut()[r.0] = w;
+        self.extra().roots.borrow_mut()[r.0] = w;
     }
 
     /// Drops a root; its handle may be reused by a later `add_root`.
     pub fn remove_root(&self, r: Root) {
-        self.roots.borrow_mut()[r.0] = crate::term::NIL;
-        self.free_roots.borrow_mut().push(r.0);
+        let x = self.extra();
+        x.roots.borrow_mut()[r.0] = crate::term::NIL;
+        x.free_roots.borrow_mut().push(r.0);
     }
 }
 
@@ -1161,9 +1177,7 @@ impl Heap {
 
     /// Keeps pins on `codes` until the heap is dropped.
     pub(crate) fn keep_pinned(&self, codes: Vec<u64>) {
-        let mut v = self.pinned.take().unwrap_or_default();
-        v.extend(codes);
-        self.pinned.set(Some(v));
+        self.extra().pinned.borrow_mut().extend(codes);
     }
 }
 
@@ -1172,8 +1186,8 @@ impl Drop for Heap {
         // SAFETY: the list holds every live shared object of this heap, each
         // owning one count; the heap's blocks die with it.
         unsafe { crate::binary::release_all(&self.offheap.borrow()) };
-        if let Some(codes) = self.pinned.take() {
-            crate::pins::release_all(&codes);
+        if let Some(x) = self.extra.get_mut() {
+            crate::pins::release_all(x.pinned.get_mut());
         }
     }
 }

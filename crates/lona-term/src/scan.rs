@@ -71,8 +71,10 @@ impl Heap {
             // SAFETY: [stop, end) of the young block is the stack.
             word(unsafe { *stop.add(i) });
         }
-        self.regs.borrow().iter().for_each(|w| word(*w));
-        self.roots.borrow().iter().for_each(|w| word(*w));
+        if let Some(x) = self.extra.get() {
+            x.regs.borrow().iter().for_each(|w| word(*w));
+            x.roots.borrow().iter().for_each(|w| word(*w));
+        }
         extra.iter().for_each(|w| word(*w));
         for c in codes {
             f(Foreign::Code(c));

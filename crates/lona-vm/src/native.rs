@@ -99,8 +99,10 @@ pub struct NativeCx<'a, 'r> {
     /// Reductions left in this slice; a built-in doing work proportional
     /// to its input charges it with [`NativeCx::charge`].
     pub reds: &'a mut i32,
-    /// The process dictionary's root, once it has one (`pd-put`).
-    pub dict: &'a mut Option<lona_term::Root>,
+    /// The parts of the VM only some processes use, among them the
+    /// process dictionary's root once it has one (`pd-put`): see
+    /// [`NativeCx::dict`].
+    pub extra: &'a mut Option<Box<crate::vm::Extra>>,
     /// The built-in being called (where a native of the embedding program
     /// keeps its function: [`call_user_native`]).
     pub callee: &'static crate::bytecode::Proto,
@@ -112,6 +114,16 @@ impl<'a, 'r> NativeCx<'a, 'r> {
     pub fn charge(&mut self, n: usize) {
         let n = i32::try_from(n).unwrap_or(i32::MAX);
         *self.reds = self.reds.saturating_sub(n);
+    }
+
+    /// The process dictionary's root, if it has one.
+    pub fn dict(&self) -> Option<lona_term::Root> {
+        self.extra.as_ref().and_then(|x| x.dict)
+    }
+
+    /// Records the process dictionary's root (its first `pd-put`).
+    pub fn set_dict(&mut self, r: lona_term::Root) {
+        self.extra.get_or_insert_with(Box::default).dict = Some(r);
     }
 
     /// The runtime, or `:no-process` when the VM does not run as a

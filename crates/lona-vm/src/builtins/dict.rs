@@ -22,7 +22,7 @@ use crate::var::Namespace;
 
 /// The dictionary as a map (`nil` when it was never written).
 fn dict<'a>(cx: &NativeCx<'a, '_>) -> Term<'a> {
-    match *cx.dict {
+    match cx.dict() {
         Some(r) => cx.heap.root(r),
         None => Term::NIL,
     }
@@ -43,9 +43,12 @@ fn pd_put(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         View::Map(_) => cx.heap.map_assoc(d, k, v).ok_or_else(Raise::badarg)?,
         _ => cx.heap.map(&[(k, v)]),
     };
-    match *cx.dict {
+    match cx.dict() {
         Some(r) => cx.heap.set_root(r, new),
-        None => *cx.dict = Some(cx.heap.add_root(new)),
+        None => {
+            let r = cx.heap.add_root(new);
+            cx.set_dict(r);
+        }
     }
     Ok(old.raw())
 }
@@ -63,7 +66,7 @@ fn pd_erase(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let k = cx.term(a[0]);
     let d = dict(cx);
     let old = lookup(d, k);
-    if let (Some(r), View::Map(_)) = (*cx.dict, d.view()) {
+    if let (Some(r), View::Map(_)) = (cx.dict(), d.view()) {
         let new = cx.heap.map_dissoc(d, k).ok_or_else(Raise::badarg)?;
         cx.heap.set_root(r, new);
     }

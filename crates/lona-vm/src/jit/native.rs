@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use lona_runtime::Cx;
-use lona_term::{RawTerm, Root};
+use lona_term::RawTerm;
 
 use super::{JitCtx, Returned};
 use crate::bytecode::Proto;
@@ -29,7 +29,7 @@ use crate::tag;
 pub(crate) struct VmParts {
     pub heap: *const lona_term::Heap,
     pub env: *const Arc<Env>,
-    pub dict: *mut Option<Root>,
+    pub extra: *mut Option<Box<crate::vm::Extra>>,
     /// The step's runtime context, when the VM runs as a process.
     pub rt: Option<*mut Cx<'static>>,
 }
@@ -120,7 +120,7 @@ pub(crate) unsafe extern "C" fn call(
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // SAFETY: per the contract: the pointers are the VM's, unused by
         // anyone else while compiled code runs; the words are terms.
-        let (heap, env, dict) = unsafe { (&*parts.heap, &*parts.env, &mut *parts.dict) };
+        let (heap, env, extra) = unsafe { (&*parts.heap, &*parts.env, &mut *parts.extra) };
         // SAFETY: as above; the step's context outlives the run.
         let rt = parts.rt.map(|p| unsafe { &mut *p });
         // SAFETY: RawTerm is repr(transparent) over u64.
@@ -131,7 +131,7 @@ pub(crate) unsafe extern "C" fn call(
             reds: &mut r,
             rt,
             request: None,
-            dict,
+            extra,
             callee: p,
         };
         let v = nf(&mut cx, args);

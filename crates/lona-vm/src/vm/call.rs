@@ -46,7 +46,7 @@ impl Vm {
                     reds,
                     rt: rt.as_deref_mut(),
                     request: None,
-                    dict: &mut self.dict,
+                    extra: &mut self.extra,
                     callee: p,
                 };
                 let r = nf(&mut cx, args);
@@ -60,7 +60,7 @@ impl Vm {
                     }
                     self.request(q, reds);
                 }
-                let v = r.inspect_err(|_| self.fault_native = Some(p))?;
+                let v = r.inspect_err(|_| self.extra().fault_native = Some(p))?;
                 self.stack[slot] = v.bits();
                 return Ok(false);
             }

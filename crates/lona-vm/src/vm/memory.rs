@@ -66,10 +66,10 @@ impl Vm {
     #[cold]
     #[inline(never)]
     fn grow_stack(&mut self, n: usize) -> bool {
-        if n >= self.max_stack {
+        if n >= self.max_stack() {
             return false;
         }
-        let new = (n + 1).max(self.stack.len() * 2).min(self.max_stack);
+        let new = (n + 1).max(self.stack.len() * 2).min(self.max_stack());
         let more = new - self.stack.len();
         self.limit_growth(new.saturating_sub(self.stack.capacity()));
         if self.stack.try_reserve_exact(more).is_err() {

@@ -106,34 +106,65 @@ pub struct Vm {
     frames: Vec<Frame>,
     cur: Frame,
     handlers: Vec<Handler>,
-    /// The exception being handled (a root while set).
-    exn_reason: u64,
-    exn_trace: Vec<(&'static Proto, u32)>,
     env: Arc<Env>,
     /// Whether a call is in progress (`run` may be called).
     active: bool,
-    /// The built-in whose call raised the exception being thrown.
-    fault_native: Option<&'static Proto>,
     /// Reductions spent since the VM was made.
     pub reductions: u64,
-    /// Most words the register stack may grow to.
-    max_stack: usize,
     /// The receive whose scan is in progress (its mailbox cursor id), 0
     /// when none: set by `RecvStart`, cleared when it takes a message or
     /// times out.
     recv_id: u64,
-    /// That receive's timeout: its token and timer, once armed.
-    recv_timer: Option<(u64, TimerRef)>,
     /// A collection a built-in asked for (`(gc)`): `Some(full)`.
     gc_request: Option<bool>,
-    /// Set when a collection found the heap over its maximum.
-    heap_error: Option<HeapError>,
-    /// The process dictionary (a map in a heap root), made by its first
-    /// `pd-put` (`builtins/dict.rs`).
-    dict: Option<lona_term::Root>,
+    /// What only some processes use, made at first use ([`Extra`]).
+    extra: Option<Box<Extra>>,
     /// Whether the VM is a process's, which the code collector can ask
     /// what it holds (`purge`).
     pub(crate) census: crate::purge::Census,
+}
+
+/// The parts of a [`Vm`] that only some processes use (one that raised,
+/// waits with a timeout, keeps a dictionary, outgrew its heap or had its
+/// stack limited), boxed apart and made at first use ([`Vm::extra`]): an
+/// idle process holds one word for them. Inline they took 112 bytes of
+/// every process; with the heap's registers and roots boxed apart too
+/// (`lona_term`'s `heap::Extra`), `LonaProcess` went from 640 bytes (a
+/// 768-byte block of the allocator) to 440 (448): issue 36,
+/// `docs/benchmarks.md`, session 21. Keep out of `Vm` what an idle
+/// process does not use: `tests/idle_memory.rs` fails when one costs
+/// more.
+pub(crate) struct Extra {
+    /// The exception being handled (a root while set; [`NIL`] before
+    /// the first).
+    exn_reason: u64,
+    /// Its stack trace (`trace.rs`).
+    exn_trace: Vec<(&'static Proto, u32)>,
+    /// The built-in whose call raised the exception being thrown.
+    fault_native: Option<&'static Proto>,
+    /// The current receive's timeout: its token and timer, once armed.
+    recv_timer: Option<(u64, TimerRef)>,
+    /// Set when a collection found the heap over its maximum.
+    heap_error: Option<HeapError>,
+    /// The process dictionary (a map in a heap root), made by its first
+    /// `pd-put` (`builtins/dict.rs`, through `NativeCx::extra`).
+    pub(crate) dict: Option<lona_term::Root>,
+    /// Most words the register stack may grow to.
+    max_stack: usize,
+}
+
+impl Default for Extra {
+    fn default() -> Extra {
+        Extra {
+            exn_reason: NIL,
+            exn_trace: Vec::new(),
+            fault_native: None,
+            recv_timer: None,
+            heap_error: None,
+            dict: None,
+            max_stack: MAX_STACK_WORDS,
+        }
+    }
 }
 
 fn idle_proto() -> &'static Proto {
@@ -165,20 +196,34 @@ impl Vm {
                 nregs: 0,
             },
             handlers: Vec::new(),
-            exn_reason: NIL,
-            exn_trace: Vec::new(),
             env,
             active: false,
-            fault_native: None,
             reductions: 0,
-            max_stack: MAX_STACK_WORDS,
             recv_id: 0,
-            recv_timer: None,
             gc_request: None,
-            heap_error: None,
-            dict: None,
+            extra: None,
             census: crate::purge::Census::managed(),
         }
+    }
+
+    /// The rarely used parts, made now if they were not yet.
+    fn extra(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    /// The exception being handled ([`NIL`] if none ever was).
+    fn exn_reason(&self) -> u64 {
+        self.extra.as_ref().map_or(NIL, |x| x.exn_reason)
+    }
+
+    /// Most words the register stack may grow to.
+    fn max_stack(&self) -> usize {
+        self.extra.as_ref().map_or(MAX_STACK_WORDS, |x| x.max_stack)
+    }
+
+    /// Takes the error a collection left, if any.
+    fn take_heap_error(&mut self) -> Option<HeapError> {
+        self.extra.as_mut().and_then(|x| x.heap_error.take())
     }
 
     /// The VM is now a process's (`purge::Census::adopt`): visited, so its
@@ -196,14 +241,16 @@ impl Vm {
         for f in &self.frames {
             sweep.proto(f.proto);
         }
-        for (p, _) in &self.exn_trace {
-            sweep.proto(p);
-        }
-        if let Some(p) = self.fault_native {
-            sweep.proto(p);
+        if let Some(x) = &self.extra {
+            for (p, _) in &x.exn_trace {
+                sweep.proto(p);
+            }
+            if let Some(p) = x.fault_native {
+                sweep.proto(p);
+            }
         }
         sweep.heap(&self.heap, &self.stack);
-        sweep.heap_word(self.exn_reason);
+        sweep.heap_word(self.exn_reason());
     }
 
     /// The node.
@@ -219,7 +266,7 @@ impl Vm {
     /// Limits the register stack to `words` (at least 64); deeper calls
     /// raise `:system-limit`. Default [`MAX_STACK_WORDS`].
     pub fn set_stack_limit(&mut self, words: usize) {
-        self.max_stack = words.clamp(64, MAX_STACK_WORDS);
+        self.extra().max_stack = words.clamp(64, MAX_STACK_WORDS);
     }
 
     /// Begins calling `f` with `args` (words of this heap or permanent);
@@ -231,7 +278,9 @@ impl Vm {
         self.frames.reserve_exact(1);
         self.handlers.clear();
         self.recv_id = 0;
-        self.recv_timer = None;
+        if let Some(x) = &mut self.extra {
+            x.recv_timer = None;
+        }
         self.stack.iter_mut().for_each(|w| *w = NIL);
         self.ensure(3 + args.len());
         self.stack[1] = f.bits();
@@ -254,7 +303,7 @@ impl Vm {
     fn gc(&mut self, kind: GcKind) {
         let top = (self.cur.base + self.cur.nregs) as usize;
         self.ensure(top + 1);
-        self.stack[top] = self.exn_reason;
+        self.stack[top] = self.exn_reason();
         // SAFETY: every stack word below `top + 1` is an immediate, a word
         // of this heap written since the last collection (or updated by
         // it), or a permanent term; RawTerm is repr(transparent) over u64.
@@ -263,7 +312,9 @@ impl Vm {
                 std::slice::from_raw_parts_mut(self.stack.as_mut_ptr() as *mut RawTerm, top + 1);
             self.heap.collect_with_roots(kind, 0, roots)
         };
-        self.exn_reason = self.stack[top];
+        if let Some(x) = &mut self.extra {
+            x.exn_reason = self.stack[top];
+        }
         self.shrink_stack();
         for w in &mut self.stack[top..] {
             *w = NIL;
@@ -273,10 +324,10 @@ impl Vm {
         // (`Outcome::HeapLimit`).
         let max = self.heap.config().max_heap_size;
         if let Err(e) = r {
-            self.heap_error = Some(e);
+            self.extra().heap_error = Some(e);
         } else if max > 0 && self.memory_words() > max {
             let words = self.memory_words();
-            self.heap_error = Some(HeapError::MaxHeapSize { words, max });
+            self.extra().heap_error = Some(HeapError::MaxHeapSize { words, max });
         }
     }
 
@@ -290,14 +341,16 @@ impl Vm {
     /// `Some` if `run` must return.
     fn throw(&mut self, r: Raise, keep_trace: bool) -> Option<Outcome> {
         if let Class::Halt(n) = r.class {
-            self.fault_native = None;
+            if let Some(x) = &mut self.extra {
+                x.fault_native = None;
+            }
             self.active = false;
             return Some(Outcome::Halt(n));
         }
         if !keep_trace {
             self.capture_trace();
         }
-        self.exn_reason = r.reason.bits();
+        self.extra().exn_reason = r.reason.bits();
         match self.handlers.pop() {
             None => {
                 self.active = false;
@@ -431,7 +484,7 @@ impl Vm {
                         self.shrink_stack();
                     }
                     *reds_out = 0;
-                    if let Some(e) = self.heap_error.take() {
+                    if let Some(e) = self.take_heap_error() {
                         self.active = false;
                         return Outcome::HeapLimit(e);
                     }
@@ -516,7 +569,7 @@ impl Vm {
                                 reds: &mut reds,
                                 rt: rt.as_deref_mut(),
                                 request: None,
-                                dict: &mut self.dict,
+                                extra: &mut self.extra,
                                 callee: p,
                             };
                             let r = nf(&mut cx, args);
@@ -546,7 +599,7 @@ impl Vm {
                                         continue;
                                     }
                                     Err(e) => {
-                                        self.fault_native = Some(p);
+                                        self.extra().fault_native = Some(p);
                                         raise!(e)
                                     }
                                 }
@@ -612,7 +665,7 @@ impl Vm {
                 match pending {
                     Pending::None | Pending::NotNative => {}
                     Pending::Raise(e, p) => {
-                        self.fault_native = Some(p);
+                        self.extra().fault_native = Some(p);
                         raise!(e)
                     }
                     Pending::Request {
@@ -1154,7 +1207,9 @@ impl Vm {
                         raise!(Raise::error(lona_term::kw!("receive-in-guard")))
                     }
                     self.recv_id = cx.new_receive();
-                    self.recv_timer = None;
+                    if let Some(x) = &mut self.extra {
+                        x.recv_timer = None;
+                    }
                 }
                 Instr::RecvPeek { dst, empty } => {
                     let Some(cx) = rt.as_deref_mut() else {
@@ -1234,7 +1289,8 @@ impl Vm {
                                 self.heap.attach(f);
                             }
                         }
-                        if let Some((_, t)) = self.recv_timer.take() {
+                        if let Some((_, t)) = self.extra.as_mut().and_then(|x| x.recv_timer.take())
+                        {
                             cx.cancel_receive_timer(t);
                         }
                     }
@@ -1244,9 +1300,12 @@ impl Vm {
                     let Some(cx) = rt.as_deref_mut() else {
                         raise!(Raise::error(lona_term::kw!("no-process")))
                     };
-                    match self.recv_timer {
-                        Some((token, _)) if cx.timed_out(token) => {
-                            self.recv_timer = None;
+                    let armed = self.extra.as_ref().and_then(|x| x.recv_timer.as_ref());
+                    match armed.map(|(token, _)| *token) {
+                        Some(token) if cx.timed_out(token) => {
+                            if let Some(x) = &mut self.extra {
+                                x.recv_timer = None;
+                            }
                             self.recv_id = 0;
                             continue;
                         }
@@ -1270,8 +1329,8 @@ impl Vm {
                                     continue;
                                 }
                                 Some(ms) => {
-                                    self.recv_timer =
-                                        cx.start_receive_timer(Duration::from_millis(ms));
+                                    let timer = cx.start_receive_timer(Duration::from_millis(ms));
+                                    self.extra().recv_timer = timer;
                                 }
                                 None => {}
                             }
@@ -1290,7 +1349,7 @@ impl Vm {
                     // heap; the collector leaves such words alone.)
                     if self.heap.needs_gc() {
                         self.gc(GcKind::Minor);
-                        if let Some(e) = self.heap_error.take() {
+                        if let Some(e) = self.take_heap_error() {
                             self.active = false;
                             return Outcome::HeapLimit(e);
                         }

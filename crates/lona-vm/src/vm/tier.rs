@@ -60,7 +60,7 @@ impl Vm {
             vm: crate::jit::native::VmParts {
                 heap: &self.heap,
                 env: &self.env,
-                dict: &mut self.dict,
+                extra: &mut self.extra,
                 rt: rt
                     .as_deref_mut()
                     .map(|c| (c as *mut Cx<'_>).cast::<Cx<'static>>()),

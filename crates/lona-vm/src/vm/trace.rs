@@ -10,27 +10,34 @@ use crate::trace::{frames_of, trace_text, Frames, TRACE_DEPTH};
 impl Vm {
     /// Captures the stack trace at the current (synced) position.
     pub(super) fn capture_trace(&mut self) {
-        self.exn_trace.clear();
+        let x = self.extra.get_or_insert_with(Box::default);
+        let trace = &mut x.exn_trace;
+        trace.clear();
         // A built-in that failed has no frame; it heads the trace (not
         // `throw`/`error`/`exit`, which raise on purpose: as in Erlang, the
         // trace starts at their caller).
-        if let Some(p) = self.fault_native.take() {
+        if let Some(p) = x.fault_native.take() {
             if !matches!(
                 &*p.name,
                 "lona.core/throw" | "lona.core/error" | "lona.core/exit"
             ) {
-                self.exn_trace.push((p, 0));
+                trace.push((p, 0));
             }
         }
         let pc = self.cur.pc.saturating_sub(1);
-        self.exn_trace.push((self.cur.proto, pc));
+        trace.push((self.cur.proto, pc));
         for f in self.frames.iter().rev() {
-            if self.exn_trace.len() >= TRACE_DEPTH {
+            if trace.len() >= TRACE_DEPTH {
                 break;
             }
-            self.exn_trace.push((f.proto, f.pc.saturating_sub(1)));
+            trace.push((f.proto, f.pc.saturating_sub(1)));
         }
-        self.exn_trace.retain(|(p, _)| !p.name.starts_with('%'));
+        trace.retain(|(p, _)| !p.name.starts_with('%'));
+    }
+
+    /// The current exception's trace (empty before the first).
+    fn exn_trace(&self) -> &[(&'static crate::bytecode::Proto, u32)] {
+        self.extra.as_ref().map_or(&[], |x| &x.exn_trace)
     }
 
     /// The function the process is in, `ns/name` (the innermost frame of a
@@ -47,7 +54,7 @@ impl Vm {
     /// The current exception's trace: `[[sym "file" line] ...]` as a list.
     pub fn trace_term(&self) -> RawTerm {
         let items: Vec<Term<'_>> = self
-            .exn_trace
+            .exn_trace()
             .iter()
             .map(|(p, pc)| {
                 self.heap.vector(&[
@@ -62,12 +69,15 @@ impl Vm {
 
     /// The trace as text lines `  at ns/f (file:line)`.
     pub fn trace_text(&self) -> String {
-        trace_text(&frames_of(&self.exn_trace))
+        trace_text(&frames_of(self.exn_trace()))
     }
 
     /// The current exception's trace, taken (for a process that ends with
     /// it: formatted only if someone prints it).
     pub(crate) fn take_trace(&mut self) -> Frames {
-        frames_of(&std::mem::take(&mut self.exn_trace))
+        match &mut self.extra {
+            Some(x) => frames_of(&std::mem::take(&mut x.exn_trace)),
+            None => frames_of(&[]),
+        }
     }
 }
