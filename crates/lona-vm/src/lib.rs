@@ -8,6 +8,10 @@
 //! `lona-runtime` (messages and exit reasons as terms); `shell` is the
 //! REPL's process and `introspect` the process table and node figures.
 
+// Every unsafe block of the library says why it is sound (tests may be
+// terser).
+#![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
+
 mod boot;
 pub mod bridge;
 mod builtins;

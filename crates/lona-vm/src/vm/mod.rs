@@ -765,6 +765,8 @@ impl Vm {
             // SAFETY: the compiler ends every code path with a return,
             // jump or raise, so ip stays inside the code.
             let ins = unsafe { *ip };
+            // SAFETY: as above: the instruction just read is not the last one
+            // (every path ends in a return, jump or raise).
             ip = unsafe { ip.add(1) };
             match ins {
                 Instr::Move { dst, src } => set!(dst, r!(src)),
@@ -787,8 +789,10 @@ impl Vm {
                     // slot holds the running closure, which has the
                     // prototype's captures.
                     let f = unsafe { *regs.sub(1) };
+                    // SAFETY: as above: `f` is the running closure, `i` one of its captures.
                     set!(dst, unsafe { tag::closure_captured(f, i as usize) });
                 }
+                // SAFETY: base >= 1 in any bytecode frame: the callee slot.
                 Instr::LoadSelf { dst } => set!(dst, unsafe { *regs.sub(1) }),
                 Instr::Closure {
                     dst,
@@ -816,6 +820,7 @@ impl Vm {
                             n as usize,
                         )
                     };
+                    // SAFETY: the items were made on this heap (registers of this frame).
                     let v = unsafe { self.heap.vector_raw(items) };
                     set!(dst, v.bits());
                 }
@@ -1116,7 +1121,11 @@ impl Vm {
                         jump!(fail);
                     }
                 }
+                // SAFETY: the compiler emits GetHead and GetTail only right
+                // after a TestCons of the same register (`compiler/pattern.rs`):
+                // it holds a cons.
                 Instr::GetHead { dst, r } => set!(dst, unsafe { tag::head(r!(r)) }),
+                // SAFETY: as for GetHead.
                 Instr::GetTail { dst, r } => set!(dst, unsafe { tag::tail(r!(r)) }),
                 Instr::TestEmptyList { r, fail } => {
                     if r!(r) != tag::EMPTY_LIST {
