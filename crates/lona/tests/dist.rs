@@ -1237,14 +1237,8 @@ fn a_peer_claiming_the_nodes_own_name_is_refused_with_nok() {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     // A hang guard only: every answer comes at once.
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    // The name message of handshake version 6, with the node's own name.
-    let flags: u64 = 0x1_0000_0000 | 0x0100_0000 | 0x0004_0000 | 0x0001_0000 | 0x3_07_84;
-    let mut m = vec![b'N'];
-    m.extend_from_slice(&flags.to_be_bytes());
-    m.extend_from_slice(&7u32.to_be_bytes());
-    m.extend_from_slice(&(own.len() as u16).to_be_bytes());
-    m.extend_from_slice(own.as_bytes());
-    hs_send(&mut s, &m);
+    // The name message, with the node's own name.
+    send_name(&mut s, &own);
     let status = hs_recv(&mut s).expect("a status");
     if status == b"sok" {
         // What the node did before: go on as a peer with the cookie
@@ -1282,6 +1276,18 @@ fn a_peer_claiming_the_nodes_own_name_is_refused_with_nok() {
     drop(s);
 }
 
+/// Sends the name message of handshake version 6 (the flags a Lona or OTP
+/// 25 node sends), naming this side `name`.
+fn send_name(s: &mut TcpStream, name: &str) {
+    let flags: u64 = 0x1_0000_0000 | 0x0100_0000 | 0x0004_0000 | 0x0001_0000 | 0x3_07_84;
+    let mut m = vec![b'N'];
+    m.extend_from_slice(&flags.to_be_bytes());
+    m.extend_from_slice(&7u32.to_be_bytes());
+    m.extend_from_slice(&(name.len() as u16).to_be_bytes());
+    m.extend_from_slice(name.as_bytes());
+    hs_send(s, &m);
+}
+
 /// Completes the handshake with Lona node `lona` (at `port`, cookie
 /// `cookie`) as node `me`, byte by byte (version 6, pass-through packets):
 /// the connected stream.
@@ -1289,13 +1295,7 @@ fn fake_peer_connect(port: u16, me: &str, cookie: &str) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     // A hang guard only: every answer comes at once.
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let flags: u64 = 0x1_0000_0000 | 0x0100_0000 | 0x0004_0000 | 0x0001_0000 | 0x3_07_84;
-    let mut m = vec![b'N'];
-    m.extend_from_slice(&flags.to_be_bytes());
-    m.extend_from_slice(&7u32.to_be_bytes());
-    m.extend_from_slice(&(me.len() as u16).to_be_bytes());
-    m.extend_from_slice(me.as_bytes());
-    hs_send(&mut s, &m);
+    send_name(&mut s, me);
     assert_eq!(hs_recv(&mut s).expect("a status"), b"sok");
     let ch = hs_recv(&mut s).expect("the node's challenge");
     assert_eq!(ch[0], b'N', "{ch:?}");
