@@ -59,7 +59,7 @@ pub const DEFAULT_BUSY_LIMIT: usize = 1024 * 1024;
 pub const MIN_BUSY_LIMIT: usize = 1024;
 
 /// What a native process that awaits a busy connection is sent when it
-/// is not busy any more: the reference [`Outq::wait`] gave.
+/// is not busy any more: the reference `Outq::wait` gave.
 #[derive(Debug)]
 pub struct DistReady(pub u64);
 
