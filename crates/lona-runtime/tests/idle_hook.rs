@@ -18,7 +18,7 @@ fn eventually(f: impl Fn() -> bool) -> bool {
 
 /// `Builder::on_idle`: each worker runs the hook once when it has had no
 /// work for the delay, not again until it has run a process and idled
-/// anew; a busy runtime never runs it.
+/// anew; a busy worker never runs it.
 #[test]
 fn the_idle_hook_runs_once_per_idle_period() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -39,24 +39,56 @@ fn the_idle_hook_runs_once_per_idle_period() {
         2,
         "not again while the idle period lasts"
     );
-    // Busy for 400 ms with slices of a yielding process: a worker running
-    // it has no idle period of 100 ms, the other may have one.
-    let busy = rt.block_on(|cx| async move {
-        let end = std::time::Instant::now() + Duration::from_millis(400);
-        let mut n = 0u64;
-        while std::time::Instant::now() < end {
-            cx.yield_now().await;
-            n += 1;
-        }
-        n
-    });
-    assert!(busy.unwrap() > 0);
-    let during = runs.load(SeqCst);
-    assert!(during <= 3, "the busy worker ran the hook: {during}");
-    assert!(
-        eventually(|| runs.load(SeqCst) > during),
-        "idle again after running: the hook runs again"
-    );
+    drop(rt);
+}
+
+/// One worker, busy for 400 ms with slices of a yielding process: it has
+/// no idle period, so no hook; idle again afterwards, it runs it again.
+#[test]
+fn a_busy_worker_does_not_run_the_idle_hook() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    let runs = Arc::new(AtomicUsize::new(0));
+    let r = runs.clone();
+    let rt = Builder::default()
+        .workers(1)
+        .on_idle(Duration::from_millis(100), move || {
+            r.fetch_add(1, SeqCst);
+        })
+        .build()
+        .unwrap();
+    assert!(eventually(|| runs.load(SeqCst) == 1));
+    let (before, during) = rt
+        .block_on(|cx| async move {
+            let before = runs.load(SeqCst);
+            let end = std::time::Instant::now() + Duration::from_millis(400);
+            while std::time::Instant::now() < end {
+                cx.yield_now().await;
+            }
+            (before, runs.load(SeqCst))
+        })
+        .unwrap();
+    assert_eq!(before, during, "the busy worker ran the hook");
+}
+
+/// The hook runs again once a worker that ran a process idles anew.
+#[test]
+fn the_idle_hook_runs_again_after_work() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    let runs = Arc::new(AtomicUsize::new(0));
+    let r = runs.clone();
+    let rt = Builder::default()
+        .workers(1)
+        .on_idle(Duration::from_millis(50), move || {
+            r.fetch_add(1, SeqCst);
+        })
+        .build()
+        .unwrap();
+    for k in 1..4 {
+        assert!(eventually(|| runs.load(SeqCst) == k), "idle period {k}");
+        assert_eq!(rt.block_on(|_| async { 1 }), Ok(1));
+    }
 }
 
 /// A hook that panics is logged; the workers go on running processes.
