@@ -1,8 +1,25 @@
 //! `Builder::on_idle`: what an idle worker runs (the node gives memory
 //! back there), when, and that a hook's panic is no worker's end.
 
-use lona_runtime::Builder;
+use lona_runtime::{Builder, Runtime};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// A runtime of `workers` whose idle hook, after `after_ms`, counts its
+/// runs.
+fn counting(workers: usize, after_ms: u64) -> (Runtime, Arc<AtomicUsize>) {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let r = runs.clone();
+    let rt = Builder::default()
+        .workers(workers)
+        .on_idle(Duration::from_millis(after_ms), move || {
+            r.fetch_add(1, SeqCst);
+        })
+        .build()
+        .unwrap();
+    (rt, runs)
+}
 
 /// Waits (up to 10 s) for `f` to hold.
 fn eventually(f: impl Fn() -> bool) -> bool {
@@ -21,17 +38,7 @@ fn eventually(f: impl Fn() -> bool) -> bool {
 /// anew; a busy worker never runs it.
 #[test]
 fn the_idle_hook_runs_once_per_idle_period() {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use std::sync::Arc;
-    let runs = Arc::new(AtomicUsize::new(0));
-    let r = runs.clone();
-    let rt = Builder::default()
-        .workers(2)
-        .on_idle(Duration::from_millis(100), move || {
-            r.fetch_add(1, SeqCst);
-        })
-        .build()
-        .unwrap();
+    let (rt, runs) = counting(2, 100);
     assert!(eventually(|| runs.load(SeqCst) == 2), "each worker, once");
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(
@@ -46,17 +53,7 @@ fn the_idle_hook_runs_once_per_idle_period() {
 /// no idle period, so no hook; idle again afterwards, it runs it again.
 #[test]
 fn a_busy_worker_does_not_run_the_idle_hook() {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use std::sync::Arc;
-    let runs = Arc::new(AtomicUsize::new(0));
-    let r = runs.clone();
-    let rt = Builder::default()
-        .workers(1)
-        .on_idle(Duration::from_millis(100), move || {
-            r.fetch_add(1, SeqCst);
-        })
-        .build()
-        .unwrap();
+    let (rt, runs) = counting(1, 100);
     assert!(eventually(|| runs.load(SeqCst) == 1));
     let (before, during) = rt
         .block_on(|cx| async move {
@@ -74,17 +71,7 @@ fn a_busy_worker_does_not_run_the_idle_hook() {
 /// The hook runs again once a worker that ran a process idles anew.
 #[test]
 fn the_idle_hook_runs_again_after_work() {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use std::sync::Arc;
-    let runs = Arc::new(AtomicUsize::new(0));
-    let r = runs.clone();
-    let rt = Builder::default()
-        .workers(1)
-        .on_idle(Duration::from_millis(50), move || {
-            r.fetch_add(1, SeqCst);
-        })
-        .build()
-        .unwrap();
+    let (rt, runs) = counting(1, 50);
     for k in 1..4 {
         assert!(eventually(|| runs.load(SeqCst) == k), "idle period {k}");
         assert_eq!(rt.block_on(|_| async { 1 }), Ok(1));
@@ -94,8 +81,6 @@ fn the_idle_hook_runs_again_after_work() {
 /// A hook that panics is logged; the workers go on running processes.
 #[test]
 fn a_panicking_idle_hook_leaves_the_workers_running() {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use std::sync::Arc;
     let runs = Arc::new(AtomicUsize::new(0));
     let r = runs.clone();
     let rt = Builder::default()

@@ -198,19 +198,19 @@ impl FileRec {
                     g.busy = false;
                     g.queue.drain(..).collect()
                 };
-                let reason = crate::net::error_name(&e);
                 for job in jobs {
-                    let h = Heap::new();
-                    let v = Reply::Error(reason).term(&h, self.id);
-                    let msg = Fragment::vector(&[
-                        lona_term::kw!("lona.io/done"),
-                        h.reference(job.tag),
-                        v,
-                    ]);
-                    self.handle.send(job.to, msg);
+                    self.answer(job.to, job.tag, io_err(&e));
                 }
             }
         }
+    }
+
+    /// Sends a job's caller `to` its answer, `[:lona.io/done tag reply]`.
+    fn answer(&self, to: Pid, tag: u64, reply: Reply) {
+        let h = Heap::new();
+        let v = reply.term(&h, self.id);
+        let msg = Fragment::vector(&[lona_term::kw!("lona.io/done"), h.reference(tag), v]);
+        self.handle.send(to, msg);
     }
 
     fn stop_watcher(&self) {
@@ -244,10 +244,7 @@ fn drain(rec: &Arc<FileRec>) {
         };
         // Closed here, on the pool, out of the lock.
         drop(left);
-        let h = Heap::new();
-        let v = reply.term(&h, rec.id);
-        let msg = Fragment::vector(&[lona_term::kw!("lona.io/done"), h.reference(job.tag), v]);
-        rec.handle.send(job.to, msg);
+        rec.answer(job.to, job.tag, reply);
     }
 }
 
