@@ -487,21 +487,21 @@ impl Evaluator {
 }
 
 /// A source file's text, of at most 64 MB (the bound on a whole file of
-/// `builtins/file.rs`). Invalid UTF-8 is reported at the place of its
+/// `files.rs`). Invalid UTF-8 is reported at the place of its
 /// first bad byte, as `file:line:column: invalid UTF-8 (byte 0xFF)`, the
 /// column counted in characters as the reader's are.
 pub fn read_source_file(path: &Path) -> Result<String, EvalError> {
     let bytes = std::fs::File::open(path)
         .and_then(|f| {
             let hint = f.metadata().map_or(0, |m| m.len());
-            crate::builtins::read_whole(f, hint)
+            crate::files::read_whole(f, hint)
         })
         .map_err(|e| {
-            if crate::builtins::is_limit(&e) {
+            if crate::files::is_limit(&e) {
                 EvalError::Load(format!(
                     "{}: file too large (more than {} MB)",
                     path.display(),
-                    crate::builtins::MAX_WHOLE >> 20
+                    crate::files::MAX_WHOLE >> 20
                 ))
             } else {
                 EvalError::Load(format!("{}: {e}", path.display()))

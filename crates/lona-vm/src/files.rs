@@ -100,6 +100,50 @@ pub(crate) enum Refused {
     NotOwner,
 }
 
+/// The most bytes `slurp` and `file/read-lines` read of one file: a
+/// larger one is `:file-too-large` (`file/open` and `file/read` read it
+/// in parts).
+pub(crate) const MAX_WHOLE: u64 = 64 * 1024 * 1024;
+
+/// A bound was reached: the reason, as a job's error.
+#[derive(Debug)]
+struct Limit(&'static str);
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Limit {}
+
+pub(crate) fn over(reason: &'static str) -> std::io::Error {
+    std::io::Error::other(Limit(reason))
+}
+
+/// Whether `e` is a bound reached (not an error of the system).
+pub(crate) fn is_limit(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<Limit>())
+}
+
+/// A bound's reason, if `e` is a bound reached.
+pub(crate) fn limit_reason(e: &std::io::Error) -> Option<&'static str> {
+    e.get_ref()
+        .and_then(|i| i.downcast_ref::<Limit>())
+        .map(|l| l.0)
+}
+
+/// The bytes of `r` to its end, if there are at most [`MAX_WHOLE`]
+/// (`size_hint`: what to make room for first).
+pub(crate) fn read_whole(r: impl Read, size_hint: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(size_hint.min(MAX_WHOLE) as usize + 1);
+    r.take(MAX_WHOLE + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_WHOLE {
+        return Err(over("file-too-large"));
+    }
+    Ok(buf)
+}
+
 /// What the watcher is told.
 pub(crate) struct Stop;
 

@@ -78,7 +78,10 @@ fn slurp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let path = text_arg(cx, a[0])?;
     let text = super::file::read_text(&path).map_err(|e| {
         let why = if super::is_limit(&e) {
-            format!("file too large (more than {} MB)", super::MAX_WHOLE >> 20)
+            format!(
+                "file too large (more than {} MB)",
+                crate::files::MAX_WHOLE >> 20
+            )
         } else {
             e.to_string()
         };

@@ -28,46 +28,18 @@ use lona_runtime::{native_process, Ref, SpawnOpts};
 use lona_term::{Fragment, Heap, RawTerm, Term, View};
 
 use super::def;
-use crate::files::{self, FileRec, Op, Refused, MAX_LINE};
+use crate::files::{self, over, read_whole, FileRec, Op, Refused, MAX_LINE, MAX_WHOLE};
 use crate::native::{NResult, NativeCx, Raise};
 use crate::net::error_name;
 use crate::var::Namespace;
-
-/// The most bytes `slurp` and `file/read-lines` read of one file: a
-/// larger one is `:file-too-large` (`file/open` and `file/read` read it
-/// in parts).
-pub(crate) const MAX_WHOLE: u64 = 64 * 1024 * 1024;
 
 /// The most lines `file/read-lines` gives (each is a string and a cell of
 /// the list however short it is): past it, `:file-too-large`.
 pub(crate) const MAX_LINES: usize = 1 << 20;
 
-/// A bound was reached: the reason, as a job's error.
-#[derive(Debug)]
-struct Limit(&'static str);
-
-impl std::fmt::Display for Limit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl std::error::Error for Limit {}
-
-fn over(reason: &'static str) -> std::io::Error {
-    std::io::Error::other(Limit(reason))
-}
-
-/// Whether `e` is a bound reached (not an error of the system).
-pub(crate) fn is_limit(e: &std::io::Error) -> bool {
-    e.get_ref().is_some_and(|i| i.is::<Limit>())
-}
-
 /// The keyword for a job's error: a bound's reason, or the error's name.
 fn reason(e: &std::io::Error) -> &'static str {
-    e.get_ref()
-        .and_then(|i| i.downcast_ref::<Limit>())
-        .map_or_else(|| error_name(e), |l| l.0)
+    files::limit_reason(e).unwrap_or_else(|| error_name(e))
 }
 
 /// What [`next_line`] read.
@@ -127,17 +99,6 @@ fn all_lines(r: &mut impl BufRead) -> std::io::Result<Vec<String>> {
             }
         }
     }
-}
-
-/// The bytes of `r` to its end, if there are at most [`MAX_WHOLE`]
-/// (`size_hint`: what to make room for first).
-pub(crate) fn read_whole(r: impl Read, size_hint: u64) -> std::io::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(size_hint.min(MAX_WHOLE) as usize + 1);
-    r.take(MAX_WHOLE + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 > MAX_WHOLE {
-        return Err(over("file-too-large"));
-    }
-    Ok(buf)
 }
 
 /// The text of the file at `path`, within [`MAX_WHOLE`] (not UTF-8: an
@@ -566,11 +527,11 @@ mod tests {
         let ok = read_whole(std::io::repeat(0).take(MAX_WHOLE), 0).unwrap();
         assert_eq!(ok.len() as u64, MAX_WHOLE);
         let e = read_whole(std::io::repeat(0), u64::MAX).unwrap_err();
-        assert!(is_limit(&e));
+        assert!(files::is_limit(&e));
         assert_eq!(reason(&e), "file-too-large");
         // Errors of the system keep their names.
         let e = read_text("/nonexistent/lona-test").unwrap_err();
-        assert!(!is_limit(&e));
+        assert!(!files::is_limit(&e));
         assert_eq!(reason(&e), "enoent");
     }
 

@@ -31,7 +31,7 @@ use crate::bytecode::{NativeFn, Proto};
 use crate::env::Env;
 use crate::var::Namespace;
 
-pub(crate) use file::{is_limit, read_whole, MAX_WHOLE};
+pub(crate) use crate::files::is_limit;
 
 /// Any number of arguments.
 pub(crate) const ANY: u16 = u16::MAX;
