@@ -99,13 +99,23 @@ pub struct NativeCx<'a, 'r> {
     /// Reductions left in this slice; a built-in doing work proportional
     /// to its input charges it with [`NativeCx::charge`].
     pub reds: &'a mut i32,
-    /// The parts of the VM only some processes use, among them the
-    /// process dictionary's root once it has one (`pd-put`): see
+    /// Where the process keeps its dictionary's root once it has one
+    /// (`pd-put`; the VM's rarely used parts, made at first use): see
     /// [`NativeCx::dict`].
-    pub extra: &'a mut Option<Box<crate::vm::Extra>>,
+    pub dict_slot: &'a mut dyn DictSlot,
     /// The built-in being called (where a native of the embedding program
     /// keeps its function: [`call_user_native`]).
     pub callee: &'static crate::bytecode::Proto,
+}
+
+/// Where a process keeps its dictionary's root: the interpreter's state
+/// implements it (`vm::Extra`), so that built-ins reach the dictionary
+/// without knowing the interpreter.
+pub trait DictSlot {
+    /// The root, if the process has a dictionary.
+    fn dict(&self) -> Option<lona_term::Root>;
+    /// Records the root (the dictionary's first entry).
+    fn set_dict(&mut self, r: lona_term::Root);
 }
 
 impl<'a, 'r> NativeCx<'a, 'r> {
@@ -118,12 +128,12 @@ impl<'a, 'r> NativeCx<'a, 'r> {
 
     /// The process dictionary's root, if it has one.
     pub fn dict(&self) -> Option<lona_term::Root> {
-        self.extra.as_ref().and_then(|x| x.dict)
+        self.dict_slot.dict()
     }
 
     /// Records the process dictionary's root (its first `pd-put`).
     pub fn set_dict(&mut self, r: lona_term::Root) {
-        self.extra.get_or_insert_with(Box::default).dict = Some(r);
+        self.dict_slot.set_dict(r);
     }
 
     /// The runtime, or `:no-process` when the VM does not run as a

@@ -131,7 +131,7 @@ pub(crate) unsafe extern "C" fn call(
             reds: &mut r,
             rt,
             request: None,
-            extra,
+            dict_slot: extra,
             callee: p,
         };
         let v = nf(&mut cx, args);

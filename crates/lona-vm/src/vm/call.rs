@@ -46,7 +46,7 @@ impl Vm {
                     reds,
                     rt: rt.as_deref_mut(),
                     request: None,
-                    extra: &mut self.extra,
+                    dict_slot: &mut self.extra,
                     callee: p,
                 };
                 let r = nf(&mut cx, args);

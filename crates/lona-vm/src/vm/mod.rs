@@ -147,10 +147,19 @@ pub(crate) struct Extra {
     /// Set when a collection found the heap over its maximum.
     heap_error: Option<HeapError>,
     /// The process dictionary (a map in a heap root), made by its first
-    /// `pd-put` (`builtins/dict.rs`, through `NativeCx::extra`).
+    /// `pd-put` (`builtins/dict.rs`, through `NativeCx::dict_slot`).
     pub(crate) dict: Option<lona_term::Root>,
     /// Most words the register stack may grow to.
     max_stack: usize,
+}
+
+impl crate::native::DictSlot for Option<Box<Extra>> {
+    fn dict(&self) -> Option<lona_term::Root> {
+        self.as_ref().and_then(|x| x.dict)
+    }
+    fn set_dict(&mut self, r: lona_term::Root) {
+        self.get_or_insert_with(Box::default).dict = Some(r);
+    }
 }
 
 impl Default for Extra {
@@ -569,7 +578,7 @@ impl Vm {
                                 reds: &mut reds,
                                 rt: rt.as_deref_mut(),
                                 request: None,
-                                extra: &mut self.extra,
+                                dict_slot: &mut self.extra,
                                 callee: p,
                             };
                             let r = nf(&mut cx, args);
