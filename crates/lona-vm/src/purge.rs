@@ -19,6 +19,8 @@
 //! * a spawned process's start, not pinned (two shared atomic writes per
 //!   spawn cost 5%): visited with its process, and touched by the
 //!   spawner once the process can be visited (`spawned`);
+//! * the compiling thread (`jit/queue.rs`): a prototype queued for it,
+//!   pinned; what its job reads: waited for (step 3);
 //! * another area: an edge.
 //!
 //! **A cycle** (on the `lona-purge` thread, after enough new areas):
@@ -28,6 +30,10 @@
 //! 2. Mark the areas of every var's value.
 //! 3. Visit every process of every runtime (`lona_runtime::visit_all`):
 //!    each reports the areas it holds by setting their `seen` to `n`.
+//!    And wait for the compiling thread's jobs started before this step
+//!    to finish (`jit/queue.rs`): a job holds its prototype pinned, and
+//!    what else it reads, a later job reads only as a visited process
+//!    would.
 //! 4. Keep what was marked, seen in this cycle or pinned, and what those
 //!    reach through edges; free the rest of the list from step 1. Free
 //!    too the quick machine code the compiling tier retired before step
@@ -227,7 +233,7 @@ pub(crate) fn on_set(bits: u64) {
 
 fn pin(code: u64) {
     // SAFETY: the fragment being made holds the closure, copied from a
-    // holder that keeps it alive.
+    // holder that keeps it alive (or `hold`'s caller runs the prototype).
     if let Some(a) = unsafe { area_of_code(code) } {
         a.pins.fetch_add(1, SeqCst);
         a.touch(CYCLE.load(SeqCst));
@@ -235,11 +241,23 @@ fn pin(code: u64) {
 }
 
 fn unpin(code: u64) {
-    // SAFETY: the fragment still pins the area.
+    // SAFETY: the fragment (or the `hold`) still pins the area.
     if let Some(a) = unsafe { area_of_code(code) } {
         a.touch(CYCLE.load(SeqCst));
         a.pins.fetch_sub(1, SeqCst);
     }
+}
+
+/// Keeps `p`'s area (and so `p`) from being freed until [`release`]:
+/// a prototype queued for the compiling thread (`jit/queue.rs`). The
+/// caller runs `p` in this slice (so its area is alive now).
+pub(crate) fn hold(p: &Proto) {
+    pin(p as *const Proto as usize as u64);
+}
+
+/// Ends a [`hold`].
+pub(crate) fn release(p: &Proto) {
+    unpin(p as *const Proto as usize as u64);
 }
 
 /// A spawn started a process whose start fragment holds closures of
@@ -394,9 +412,13 @@ fn cycle() -> Option<usize> {
             keep.push(a);
         }
     }
+    // The compiling thread's jobs started so far: waited for with the
+    // visits (`jit/queue.rs`, step 2).
+    let compiles = crate::jit::compiles_started();
     // Step 3.
     let visit = lona_runtime::visit_all(Arc::new(Sweep { cycle: n }));
     if !visit.wait(VISIT_TIMEOUT)
+        || !crate::jit::wait_compiles(compiles, VISIT_TIMEOUT)
         || UNMANAGED_LIVE.load(SeqCst) > 0
         || UNMANAGED_MADE.load(SeqCst) != made
     {
@@ -433,6 +455,16 @@ fn cycle() -> Option<usize> {
     FREED.fetch_add(freed, Relaxed);
     CYCLES.fetch_add(1, Relaxed);
     Some(visit.processes)
+}
+
+/// Whether the area at `addr` is registered (not freed): the tests.
+#[cfg(test)]
+pub(crate) fn registered(addr: usize) -> bool {
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .areas
+        .contains(&addr)
 }
 
 /// Frees areas: their prototypes (and machine code) and heaps, taking

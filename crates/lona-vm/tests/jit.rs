@@ -68,6 +68,10 @@ struct Tiered {
 impl Tiered {
     fn new(ns: &'static str) -> Tiered {
         jit::set_tier(Tier::Jit);
+        // On the calling thread: these tests count entries into code
+        // compiled at a known call (the compiling thread's own tests are
+        // `compiled_off_the_workers` and the `lona` crate's).
+        jit::set_background(false);
         let buf = SharedBuf::default();
         let env = Env::new(Box::new(buf.clone()));
         Tiered { env, buf, ns }
@@ -858,4 +862,38 @@ fn replay_a_tape() {
     let i = run(node(Tier::Interp), "replay-i", &src, budget, CAP);
     let j = run(node(Tier::JitEager), "replay-j", &src, budget, 2 * CAP);
     assert_eq!(i, j);
+}
+
+/// The default: a function found hot is queued for the compiling thread
+/// (`jit/queue.rs`) and the caller goes on interpreting it; the thread
+/// compiles it, and its next calls run the code, with the same results.
+#[test]
+fn hot_functions_are_compiled_off_the_calling_thread() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    jit::set_tier(Tier::Jit);
+    jit::set_background(true);
+    let buf = SharedBuf::default();
+    let env: Arc<Env> = Env::new(Box::new(buf.clone()));
+    let before = jit::stats().background;
+    let run = |src: &str| lona_vm::eval_str(&env, "t.lona", &format!("(ns offthread) {src}"));
+    run("(defn walk [n acc] (if (= n 0) acc (walk (- n 1) (+ acc 3))))").unwrap();
+    // Hot at the 1,000th self tail call; the rest of the loop runs on
+    // (interpreted until the code is in place): the result is the same.
+    assert_eq!(run("(walk 5000 1)").unwrap(), "15001");
+    jit::settle();
+    let state = lona_vm::introspect::tier_state(&env, "offthread", "walk");
+    assert_eq!(state, Ok("compiled"));
+    assert!(jit::stats().background > before, "{}", jit::stats());
+    assert_eq!(run("(walk 100000 2)").unwrap(), "300002");
+    // Its quick code is optimised there too, once entered a few times.
+    let optimised = jit::stats().optimised;
+    for _ in 0..10 {
+        assert_eq!(run("(walk 10 0)").unwrap(), "30");
+    }
+    jit::settle();
+    if std::env::var("LONA_JIT_QUICK").map_or(true, |v| v != "0") {
+        assert!(jit::stats().optimised > optimised, "{}", jit::stats());
+    }
+    assert_eq!(run("(walk 7 0)").unwrap(), "21");
+    jit::set_background(false);
 }

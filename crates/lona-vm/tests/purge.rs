@@ -262,3 +262,40 @@ fn quick_code_replaced_while_processes_run_it_is_freed_by_a_cycle() {
         assert!(stats.retired_freed > before, "{stats}");
     }
 }
+
+/// Each version of a function becomes hot (its compile queued for the
+/// compiling thread, `jit/queue.rs`) and is redefined at once, while
+/// cycles run back to back: a version waiting in the queue is unreachable
+/// by every process, and must not be freed under the thread compiling it
+/// (the queue pins it); what was compiled runs right.
+#[test]
+fn versions_found_hot_and_redefined_at_once_while_cycles_run() {
+    let src = r#"
+(declare g)
+(defn spin [k total]
+  (if (= k 0)
+    total
+    (do (eval (list 'defn 'g '[n acc] (list 'if '(= n 0) (list '+ 'acc k) '(g (- n 1) (+ acc 1)))))
+        (spin (dec k) (+ total (g 1500 0))))))
+(println (spin 150 0))
+(println (g 2000 0))
+"#;
+    let freed0 = purge::stats().freed;
+    let (out, ending, _) = run_collecting(src);
+    assert_eq!(ending, Ending::Normal, "{out}");
+    // Each round: 1,500 plus the version's own k (150 down to 1).
+    let want = 150 * 1500 + 150 * 151 / 2;
+    assert_eq!(out, format!("{want}\n2001\n"), "{out}");
+    // The versions still queued (a debug build compiles slowly) are
+    // freed once compiled.
+    lona_vm::jit::settle();
+    for _ in 0..100 {
+        // (A cycle is given up while another test's evaluator lives.)
+        if purge::collect() && purge::stats().freed - freed0 >= 140 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let freed = purge::stats().freed - freed0;
+    assert!(freed >= 140, "freed {freed}");
+}

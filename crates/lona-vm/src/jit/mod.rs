@@ -22,9 +22,11 @@
 //!
 //! 1. The interpreter counts calls of, and self tail calls in, each
 //!    prototype (`JitSlot::tick`); at [`threshold`] the prototype is
-//!    checked and compiled, on the worker that found it hot (a few hundred
-//!    microseconds, once), or marked never to be compiled. It is compiled
-//!    quick first, and optimised once it has run a while (`optimise.rs`).
+//!    queued for the compiling thread (`queue.rs`; a few hundred
+//!    microseconds, once, off the workers, which go on interpreting it
+//!    meanwhile), checked there and compiled, or marked never to be
+//!    compiled. It is compiled quick first, and optimised once it has run
+//!    a while (`optimise.rs`).
 //! 2. Where the interpreter has just made a compiled prototype's frame
 //!    current (a call it pushed, a self tail call it took), it enters the
 //!    machine code (`enter`) with the frame's base, closure, arguments
@@ -73,12 +75,42 @@ pub(crate) mod intrinsic;
 pub(crate) mod native;
 #[cfg(feature = "jit")]
 mod optimise;
+#[cfg(feature = "jit")]
+mod queue;
 #[cfg(all(test, feature = "jit"))]
 mod tests;
 #[cfg(feature = "jit")]
 mod translate;
 #[cfg(feature = "jit")]
 mod warm;
+
+#[cfg(feature = "jit")]
+pub use queue::{set_background, settle};
+#[cfg(feature = "jit")]
+pub(crate) use queue::{started as compiles_started, wait_finished as wait_compiles};
+
+/// Without the compiling tier no compile is ever started.
+#[cfg(not(feature = "jit"))]
+pub(crate) fn compiles_started() -> u64 {
+    0
+}
+
+/// Without the compiling tier there is no compile to wait for.
+#[cfg(not(feature = "jit"))]
+pub(crate) fn wait_compiles(_n: u64, _timeout: std::time::Duration) -> bool {
+    true
+}
+
+/// Whether functions found hot are compiled off the workers (the
+/// default; `jit/queue.rs`). Without the compiling tier there is nothing
+/// to compile.
+#[cfg(not(feature = "jit"))]
+pub fn set_background(_on: bool) {}
+
+/// Waits until every compile queued so far is done (`jit/queue.rs`).
+/// Without the compiling tier there is none.
+#[cfg(not(feature = "jit"))]
+pub fn settle() {}
 
 /// Warms the code generator up on a thread of its own, once per OS
 /// process, unless the tier is the interpreter's (`warm.rs`): the first
@@ -222,6 +254,10 @@ const NEVER: u8 = 2;
 /// and after a rest of interpreter entries ([`rest_length`]) the code is
 /// tried again (`JitSlot::rearm`).
 const RESTING: u8 = 4;
+/// Found hot, its compile queued for the compiling thread
+/// (`queue.rs`): interpreted until the thread publishes its code.
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
+const QUEUED: u8 = 5;
 
 /// A prototype's tier state. Written by the workers that call it: `heat`
 /// racily (a lost count only delays compiling); `state`, `leaves`,
@@ -255,6 +291,13 @@ pub struct JitSlot {
     tried: AtomicU8,
     /// A built-in's intrinsic's arity (with `intrinsic`).
     intrinsic_argc: AtomicU8,
+    /// The jobs of this prototype queued for the compiling thread and
+    /// not done (`queue.rs`): an arity's compile (`1 << argc`; a first
+    /// compile is claimed by the state `QUEUED` instead) and the
+    /// optimise (`queue::OPTIMISE_BIT`). Set by the worker that claims a
+    /// job (`fetch_or`: one claims it), cleared by the thread when done.
+    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
+    queued: AtomicU8,
     /// The arities (a bit each) whose code is the quick tier's, to be
     /// compiled again optimised (`optimise.rs`); and whether that was
     /// done (1: arities compiled from then on are optimised at once).
@@ -438,6 +481,7 @@ impl JitSlot {
             COMPILED => "compiled",
             LEAF => "leaf",
             RESTING => "resting",
+            QUEUED => "queued",
             _ => "never",
         }
     }
@@ -498,7 +542,7 @@ impl JitSlot {
         let e = self.entries.load(Relaxed);
         #[cfg(feature = "jit")]
         if self.quick.load(Relaxed) != 0 && e + 1 >= optimise::optimise_after() {
-            self.optimise(p);
+            self.optimise_soon(p);
         }
         if e > JUDGE_AFTER {
             return;
@@ -663,7 +707,42 @@ impl JitSlot {
             let _ = self.state.compare_exchange(COLD, NEVER, Relaxed, Relaxed);
             return None;
         }
+        #[cfg(feature = "jit")]
+        if queue::background() {
+            // Claimed by one worker (`queue.rs`, step 1); the others, and
+            // this one, interpret the function meanwhile.
+            let claimed = if self.state.load(Relaxed) == COLD {
+                self.state
+                    .compare_exchange(COLD, QUEUED, Relaxed, Relaxed)
+                    .is_ok()
+            } else {
+                // An untried arity of compiled code (`untried`: at most
+                // `MAX_ARGS`).
+                let bit = 1u8 << argc;
+                self.queued.fetch_or(bit, Relaxed) & bit == 0
+            };
+            if !claimed || queue::push(p, queue::Job::Compile(argc)) {
+                return None;
+            }
+        }
         compile(p, argc)
+    }
+
+    /// Quick code to be compiled again, optimised: by the compiling
+    /// thread (once: the first worker to claim it queues it), or here.
+    #[cfg(feature = "jit")]
+    #[cold]
+    #[inline(never)]
+    fn optimise_soon(&self, p: &'static Proto) {
+        if queue::background() {
+            let bit = queue::OPTIMISE_BIT;
+            if self.queued.fetch_or(bit, Relaxed) & bit != 0 || queue::push(p, queue::Job::Optimise)
+            {
+                return;
+            }
+            self.queued.fetch_and(!bit, Relaxed);
+        }
+        self.optimise(p);
     }
 }
 
@@ -871,7 +950,7 @@ fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
     let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
     let locked = std::time::Instant::now();
     let first = match slot.state.load(Relaxed) {
-        COLD => true,
+        COLD | QUEUED => true,
         COMPILED | LEAF => {
             if argc > MAX_ARGS || slot.tried.load(Relaxed) & (1 << argc) != 0 {
                 return slot.entered(argc);
@@ -1099,9 +1178,14 @@ pub struct Stats {
     /// Time spent compiling and checking, in all, in microseconds.
     pub compile_us: u64,
     /// The longest time from an arity found hot (or, after that, first
-    /// called) to its code installed (it is compiled then and there; a
-    /// wait for the compiler's lock counts), in microseconds.
+    /// called) to its code installed, in microseconds: the compile and a
+    /// wait for the compiler's lock (not the wait in the compiling
+    /// thread's queue).
     pub max_us: u64,
+    /// Compiles and optimises done by the compiling thread, off the
+    /// workers (`LONA_JIT_SYNC=1`: none); the rest were done on the worker
+    /// that found the function hot.
+    pub background: u64,
     /// Bytes of live machine code (compiled, not yet freed).
     pub code_bytes: u64,
     /// Compiled functions whose tail calls of themselves go to a second
@@ -1126,6 +1210,14 @@ fn retired_freed() -> u64 {
     0
 }
 
+/// Jobs the compiling thread has done (none without the tier).
+fn background_done() -> u64 {
+    #[cfg(feature = "jit")]
+    return queue::done();
+    #[cfg(not(feature = "jit"))]
+    0
+}
+
 /// The compiling tier's figures so far.
 pub fn stats() -> Stats {
     Stats {
@@ -1137,6 +1229,7 @@ pub fn stats() -> Stats {
         retired_freed: retired_freed(),
         compile_us: COMPILE_NS.load(Relaxed) / 1000,
         max_us: COMPILE_NS_MAX.load(Relaxed) / 1000,
+        background: background_done(),
         code_bytes: code_bytes() as u64,
         typed_loops: TYPED_LOOPS.load(Relaxed),
     }
@@ -1146,8 +1239,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} arities compiled again optimised (their quick code freed: {} B); {} µs compiling in all, {} µs at most from hot to installed; {} bytes of machine code",
-            self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.optimised, self.retired_freed, self.compile_us, self.max_us, self.code_bytes
+            "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} arities compiled again optimised (their quick code freed: {} B); {} µs compiling in all ({} compiles off the workers), {} µs at most from hot to installed; {} bytes of machine code",
+            self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.optimised, self.retired_freed, self.compile_us, self.background, self.max_us, self.code_bytes
         )
     }
 }

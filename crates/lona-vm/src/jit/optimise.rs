@@ -17,9 +17,10 @@
 //! 2. The interpreter's entries into the code are counted anyway, for
 //!    judging it (`JitSlot::judge`). The [`OPTIMISE_AFTER`]th entry
 //!    (the second under `jit-eager`: [`optimise_after`]; or a later one,
-//!    should another optimise be under way then), on
-//!    the worker that made it, back in the interpreter (the code has
-//!    returned or left), compiles each quick arity again with the
+//!    should another optimise be under way then) queues the optimise for
+//!    the compiling thread (`queue.rs`; under `jit-eager` it runs on
+//!    the worker that made the entry, back in the interpreter once the
+//!    code has returned or left), which compiles each quick arity again with the
 //!    optimiser and the backtracking allocator (`optimise`), with a code
 //!    generator of its own, outside the compiler's lock; arities
 //!    compiled from then on are optimised at once (`JitSlot::optimised`).
@@ -163,11 +164,15 @@ impl JitSlot {
     /// above). An arity whose optimised compile fails keeps its quick
     /// code, for good.
     ///
-    /// Called by a worker in the interpreter, between two instructions of
-    /// a process that has just run `p`'s code in this slice: the code
-    /// collector cannot free `p` meanwhile (it frees only what no process
-    /// could reach since every process last ended a slice), so `p` and
-    /// what its code refers to may be read without the compiler's lock.
+    /// Called by the compiling thread, which holds `p`'s area pinned and
+    /// counts as a VM outside any process while it works (`queue.rs`),
+    /// or by a worker in the interpreter, between two instructions of a
+    /// process that has just run `p`'s code in this slice: either way
+    /// the code collector cannot free `p` meanwhile (it frees only what
+    /// no process could reach since every process last ended a slice,
+    /// and no cycle overlapping an unmanaged VM frees anything), so `p`
+    /// and what its code refers to may be read without the compiler's
+    /// lock.
     /// The translation and Cranelift's work use the optimiser's own code
     /// generator (one optimise at a time); the compiler's lock is taken
     /// only to take the quick arities and to install each new code, so a

@@ -15,9 +15,16 @@ const ALONE: &str = "LONA_TEST_CODE_HEAP_ALONE";
 /// binary again, running only `freed_code_alone`).
 #[test]
 fn freed_code_is_reused_by_new_code_that_runs() {
+    alone("freed_code_alone");
+}
+
+/// Runs the ignored test `name` (`jit::tests::NAME`) alone, in an OS
+/// process of its own (this test binary again): its figures are the
+/// process's, or it holds the compiling thread back.
+fn alone(name: &str) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "jit::tests::freed_code_alone",
+            &format!("jit::tests::{name}"),
             "--exact",
             "--ignored",
             "--nocapture",
@@ -26,6 +33,7 @@ fn freed_code_is_reused_by_new_code_that_runs() {
         .env(ALONE, "1")
         .env_remove("LONA_TIER")
         .env_remove("LONA_JIT_THRESHOLD")
+        .env_remove("LONA_JIT_SYNC")
         .output()
         .unwrap();
     let text = format!(
@@ -35,6 +43,53 @@ fn freed_code_is_reused_by_new_code_that_runs() {
     );
     assert!(out.status.success(), "{text}");
     assert!(text.contains("1 passed"), "{text}");
+}
+
+/// A function found hot waits in the compiling thread's queue
+/// (`queue.rs`) while the program moves on: it is redefined, nothing can
+/// reach it, and a collection cycle runs. The queue's pin keeps it (the
+/// thread then compiles it from live memory); once compiled and no longer
+/// queued, the next cycle frees it and its code.
+#[test]
+fn a_queued_function_outlives_a_collection() {
+    alone("queued_function_alone");
+}
+
+#[test]
+#[ignore = "run by a_queued_function_outlives_a_collection, alone"]
+fn queued_function_alone() {
+    if std::env::var_os(ALONE).is_none() {
+        return;
+    }
+    super::set_tier(super::Tier::Jit);
+    super::set_background(true);
+    let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
+    crate::builtins::install(&env);
+    let gate = super::queue::GATE.lock().unwrap();
+    crate::eval::eval_str(
+        &env,
+        "defs.lona",
+        "(ns q) (defn down [n] (if (= n 0) :done (down (- n 1))))",
+    )
+    .unwrap();
+    let p = proto(&env, "q", "down");
+    let area = p.area.load(std::sync::atomic::Ordering::Acquire) as usize;
+    assert_ne!(area, 0);
+    let bytes = super::code_bytes();
+    let got = crate::eval::eval_str(&env, "hot.lona", "(ns q) (down 3000)").unwrap();
+    assert_eq!(got, ":done");
+    assert_eq!(p.jit.state_name(), "queued", "interpreted meanwhile");
+    crate::eval::eval_str(&env, "redef.lona", "(ns q) (defn down [n] n)").unwrap();
+    assert!(crate::purge::collect(), "the cycle ran");
+    assert!(crate::purge::registered(area), "freed while queued");
+    drop(gate);
+    super::settle();
+    assert_eq!(p.jit.state_name(), "compiled");
+    assert!(super::code_bytes() > bytes);
+    assert!(super::stats().background >= 1);
+    assert!(crate::purge::collect(), "the cycle ran");
+    assert!(!crate::purge::registered(area), "kept once compiled");
+    assert_eq!(super::code_bytes(), bytes, "its code freed with it");
 }
 
 /// The prototype of the function `name` of namespace `ns`.
@@ -126,11 +181,13 @@ fn freed_code_alone() {
 }
 
 /// Entries into `p`'s code until arity `argc` is optimised: the
-/// `optimise_after()`th does it, or a later one if another optimise (of
+/// `optimise_after()`th does it (or queues it for the compiling thread,
+/// whose work is waited for), or a later one if another optimise (of
 /// another test) was under way.
 fn judge_until_optimised(p: &'static Proto, argc: usize) {
     for _ in 0..10_000 {
         if !p.jit.is_quick(argc) {
+            super::settle();
             return;
         }
         p.jit.judge(p, false);
