@@ -15,6 +15,7 @@ use lona_term::etf::AtomBudget;
 use lona_term::{Fragment, Heap, Term};
 
 use super::fragment::{self, Assembler, Packet};
+use super::out::{self, Out};
 use super::outq::Outq;
 use super::reply::{self, Writer};
 use super::wire::{self, put, Control, Cursor, Frame, WireError, WirePid};
@@ -25,59 +26,6 @@ const SETUP_TIME: Duration = Duration::from_secs(7);
 /// A writer's batch: it writes once this much is encoded, or its
 /// mailbox is empty.
 const BATCH_BYTES: usize = 64 << 10;
-
-/// What a writer's mailbox takes.
-pub(crate) enum Out {
-    /// A whole packet a local process encoded: a message from `from`
-    /// (`None`: not from a process, or not known).
-    Message { from: Option<Pid>, packet: Packet },
-    /// A whole packet of another kind: a signal a local process sent.
-    Packet(Vec<u8>),
-    /// A whole packet the reader composed in answer to the peer's own
-    /// request (counted among the replies too: `reply.rs`).
-    Reply(Vec<u8>),
-    /// The peer monitors local process `target`: when it ends, send
-    /// `MONITOR_P_EXIT` naming `toproc` (the pid or name the peer used),
-    /// `watcher` and `mref` (their bytes as the peer sent them).
-    Monitor {
-        target: Pid,
-        toproc: Vec<u8>,
-        watcher: Vec<u8>,
-        mref: Vec<u8>,
-    },
-    /// The peer no longer monitors (its reference's bytes).
-    Demonitor { mref: Vec<u8> },
-    /// A connection the acceptor completed while this writer was still
-    /// trying to reach the same node: use it (`.1`: the peer takes
-    /// fragments).
-    Adopt(TcpStream, bool),
-    /// The peer linked one of its processes to local process `.0`: the
-    /// writer links to it (so its end comes as an `Exit` with its reason)
-    /// and then answers `LinkAck` to the reader `.1`, which waits, so
-    /// the peer's later packets act after the link is in place.
-    LinkLocal(Pid, Pid),
-    /// The peer asked us to spawn `qualified` (`ns/name`) with `args`
-    /// for its process `from` (`SPAWN_REQUEST`): the writer spawns it (so
-    /// a link or monitor is in place from the start) and replies.
-    /// `bytes`: what it counts among the replies until done (the
-    /// request's and its arguments' bytes).
-    Spawn {
-        bytes: usize,
-        req: Vec<u8>,
-        from: (u32, u32, u32),
-        qualified: String,
-        args: Option<Fragment>,
-        link: bool,
-        monitor: bool,
-    },
-    /// Close the connection (`disconnect-node`).
-    Disconnect,
-    /// The reader's last word: why the connection ended.
-    ReaderEnd(String),
-    /// Answer on this channel once everything queued before it is
-    /// written (the node is stopping: `Dist::flush`).
-    Sync(std::sync::mpsc::Sender<()>),
-}
 
 fn local_node(d: &Dist) -> Result<LocalNode, String> {
     let name = NodeName::new(&d.alive, &d.host).map_err(|e| e.to_string())?;
@@ -478,7 +426,7 @@ async fn write_loop(
         let mut next = Some(first);
         let mut n = 0;
         while let Some(env) = next.take() {
-            let (size, backlog) = reply::counted(&env);
+            let (size, backlog) = out::counted(&env);
             replies += backlog;
             let r = match handle(ctx, d, node, env, &mut buf, watches).await {
                 Err(end) => return end,
@@ -643,7 +591,7 @@ async fn write_fragmented(
             };
             if goes {
                 // A small message: `handle` batches it, nothing more.
-                taken += reply::counted(&env).0;
+                taken += out::counted(&env).0;
                 handle(ctx, d, node, env, buf, watches).await?;
             } else {
                 held.push_back(env);

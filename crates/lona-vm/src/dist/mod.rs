@@ -50,6 +50,7 @@
 //! - `outq.rs`: the bound of what is queued for a connection (Erlang's
 //!   `dist_buf_busy_limit`: senders wait while it is over);
 //! - `conn.rs`: the acceptor, writer and reader processes;
+//! - `out.rs`: what a writer's mailbox takes, and what each counts;
 //! - `reply.rs`: what the reader queues for the writer in answer to the
 //!   peer, counted towards the reply limit.
 
@@ -57,6 +58,7 @@ mod conn;
 pub mod cookie;
 pub mod epmd;
 pub mod fragment;
+mod out;
 mod outq;
 mod reply;
 pub mod wire;
@@ -508,7 +510,7 @@ impl Dist {
         // connected (or drop the channel when they cannot connect).
         let (tx, rx) = std::sync::mpsc::channel();
         for w in &writers {
-            self.handle.send(*w, conn::Out::Sync(tx.clone()));
+            self.handle.send(*w, out::Out::Sync(tx.clone()));
         }
         drop(tx);
         let until = std::time::Instant::now() + patience;
@@ -737,7 +739,7 @@ impl Dist {
         let extra = n - packet.bytes.len();
         wire::put::finish_spliced(&mut packet.bytes, at, extra);
         q.add(n);
-        self.handle.send(w, conn::Out::Message { from, packet });
+        self.handle.send(w, out::Out::Message { from, packet });
         Ok(n)
     }
 
@@ -746,7 +748,7 @@ impl Dist {
     fn queue(self: &Arc<Self>, node: &str, p: Vec<u8>) -> Option<Pid> {
         let (w, q) = self.writer_for(node)?;
         q.add(p.len());
-        self.handle.send(w, conn::Out::Packet(p));
+        self.handle.send(w, out::Out::Packet(p));
         Some(w)
     }
 
@@ -761,7 +763,7 @@ impl Dist {
             .map(|c| (c.writer, c.q.clone()));
         if let Some((w, q)) = w {
             q.add(p.len());
-            self.handle.send(w, conn::Out::Packet(p));
+            self.handle.send(w, out::Out::Packet(p));
         }
     }
 
@@ -814,7 +816,7 @@ impl Dist {
             .cloned();
         match c {
             Some(c) => {
-                self.handle.send(c.writer, conn::Out::Disconnect);
+                self.handle.send(c.writer, out::Out::Disconnect);
                 true
             }
             None => false,
@@ -1116,7 +1118,7 @@ impl Dist {
         }
         .write(&mut p);
         outq.add(p.len());
-        self.handle.send(q, conn::Out::Packet(p));
+        self.handle.send(q, out::Out::Packet(p));
         Some(q)
     }
 

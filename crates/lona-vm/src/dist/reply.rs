@@ -1,18 +1,18 @@
 //! What the reader queues for the writer on the peer's behalf: replies to
 //! the peer's own requests (`Out::Reply`) and work the writer does for it
 //! (`Out::Monitor`, `Out::Demonitor`, `Out::Spawn`). All of it is counted
-//! among the connection's replies ([`Outq::replies`]) until written or
-//! done; past the reply limit the reader closes the connection (`outq.rs`,
-//! "The peer's own backlog").
+//! among the connection's replies ([`Outq::replies`]; what each counts:
+//! `out.rs`) until written or done; past the reply limit the reader
+//! closes the connection (`outq.rs`, "The peer's own backlog").
 
 use std::net::Shutdown;
 use std::sync::{Arc, Mutex};
 
 use lona_runtime::io::TcpStream;
-use lona_runtime::{Ctx, Envelope, Pid};
+use lona_runtime::{Ctx, Pid};
 
-use super::conn::Out;
-use super::outq::{Outq, ENVELOPE};
+use super::out::{backlog, Out};
+use super::outq::Outq;
 use super::wire::{self, put, Control, Cursor, WireError};
 
 /// The writer as the reader reaches it: its pid, its queue count, and
@@ -34,8 +34,9 @@ impl Writer {
     /// connection ([`Writer::overrun`]).
     pub(super) async fn reply(&self, ctx: &Ctx, out: Vec<u8>) {
         self.q.add(out.len());
-        self.q.add_replies(out.len() + ENVELOPE);
-        ctx.send(self.pid, Out::Reply(out)).await;
+        let out = Out::Reply(out);
+        self.q.add_replies(backlog(&out));
+        ctx.send(self.pid, out).await;
     }
 
     /// Hands the writer work the peer asked for (`Out::Monitor`,
@@ -65,37 +66,6 @@ impl Writer {
     pub(super) fn ended(&self, stream: &TcpStream, why: &str) {
         *self.why.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
         let _ = stream.shutdown(Shutdown::Both);
-    }
-}
-
-/// What `out` counts among the replies while it waits for the writer:
-/// its bytes and its envelope (0: not the peer's).
-fn backlog(out: &Out) -> usize {
-    ENVELOPE
-        + match out {
-            Out::Reply(p) => p.len(),
-            Out::Monitor {
-                toproc,
-                watcher,
-                mref,
-                ..
-            } => toproc.len() + watcher.len() + mref.len(),
-            Out::Demonitor { mref } => mref.len(),
-            Out::Spawn { bytes, .. } => *bytes,
-            _ => return 0,
-        }
-}
-
-/// What the writer takes off its [`Outq`] once it has written, or done,
-/// what `env` holds: the bytes of a counted packet (a local process's, or
-/// a reply), and what it counts among the replies.
-pub(super) fn counted(env: &Envelope) -> (usize, usize) {
-    match env.downcast_ref::<Out>() {
-        Some(Out::Message { packet, .. }) => (packet.len(), 0),
-        Some(Out::Packet(p)) => (p.len(), 0),
-        Some(out @ Out::Reply(p)) => (p.len(), backlog(out)),
-        Some(out) => (0, backlog(out)),
-        None => (0, 0),
     }
 }
 
