@@ -66,6 +66,13 @@ pub struct NodeArgs {
     /// until less than half of it is.
     #[arg(long, value_name = "KB")]
     pub dist_buf_busy_limit: Option<usize>,
+    /// The most a connected node may leave unread of the replies to its
+    /// own requests (`link`, `monitor`, `spawn` and the rest), in
+    /// kilobytes (default 16 times the busy limit, at least 16384; at
+    /// least 64): past it the connection is closed, as one to a node that
+    /// does not respond. What this node's processes send never counts.
+    #[arg(long, value_name = "KB")]
+    pub dist_reply_limit: Option<usize>,
     /// Which tier runs Lonala code: `jit` (the default: hot functions are
     /// compiled to machine code), `interp` (the interpreter only), or
     /// `jit-eager` (every function that can be compiled is, at its first
@@ -142,6 +149,9 @@ impl NodeArgs {
         }
         if let Some(kb) = self.dist_buf_busy_limit {
             cfg.busy_limit = kb.saturating_mul(1024);
+        }
+        if let Some(kb) = self.dist_reply_limit {
+            cfg.reply_limit = Some(kb.saturating_mul(1024));
         }
         lona_vm::dist::start(env, &rt.handle(), cfg).map(|_| ())
     }

@@ -1,7 +1,7 @@
 //! Distribution against peers that misbehave, written by hand on the
 //! wire (no `erl` needed, only `epmd`): a handshake that stalls, a peer
 //! claiming this node's own name, a peer that never reads what the node
-//! sends it (issue 36).
+//! sends it, nor the replies to its own requests (issue 36).
 
 mod dist_common;
 
@@ -410,4 +410,453 @@ fn a_native_sender_is_told_busy_and_waits_until_ready() {
         panic!("the sender was not woken by the connection's end");
     };
     assert!(after_kill);
+}
+
+/// ETF for raw packets: an atom (`SMALL_ATOM_UTF8_EXT`).
+fn etf_atom(v: &mut Vec<u8>, a: &str) {
+    v.extend_from_slice(&[119, a.len() as u8]);
+    v.extend_from_slice(a.as_bytes());
+}
+
+/// ETF: process `id` of node `node` (`NEW_PID_EXT`, creation 1).
+fn etf_pid(v: &mut Vec<u8>, node: &str, id: u32) {
+    v.push(88);
+    etf_atom(v, node);
+    v.extend_from_slice(&id.to_be_bytes());
+    v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
+}
+
+/// ETF: reference `id` of node `node` (`NEWER_REFERENCE_EXT`, one word).
+fn etf_ref(v: &mut Vec<u8>, node: &str, id: u32) {
+    v.extend_from_slice(&[90, 0, 1]);
+    etf_atom(v, node);
+    v.extend_from_slice(&[0, 0, 0, 1]);
+    v.extend_from_slice(&id.to_be_bytes());
+}
+
+/// `body` with its 4-byte length before it.
+fn framed(body: Vec<u8>) -> Vec<u8> {
+    let mut p = (body.len() as u32).to_be_bytes().to_vec();
+    p.extend_from_slice(&body);
+    p
+}
+
+/// A pass-through `MONITOR_P` from process 7 of node `fake` (reference
+/// `id`) for the name `nosuch`, which no process of the node holds: the
+/// node answers `MONITOR_P_EXIT` `noproc` at once, from the reader.
+fn monitor_nosuch(fake: &str, id: u32) -> Vec<u8> {
+    let mut b = vec![112, 131, 104, 4, 97, 19];
+    etf_pid(&mut b, fake, 7);
+    etf_atom(&mut b, "nosuch");
+    etf_ref(&mut b, fake, id);
+    framed(b)
+}
+
+/// A pass-through `net_kernel` call from process 7 of node `fake`, as
+/// `net_adm:ping` makes it: `{'$gen_call', {Pid, Ref}, {is_auth, Fake}}`,
+/// answered `{Ref, yes}`.
+fn is_auth(fake: &str) -> Vec<u8> {
+    let mut b = vec![112, 131, 104, 4, 97, 6];
+    etf_pid(&mut b, fake, 7);
+    etf_atom(&mut b, "");
+    etf_atom(&mut b, "net_kernel");
+    b.extend_from_slice(&[131, 104, 3]);
+    etf_atom(&mut b, "$gen_call");
+    b.extend_from_slice(&[104, 2]);
+    etf_pid(&mut b, fake, 7);
+    etf_ref(&mut b, fake, 99);
+    b.extend_from_slice(&[104, 2]);
+    etf_atom(&mut b, "is_auth");
+    etf_atom(&mut b, fake);
+    framed(b)
+}
+
+/// Reads one packet the node sent (ticks skipped): its bytes.
+fn read_packet(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    loop {
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len)?;
+        let len = u32::from_be_bytes(len) as usize;
+        if len == 0 {
+            continue;
+        }
+        let mut p = vec![0u8; len];
+        s.read_exact(&mut p)?;
+        return Ok(p);
+    }
+}
+
+/// Sets the socket's receive buffer small (the kernel's smallest, about
+/// 2 KB): what the node writes there stops after a little.
+fn small_rcvbuf(s: &TcpStream) {
+    let small: libc::c_int = 4096;
+    // SAFETY: setsockopt on a socket this test owns, with a c_int option
+    // value of the size given.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&small as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// Writes requests made by `request` (numbered from 1), `per_write` at a
+/// time, never reading, until node `d` closes the connection of peer
+/// `fake` (at most 96 MB of them): the bytes written, and the most seen
+/// meanwhile queued for the peer (`Dist::queued`) and of its backlog of
+/// replies (`Dist::replies_queued`), which never passes the reply limit
+/// by more than one request's reply.
+fn flood(
+    d: &lona_vm::dist::Dist,
+    fake: &str,
+    s: &TcpStream,
+    per_write: u32,
+    mut request: impl FnMut(u32) -> Vec<u8>,
+) -> (usize, usize) {
+    use lona_vm::dist::{default_reply_limit, DEFAULT_BUSY_LIMIT};
+    let mut w = s.try_clone().unwrap();
+    w.set_write_timeout(Some(Duration::from_secs(30))).unwrap();
+    let cap = 96usize << 20;
+    let (mut sent, mut id, mut most, mut replies) = (0usize, 0u32, 0usize, 0usize);
+    let mut batch = Vec::new();
+    let end = loop {
+        batch.clear();
+        for _ in 0..per_write {
+            id += 1;
+            batch.extend_from_slice(&request(id));
+        }
+        if let Err(e) = w.write_all(&batch) {
+            break Some(e);
+        }
+        sent += batch.len();
+        most = most.max(d.queued(fake));
+        replies = replies.max(d.replies_queued(fake));
+        if sent >= cap {
+            break None;
+        }
+    };
+    let Some(e) = end else {
+        panic!(
+            "{sent} bytes of requests ({id}) and the node never closed the connection: {} \
+             bytes queued for the peer now, at most {most} seen",
+            d.queued(fake)
+        );
+    };
+    // Closed by the node, not a write that timed out.
+    assert!(
+        !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "{e}"
+    );
+    let limit = default_reply_limit(DEFAULT_BUSY_LIMIT);
+    assert!(replies <= limit + (128 << 10), "{replies} bytes of replies");
+    (sent, most)
+}
+
+/// Issue 36's last point: a peer that sends requests the node answers
+/// itself (here `MONITOR_P` of a name nobody holds: `MONITOR_P_EXIT`
+/// `noproc`) and never reads cannot make the node queue the replies
+/// without end. Past the reply limit (16 MB by default) the node closes
+/// the connection, as Erlang closes one to a node that does not respond:
+/// its monitors and `monitor-node` fire (`noconnection`, `nodedown`), the
+/// same name can connect again and is answered. What the node queued for
+/// the peer never passed the limit and the busy limit together.
+#[test]
+fn a_peer_that_never_reads_its_replies_is_disconnected() {
+    use lona_vm::dist::Watched;
+    if !epmd_available() {
+        return;
+    }
+    let (r, h) = (unique("rust"), host());
+    let fake = format!("fake{r}@{h}");
+    let rt = lona_runtime::Runtime::new().unwrap();
+    let mut cfg = lona_vm::dist::Config::short(&r);
+    cfg.cookie = Some("c36".into());
+    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
+    let s = fake_peer_connect(d.port(), &fake, "c36");
+    small_rcvbuf(&s);
+    let until = Instant::now() + Duration::from_secs(20);
+    while d.state(&fake) != Some(true) {
+        assert!(Instant::now() < until, "the fake peer never connected");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A native process watches the peer, and a name there.
+    let (tx, rx) = channel::<String>();
+    let (d2, fake2) = (d.clone(), fake.clone());
+    rt.handle()
+        .spawn(move |ctx| async move {
+            // `[:nodedown node]` names the node as a keyword, which must
+            // exist (a Lonala program made it with `keyword`).
+            lona_term::Atom::try_new(&fake2).unwrap();
+            d2.monitor_node(ctx.pid(), &fake2);
+            let sink = lona_term::Term::keyword("sink");
+            d2.monitor(ctx.pid(), &fake2, Watched::Name("sink"), sink);
+            for _ in 0..2 {
+                let m = ctx.receive::<lona_term::Fragment>().await;
+                tx.send(m.root().to_string()).unwrap();
+            }
+        })
+        .unwrap();
+    // Requests in batches of a thousand (about 100 KB), never a read,
+    // until the node closes the connection.
+    let (sent, most) = flood(&d, &fake, &s, 1000, |id| monitor_nosuch(&fake, id));
+    eprintln!("closed after {sent} bytes of requests; at most {most} bytes queued for the peer");
+    // The default reply limit (16 MB) and the busy limit (1 MB), and a
+    // batch's replies the node had read before it looked.
+    assert!(most <= (17 << 20) + (256 << 10), "{most} bytes queued");
+    let until = Instant::now() + Duration::from_secs(20);
+    while d.state(&fake).is_some() {
+        assert!(
+            Instant::now() < until,
+            "the connection is still in the table"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut seen = vec![
+        rx.recv_timeout(Duration::from_secs(20)).unwrap(),
+        rx.recv_timeout(Duration::from_secs(20)).unwrap(),
+    ];
+    seen.sort();
+    assert!(seen[0].starts_with("[:DOWN "), "{seen:?}");
+    assert!(seen[0].ends_with(" :sink :noconnection]"), "{seen:?}");
+    assert!(seen[1].starts_with("[:nodedown :"), "{seen:?}");
+    drop(s);
+    // The node goes on: the same name connects again, and is answered.
+    let mut s = fake_peer_connect(d.port(), &fake, "c36");
+    s.write_all(&is_auth(&fake)).unwrap();
+    let answer = read_packet(&mut s).unwrap();
+    assert!(answer.ends_with(&[119, 3, b'y', b'e', b's']), "{answer:?}");
+}
+
+/// What local processes send never counts towards the reply limit: a
+/// 20 MB message from a native process to a peer that reads slowly, 64 KB
+/// at a time, arrives whole though the node's reply limit is 1 MB, and
+/// the 500 replies the peer asked for meanwhile (`MONITOR_P_EXIT`s, most
+/// of which wait behind the message) arrive too; the connection stays up. (A
+/// cap on the whole queue, tried before, closed the connection under such
+/// a message.)
+#[test]
+fn a_large_message_to_a_slow_reader_is_not_held_to_the_reply_limit() {
+    if !epmd_available() {
+        return;
+    }
+    let (r, h) = (unique("rust"), host());
+    let fake = format!("fake{r}@{h}");
+    let rt = lona_runtime::Runtime::new().unwrap();
+    let mut cfg = lona_vm::dist::Config::short(&r);
+    cfg.cookie = Some("c36".into());
+    cfg.reply_limit = Some(1 << 20);
+    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
+    let s = fake_peer_connect(d.port(), &fake, "c36");
+    let until = Instant::now() + Duration::from_secs(20);
+    while d.state(&fake) != Some(true) {
+        assert!(Instant::now() < until, "the fake peer never connected");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let blob = "0123456789abcdef".repeat(20 << 16) + "end";
+    const ASKED: u32 = 500;
+    // The peer reads slowly: 64 KB, a pause, 64 KB, ...
+    let (tx, rx) = channel::<(bool, u32)>();
+    let mut rs = s.try_clone().unwrap();
+    let want = blob.clone();
+    let reader = std::thread::spawn(move || {
+        rs.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let (mut whole, mut replies) = (false, 0);
+        while !(whole && replies == ASKED) {
+            let mut len = [0u8; 4];
+            if rs.read_exact(&mut len).is_err() {
+                break;
+            }
+            let mut p = vec![0u8; u32::from_be_bytes(len) as usize];
+            for chunk in p.chunks_mut(64 << 10) {
+                rs.read_exact(chunk).unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // `MONITOR_P_EXIT` (21).
+            if p.starts_with(&[112, 131, 104, 5, 97, 21]) {
+                replies += 1;
+            } else if p.len() > want.len() {
+                assert!(
+                    p.ends_with(want.as_bytes()),
+                    "a message of {} bytes",
+                    p.len()
+                );
+                whole = true;
+            }
+        }
+        tx.send((whole, replies)).unwrap();
+    });
+    let (d2, fake2) = (d.clone(), fake.clone());
+    rt.handle()
+        .spawn(move |ctx| async move {
+            let n = d2
+                .send_value(ctx.pid(), "sink", &fake2, blob.as_str())
+                .unwrap();
+            assert!(n > 20 << 20, "{n}");
+        })
+        .unwrap();
+    // While it reads, the peer asks.
+    let mut w = s.try_clone().unwrap();
+    for i in 0..ASKED {
+        w.write_all(&monitor_nosuch(&fake, i)).unwrap();
+        if i % 50 == 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let (whole, replies) = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the peer's reader ended");
+    reader.join().unwrap();
+    assert!(
+        whole,
+        "the 20 MB message did not arrive ({replies} replies did)"
+    );
+    assert_eq!(replies, ASKED);
+    assert_eq!(d.state(&fake), Some(true), "the connection went");
+    assert!(d.replies_queued(&fake) < 1 << 20);
+}
+
+/// A pass-through `SPAWN_REQUEST` from process 7 of node `fake`
+/// (reference `id`) of `nosuch/f`, which is not defined, with one 64 KB
+/// binary as its argument: handed to the writer, which answers
+/// `SPAWN_REPLY` `undef`.
+fn spawn_nosuch(fake: &str, id: u32) -> Vec<u8> {
+    let mut b = vec![112, 131, 104, 6, 97, 29];
+    etf_ref(&mut b, fake, id);
+    etf_pid(&mut b, fake, 7);
+    etf_pid(&mut b, fake, 7);
+    b.extend_from_slice(&[104, 3]);
+    etf_atom(&mut b, "nosuch");
+    etf_atom(&mut b, "f");
+    b.extend_from_slice(&[97, 1, 106]);
+    b.extend_from_slice(&[131, 108, 0, 0, 0, 1, 109]);
+    b.extend_from_slice(&(64u32 << 10).to_be_bytes());
+    b.resize(b.len() + (64 << 10), b'x');
+    b.push(106);
+    framed(b)
+}
+
+/// The work the writer does for the peer counts too: while the writer
+/// waits to write (a 4 MB message of a local process to a peer that
+/// never reads), the peer's `SPAWN_REQUEST`s, 64 KB of arguments each,
+/// wait in its mailbox; past the reply limit (16 MB) the connection is
+/// closed. Before, they queued there uncounted, without end.
+#[test]
+fn a_peer_that_floods_spawn_requests_and_never_reads_is_disconnected() {
+    if !epmd_available() {
+        return;
+    }
+    let (r, h) = (unique("rust"), host());
+    let fake = format!("fake{r}@{h}");
+    let rt = lona_runtime::Runtime::new().unwrap();
+    let mut cfg = lona_vm::dist::Config::short(&r);
+    cfg.cookie = Some("c36".into());
+    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
+    let s = fake_peer_connect(d.port(), &fake, "c36");
+    small_rcvbuf(&s);
+    let until = Instant::now() + Duration::from_secs(20);
+    while d.state(&fake) != Some(true) {
+        assert!(Instant::now() < until, "the fake peer never connected");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A local process's 4 MB message: the writer waits to write it.
+    let (d2, fake2) = (d.clone(), fake.clone());
+    rt.handle()
+        .spawn(move |ctx| async move {
+            let blob = "x".repeat(4 << 20);
+            d2.send_value(ctx.pid(), "sink", &fake2, blob.as_str())
+                .unwrap();
+        })
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while d.queued(&fake) < 1 << 20 {
+        assert!(Instant::now() < until, "the message was never queued");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (sent, _) = flood(&d, &fake, &s, 16, |id| spawn_nosuch(&fake, id));
+    eprintln!("closed after {sent} bytes of spawn requests");
+    let until = Instant::now() + Duration::from_secs(20);
+    while d.state(&fake).is_some() {
+        assert!(
+            Instant::now() < until,
+            "the connection is still in the table"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `lona run --dist-reply-limit KB` sets the reply limit: at 64 KB a peer
+/// that asks and never reads is disconnected after a few hundred KB of
+/// requests, the node says why in one line, and the program goes on.
+#[test]
+fn lona_run_takes_the_reply_limit() {
+    if !epmd_available() {
+        return;
+    }
+    let (l, h) = (unique("lona"), host());
+    let fake = format!("fake{l}@{h}");
+    let tmp = scratch();
+    let file = tmp.path().join("main.lona");
+    std::fs::write(
+        &file,
+        r#"(defn -main []
+  (register :main (self))
+  (println "ready")
+  (receive :go nil)
+  (println "still here"))"#,
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lona"));
+    cmd.args([
+        "run",
+        "--sname",
+        &l,
+        "--cookie",
+        "c17",
+        "--dist-reply-limit",
+        "64",
+    ])
+    .arg(&file);
+    let mut lona = Node::spawn(cmd);
+    lona.expect("ready");
+    let s = fake_peer_connect(epmd_port_of(&l), &fake, "c17");
+    small_rcvbuf(&s);
+    let mut w = s.try_clone().unwrap();
+    w.set_write_timeout(Some(Duration::from_secs(30))).unwrap();
+    let (mut sent, mut id) = (0usize, 0u32);
+    let e = loop {
+        let mut batch = Vec::new();
+        for _ in 0..100 {
+            id += 1;
+            batch.extend_from_slice(&monitor_nosuch(&fake, id));
+        }
+        if let Err(e) = w.write_all(&batch) {
+            break e;
+        }
+        sent += batch.len();
+        assert!(sent < 16 << 20, "never closed; stderr: {}", lona.stderr());
+    };
+    assert!(
+        !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "{e}"
+    );
+    eprintln!("closed after {sent} bytes of requests");
+    send_go(&l, &h);
+    lona.expect("still here");
+    assert!(lona.wait().success(), "stderr: {}", lona.stderr());
+    let err = lona.stderr();
+    assert!(
+        err.contains(&format!("connection to {fake} closed: not responding"))
+            && err.contains("(the reply limit is 65536)"),
+        "{err}"
+    );
 }

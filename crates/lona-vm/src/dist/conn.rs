@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use erl_dist::handshake::{ClientSideHandshake, HandshakeStatus, ServerSideHandshake};
@@ -15,7 +15,9 @@ use lona_term::etf::AtomBudget;
 use lona_term::{Fragment, Heap, Term};
 
 use super::fragment::{self, Assembler, Packet};
+use super::out::{self, Out};
 use super::outq::Outq;
+use super::reply::{self, Writer};
 use super::wire::{self, put, Control, Cursor, Frame, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
 
@@ -24,54 +26,6 @@ const SETUP_TIME: Duration = Duration::from_secs(7);
 /// A writer's batch: it writes once this much is encoded, or its
 /// mailbox is empty.
 const BATCH_BYTES: usize = 64 << 10;
-
-/// What a writer's mailbox takes.
-pub(crate) enum Out {
-    /// A whole packet a local process encoded: a message from `from`
-    /// (`None`: not from a process, or not known).
-    Message { from: Option<Pid>, packet: Packet },
-    /// A whole packet of another kind: a signal a local process sent, or
-    /// a reply the reader composed.
-    Packet(Vec<u8>),
-    /// The peer monitors local process `target`: when it ends, send
-    /// `MONITOR_P_EXIT` naming `toproc` (the pid or name the peer used),
-    /// `watcher` and `mref` (their bytes as the peer sent them).
-    Monitor {
-        target: Pid,
-        toproc: Vec<u8>,
-        watcher: Vec<u8>,
-        mref: Vec<u8>,
-    },
-    /// The peer no longer monitors (its reference's bytes).
-    Demonitor { mref: Vec<u8> },
-    /// A connection the acceptor completed while this writer was still
-    /// trying to reach the same node: use it (`.1`: the peer takes
-    /// fragments).
-    Adopt(TcpStream, bool),
-    /// The peer linked one of its processes to local process `.0`: the
-    /// writer links to it (so its end comes as an `Exit` with its reason)
-    /// and then answers `LinkAck` to the reader `.1`, which waits, so
-    /// the peer's later packets act after the link is in place.
-    LinkLocal(Pid, Pid),
-    /// The peer asked us to spawn `qualified` (`ns/name`) with `args`
-    /// for its process `from` (`SPAWN_REQUEST`): the writer spawns it (so
-    /// a link or monitor is in place from the start) and replies.
-    Spawn {
-        req: Vec<u8>,
-        from: (u32, u32, u32),
-        qualified: String,
-        args: Option<Fragment>,
-        link: bool,
-        monitor: bool,
-    },
-    /// Close the connection (`disconnect-node`).
-    Disconnect,
-    /// The reader's last word: why the connection ended.
-    ReaderEnd(String),
-    /// Answer on this channel once everything queued before it is
-    /// written (the node is stopping: `Dist::flush`).
-    Sync(std::sync::mpsc::Sender<()>),
-}
 
 fn local_node(d: &Dist) -> Result<LocalNode, String> {
     let name = NodeName::new(&d.alive, &d.host).map_err(|e| e.to_string())?;
@@ -93,33 +47,6 @@ struct CloseOnDrop(Arc<Outq>);
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
         self.0.close();
-    }
-}
-
-/// The writer as the reader reaches it: its pid, and its queue count
-/// (what the reader queues there, replies to the peer, is counted).
-struct Writer {
-    pid: Pid,
-    q: Arc<Outq>,
-}
-
-impl Writer {
-    /// Queues reply packet `out` to the peer. Counted, never waited for:
-    /// the reader does not stop reading because the peer does not read
-    /// (Erlang's node does not either).
-    async fn reply(&self, ctx: &Ctx, out: Vec<u8>) {
-        self.q.add(out.len());
-        ctx.send(self.pid, Out::Packet(out)).await;
-    }
-}
-
-/// Bytes of a packet in `env` that its sender counted in the writer's
-/// [`Outq`] (0 for anything else).
-fn queued_len(env: &Envelope) -> usize {
-    match env.downcast_ref::<Out>() {
-        Some(Out::Message { packet, .. }) => packet.len(),
-        Some(Out::Packet(p)) => p.len(),
-        _ => 0,
     }
 }
 
@@ -330,9 +257,11 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: boo
     let _ = ctx.trap_exit(true).await;
     let stream = Arc::new(stream);
     let (d2, s2, n2) = (d.clone(), stream.clone(), node.to_string());
+    let why = Arc::new(Mutex::new(None));
     let w = Writer {
         pid: me,
         q: q.clone(),
+        why: why.clone(),
     };
     let Ok(reader_pid) = ctx
         .spawn_link(move |ctx| async move { reader(ctx, d2, n2, s2, w).await })
@@ -353,6 +282,13 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: boo
         q,
     };
     let end = write_loop(ctx, d, node, &mut sink, &mut watches).await;
+    // The reader's reason, when it ended first: its socket shut down, a
+    // write that failed for it is not the reason.
+    let end = why
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or(end);
     // The local processes linked to the writer get `noconnection` from
     // their remote partners (`forget`), not the writer's own end.
     watches.linked.clear();
@@ -474,6 +410,9 @@ async fn write_loop(
     // Bytes of the counted packets in `buf`: they come off the queue
     // count once `buf` is written.
     let mut taken = 0usize;
+    // What the envelopes of this batch counted among the peer's replies:
+    // off once the batch is written (a reply) or done (work for the peer).
+    let mut replies = 0usize;
     loop {
         let wait = tick_every.saturating_sub(last_write.elapsed());
         let Some(first) = next_envelope(ctx, &mut held, wait).await else {
@@ -487,7 +426,8 @@ async fn write_loop(
         let mut next = Some(first);
         let mut n = 0;
         while let Some(env) = next.take() {
-            let size = queued_len(&env);
+            let (size, backlog) = out::counted(&env);
+            replies += backlog;
             let r = match handle(ctx, d, node, env, &mut buf, watches).await {
                 Err(end) => return end,
                 // A large packet goes out after what was batched before
@@ -543,6 +483,7 @@ async fn write_loop(
             buf.clear();
         }
         sink.q.written(std::mem::take(&mut taken));
+        sink.q.replies_done(std::mem::take(&mut replies));
         last_write = Instant::now();
     }
 }
@@ -650,7 +591,7 @@ async fn write_fragmented(
             };
             if goes {
                 // A small message: `handle` batches it, nothing more.
-                taken += queued_len(&env);
+                taken += out::counted(&env).0;
                 handle(ctx, d, node, env, buf, watches).await?;
             } else {
                 held.push_back(env);
@@ -691,14 +632,14 @@ async fn handle(
                 Out::Message { from, packet } if packet.len() >= BATCH_BYTES => {
                     return Ok(Some(Flushed::Big { packet, from }))
                 }
-                Out::Packet(packet) if packet.len() >= BATCH_BYTES => {
+                Out::Packet(packet) | Out::Reply(packet) if packet.len() >= BATCH_BYTES => {
                     return Ok(Some(Flushed::Big {
                         packet: Packet::whole(packet),
                         from: None,
                     }))
                 }
                 Out::Message { packet, .. } => packet.append_to(buf),
-                Out::Packet(packet) => buf.extend_from_slice(&packet),
+                Out::Packet(packet) | Out::Reply(packet) => buf.extend_from_slice(&packet),
                 Out::Monitor {
                     target,
                     toproc,
@@ -737,6 +678,7 @@ async fn handle(
                     ctx.send(reader, LinkAck).await;
                 }
                 Out::Spawn {
+                    bytes: _,
                     req,
                     from,
                     qualified,
@@ -906,6 +848,7 @@ fn our_pid(d: &Dist, p: &WirePid<'_>) -> Option<Pid> {
 /// writer shares).
 async fn reader(ctx: Ctx, d: Arc<Dist>, node: String, stream: Arc<TcpStream>, writer: Writer) {
     let end = read_loop(&ctx, &d, &node, &stream, &writer).await;
+    writer.ended(&stream, &end);
     ctx.send(writer.pid, Out::ReaderEnd(end)).await;
     ctx.exit(Reason::Shutdown).await;
 }
@@ -939,6 +882,11 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
             }
             if let Err(e) = on_packet(ctx, d, node, packet, &mut asm, writer).await {
                 return format!("malformed packet: {e}");
+            }
+            // The peer's backlog of replies: past the limit, it does not
+            // read them (`outq.rs`).
+            if let Some(why) = writer.overrun() {
+                return why;
             }
         }
         // Make room: move what is left to the front; grow for a packet
@@ -1038,7 +986,7 @@ async fn on_control(
                     let _ = ctx.handle().send_name(name, m);
                 });
             } else if name == "net_kernel" {
-                net_kernel(ctx, msg, writer).await?;
+                reply::net_kernel(ctx, msg, writer).await?;
             }
         }
         Control::MonitorP {
@@ -1069,7 +1017,7 @@ async fn on_control(
                         watcher: watcher.to_vec(),
                         mref: mref.to_vec(),
                     };
-                    ctx.send(writer.pid, out).await
+                    writer.hand(ctx, out).await
                 }
                 None => {
                     let mut out = Vec::new();
@@ -1086,7 +1034,7 @@ async fn on_control(
         }
         Control::DemonitorP { mref, .. } => {
             let mref = mref.to_vec();
-            ctx.send(writer.pid, Out::Demonitor { mref }).await;
+            writer.hand(ctx, Out::Demonitor { mref }).await;
         }
         Control::MonitorPExit { mref, reason, .. } => {
             if let Some(r) = Cursor::new(mref).reference()?.ours(&d.name, d.creation) {
@@ -1156,8 +1104,14 @@ async fn on_control(
         } => {
             let names = wire::option_atoms(opts)?;
             let heap = Heap::new();
+            let wire_args = args.len();
             let args = decode(d, &heap, args).ok().map(Fragment::new);
+            // What it holds: its bytes, or its arguments' as decoded when
+            // they take more.
+            let decoded = args.as_ref().map_or(0, |a| a.words() * 8);
+            let bytes = req.len() + module.len() + function.len() + wire_args.max(decoded);
             let out = Out::Spawn {
+                bytes,
                 req: req.to_vec(),
                 from: (from.id, from.serial, from.creation),
                 qualified: format!("{module}/{function}"),
@@ -1165,7 +1119,7 @@ async fn on_control(
                 link: names.contains(&"link"),
                 monitor: names.contains(&"monitor"),
             };
-            ctx.send(writer.pid, out).await;
+            writer.hand(ctx, out).await;
         }
         Control::SpawnReply {
             req,
@@ -1285,34 +1239,4 @@ fn deliver(
         Ok(t) => send(Fragment::new(t)),
         Err(e) => log(d, format_args!("a message from {node} dropped: {e}")),
     }
-}
-
-/// `net_kernel`'s one call a peer makes on connecting (`net_adm:ping`):
-/// `{'$gen_call', {From, Tag}, {is_auth, Node}}`, answered `{Tag, yes}`.
-async fn net_kernel(ctx: &Ctx, msg: &[u8], writer: &Writer) -> Result<(), WireError> {
-    let mut c = Cursor::new(msg);
-    if c.tuple()? != 3 || c.atom()? != "$gen_call" || c.tuple()? != 2 {
-        return Ok(());
-    }
-    let caller = c.pid()?;
-    let tag = c.skip()?;
-    let mut req = Cursor::new(c.rest());
-    if req.tuple()? != 2 || req.atom()? != "is_auth" {
-        return Ok(());
-    }
-    // {Tag, yes} to the caller.
-    let mut reply = Vec::new();
-    put::tuple(&mut reply, 2);
-    reply.extend_from_slice(tag);
-    put::atom(&mut reply, "yes");
-    let mut out = Vec::new();
-    Control::Send {
-        sender: false,
-        from: wire::UNUSED,
-        to: caller,
-        msg: &reply,
-    }
-    .write(&mut out);
-    writer.reply(ctx, out).await;
-    Ok(())
 }

@@ -24,7 +24,10 @@
 //!    it has been silent for a quarter of the net tick time; the reader
 //!    decodes packets and delivers to local processes. Either ending
 //!    (the peer gone, a malformed packet, a write error, no packet for a
-//!    whole net tick time) ends the other, and the node table entry goes.
+//!    whole net tick time, the peer's replies unread past the reply
+//!    limit) ends the other, and the node table entry goes. The reader
+//!    shuts the socket down as it ends: a writer waiting to write to a
+//!    peer that does not read fails then, instead of waiting on.
 //!
 //! # What a peer cannot do
 //! Every length is checked against the bytes that came; a packet is read
@@ -34,7 +37,10 @@
 //! from this node's own code; a malformed packet closes that connection
 //! (logged), nothing else. A peer that reads slowly, or never, cannot
 //! make the node queue without end what its processes send there: past
-//! 1 MB queued for a connection the senders wait (`outq.rs`).
+//! 1 MB queued for a connection the senders wait (`outq.rs`). Nor the
+//! replies to its own requests: past 16 MB of them unread (16 times the
+//! busy limit) the connection is closed, as Erlang closes one to a node
+//! that does not respond (`outq.rs`, "The peer's own backlog").
 //!
 //! # Files
 //! - `cookie.rs`: `~/.erlang.cookie`;
@@ -43,17 +49,24 @@
 //! - `fragment.rs`: large messages cut into fragments and joined again;
 //! - `outq.rs`: the bound of what is queued for a connection (Erlang's
 //!   `dist_buf_busy_limit`: senders wait while it is over);
-//! - `conn.rs`: the acceptor, writer and reader processes.
+//! - `conn.rs`: the acceptor, writer and reader processes;
+//! - `out.rs`: what a writer's mailbox takes, and what each counts;
+//! - `reply.rs`: what the reader queues for the writer in answer to the
+//!   peer, counted towards the reply limit.
 
 mod conn;
 pub mod cookie;
 pub mod epmd;
 pub mod fragment;
+mod out;
 mod outq;
+mod reply;
 pub mod wire;
 
 use outq::Outq;
-pub use outq::{DistReady, DEFAULT_BUSY_LIMIT, MIN_BUSY_LIMIT};
+pub use outq::{
+    default_reply_limit, DistReady, DEFAULT_BUSY_LIMIT, ENVELOPE, MIN_BUSY_LIMIT, MIN_REPLY_LIMIT,
+};
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -100,6 +113,13 @@ pub struct Config {
     /// `outq.rs`). Default [`DEFAULT_BUSY_LIMIT`] (1 MB); at least
     /// [`MIN_BUSY_LIMIT`].
     pub busy_limit: usize,
+    /// The most a peer may leave unread of the replies to its own
+    /// requests (`LINK`, `MONITOR_P`, `UNLINK_ID`, `SPAWN_REQUEST`,
+    /// `is_auth`), in bytes, before the connection is closed as one to a
+    /// node that does not respond (see `outq.rs`). What local processes
+    /// send never counts. `None` (the default): [`default_reply_limit`],
+    /// 16 times `busy_limit`, at least 16 MB; at least [`MIN_REPLY_LIMIT`].
+    pub reply_limit: Option<usize>,
 }
 
 impl Config {
@@ -113,6 +133,7 @@ impl Config {
             port: 0,
             tick_time: Duration::from_secs(60),
             busy_limit: DEFAULT_BUSY_LIMIT,
+            reply_limit: None,
         }
     }
 }
@@ -225,6 +246,8 @@ pub struct Dist {
     tick_time: Duration,
     /// Each connection's queue limit ([`Config::busy_limit`]).
     busy_limit: usize,
+    /// Each connection's reply limit ([`Config::reply_limit`]).
+    reply_limit: usize,
     /// The port the distribution listens on.
     port: u16,
     handle: Handle,
@@ -414,6 +437,10 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         cookie,
         tick_time: cfg.tick_time.max(Duration::from_millis(400)),
         busy_limit: cfg.busy_limit.max(MIN_BUSY_LIMIT),
+        reply_limit: cfg
+            .reply_limit
+            .unwrap_or_else(|| default_reply_limit(cfg.busy_limit.max(MIN_BUSY_LIMIT)))
+            .max(MIN_REPLY_LIMIT),
         port,
         handle: handle.clone(),
         conns: Mutex::new(HashMap::new()),
@@ -483,7 +510,7 @@ impl Dist {
         // connected (or drop the channel when they cannot connect).
         let (tx, rx) = std::sync::mpsc::channel();
         for w in &writers {
-            self.handle.send(*w, conn::Out::Sync(tx.clone()));
+            self.handle.send(*w, out::Out::Sync(tx.clone()));
         }
         drop(tx);
         let until = std::time::Instant::now() + patience;
@@ -536,7 +563,7 @@ impl Dist {
 
     /// A queue count for a new connection.
     fn new_outq(&self) -> Arc<Outq> {
-        Arc::new(Outq::new(&self.handle, self.busy_limit))
+        Arc::new(Outq::new(&self.handle, self.busy_limit, self.reply_limit))
     }
 
     /// Whether the connection to `node` is busy: more queued than the
@@ -557,6 +584,18 @@ impl Dist {
             .unwrap_or_else(|e| e.into_inner())
             .get(node)
             .map_or(0, |c| c.q.queued())
+    }
+
+    /// Bytes of `node`'s backlog of replies to its own requests: queued
+    /// and not yet written, or handed to the writer and not yet done, each
+    /// with [`ENVELOPE`] more (0 with no connection). Past
+    /// [`Config::reply_limit`] the connection is closed.
+    pub fn replies_queued(&self, node: &str) -> usize {
+        self.conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(node)
+            .map_or(0, |c| c.q.replies())
     }
 
     /// Arms a wake-up for process `pid` when the connection to `node`
@@ -700,7 +739,7 @@ impl Dist {
         let extra = n - packet.bytes.len();
         wire::put::finish_spliced(&mut packet.bytes, at, extra);
         q.add(n);
-        self.handle.send(w, conn::Out::Message { from, packet });
+        self.handle.send(w, out::Out::Message { from, packet });
         Ok(n)
     }
 
@@ -709,7 +748,7 @@ impl Dist {
     fn queue(self: &Arc<Self>, node: &str, p: Vec<u8>) -> Option<Pid> {
         let (w, q) = self.writer_for(node)?;
         q.add(p.len());
-        self.handle.send(w, conn::Out::Packet(p));
+        self.handle.send(w, out::Out::Packet(p));
         Some(w)
     }
 
@@ -724,7 +763,7 @@ impl Dist {
             .map(|c| (c.writer, c.q.clone()));
         if let Some((w, q)) = w {
             q.add(p.len());
-            self.handle.send(w, conn::Out::Packet(p));
+            self.handle.send(w, out::Out::Packet(p));
         }
     }
 
@@ -777,7 +816,7 @@ impl Dist {
             .cloned();
         match c {
             Some(c) => {
-                self.handle.send(c.writer, conn::Out::Disconnect);
+                self.handle.send(c.writer, out::Out::Disconnect);
                 true
             }
             None => false,
@@ -1079,7 +1118,7 @@ impl Dist {
         }
         .write(&mut p);
         outq.add(p.len());
-        self.handle.send(q, conn::Out::Packet(p));
+        self.handle.send(q, out::Out::Packet(p));
         Some(q)
     }
 

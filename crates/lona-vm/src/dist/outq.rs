@@ -33,16 +33,65 @@
 //! Never made to wait: the replies the reader composes for the peer (to
 //! its `LINK`, `MONITOR_P`, `UNLINK_ID`, `net_kernel`): counted like the
 //! rest, so they make senders wait, but the reader does not stop reading
-//! because the peer does not read, as Erlang's node does not. What the
+//! because the peer does not read, as Erlang's node does not; they have a
+//! bound of their own, past which the connection is closed (below). What the
 //! writer writes itself (ticks, `EXIT` and `MONITOR_P_EXIT` for local
 //! processes that ended, `SPAWN_REPLY`) never queues. A sender that
 //! passed the check before the limit was reached queues its one message:
 //! the queue can go past the limit by one message per thread that was
 //! sending at that moment.
 //!
+//! # The peer's own backlog: the reply limit
+//!
+//! A peer that sends requests the reader answers (`LINK` to a process
+//! that is gone, `MONITOR_P` of one, `UNLINK_ID`, `is_auth`) and never
+//! reads would make those replies queue without end: nothing waits for
+//! them. So they are counted a second time, apart ([`Outq::replies`]): the
+//! bytes of replies queued and not yet written, and of the work the
+//! reader handed the writer for the peer and the writer has not done yet
+//! (`MONITOR_P` and `DEMONITOR_P` of a live process, `SPAWN_REQUEST` with
+//! its arguments), each with [`ENVELOPE`] bytes more for its envelope.
+//! Once that passes the node's reply limit
+//! ([`Config::reply_limit`](super::Config::reply_limit), default
+//! [`default_reply_limit`]: 16 times the busy limit, at least 16 MB; `lona
+//! run --dist-reply-limit KB`) the reader closes the connection, as
+//! Erlang closes one to a node that does not respond (`** Node ... not
+//! responding **`; Erlang itself has no such bound and queues the
+//! replies). One line is logged; links and monitors across the connection
+//! fire `noconnection`, as for any connection that goes. The reader shuts
+//! the socket down as it ends, so a writer waiting to write to the peer
+//! fails at once. What local processes send never counts there,
+//! however large: a 20 MB message to a peer that reads slowly goes whole
+//! (a cap on the whole queue, tried first, closed the connection under
+//! it).
+//!
+//! Why 16 times the busy limit: a reply is about the size of the request
+//! it answers (an `EXIT` for a `LINK`, `MONITOR_P_EXIT` for `MONITOR_P`,
+//! `UNLINK_ID_ACK` for `UNLINK_ID`, `{Tag, yes}` for `is_auth`), and it is
+//! written as fast as the peer reads, behind at most what local processes
+//! have queued (the busy limit). A peer that reads what it is sent keeps
+//! its backlog near what it sends while one busy limit drains; 16 times
+//! that, 16 MB by default (some 75,000 unanswered `MONITOR_P`s), is a
+//! peer that has stopped reading, not one that is slow. It is also what
+//! such a peer can cost the node, per connection.
+//!
+//! Why close, not stop reading (TCP backpressure): the reader carries
+//! everything the peer sends, not only requests: messages to local
+//! processes, exit signals, `MONITOR_P_EXIT`s and `SPAWN_REPLY`s our own
+//! processes wait for, ticks. A reader that stopped until the peer read
+//! would hold all of them up, and between two nodes that each flood the
+//! other with requests it deadlocks: each one's reader waits for its
+//! writer to drain, each writer waits for the other node's reader, and
+//! nothing moves (neither reads the other's ticks) until the net tick
+//! time ends the connection anyway, every signal in between held up.
+//! Erlang never stops a connection's
+//! reader either; it closes the connection of a peer that does not
+//! respond. Closing costs a peer that has stopped reading nothing it was
+//! still getting.
+//!
 //! The check on the send path is one relaxed load of [`Outq::busy`];
 //! counting is one atomic add per message and one subtraction per batch
-//! written.
+//! written (a reply: two of each).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
@@ -57,6 +106,20 @@ pub const DEFAULT_BUSY_LIMIT: usize = 1024 * 1024;
 
 /// The smallest limit a node takes (Erlang's `+zdbbl` takes at least 1 KB).
 pub const MIN_BUSY_LIMIT: usize = 1024;
+
+/// The default reply limit (see the module documentation) for a node
+/// whose busy limit is `busy_limit`: 16 times it, at least 16 MB.
+pub fn default_reply_limit(busy_limit: usize) -> usize {
+    busy_limit.saturating_mul(16).max(16 << 20)
+}
+
+/// The smallest reply limit a node takes: 64 KB.
+pub const MIN_REPLY_LIMIT: usize = 64 << 10;
+
+/// What a reply, or a piece of work the reader hands the writer for the
+/// peer, counts among the replies besides its own bytes: its envelope in
+/// the writer's mailbox, roughly.
+pub const ENVELOPE: usize = 128;
 
 /// What a native process that awaits a busy connection is sent when it
 /// is not busy any more: the reference `Outq::wait` gave.
@@ -84,16 +147,25 @@ pub(crate) struct Outq {
     /// under `waiting`'s lock.
     busy: AtomicBool,
     limit: usize,
+    /// Bytes of the peer's backlog: replies to its requests queued and not
+    /// yet written, and work for it handed to the writer and not yet done
+    /// (see the module documentation). Added by the reader, subtracted by
+    /// the writer.
+    replies: AtomicUsize,
+    /// Past it, the reader closes the connection.
+    reply_limit: usize,
     waiting: Mutex<Waiting>,
     handle: Handle,
 }
 
 impl Outq {
-    pub(crate) fn new(handle: &Handle, limit: usize) -> Outq {
+    pub(crate) fn new(handle: &Handle, limit: usize, reply_limit: usize) -> Outq {
         Outq {
             bytes: AtomicUsize::new(0),
             busy: AtomicBool::new(false),
             limit: limit.max(MIN_BUSY_LIMIT),
+            replies: AtomicUsize::new(0),
+            reply_limit: reply_limit.max(MIN_REPLY_LIMIT),
             waiting: Mutex::new(Waiting::default()),
             handle: handle.clone(),
         }
@@ -111,6 +183,36 @@ impl Outq {
     /// Bytes queued and not yet written.
     pub(crate) fn queued(&self) -> usize {
         self.bytes.load(Relaxed)
+    }
+
+    /// Bytes of the peer's backlog: replies queued and not yet written,
+    /// work handed to the writer and not yet done.
+    pub(crate) fn replies(&self) -> usize {
+        self.replies.load(Relaxed)
+    }
+
+    /// The reply limit.
+    pub(crate) fn reply_limit(&self) -> usize {
+        self.reply_limit
+    }
+
+    /// `n` bytes of the peer's backlog were queued (by the reader, which
+    /// looks at [`Outq::replies`] after each packet).
+    #[inline]
+    pub(crate) fn add_replies(&self, n: usize) {
+        // Relaxed: one counter, read against a fixed limit by the thread
+        // that adds to it.
+        self.replies.fetch_add(n, Relaxed);
+    }
+
+    /// `n` bytes of the peer's backlog were written or done (by the
+    /// writer).
+    #[inline]
+    pub(crate) fn replies_done(&self, n: usize) {
+        if n > 0 {
+            let before = self.replies.fetch_sub(n, Relaxed);
+            debug_assert!(before >= n, "{before} bytes of replies, {n} done");
+        }
     }
 
     /// `n` bytes were queued.
