@@ -251,14 +251,18 @@ pub fn runtime_info_term<'h>(heap: &'h Heap, info: &RuntimeInfo) -> Term<'h> {
 
 /// The bytecode of the function `ns/name` as text (the `disasm` example),
 /// or why there is none.
-pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, String> {
+pub fn disassemble(env: &crate::Env, ns: &str, name: &str) -> Result<String, crate::LookupError> {
     with_proto(env, ns, name, |p| p.disassemble())
 }
 
 /// The arities of the function `ns/name` that have machine code (each is
 /// compiled on its own: the one that made the function hot, then each
 /// other at its first call after that), in increasing order.
-pub fn compiled_arities(env: &crate::Env, ns: &str, name: &str) -> Result<Vec<usize>, String> {
+pub fn compiled_arities(
+    env: &crate::Env,
+    ns: &str,
+    name: &str,
+) -> Result<Vec<usize>, crate::LookupError> {
     with_proto(env, ns, name, |p| p.jit.compiled_arities())
 }
 
@@ -268,7 +272,11 @@ pub fn compiled_arities(env: &crate::Env, ns: &str, name: &str) -> Result<Vec<us
 /// called only by compiled code), `"resting"` (compiled code given up for
 /// now: the interpreter runs it until it is tried again) or `"never"`
 /// (interpreted for good).
-pub fn tier_state(env: &crate::Env, ns: &str, name: &str) -> Result<&'static str, String> {
+pub fn tier_state(
+    env: &crate::Env,
+    ns: &str,
+    name: &str,
+) -> Result<&'static str, crate::LookupError> {
     with_proto(env, ns, name, |p| p.jit.state_name())
 }
 
@@ -279,12 +287,12 @@ fn with_proto<T>(
     ns: &str,
     name: &str,
     f: impl FnOnce(&crate::bytecode::Proto) -> T,
-) -> Result<T, String> {
+) -> Result<T, crate::LookupError> {
     let v = env
         .namespaces
         .get(ns)
         .and_then(|n| n.lookup(name))
-        .ok_or_else(|| format!("no var {ns}/{name}"))?;
+        .ok_or_else(|| crate::LookupError::NoVar(ns.into(), name.into()))?;
     v.with_term(|t| match t.map(|t| t.view()) {
         Some(lona_term::View::Closure { code, .. }) => {
             // SAFETY: closures carry the code id the VM gave them, the
@@ -292,7 +300,8 @@ fn with_proto<T>(
             // with another code word takes `unsafe`, `Heap::closure`).
             Ok(f(unsafe { crate::bytecode::Proto::from_code(code) }))
         }
-        _ => Err(format!("{ns}/{name} is not a function")),
+        None => Err(crate::LookupError::Unbound(ns.into(), name.into())),
+        _ => Err(crate::LookupError::NotAFunction(ns.into(), name.into())),
     })
 }
 

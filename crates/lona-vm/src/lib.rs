@@ -19,6 +19,7 @@ mod bytecode;
 mod compiler;
 pub mod dist;
 mod env;
+mod error;
 mod eval;
 mod files;
 mod form;
@@ -43,6 +44,7 @@ mod vm;
 
 pub use compiler::{form_to_term, CompileError};
 pub use env::{Env, SharedBuf, CORE_NS};
+pub use error::{LookupError, NodeError, PathError, QuoteError, TierError};
 pub use eval::{eval_str, EvalError, Evaluator, Progress};
 pub use form::{Form, FormKind, Pos, Source};
 pub use native::{Class, Exception, Native, NativeCall};

@@ -15,7 +15,11 @@ use crate::process::{Ending, LonaProcess};
 /// memory that no process uses.
 /// The node stops with the main process: processes still running are shut
 /// down (after `(halt n)`, at once).
-pub fn run_main(env: &Arc<Env>, ev: Evaluator, workers: Option<usize>) -> Result<Ending, String> {
+pub fn run_main(
+    env: &Arc<Env>,
+    ev: Evaluator,
+    workers: Option<usize>,
+) -> Result<Ending, crate::NodeError> {
     let mut b = Runtime::builder().on_idle(
         std::time::Duration::from_secs(1),
         lona_term::trim_block_cache,
@@ -23,19 +27,17 @@ pub fn run_main(env: &Arc<Env>, ev: Evaluator, workers: Option<usize>) -> Result
     if let Some(w) = workers {
         b = b.workers(w);
     }
-    let rt = b
-        .build()
-        .map_err(|e| format!("cannot start the node: {e}"))?;
+    let rt = b.build().map_err(crate::NodeError::Start)?;
     run_main_on(rt, env, ev)
 }
 
 /// Runs `ev` as the main process on a runtime the caller built (its
 /// process limit, workers; Rust processes it already runs) and returns how
 /// the program ended; the runtime is shut down afterwards.
-pub fn run_main_on(rt: Runtime, env: &Arc<Env>, ev: Evaluator) -> Result<Ending, String> {
+pub fn run_main_on(rt: Runtime, env: &Arc<Env>, ev: Evaluator) -> Result<Ending, crate::NodeError> {
     rt.handle()
         .spawn_process(LonaProcess::main(ev, env.ending.clone()))
-        .map_err(|e| format!("cannot spawn the main process: {e}"))?;
+        .map_err(crate::NodeError::Spawn)?;
     let ending = env.ending.wait();
     env.flush_out();
     if let Ending::Halt(_) = ending {

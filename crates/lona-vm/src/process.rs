@@ -190,16 +190,23 @@ impl LonaProcess {
     /// (e.g. [`crate::bridge::to_message`] of a tuple): how a Rust program
     /// starts a Lonala process. An error if no such function is defined or
     /// `args` is not a sequence.
-    pub fn call(env: Arc<Env>, qualified: &str, args: &Fragment) -> Result<LonaProcess, String> {
+    pub fn call(
+        env: Arc<Env>,
+        qualified: &str,
+        args: &Fragment,
+    ) -> Result<LonaProcess, crate::LookupError> {
+        use crate::LookupError;
         let (ns, name) = qualified
             .rsplit_once('/')
-            .ok_or_else(|| format!("{qualified}: expected ns/name"))?;
-        let f = env
+            .ok_or_else(|| LookupError::NotQualified(qualified.to_string()))?;
+        let var = env
             .namespaces
             .get(ns)
             .and_then(|n| n.lookup(name))
-            .and_then(|v| v.value())
-            .ok_or_else(|| format!("{qualified} is not defined"))?;
+            .ok_or_else(|| LookupError::NoVar(ns.to_string(), name.to_string()))?;
+        let f = var
+            .value()
+            .ok_or_else(|| LookupError::Unbound(ns.to_string(), name.to_string()))?;
         let heap = Heap::new();
         let f = heap.copy_from(f.root());
         // The arguments live in the caller's fragment: copied here (any
@@ -211,11 +218,7 @@ impl LonaProcess {
             View::Vector(v) => items.extend_from_slice(v),
             View::Nil | View::EmptyList => {}
             View::Cons(..) => items.extend(args.list_iter()),
-            _ => {
-                return Err(format!(
-                    "{qualified}: the arguments must be a vector or list"
-                ))
-            }
+            _ => return Err(LookupError::BadArguments(args.to_string())),
         }
         let start = Fragment::new(heap.vector(&items));
         let config = spawned_heap(&env);

@@ -50,11 +50,15 @@ impl FileResult {
 
 /// The `*_test.lona` files of `paths`: a file is taken as given, a
 /// directory searched recursively; sorted, each once.
-pub fn find_tests(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-        let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn find_tests(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::PathError> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), crate::PathError> {
+        let at = |source| crate::PathError {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let rd = std::fs::read_dir(dir).map_err(at)?;
         for entry in rd {
-            let p = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+            let p = entry.map_err(at)?.path();
             if p.is_dir() {
                 walk(&p, out)?;
             } else if p
@@ -77,7 +81,10 @@ pub fn find_tests(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         } else if p.is_file() {
             out.push(p.clone());
         } else {
-            return Err(format!("{}: no such file or directory", p.display()));
+            return Err(crate::PathError {
+                path: p.clone(),
+                source: std::io::ErrorKind::NotFound.into(),
+            });
         }
     }
     let mut seen = std::collections::HashSet::new();
@@ -115,7 +122,7 @@ pub fn run_file(env: &Arc<Env>, rt: Runtime, file: &Path, timeout_ms: u64) -> Fi
         Ok(Ending::Failed(e)) => res.error = Some(e.to_string()),
         Ok(Ending::Halt(n)) => res.error = Some(format!("the file halted the node ({n})")),
         Ok(Ending::Killed(r)) => res.error = Some(format!("the runner was killed: {r}")),
-        Err(e) => res.error = Some(e),
+        Err(e) => res.error = Some(e.to_string()),
     }
     if res.error.is_none() {
         match read_result(env) {

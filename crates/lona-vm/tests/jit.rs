@@ -81,7 +81,7 @@ impl Tiered {
         lona_vm::eval_str(&self.env, "t.lona", &format!("(ns {}) {src}", self.ns)).unwrap();
     }
 
-    fn state(&self, f: &str) -> Result<&'static str, String> {
+    fn state(&self, f: &str) -> Result<&'static str, lona_vm::LookupError> {
         lona_vm::introspect::tier_state(&self.env, self.ns, f)
     }
 }

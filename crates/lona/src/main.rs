@@ -153,7 +153,9 @@ impl NodeArgs {
         if let Some(kb) = self.dist_reply_limit {
             cfg.reply_limit = Some(kb.saturating_mul(1024));
         }
-        lona_vm::dist::start(env, &rt.handle(), cfg).map(|_| ())
+        lona_vm::dist::start(env, &rt.handle(), cfg)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 }
 

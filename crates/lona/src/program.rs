@@ -33,7 +33,7 @@ fn run_main(env: &Arc<Env>, ev: Evaluator, node: NodeArgs) -> Result<Ending, Str
     node.apply(env);
     let rt = node.runtime()?;
     node.distribute(env, &rt)?;
-    lona_vm::node::run_main_on(rt, env, ev)
+    lona_vm::node::run_main_on(rt, env, ev).map_err(|e| e.to_string())
 }
 
 /// Reports how the program ended and gives `lona run`'s exit status

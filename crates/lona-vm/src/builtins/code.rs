@@ -51,7 +51,7 @@ fn read_string(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match r.next_form() {
         Ok(Some(f)) => form_to_term(cx.heap, &f)
             .map(|t| t.raw())
-            .map_err(|m| fail(cx, "read-error", &m)),
+            .map_err(|m| fail(cx, "read-error", &m.to_string())),
         Ok(None) => Err(fail(cx, "read-error", "<string>: end of input")),
         Err(e) => Err(fail(cx, "read-error", &e.to_string())),
     }
@@ -67,7 +67,7 @@ fn read_all(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         crate::reader::read_all(&src).map_err(|e| fail(cx, "read-error", &e.to_string()))?;
     let mut terms = Vec::with_capacity(forms.len());
     for f in &forms {
-        terms.push(form_to_term(cx.heap, f).map_err(|m| fail(cx, "read-error", &m))?);
+        terms.push(form_to_term(cx.heap, f).map_err(|m| fail(cx, "read-error", &m.to_string()))?);
     }
     Ok(cx.heap.list(&terms).raw())
 }

@@ -63,7 +63,7 @@ impl Compiler<'_> {
         let mut vm = Vm::new(self.env.clone());
         let mut args = Vec::with_capacity(items.len().saturating_sub(1));
         for a in &items[1..] {
-            let t = super::form_to_term(&vm.heap, a).map_err(|m| self.err(a.pos, m))?;
+            let t = super::form_to_term(&vm.heap, a).map_err(|m| self.err(a.pos, m.to_string()))?;
             args.push(t.raw());
         }
         vm.start(fw, &args);

@@ -340,7 +340,7 @@ impl<'e> Compiler<'e> {
 
     /// The literal term of a quoted form, in this unit's literal heap.
     fn literal(&mut self, f: &Form) -> R<u32> {
-        let t = form_to_term(&self.lits, f).map_err(|m| self.err(f.pos, m))?;
+        let t = form_to_term(&self.lits, f).map_err(|m| self.err(f.pos, m.to_string()))?;
         // `raw` is a word of `lits`, which becomes permanent when this
         // unit is finished, before any code runs.
         let raw = t.raw();
@@ -1378,7 +1378,7 @@ pub(super) fn is_constant(f: &Form) -> bool {
 }
 
 /// The term a quoted form stands for.
-pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, String> {
+pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, crate::QuoteError> {
     Ok(match &f.kind {
         FormKind::Nil => Term::NIL,
         FormKind::Bool(b) => Term::bool(*b),
@@ -1386,12 +1386,18 @@ pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, String> {
         FormKind::BigInt(b) => heap.bigint(b),
         FormKind::Float(x) => heap.float(*x),
         FormKind::Str(s) => heap.string(s),
-        FormKind::Keyword(k) => Term::keyword_atom(
-            lona_term::Atom::try_new(k).map_err(|e| format!("keyword :{k}: {e}"))?,
-        ),
-        FormKind::Symbol(s) => {
-            Term::symbol_atom(lona_term::Atom::try_new(s).map_err(|e| format!("symbol {s}: {e}"))?)
-        }
+        FormKind::Keyword(k) => Term::keyword_atom(lona_term::Atom::try_new(k).map_err(
+            |source| crate::QuoteError {
+                name: format!(":{k}"),
+                source,
+            },
+        )?),
+        FormKind::Symbol(s) => Term::symbol_atom(lona_term::Atom::try_new(s).map_err(
+            |source| crate::QuoteError {
+                name: s.to_string(),
+                source,
+            },
+        )?),
         FormKind::List(items) => {
             let v: Vec<Term<'h>> = items
                 .iter()

@@ -55,7 +55,10 @@ fn log(d: &Dist, what: std::fmt::Arguments<'_>) {
 }
 
 /// Spawns the process that accepts connections from other nodes.
-pub(crate) fn spawn_acceptor(d: &Arc<Dist>, listener: TcpListener) -> Result<(), String> {
+pub(crate) fn spawn_acceptor(
+    d: &Arc<Dist>,
+    listener: TcpListener,
+) -> Result<(), super::StartError> {
     let d2 = d.clone();
     d.handle
         .spawn(move |ctx| async move {
@@ -76,7 +79,7 @@ pub(crate) fn spawn_acceptor(d: &Arc<Dist>, listener: TcpListener) -> Result<(),
             }
         })
         .map(|_| ())
-        .map_err(|e| format!("cannot spawn the distribution acceptor: {e}"))
+        .map_err(super::StartError::Acceptor)
 }
 
 /// An incoming connection: the server half of the handshake, then this

@@ -17,12 +17,13 @@ pub fn default_path() -> Option<PathBuf> {
 
 /// The cookie in `path`, creating the file with a fresh random cookie
 /// when it does not exist.
-pub fn read_or_create(path: &Path) -> Result<String, String> {
+pub fn read_or_create(path: &Path) -> Result<String, super::StartError> {
+    use super::StartError::{CookieFile, EmptyCookieFile};
     match fs::read_to_string(path) {
         Ok(s) => {
             let c = s.trim_end().to_string();
             if c.is_empty() {
-                return Err(format!("the cookie file {} is empty", path.display()));
+                return Err(EmptyCookieFile(path.to_path_buf()));
             }
             Ok(c)
         }
@@ -38,18 +39,15 @@ pub fn read_or_create(path: &Path) -> Result<String, String> {
             match opts.open(path) {
                 Ok(mut f) => {
                     f.write_all(cookie.as_bytes())
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                        .map_err(|e| CookieFile(path.to_path_buf(), "write", e))?;
                     Ok(cookie)
                 }
                 // Another node created it in between: use theirs.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_or_create(path),
-                Err(e) => Err(format!("cannot create {}: {e}", path.display())),
+                Err(e) => Err(CookieFile(path.to_path_buf(), "create", e)),
             }
         }
-        Err(e) => Err(format!(
-            "cannot read the cookie file {}: {e}",
-            path.display()
-        )),
+        Err(e) => Err(CookieFile(path.to_path_buf(), "read", e)),
     }
 }
 
@@ -108,7 +106,10 @@ mod tests {
         fs::write(&path, "SECRET\n").unwrap();
         assert_eq!(read_or_create(&path).unwrap(), "SECRET");
         fs::write(&path, "\n").unwrap();
-        assert!(read_or_create(&path).unwrap_err().contains("empty"));
+        assert!(matches!(
+            read_or_create(&path).unwrap_err(),
+            super::super::StartError::EmptyCookieFile(p) if p == path
+        ));
         let _ = fs::remove_file(&path);
     }
 }

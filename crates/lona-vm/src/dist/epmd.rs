@@ -32,7 +32,8 @@ fn local_epmd() -> SocketAddr {
 
 /// Makes sure an `epmd` answers on this host, starting `epmd -daemon`
 /// when none does.
-pub fn ensure_running() -> Result<(), String> {
+pub fn ensure_running() -> Result<(), super::StartError> {
+    use super::StartError;
     if StdStream::connect_timeout(&local_epmd(), Duration::from_secs(1)).is_ok() {
         return Ok(());
     }
@@ -40,15 +41,9 @@ pub fn ensure_running() -> Result<(), String> {
         .arg("-daemon")
         .stdin(std::process::Stdio::null())
         .status()
-        .map_err(|e| {
-            format!(
-                "no epmd runs on port {} and `epmd -daemon` cannot be started ({e}); \
-                 install Erlang's epmd (Debian: erlang-base) or start one",
-                epmd_port()
-            )
-        })?;
+        .map_err(|e| StartError::NoEpmd(epmd_port(), e))?;
     if !status.success() {
-        return Err(format!("`epmd -daemon` failed: {status}"));
+        return Err(StartError::EpmdFailed(status));
     }
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {
@@ -57,22 +52,23 @@ pub fn ensure_running() -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Err("epmd was started but does not answer".into())
+    Err(StartError::EpmdSilent)
 }
 
 /// Registers `name` (the part before `@`) as listening on `port`: the
 /// open connection that keeps the registration, and our creation.
-pub fn register(name: &str, port: u16) -> Result<(StdStream, u32), String> {
+pub fn register(name: &str, port: u16) -> Result<(StdStream, u32), super::StartError> {
+    use super::StartError;
     let s = StdStream::connect_timeout(&local_epmd(), Duration::from_secs(5))
-        .map_err(|e| format!("cannot reach epmd: {e}"))?;
+        .map_err(StartError::EpmdUnreachable)?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok();
     let client = EpmdClient::new(AllowStdIo::new(s));
     let (s, creation) = futures::executor::block_on(client.register(NodeEntry::new(name, port)))
         .map_err(|e| match e {
             erl_dist::epmd::EpmdError::RegisterNodeError { .. } => {
-                format!("the node name {name} is already in use on this host")
+                StartError::NameInUse(name.to_string())
             }
-            e => format!("epmd refused the registration of {name}: {e}"),
+            e => StartError::EpmdRefused(name.to_string(), e.to_string()),
         })?;
     let s = s.into_inner();
     s.set_read_timeout(None).ok();

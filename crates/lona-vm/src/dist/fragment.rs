@@ -2,7 +2,7 @@
 //! made it, with its large binaries referenced rather than copied
 //! ([`Packet`]); cutting it into fragments ([`fragments`]); joining the
 //! fragments a peer sends ([`Assembler`]). `wire.rs` reads a fragment's
-//! header ([`super::wire::frame`]).
+//! header (`wire::frame`).
 
 use lona_term::SharedBinary;
 
@@ -196,7 +196,7 @@ impl Assembler {
     }
 
     /// Fragment `id` of message `seq`: the message's bytes (control and
-    /// message, for [`super::wire::parse_body`]) when it was the last.
+    /// message, for `wire::parse_body`) when it was the last.
     pub fn next(&mut self, seq: u64, id: u64, data: &[u8]) -> R<Option<Vec<u8>>> {
         let p = self
             .open

@@ -57,12 +57,20 @@
 mod conn;
 pub mod cookie;
 pub mod epmd;
+mod error;
 pub mod fragment;
 mod out;
 mod outq;
 mod reply;
+// The packet reader and writer: public only for the fuzz target
+// (`fuzz/fuzz_targets/dist_wire.rs`, feature `fuzzing`); not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod wire;
+#[cfg(not(feature = "fuzzing"))]
+pub(crate) mod wire;
 
+pub use error::StartError;
 use outq::Outq;
 pub use outq::{
     default_reply_limit, DistReady, DEFAULT_BUSY_LIMIT, ENVELOPE, MIN_BUSY_LIMIT, MIN_REPLY_LIMIT,
@@ -316,7 +324,7 @@ fn valid_alive(s: &str) -> bool {
 /// `lona.server` protocol the distribution uses). Native processes send
 /// Rust values with [`Dist::send_value`] and receive what other nodes send
 /// as [`Fragment`]s, read with [`crate::bridge::from_message`].
-pub fn start_native(handle: &Handle, cfg: Config) -> Result<Arc<Dist>, String> {
+pub fn start_native(handle: &Handle, cfg: Config) -> Result<Arc<Dist>, StartError> {
     let env = Env::new(Box::new(std::io::stdout()));
     start(&env, handle, cfg)
 }
@@ -360,14 +368,15 @@ impl DistributedBuilder {
     /// Starts the runtime, then the distribution on it. An error of the
     /// distribution (a bad name, a name taken, no `epmd`, a port in use,
     /// an unreadable cookie) shuts the runtime down again and comes back
-    /// as an [`std::io::Error`] of kind `Other` with its message.
+    /// as an [`std::io::Error`] carrying the [`StartError`] (its kind:
+    /// `From<StartError>`).
     pub fn build(self) -> std::io::Result<(lona_runtime::Runtime, Arc<Dist>)> {
         let rt = self.builder.build()?;
         match start_native(&rt.handle(), self.cfg) {
             Ok(d) => Ok((rt, d)),
             Err(e) => {
                 drop(rt);
-                Err(std::io::Error::other(e))
+                Err(e.into())
             }
         }
     }
@@ -377,53 +386,40 @@ impl DistributedBuilder {
 /// (for `node`, `nodes` and sends to other nodes). Errors: a bad name, a
 /// name already registered on this host, no `epmd` to be had, a port in
 /// use, an unreadable cookie.
-pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, String> {
+pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, StartError> {
     if env.dist.get().is_some() {
-        return Err("the node is already distributed".into());
+        return Err(StartError::AlreadyDistributed);
     }
     let (alive, host) = match cfg.name.split_once('@') {
         Some((a, h)) => (a.to_string(), h.to_string()),
-        None if cfg.long_names => {
-            return Err(format!("a long node name needs a host: {}@HOST", cfg.name))
-        }
+        None if cfg.long_names => return Err(StartError::NoHost(cfg.name)),
         None => (cfg.name.clone(), short_host()),
     };
     if !valid_alive(&alive) {
-        return Err(format!(
-            "bad node name {:?}: letters, digits, _ and - before the @",
-            cfg.name
-        ));
+        return Err(StartError::BadName(cfg.name));
     }
     let host_chars = host
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
     if host.is_empty() || !host_chars || (!cfg.long_names && host.contains('.')) {
-        return Err(format!(
-            "bad host in node name {:?} (short names take a host without dots)",
-            cfg.name
-        ));
+        return Err(StartError::BadHost(cfg.name));
     }
     let name = format!("{alive}@{host}");
-    let atom = Atom::try_new(&name).map_err(|e| format!("node name {name}: {e:?}"))?;
+    let atom = Atom::try_new(&name).map_err(|e| StartError::NameAtom(name.clone(), e))?;
     let cookie = match cfg.cookie {
         Some(c) if !c.is_empty() => c,
-        Some(_) => return Err("the cookie is empty".into()),
+        Some(_) => return Err(StartError::EmptyCookie),
         None => {
-            let path =
-                cookie::default_path().ok_or("no $HOME for ~/.erlang.cookie; give --cookie")?;
+            let path = cookie::default_path().ok_or(StartError::NoHome)?;
             cookie::read_or_create(&path)?
         }
     };
+    let at = SocketAddr::new(cfg.ip, cfg.port);
     let listener =
-        lona_runtime::io::TcpListener::bind(SocketAddr::new(cfg.ip, cfg.port)).map_err(|e| {
-            format!(
-                "cannot listen for other nodes on {}:{}: {e}",
-                cfg.ip, cfg.port
-            )
-        })?;
+        lona_runtime::io::TcpListener::bind(at).map_err(|e| StartError::Listen(at, e))?;
     let port = listener
         .local_addr()
-        .map_err(|e| format!("the distribution listener: {e}"))?
+        .map_err(|e| StartError::Listen(at, e))?
         .port();
     epmd::ensure_running()?;
     let (epmd_conn, creation) = epmd::register(&alive, port)?;
@@ -454,7 +450,7 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
     });
     env.dist
         .set(dist.clone())
-        .map_err(|_| "the node is already distributed".to_string())?;
+        .map_err(|_| StartError::AlreadyDistributed)?;
     conn::spawn_acceptor(&dist, listener)?;
     Ok(dist)
 }

@@ -552,7 +552,8 @@ pub fn frame(p: &[u8]) -> R<Frame<'_>> {
 }
 
 /// Reads one whole packet (without its length prefix); a fragment is an
-/// error here.
+/// error here (the tests' and the fuzz target's).
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn parse(p: &[u8]) -> R<Control<'_>> {
     match frame(p)? {
         Frame::Whole(c) => Ok(c),

@@ -147,15 +147,13 @@ pub enum Tier {
 
 impl Tier {
     /// The tier named `s` (`interp`, `jit`, `jit-eager`).
-    pub fn parse(s: &str) -> Result<Tier, String> {
+    pub fn parse(s: &str) -> Result<Tier, crate::TierError> {
         match s {
             "interp" => Ok(Tier::Interp),
             "jit" if cfg!(feature = "jit") => Ok(Tier::Jit),
             "jit-eager" if cfg!(feature = "jit") => Ok(Tier::JitEager),
-            "jit" | "jit-eager" => Err(format!(
-                "tier {s}: this build has no compiling tier (feature `jit`)"
-            )),
-            _ => Err(format!("unknown tier {s:?}: interp, jit or jit-eager")),
+            "jit" | "jit-eager" => Err(crate::TierError::NotBuilt(s.to_string())),
+            _ => Err(crate::TierError::Unknown(s.to_string())),
         }
     }
 }

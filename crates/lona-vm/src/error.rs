@@ -1,0 +1,148 @@
+//! The errors of `lona-vm`'s public functions that are not about Lonala
+//! source (those are [`CompileError`](crate::CompileError),
+//! [`ReadError`](crate::ReadError) and [`EvalError`](crate::EvalError)),
+//! each an enum a caller can match on, with a message as `Display`. The
+//! distribution's are [`dist::StartError`](crate::dist::StartError).
+
+use std::fmt;
+
+/// A function looked up by name from Rust ([`introspect`](crate::introspect),
+/// [`LonaProcess::call`](crate::process::LonaProcess::call)) that is not
+/// there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LookupError {
+    /// The name is not `ns/name`.
+    NotQualified(String),
+    /// No namespace `ns` has a var `name` (`ns`, `name`).
+    NoVar(String, String),
+    /// The var has no value (`ns`, `name`).
+    Unbound(String, String),
+    /// The var's value is not a function (`ns`, `name`).
+    NotAFunction(String, String),
+    /// The arguments given are not a vector or a list (what they are).
+    BadArguments(String),
+}
+
+impl fmt::Display for LookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LookupError::NotQualified(q) => write!(f, "{q}: expected ns/name"),
+            LookupError::NoVar(ns, name) => write!(f, "no var {ns}/{name}"),
+            LookupError::Unbound(ns, name) => write!(f, "{ns}/{name} is not defined"),
+            LookupError::NotAFunction(ns, name) => write!(f, "{ns}/{name} is not a function"),
+            LookupError::BadArguments(what) => {
+                write!(f, "the arguments must be a vector or a list, not {what}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LookupError {}
+
+/// A node that could not run its main process ([`node::run_main`](crate::node::run_main)).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum NodeError {
+    /// The runtime could not be started (its worker threads).
+    Start(std::io::Error),
+    /// The main process could not be spawned (the process limit).
+    Spawn(lona_runtime::SpawnError),
+}
+
+impl fmt::Display for NodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NodeError::Start(e) => write!(f, "cannot start the node: {e}"),
+            NodeError::Spawn(e) => write!(f, "cannot spawn the main process: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for NodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NodeError::Start(e) => Some(e),
+            NodeError::Spawn(e) => Some(e),
+        }
+    }
+}
+
+/// A file or directory given to the test runner
+/// ([`test_runner::find_tests`](crate::test_runner::find_tests)) that
+/// cannot be read: the path and why.
+#[derive(Debug)]
+pub struct PathError {
+    /// The path.
+    pub path: std::path::PathBuf,
+    /// Why (`NotFound` for a path that does not exist).
+    pub source: std::io::Error,
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.source.kind() == std::io::ErrorKind::NotFound {
+            write!(f, "{}: no such file or directory", self.path.display())
+        } else {
+            write!(f, "{}: {}", self.path.display(), self.source)
+        }
+    }
+}
+
+impl std::error::Error for PathError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// A quoted form whose keyword or symbol cannot be made
+/// ([`form_to_term`](crate::form_to_term)): the atom table is full, or
+/// the name too long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuoteError {
+    /// The name as written (`:k` for a keyword).
+    pub name: String,
+    /// Why.
+    pub source: lona_term::AtomError,
+}
+
+impl fmt::Display for QuoteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.name.starts_with(':') {
+            write!(f, "keyword {}: {}", self.name, self.source)
+        } else {
+            write!(f, "symbol {}: {}", self.name, self.source)
+        }
+    }
+}
+
+impl std::error::Error for QuoteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// A tier name [`Tier::parse`](crate::jit::Tier::parse) does not know, or
+/// one this build lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TierError {
+    /// Not `interp`, `jit` or `jit-eager`.
+    Unknown(String),
+    /// `jit` or `jit-eager` in a build without the feature `jit`.
+    NotBuilt(String),
+}
+
+impl fmt::Display for TierError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TierError::Unknown(s) => write!(f, "unknown tier {s:?}: interp, jit or jit-eager"),
+            TierError::NotBuilt(s) => write!(
+                f,
+                "tier {s}: this build has no compiling tier (feature `jit`)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TierError {}
