@@ -26,11 +26,11 @@ use lona_term::{RawTerm, Term};
 
 use crate::compiler::{CompileError, Compiler};
 use crate::env::Env;
-use crate::form::{Form, FormKind, Source};
 use crate::native::{Class, Raise};
-use crate::reader::{read_all, ReadError};
 use crate::var::Namespace;
 use crate::vm::{Outcome, Vm};
+use lona_reader::{read_all, ReadError};
+use lona_reader::{Form, FormKind, Source};
 
 /// Why evaluation stopped with an error.
 #[derive(Debug, Clone, PartialEq)]
@@ -549,7 +549,7 @@ pub(crate) fn require_options(
     ns: &Namespace,
     target: &str,
     opts: &[Form],
-) -> Result<(), (crate::form::Pos, String)> {
+) -> Result<(), (lona_reader::Pos, String)> {
     if !opts.len().is_multiple_of(2) {
         let p = opts.last().map(|f| f.pos).unwrap_or_default();
         return Err((p, REQUIRE_SPEC.to_string()));

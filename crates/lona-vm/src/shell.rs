@@ -22,7 +22,7 @@ use lona_runtime::{Cx, Process, Reason, Scan, Step};
 
 use crate::env::Env;
 use crate::eval::{EvalError, Evaluator, Progress};
-use crate::form::Source;
+use lona_reader::Source;
 
 /// Source text for the shell process to evaluate (a runtime message).
 pub struct ShellInput(pub String);

@@ -21,8 +21,8 @@ use lona_term::View;
 
 use crate::env::Env;
 use crate::eval::Evaluator;
-use crate::form::Source;
 use crate::process::Ending;
+use lona_reader::Source;
 
 /// The default time a test may take, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;

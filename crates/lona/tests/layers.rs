@@ -15,8 +15,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Built on the runtime's public API only.
     ("lona-otp", &["lona-runtime"]),
     ("lona-http", &["lona-runtime"]),
-    // Lonala.
-    ("lona-vm", &["lona-term", "lona-runtime", "lona-http"]),
+    // Lonala: text to forms, knowing nothing else.
+    ("lona-reader", &[]),
+    // The rest of Lonala.
+    (
+        "lona-vm",
+        &["lona-reader", "lona-term", "lona-runtime", "lona-http"],
+    ),
     // The binary: everything.
     (
         "lona",
@@ -25,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "lona-runtime",
             "lona-otp",
             "lona-http",
+            "lona-reader",
             "lona-vm",
         ],
     ),

@@ -15,9 +15,9 @@ use lona_term::{RawTerm, Term, View};
 use super::def;
 use crate::compiler::{form_to_term, term_to_form, Compiler};
 use crate::env::Env;
-use crate::form::{Form, FormKind, Pos, Source};
 use crate::native::{NResult, NativeCx, Raise};
-use crate::reader::Reader;
+use lona_reader::Reader;
+use lona_reader::{Form, FormKind, Pos, Source};
 
 fn fail(cx: &NativeCx<'_, '_>, kind: &str, msg: &str) -> Raise {
     Raise::error(cx.heap.vector(&[Term::keyword(kind), cx.heap.string(msg)]))
@@ -63,8 +63,7 @@ fn read_all(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = text_arg(cx, a[1])?;
     cx.charge(text.len() / 16);
     let src = Source::new(name, text);
-    let forms =
-        crate::reader::read_all(&src).map_err(|e| fail(cx, "read-error", &e.to_string()))?;
+    let forms = lona_reader::read_all(&src).map_err(|e| fail(cx, "read-error", &e.to_string()))?;
     let mut terms = Vec::with_capacity(forms.len());
     for f in &forms {
         terms.push(form_to_term(cx.heap, f).map_err(|m| fail(cx, "read-error", &m.to_string()))?);

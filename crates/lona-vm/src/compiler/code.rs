@@ -8,7 +8,7 @@
 //! the functions work in namespace `user` (`src/code.lona`).
 
 use super::Compiler;
-use crate::form::{Form, FormKind};
+use lona_reader::{Form, FormKind};
 
 impl Compiler<'_> {
     /// The rewritten call, if `name` is one of these core functions.

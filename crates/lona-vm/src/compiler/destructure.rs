@@ -29,7 +29,7 @@
 //! `destructure-map*`; each key is then a `MapGet` with its default.
 
 use crate::bytecode::{Instr, Reg};
-use crate::form::{Form, FormKind, Pos};
+use lona_reader::{Form, FormKind, Pos};
 
 use super::{Compiler, Patch, R};
 

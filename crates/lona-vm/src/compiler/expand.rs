@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::form::{Form, FormKind, Pos};
+use lona_reader::{Form, FormKind, Pos};
 
 use super::CompileError;
 

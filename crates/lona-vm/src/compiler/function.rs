@@ -14,7 +14,7 @@
 //! with new arguments.
 
 use crate::bytecode::{Entry, Instr, Reg};
-use crate::form::{Form, FormKind, Pos};
+use lona_reader::{Form, FormKind, Pos};
 
 use super::{Clause, Compiler, FnState, Loc, LoopTarget, R};
 

@@ -19,9 +19,9 @@ use lona_term::{Term, View};
 
 use super::{Compiler, R};
 use crate::bytecode::Reg;
-use crate::form::{Form, FormKind, Pos};
 use crate::var::Var;
 use crate::vm::{Outcome, Vm};
+use lona_reader::{Form, FormKind, Pos};
 
 /// Reductions a macro may take before its expansion is abandoned.
 const MACRO_BUDGET: u64 = 50_000_000;

@@ -34,8 +34,8 @@ use lona_term::{Heap, RawTerm, Term};
 
 use crate::bytecode::{Entry, Instr, Proto, Reg};
 use crate::env::Env;
-use crate::form::{Form, FormKind, Pos};
 use crate::var::{Namespace, Var};
+use lona_reader::{Form, FormKind, Pos};
 
 /// A compile error: where, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,7 +17,7 @@
 //! clause, or a `:badmatch`).
 
 use crate::bytecode::{Instr, Reg};
-use crate::form::{Form, FormKind};
+use lona_reader::{Form, FormKind};
 
 use super::{Compiler, Patch, R};
 

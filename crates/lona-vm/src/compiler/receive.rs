@@ -27,7 +27,7 @@
 //! it already rejected.
 
 use crate::bytecode::{Instr, RecvFilter, Reg, Shape, NO_TIMEOUT};
-use crate::form::{Form, FormKind};
+use lona_reader::{Form, FormKind};
 
 use super::{form_to_term, Compiler, R};
 

@@ -2,7 +2,7 @@
 
 use crate::env::{Env, SharedBuf};
 use crate::eval::{Evaluator, Progress};
-use crate::form::Source;
+use lona_reader::Source;
 
 /// The interpreter's unsafe paths (register windows, calls and tail
 /// calls, native calls on raw words, closures, exceptions unwinding

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use lona_vm::{read_all, Form, FormKind, Pos, ReadError, Reader, Source};
+use lona_reader::{read_all, Form, FormKind, Pos, ReadError, Reader, Source};
 use num_bigint::BigInt;
 use proptest::prelude::*;
 
