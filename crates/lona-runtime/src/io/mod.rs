@@ -32,9 +32,8 @@
 //! - `udp.rs`: [`UdpSocket`].
 
 mod blocking;
-mod coop;
+pub(crate) mod coop;
 pub mod fs;
-pub(crate) mod reactor;
 mod tcp;
 mod udp;
 

@@ -55,8 +55,8 @@ pub use receive::{Charge, ExitNow, Receive, ReceiveTimeout, YieldNow};
 pub use spawn::native_process;
 pub use timeout::{Deadline, Elapsed};
 
-use crate::cx::Cx;
-use crate::process::{Process, Step};
+use crate::sched::cx::Cx;
+use crate::sched::process::{Process, Step};
 use crate::{Pid, Reason};
 use std::cell::Cell;
 use std::future::Future;

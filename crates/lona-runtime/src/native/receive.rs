@@ -4,9 +4,9 @@
 //! the call's await point).
 
 use super::{try_with_cx, with_cx};
-use crate::cx::{Cx, Scan};
-use crate::envelope::Envelope;
-use crate::timer::TimerRef;
+use crate::base::envelope::Envelope;
+use crate::sched::cx::{Cx, Scan};
+use crate::sched::timer::TimerRef;
 use crate::Pid;
 use std::convert::Infallible;
 use std::future::Future;

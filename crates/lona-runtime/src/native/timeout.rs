@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::try_with_cx;
 use super::with_cx;
-use crate::timer::{TimerRef, MAX_DELAY};
+use crate::sched::timer::{TimerRef, MAX_DELAY};
 use crate::Pid;
 
 /// The error of a future that [`Ctx::timeout`](super::Ctx::timeout) gave

@@ -15,20 +15,20 @@
 //! anyone can signal it, reopens its inbox, then publishes the process by
 //! resetting its state word and queueing it.
 
-use crate::envelope::{Envelope, Header};
-use crate::error::SpawnError;
-use crate::idle::Idle;
-use crate::pid::Dest;
-use crate::priority::{Priority, Urgent};
-use crate::process::{Private, Process};
-use crate::reclaim::Reclaimer;
-use crate::registry::{RegisterError, Registry};
-use crate::signal::{Signal, Timeout};
-use crate::state::{Notify, State};
-use crate::stats::WorkerLoad;
-use crate::table::Table;
-use crate::timer::{Target, TimerRef, Timers};
-use crate::worker::WorkerCore;
+use crate::base::envelope::{Envelope, Header};
+use crate::base::error::SpawnError;
+use crate::base::pid::Dest;
+use crate::base::priority::{Priority, Urgent};
+use crate::base::reclaim::Reclaimer;
+use crate::base::state::{Notify, State};
+use crate::node::stats::WorkerLoad;
+use crate::rules::signal::{Signal, Timeout};
+use crate::sched::idle::Idle;
+use crate::sched::process::{Private, Process};
+use crate::sched::registry::{RegisterError, Registry};
+use crate::sched::table::Table;
+use crate::sched::timer::{Target, TimerRef, Timers};
+use crate::sched::worker::WorkerCore;
 use crate::Pid;
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
@@ -152,7 +152,7 @@ impl Shared {
         }
         let e = Envelope::new(sig, to.generation(), true);
         if let Err(e) = self.deliver(to, e) {
-            crate::links::answer_dead(self, to, e);
+            crate::rules::links::answer_dead(self, to, e);
         }
     }
 

@@ -23,8 +23,8 @@ use std::any::Any;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::shared::Shared;
-use crate::signal::Signal;
+use crate::rules::signal::Signal;
+use crate::sched::shared::Shared;
 
 /// Every runtime made in this OS process (dropped ones fail to upgrade).
 /// Written when a runtime is built; read by [`visit_all`].
@@ -119,7 +119,7 @@ pub fn visit_all(what: Arc<dyn Any + Send + Sync>) -> Visit {
 }
 
 /// Step 2, for the process running on `cx`'s worker.
-pub(crate) fn on_visit(p: &mut crate::process::Private, t: Ticket) {
+pub(crate) fn on_visit(p: &mut crate::sched::process::Private, t: Ticket) {
     match p.process.as_mut() {
         Some(body) => {
             // A panicking visit costs the answer only.
@@ -131,7 +131,7 @@ pub(crate) fn on_visit(p: &mut crate::process::Private, t: Ticket) {
 
 /// The visits that came while the process was inside `step`.
 #[cold]
-pub(crate) fn after_step(p: &mut crate::process::Private) {
+pub(crate) fn after_step(p: &mut crate::sched::process::Private) {
     let Some(x) = p.extra.as_mut() else { return };
     let visits = std::mem::take(&mut x.visits);
     for t in visits {

@@ -26,7 +26,7 @@
 //! (Clamping such deadlines into the wheel once made the timer thread spin
 //! forever under its lock, so that no timer in the node fired again.)
 
-use crate::envelope::Envelope;
+use crate::base::envelope::Envelope;
 use crate::Pid;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::*};

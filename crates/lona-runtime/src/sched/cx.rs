@@ -12,19 +12,19 @@
 //! [`Cx::budget`] and ends its step with [`Step::Yield`](crate::Step) when
 //! it is zero (the native layer does this at every call).
 
-use crate::envelope::{Envelope, Header};
-use crate::error::{SendError, SpawnError};
-use crate::info::{info_of, ProcessInfo, Status};
-use crate::mailbox::{Ahead, Mailbox};
-use crate::pid::Dest;
-use crate::priority::Priority;
-use crate::process::{Private, Process, ACTIVE};
-use crate::registry::RegisterError;
-use crate::shared::Shared;
-use crate::signal::Signal;
-use crate::table::Slot;
-use crate::timer::{Target, TimerRef};
-use crate::worker::WorkerCore;
+use crate::base::envelope::{Envelope, Header};
+use crate::base::error::{SendError, SpawnError};
+use crate::base::mailbox::{Ahead, Mailbox};
+use crate::base::pid::Dest;
+use crate::base::priority::Priority;
+use crate::rules::info::{info_of, ProcessInfo, Status};
+use crate::rules::signal::Signal;
+use crate::sched::process::{Private, Process, ACTIVE};
+use crate::sched::registry::RegisterError;
+use crate::sched::shared::Shared;
+use crate::sched::table::Slot;
+use crate::sched::timer::{Target, TimerRef};
+use crate::sched::worker::WorkerCore;
 use crate::{Pid, Reason, Ref};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -269,9 +269,9 @@ impl Cx<'_> {
             // SAFETY: the node is ours (taken above) and is handed on whole, once.
             let e = unsafe { Envelope::from_raw(node) };
             if self.p.pending_exit.is_none() {
-                crate::links::on_node(self, e, &mut run);
+                crate::rules::links::on_node(self, e, &mut run);
             } else {
-                crate::links::on_node_dying(self.shared, self.p, self.pid, e);
+                crate::rules::links::on_node_dying(self.shared, self.p, self.pid, e);
             }
             node = next;
         }

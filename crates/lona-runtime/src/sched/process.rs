@@ -11,8 +11,8 @@
 //! the Lonala interpreter is another (`lona-vm`'s `LonaProcess`, which
 //! steps its VM for the slice's reductions).
 
-use crate::cx::Cx;
-use crate::mailbox::Mailbox;
+use crate::base::mailbox::Mailbox;
+use crate::sched::cx::Cx;
 use crate::{Pid, Reason, Ref, RUNTIME_PID};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -99,7 +99,7 @@ pub enum Step {
 #[derive(Default)]
 pub(crate) struct Extra {
     /// Visits that came while the process was inside `step` (`visit`).
-    pub(crate) visits: Vec<crate::visit::Ticket>,
+    pub(crate) visits: Vec<crate::node::visit::Ticket>,
     /// Linked processes: `ACTIVE`, or the id of an unlink this process sent
     /// and that the other side has not acknowledged yet (links rule 6).
     pub(crate) links: IdMap<Pid, u64>,

@@ -70,10 +70,10 @@ pub(crate) enum Signal {
     /// is dropped otherwise.
     Alias {
         alias: Ref,
-        msg: crate::envelope::Envelope,
+        msg: crate::base::envelope::Envelope,
     },
     /// Run a visit in the receiver (`visit`): dropping the ticket answers.
-    Visit(crate::visit::Ticket),
+    Visit(crate::node::visit::Ticket),
 }
 
 /// Where an answer goes: a process (as a message) or a thread outside the
@@ -87,7 +87,7 @@ pub(crate) enum ReplyTo {
 /// [`InfoReply`] message) or a walk over every process (`stats`).
 pub(crate) enum InfoTo {
     Process(Pid),
-    Walk(Arc<crate::stats::Sink>),
+    Walk(Arc<crate::node::stats::Sink>),
 }
 
 /// A one-value slot a thread outside the runtime waits on.

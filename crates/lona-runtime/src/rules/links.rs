@@ -96,13 +96,13 @@
 //!     up (a call that timed out) never reaches its mailbox. Aliases end
 //!     with their process.
 
-use crate::cx::Cx;
-use crate::envelope::{header_is, Envelope};
-use crate::info::{info_of, reply_alive, reply_info};
-use crate::mailbox::Ahead;
-use crate::process::{Extra, Private, ACTIVE};
-use crate::shared::Shared;
-use crate::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
+use crate::base::envelope::{header_is, Envelope};
+use crate::base::mailbox::Ahead;
+use crate::rules::info::{info_of, reply_alive, reply_info};
+use crate::rules::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
+use crate::sched::cx::Cx;
+use crate::sched::process::{Extra, Private, ACTIVE};
+use crate::sched::shared::Shared;
 use crate::{Pid, Reason, Ref, Status};
 
 /// Act on one node taken from the inbox of a running process that is not
@@ -181,7 +181,7 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
             reply_info(cx.shared, reply_to, cx.pid, tag, Some(info));
         }
         Signal::IsAlive { reply_to, tag } => reply_alive(cx.shared, reply_to, tag, true),
-        Signal::Visit(t) => crate::visit::on_visit(cx.p, t),
+        Signal::Visit(t) => crate::node::visit::on_visit(cx.p, t),
         Signal::Alias { alias, msg } => {
             // Rule 11: only through an active alias.
             if cx
@@ -438,7 +438,7 @@ impl Cx<'_> {
                 // SAFETY: `h` is a live node of the mailbox during the call,
                 // and its type is checked before the value is read.
                 header_is::<Down>(unsafe { &*h })
-                    && unsafe { crate::envelope::value_ref::<Down>(h) }.mref == mref
+                    && unsafe { crate::base::envelope::value_ref::<Down>(h) }.mref == mref
             });
         }
         was

@@ -22,8 +22,8 @@
 //!    the runtime cannot be preempted or killed; shutdown then gives up on
 //!    its worker after a grace period and reports it.
 
-use crate::builder::Builder;
-use crate::handle::Handle;
+use crate::node::builder::Builder;
+use crate::node::handle::Handle;
 use crate::Reason;
 use std::sync::atomic::{AtomicUsize, Ordering::*};
 use std::sync::Arc;
@@ -89,7 +89,7 @@ impl Runtime {
             struct Uninstall;
             impl Drop for Uninstall {
                 fn drop(&mut self) {
-                    crate::report::uninstall_hook();
+                    crate::sched::report::uninstall_hook();
                 }
             }
             let _uninstall = Uninstall;

@@ -457,7 +457,7 @@ impl Registration {
 
     /// Runs the non-blocking `op` in direction `d` until it does not
     /// report `WouldBlock`, waiting for readiness between tries; charges
-    /// the calling process (`super::coop`) before each.
+    /// the calling process (`io::coop`) before each.
     pub(crate) fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
@@ -493,7 +493,7 @@ impl Registration {
         mut op: impl FnMut() -> io::Result<R>,
         used_up: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
-        if super::coop::spent(cx) {
+        if crate::io::coop::spent(cx) {
             return Poll::Pending;
         }
         loop {

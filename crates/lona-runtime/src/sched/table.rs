@@ -10,11 +10,11 @@
 //! the live count and the process limit are `live.rs`'s (past the limit,
 //! spawn fails with `system_limit`).
 
-use crate::inbox::Inbox;
-use crate::live::LiveCount;
-use crate::priority::Priority;
-use crate::process::Private;
-use crate::state::State;
+use crate::base::inbox::Inbox;
+use crate::base::live::LiveCount;
+use crate::base::priority::Priority;
+use crate::base::state::State;
+use crate::sched::process::Private;
 use std::cell::UnsafeCell;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering::*};
@@ -263,7 +263,7 @@ impl Drop for Table {
                 // Nodes a stale sender left behind, or a process never run.
                 let (first, _) = s.inbox.close();
                 // SAFETY: the chain is ours now.
-                unsafe { crate::envelope::drop_chain(first) };
+                unsafe { crate::base::envelope::drop_chain(first) };
             }
             drop(slots);
         }

@@ -5,10 +5,10 @@
 //! [`InfoReply`](crate::InfoReply) message, after every signal the asker
 //! sent it before. A process that is gone, or ending, answers `None`.
 
-use crate::priority::Priority;
-use crate::process::Private;
-use crate::shared::Shared;
-use crate::signal::{AliveReply, InfoReply, InfoTo, ReplyTo};
+use crate::base::priority::Priority;
+use crate::rules::signal::{AliveReply, InfoReply, InfoTo, ReplyTo};
+use crate::sched::process::Private;
+use crate::sched::shared::Shared;
 use crate::{Pid, Ref};
 
 /// What a live process looks like (`process_info`).
@@ -74,7 +74,9 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
         status,
         message_queue_len: p.mailbox.len(),
         reductions: p.reductions,
-        memory: std::mem::size_of::<crate::table::Slot>() + body_bytes + p.mailbox.len() * 32,
+        memory: std::mem::size_of::<crate::sched::table::Slot>()
+            + body_bytes
+            + p.mailbox.len() * 32,
         links,
         monitors,
         monitored_by,
