@@ -56,13 +56,13 @@ pub use node::runtime::{Runtime, ShutdownReport};
 pub use node::stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
 pub use node::visit::{visit_all, Visit};
 pub use rules::info::{ProcessInfo, Status};
-pub use rules::signal::{AliveReply, Down, Exit, ForeignExit, InfoReply, Origin, Timeout};
+pub use rules::signal::{AliveReply, Down, Exit, ForeignExit, InfoReply, Origin};
 pub use sched::cx::{Cx, Peeked, Scan, SpawnOpts};
 pub use sched::process::{Process, Step, SLICE_REDUCTIONS};
 pub use sched::registry::RegisterError;
 pub use sched::report::panic_reason;
 pub use sched::table::MAX_PROCESS_LIMIT;
-pub use sched::timer::{TimerRef, MAX_DELAY};
+pub use sched::timer::{Timeout, TimerRef, MAX_DELAY};
 
 /// A timeout that never expires: `receive_timeout(INFINITY)` waits like
 /// `receive`. Any delay longer than [`MAX_DELAY`] is infinite.

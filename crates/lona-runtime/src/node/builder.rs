@@ -1,12 +1,13 @@
 //! [`Builder`]: configuring and starting a [`Runtime`]: its worker
-//! threads (default: one per core) and its timer thread.
+//! threads (default: one per core) and its timer thread; also
+//! [`Runtime::new`] and [`Runtime::builder`], which start from a `Builder`.
 
 use crate::base::priority::Urgent;
 use crate::base::reclaim::Reclaimer;
 use crate::node::handle::Handle;
 use crate::node::runtime::Runtime;
-use crate::node::stats::WorkerLoad;
 use crate::sched::idle::Idle;
+use crate::sched::load::WorkerLoad;
 use crate::sched::registry::Registry;
 use crate::sched::shared::Shared;
 use crate::sched::table::Table;
@@ -60,6 +61,18 @@ impl Default for Builder {
             pin_workers: false,
             on_idle: None,
         }
+    }
+}
+
+impl Runtime {
+    /// A runtime with default settings.
+    pub fn new() -> std::io::Result<Runtime> {
+        Builder::default().build()
+    }
+
+    /// Configure one.
+    pub fn builder() -> Builder {
+        Builder::default()
     }
 }
 

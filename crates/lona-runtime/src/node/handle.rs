@@ -7,6 +7,7 @@ use crate::base::pid::{Dest, RUNTIME_PID};
 use crate::base::priority::Priority;
 use crate::node::stats::{self, worker_infos, RuntimeInfo, Snapshot};
 use crate::rules::signal::{InfoTo, OneShot, ReplyTo, Signal};
+use crate::sched::cx::Cx;
 use crate::sched::registry::RegisterError;
 use crate::sched::shared::Shared;
 use crate::sched::timer::TimerRef;
@@ -245,6 +246,15 @@ impl Handle {
     /// Workers this runtime runs.
     pub fn workers(&self) -> usize {
         self.shared.workers
+    }
+}
+
+impl Cx<'_> {
+    /// A handle to the runtime.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            shared: self.worker.shared.clone(),
+        }
     }
 }
 

@@ -6,10 +6,12 @@
 //! sent it before. A process that is gone, or ending, answers `None`.
 
 use crate::base::priority::Priority;
-use crate::rules::signal::{AliveReply, InfoReply, InfoTo, ReplyTo};
+use crate::sched::cx::Cx;
 use crate::sched::process::Private;
 use crate::sched::shared::Shared;
-use crate::{Pid, Ref};
+use crate::Pid;
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 /// What a live process looks like (`process_info`).
 #[derive(Clone, Debug, PartialEq)]
@@ -92,23 +94,44 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
     }
 }
 
-/// Answer an info request about `about`.
-pub(crate) fn reply_info(
-    shared: &Shared,
-    reply_to: InfoTo,
-    about: Pid,
-    tag: Ref,
-    info: Option<ProcessInfo>,
-) {
-    match reply_to {
-        InfoTo::Process(pid) => shared.send_pid(pid, InfoReply { tag, info }),
-        InfoTo::Walk(sink) => sink.put(about, info),
+impl Cx<'_> {
+    /// This process's own [`ProcessInfo`].
+    pub fn info(&mut self) -> ProcessInfo {
+        self.charge_op();
+        info_of(self.shared, self.pid, self.p, Status::Running)
     }
 }
 
-pub(crate) fn reply_alive(shared: &Shared, reply_to: ReplyTo, tag: Ref, alive: bool) {
-    match reply_to {
-        ReplyTo::Process(pid) => shared.send_pid(pid, AliveReply { tag, alive }),
-        ReplyTo::Thread(slot) => slot.set(alive),
+/// Where the answers of one batch of a walk over every process go
+/// (`node::stats`, "The process walk", step 2): an info request's
+/// answer, put by the process asked.
+#[derive(Default)]
+pub(crate) struct Sink {
+    answers: Mutex<Vec<(Pid, Option<ProcessInfo>)>>,
+    cv: Condvar,
+}
+
+impl Sink {
+    pub(crate) fn put(&self, pid: Pid, info: Option<ProcessInfo>) {
+        let mut g = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        g.push((pid, info));
+        self.cv.notify_all();
+    }
+
+    /// Waits until `n` answers came or `deadline` passed; takes them.
+    pub(crate) fn take(&self, n: usize, deadline: Instant) -> Vec<(Pid, Option<ProcessInfo>)> {
+        let mut g = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        while g.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            g = self
+                .cv
+                .wait_timeout(g, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        std::mem::take(&mut *g)
     }
 }

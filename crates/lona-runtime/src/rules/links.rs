@@ -98,7 +98,7 @@
 
 use crate::base::envelope::{header_is, Envelope};
 use crate::base::mailbox::Ahead;
-use crate::rules::info::{info_of, reply_alive, reply_info};
+use crate::rules::info::info_of;
 use crate::rules::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
 use crate::sched::cx::Cx;
 use crate::sched::process::{Extra, Private, ACTIVE};
@@ -178,9 +178,9 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
                 Status::Running
             };
             let info = info_of(cx.shared, cx.pid, cx.p, status);
-            reply_info(cx.shared, reply_to, cx.pid, tag, Some(info));
+            reply_to.answer(cx.shared, cx.pid, tag, Some(info));
         }
-        Signal::IsAlive { reply_to, tag } => reply_alive(cx.shared, reply_to, tag, true),
+        Signal::IsAlive { reply_to, tag } => reply_to.answer(cx.shared, tag, true),
         Signal::Visit(t) => crate::node::visit::on_visit(cx.p, t),
         Signal::Alias { alias, msg } => {
             // Rule 11: only through an active alias.
@@ -313,8 +313,8 @@ pub(crate) fn answer_dead(shared: &Shared, dead: Pid, e: Envelope) {
                 reason: Reason::NoProc,
             },
         ),
-        Ok(Signal::Info { reply_to, tag }) => reply_info(shared, reply_to, dead, tag, None),
-        Ok(Signal::IsAlive { reply_to, tag }) => reply_alive(shared, reply_to, tag, false),
+        Ok(Signal::Info { reply_to, tag }) => reply_to.answer(shared, dead, tag, None),
+        Ok(Signal::IsAlive { reply_to, tag }) => reply_to.answer(shared, tag, false),
         _ => {}
     }
 }

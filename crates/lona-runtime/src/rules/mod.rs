@@ -3,3 +3,4 @@
 pub(crate) mod info;
 pub(crate) mod links;
 pub(crate) mod signal;
+pub(crate) mod timeout;

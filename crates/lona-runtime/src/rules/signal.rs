@@ -5,6 +5,8 @@
 //! (`docs/design.md`, D3). The receiver acts on a signal when it drains its
 //! inbox; the rules it applies are in `links`.
 
+use crate::rules::info::Sink;
+use crate::sched::shared::Shared;
 use crate::{Pid, ProcessInfo, Reason, Ref};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -87,7 +89,27 @@ pub(crate) enum ReplyTo {
 /// [`InfoReply`] message) or a walk over every process (`stats`).
 pub(crate) enum InfoTo {
     Process(Pid),
-    Walk(Arc<crate::node::stats::Sink>),
+    Walk(Arc<Sink>),
+}
+
+impl ReplyTo {
+    /// Answer an alive request.
+    pub(crate) fn answer(self, shared: &Shared, tag: Ref, alive: bool) {
+        match self {
+            ReplyTo::Process(pid) => shared.send_pid(pid, AliveReply { tag, alive }),
+            ReplyTo::Thread(slot) => slot.set(alive),
+        }
+    }
+}
+
+impl InfoTo {
+    /// Answer an info request about `about`.
+    pub(crate) fn answer(self, shared: &Shared, about: Pid, tag: Ref, info: Option<ProcessInfo>) {
+        match self {
+            InfoTo::Process(pid) => shared.send_pid(pid, InfoReply { tag, info }),
+            InfoTo::Walk(sink) => sink.put(about, info),
+        }
+    }
 }
 
 /// A one-value slot a thread outside the runtime waits on.
@@ -178,13 +200,4 @@ pub struct Down {
     pub pid: Pid,
     /// Why it ended (`NoProc` if it was already gone).
     pub reason: Reason,
-}
-
-/// The message `start_timer` delivers: Erlang's `{timeout, TRef, Msg}`.
-#[derive(Debug, PartialEq)]
-pub struct Timeout<M> {
-    /// The timer's reference, as `start_timer` returned it.
-    pub tref: crate::TimerRef,
-    /// The message given to `start_timer`.
-    pub msg: M,
 }

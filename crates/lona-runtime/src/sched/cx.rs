@@ -17,13 +17,11 @@ use crate::base::error::{SendError, SpawnError};
 use crate::base::mailbox::{Ahead, Mailbox};
 use crate::base::pid::Dest;
 use crate::base::priority::Priority;
-use crate::rules::info::{info_of, ProcessInfo, Status};
-use crate::rules::signal::Signal;
 use crate::sched::process::{Private, Process, ACTIVE};
 use crate::sched::registry::RegisterError;
 use crate::sched::shared::Shared;
 use crate::sched::table::Slot;
-use crate::sched::timer::{Target, TimerRef};
+use crate::sched::timer::TimerRef;
 use crate::sched::worker::WorkerCore;
 use crate::{Pid, Reason, Ref};
 use std::marker::PhantomData;
@@ -414,40 +412,6 @@ impl Cx<'_> {
         self.p.mailbox.remove_peeked(id as u32)
     }
 
-    /// Arm a receive timeout of `after`; returns its token and timer, or
-    /// `None` when `after` is longer than [`MAX_DELAY`](crate::MAX_DELAY)
-    /// (an infinite wait: no timer). When it fires, [`Cx::timed_out`] with
-    /// that token becomes true (and the process is woken). The timer is
-    /// cancelled when the process ends, however many are armed.
-    pub fn start_receive_timer(&mut self, after: Duration) -> Option<(u64, TimerRef)> {
-        if after > crate::MAX_DELAY {
-            return None;
-        }
-        let token = self.new_receive();
-        let node = Envelope::new(
-            Signal::Timeout {
-                token: token as u32,
-            },
-            self.p.gen,
-            true,
-        );
-        let tref = self
-            .shared
-            .timers
-            .insert_with(after, Target::Pid(self.pid), |_| node);
-        Some((token, tref))
-    }
-
-    /// Whether the receive timeout `token` has fired.
-    pub fn timed_out(&self, token: u64) -> bool {
-        self.p.fired_timeout as u64 == token
-    }
-
-    /// Cancel a receive timer (no effect if it already fired).
-    pub fn cancel_receive_timer(&mut self, tref: TimerRef) {
-        drop(self.shared.timers.cancel(tref));
-    }
-
     /// Spawn a process built by `make` from its pid, linked and/or
     /// monitored atomically as `opts` say (Erlang's `spawn_opt`). Returns
     /// its pid and, with `monitor`, the monitor's reference.
@@ -547,24 +511,11 @@ impl Cx<'_> {
         self.shared.timers.cancel_remaining(t)
     }
 
-    /// This process's own [`ProcessInfo`].
-    pub fn info(&mut self) -> ProcessInfo {
-        self.charge_op();
-        info_of(self.shared, self.pid, self.p, Status::Running)
-    }
-
     /// Whether `pid` is alive right now, by its state word alone (no
     /// ordering with signals this process sent it; see
     /// [`Cx::request_alive`] for Erlang's guarantee).
     pub fn is_alive_now(&mut self, pid: Pid) -> bool {
         self.charge_op();
         self.shared.is_alive(pid)
-    }
-
-    /// A handle to the runtime.
-    pub fn handle(&self) -> crate::Handle {
-        crate::Handle {
-            shared: self.worker.shared.clone(),
-        }
     }
 }

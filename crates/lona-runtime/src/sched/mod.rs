@@ -2,6 +2,7 @@
 
 pub(crate) mod cx;
 pub(crate) mod idle;
+pub(crate) mod load;
 pub(crate) mod process;
 pub(crate) mod reactor;
 pub(crate) mod registry;
