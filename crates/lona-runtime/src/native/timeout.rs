@@ -16,8 +16,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::try_with_cx;
 use super::with_cx;
+use crate::sched::polled::with_polled_if;
 use crate::sched::timer::{TimerRef, MAX_DELAY};
 use crate::Pid;
 
@@ -65,7 +65,7 @@ impl<F> Deadline<F> {
 
     fn cancel(&mut self) {
         if let Some(t) = self.timer.take() {
-            try_with_cx(self.pid, |cx| drop(cx.shared.timers.cancel(t)));
+            with_polled_if(self.pid, |cx| drop(cx.shared.timers.cancel(t)));
         }
     }
 }

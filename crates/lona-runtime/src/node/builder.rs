@@ -168,6 +168,7 @@ impl Builder {
             epoch: Instant::now(),
             loads: (0..self.workers).map(|_| WorkerLoad::default()).collect(),
             reclaimer: Reclaimer::new(),
+            rules: crate::rules::links::RULES,
         });
         crate::node::visit::register(&shared);
         crate::sched::report::install_hook();

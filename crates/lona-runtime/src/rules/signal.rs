@@ -75,7 +75,7 @@ pub(crate) enum Signal {
         msg: crate::base::envelope::Envelope,
     },
     /// Run a visit in the receiver (`visit`): dropping the ticket answers.
-    Visit(crate::node::visit::Ticket),
+    Visit(crate::sched::ticket::Ticket),
 }
 
 /// Where an answer goes: a process (as a message) or a thread outside the

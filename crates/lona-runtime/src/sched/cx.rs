@@ -267,9 +267,17 @@ impl Cx<'_> {
             // SAFETY: the node is ours (taken above) and is handed on whole, once.
             let e = unsafe { Envelope::from_raw(node) };
             if self.p.pending_exit.is_none() {
-                crate::rules::links::on_node(self, e, &mut run);
+                // A message of this process: straight into the mailbox
+                // (the common case); anything else is the rules' (a
+                // signal, or a node for an earlier process in the slot).
+                let h = e.header();
+                if h.gen() == self.p.gen && !h.is_signal() {
+                    self.p.mailbox.push_run(e, &mut run);
+                } else {
+                    (self.shared.rules.on_signal)(self, e);
+                }
             } else {
-                crate::rules::links::on_node_dying(self.shared, self.p, self.pid, e);
+                (self.shared.rules.on_node_dying)(self.shared, self.p, self.pid, e);
             }
             node = next;
         }

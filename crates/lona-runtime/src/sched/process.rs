@@ -13,6 +13,7 @@
 
 use crate::base::mailbox::Mailbox;
 use crate::sched::cx::Cx;
+use crate::sched::ticket::Ticket;
 use crate::{Pid, Reason, Ref, RUNTIME_PID};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -99,7 +100,7 @@ pub enum Step {
 #[derive(Default)]
 pub(crate) struct Extra {
     /// Visits that came while the process was inside `step` (`visit`).
-    pub(crate) visits: Vec<crate::node::visit::Ticket>,
+    pub(crate) visits: Vec<Ticket>,
     /// Linked processes: `ACTIVE`, or the id of an unlink this process sent
     /// and that the other side has not acknowledged yet (links rule 6).
     pub(crate) links: IdMap<Pid, u64>,
@@ -191,5 +192,30 @@ impl Private {
 
     pub(crate) fn extra(&mut self) -> &mut Extra {
         self.extra.get_or_insert_with(Default::default)
+    }
+
+    /// A visit reaches this process (`node::visit`, step 2): its body is
+    /// visited now, or, while the body is out (inside its own `step`),
+    /// right after the step ([`Private::visits_after_step`]). Dropping the
+    /// ticket answers.
+    pub(crate) fn visit(&mut self, t: Ticket) {
+        match self.process.as_mut() {
+            Some(body) => {
+                // A panicking visit costs the answer only.
+                let _ =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body.visit(t.what())));
+            }
+            None => self.extra().visits.push(t),
+        }
+    }
+
+    /// The visits that came while the process was inside `step`.
+    #[cold]
+    pub(crate) fn visits_after_step(&mut self) {
+        let Some(x) = self.extra.as_mut() else { return };
+        let visits = std::mem::take(&mut x.visits);
+        for t in visits {
+            self.visit(t);
+        }
     }
 }

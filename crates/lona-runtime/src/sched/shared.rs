@@ -21,11 +21,11 @@ use crate::base::pid::Dest;
 use crate::base::priority::{Priority, Urgent};
 use crate::base::reclaim::Reclaimer;
 use crate::base::state::{Notify, State};
-use crate::rules::signal::Signal;
 use crate::sched::idle::Idle;
 use crate::sched::load::WorkerLoad;
 use crate::sched::process::{Private, Process};
 use crate::sched::registry::{RegisterError, Registry};
+use crate::sched::rules::Rules;
 use crate::sched::table::Table;
 use crate::sched::timer::{Target, Timeout, TimerRef, Timers};
 use crate::sched::worker::WorkerCore;
@@ -65,6 +65,8 @@ pub(crate) struct Shared {
     /// Where large mailboxes of ended processes go to be freed
     /// (`reclaim`).
     pub(crate) reclaimer: Reclaimer,
+    /// The signal rules, as the scheduler calls them (`sched::rules`).
+    pub(crate) rules: Rules,
 }
 
 impl Shared {
@@ -139,20 +141,6 @@ impl Shared {
                     self.schedule(to.index(), slot.priority());
                 }
             }
-        }
-    }
-
-    /// Send a control signal; if the target is gone, answer it (links get
-    /// `noproc` exits, monitors `noproc` downs).
-    pub(crate) fn signal(&self, to: Pid, sig: Signal) {
-        // Messages this worker batched go first: signals never overtake
-        // messages from the same sender.
-        if let Some(w) = WorkerCore::current(self) {
-            w.flush();
-        }
-        let e = Envelope::new(sig, to.generation(), true);
-        if let Err(e) = self.deliver(to, e) {
-            crate::rules::links::answer_dead(self, to, e);
         }
     }
 

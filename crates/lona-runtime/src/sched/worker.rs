@@ -738,7 +738,7 @@ fn step_once(cx: &mut Cx<'_>) -> Step {
     }));
     cx.p.process = Some(proc);
     if cx.p.extra.as_ref().is_some_and(|x| !x.visits.is_empty()) {
-        crate::node::visit::after_step(cx.p);
+        cx.p.visits_after_step();
     }
     match result {
         Ok(Step::Exit(r)) => Step::Exit(cx.p.pending_exit.take().map_or(r, |b| *b)),
@@ -779,7 +779,7 @@ pub(crate) fn finish(
         let next = unsafe { (*node).next };
         // SAFETY: the node is ours (the closed chain) and is handed on whole, once.
         let e = unsafe { Envelope::from_raw(node) };
-        crate::rules::links::on_node_dying(shared, p, pid, e);
+        (shared.rules.on_node_dying)(shared, p, pid, e);
         node = next;
     }
     // Every timer aimed at it: send_after, start_timer, receive timeouts.
@@ -787,7 +787,7 @@ pub(crate) fn finish(
     let mut watched = false;
     if let Some(mut extra) = p.extra.take() {
         watched = extra.active_links().next().is_some() || !extra.monitored_by.is_empty();
-        crate::rules::links::notify_end(shared, pid, &reason, &mut extra);
+        (shared.rules.notify_end)(shared, pid, &reason, &mut extra);
     }
     if !watched && !p.exit_by_signal {
         report::unwatched_end(pid, &reason);
