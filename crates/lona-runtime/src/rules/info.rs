@@ -76,7 +76,7 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
         status,
         message_queue_len: p.mailbox.len(),
         reductions: p.reductions,
-        memory: std::mem::size_of::<crate::sched::table::Slot>()
+        memory: std::mem::size_of::<crate::sched::process::Slot>()
             + body_bytes
             + p.mailbox.len() * 32,
         links,

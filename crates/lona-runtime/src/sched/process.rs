@@ -13,6 +13,7 @@
 
 use crate::base::mailbox::Mailbox;
 use crate::sched::cx::Cx;
+use crate::sched::table;
 use crate::sched::ticket::Ticket;
 use crate::{Pid, Reason, Ref, RUNTIME_PID};
 use std::collections::HashMap;
@@ -111,6 +112,13 @@ pub(crate) struct Extra {
     /// Active aliases of this process (links rule 11); the value is unused.
     pub(crate) aliases: IdMap<Ref, ()>,
 }
+
+/// A process's place in the process table: its state word, its inbox,
+/// and its [`Private`] part.
+pub(crate) type Slot = table::Slot<Private>;
+
+/// The process table, of [`Slot`]s.
+pub(crate) type Table = table::Table<Private>;
 
 /// The owner-private part of a process (see `table::Slot` for who may
 /// touch it).
@@ -217,5 +225,23 @@ impl Private {
         for t in visits {
             self.visit(t);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod size_tests {
+    use super::Slot;
+
+    /// A slot is what every process costs in the table; keep it small
+    /// (an idle native process is this plus its boxed future): the state
+    /// word, the inbox, and the private part (mailbox 32 bytes, body 16,
+    /// pending exit, reductions, extra and parent 8 each, generation,
+    /// receive ids and flags 16). 120 bytes while the parent was an
+    /// `Option<Pid>` (issue 36).
+    #[test]
+    fn slot_is_112_bytes_at_most() {
+        let size = std::mem::size_of::<Slot>();
+        eprintln!("Slot = {size} bytes");
+        assert!(size <= 112, "Slot grew to {size} bytes");
     }
 }
