@@ -6,6 +6,11 @@
 //! runtime: a thin `async` layer over [`Cx`], where every operation and
 //! its rules live.
 //!
+//! # Floor
+//! Above `node`: uses `base`, `sched` (`Cx`, `Process`, the polled `Cx`),
+//! `rules` (the reply messages) and `node` (`Handle::spawn`,
+//! `Runtime::block_on`); nothing uses it but the crate's public API.
+//!
 //! # Files
 //! - `ctx.rs`: [`Ctx`], the API;
 //! - `receive.rs`: the futures behind `receive` and friends;

@@ -9,7 +9,8 @@
 //!   down, info and alive requests) travels in the receiver's one inbox with
 //!   its messages, so between two processes everything arrives in the order
 //!   sent. A signal takes effect when the receiver drains its inbox
-//!   ([`Cx::drain`], which hands it to `on_signal_or_stale`).
+//!   ([`Cx::drain`], which hands it to `on_signal_or_stale` through
+//!   [`RULES`], the scheduler's way up to this floor: `sched::rules`).
 //! - A signal to a process that is gone, or that is ending, is *answered*
 //!   by exactly one party (see `inbox`, "Closing"): a link with an exit
 //!   signal `noproc`, a monitor with a `Down` of reason `noproc`, an info

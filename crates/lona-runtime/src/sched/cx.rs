@@ -1,9 +1,14 @@
 //! [`Cx`]: what a process sees of the runtime while it runs, for every kind
-//! of process. Everything a process can do is here (and in `links`, for
-//! links, monitors, exit signals and the questions one process asks
-//! another): send, drain and selective receive, receive timeouts, spawn,
-//! names, timers. The native `async` layer (`native`) and the Lonala
-//! interpreter are thin layers over it.
+//! of process. Everything a process can do is a method of `Cx`: here,
+//! send, drain and selective receive, spawn, names, timers, priority and
+//! trap-exit; on the floors above, what needs them: links, monitors, exit
+//! signals, aliases and the questions one process asks another
+//! (`rules/links.rs`), receive timeouts (`rules/timeout.rs`), its own info
+//! (`rules/info.rs`), a handle (`node/handle.rs`). The native `async`
+//! layer (`native`) and the Lonala interpreter are thin layers over it.
+//!
+//! A drain moves the process's messages into its mailbox itself and hands
+//! every signal to the rules through `Shared::rules` (`sched::rules`).
 //!
 //! # Reductions
 //! Every operation is charged: one reduction, and a selective receive one
@@ -17,8 +22,7 @@ use crate::base::error::{SendError, SpawnError};
 use crate::base::mailbox::{Ahead, Mailbox};
 use crate::base::pid::Dest;
 use crate::base::priority::Priority;
-use crate::sched::process::Slot;
-use crate::sched::process::{Private, Process, ACTIVE};
+use crate::sched::process::{Private, Process, Slot, ACTIVE};
 use crate::sched::registry::RegisterError;
 use crate::sched::shared::Shared;
 use crate::sched::timer::TimerRef;

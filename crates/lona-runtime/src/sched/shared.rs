@@ -60,7 +60,7 @@ pub(crate) struct Shared {
     /// When the node started (the clock of `loads`).
     pub(crate) epoch: Instant,
     /// Each worker's idle-time accounting, written by that worker
-    /// (`stats`).
+    /// (`load`).
     pub(crate) loads: Box<[WorkerLoad]>,
     /// Where large mailboxes of ended processes go to be freed
     /// (`reclaim`).

@@ -537,7 +537,7 @@ impl WorkerCore {
                 }
                 continue;
             }
-            // Idle from here until a task is found (`stats`, steps 1-2).
+            // Idle from here until a task is found (`load`, steps 1-2).
             let load = &shared.loads[self.index];
             load.idle_start(shared.epoch);
             for round in 0..16u32 {
