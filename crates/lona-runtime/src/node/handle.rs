@@ -1,6 +1,6 @@
 //! [`Handle`]: a cloneable handle on a runtime, usable from any thread:
 //! spawning, sending, exit signals, names, timers, and seeing the node
-//! from outside.
+//! from outside; and [`Cx::handle`], a process's way to one.
 
 use crate::base::error::{SendError, SpawnError};
 use crate::base::pid::{Dest, RUNTIME_PID};

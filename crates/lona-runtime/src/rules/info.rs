@@ -3,7 +3,9 @@
 //! A process answers for itself (its private part is its own), so asking
 //! another process is a signal, answered when it next drains its inbox: an
 //! [`InfoReply`](crate::InfoReply) message, after every signal the asker
-//! sent it before. A process that is gone, or ending, answers `None`.
+//! sent it before (or, for a walk over every process, a put into a
+//! [`Sink`]; `rules::signal` sends the answer). A process that is gone,
+//! or ending, answers `None`.
 
 use crate::base::priority::Priority;
 use crate::sched::cx::Cx;

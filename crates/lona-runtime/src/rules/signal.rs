@@ -3,7 +3,8 @@
 //! Signals travel in the receiver's inbox with its messages, so between one
 //! sender and one receiver everything stays in the order sent
 //! (`docs/design.md`, D3). The receiver acts on a signal when it drains its
-//! inbox; the rules it applies are in `links`.
+//! inbox; the rules it applies are in `links`. Where an answer to a
+//! request goes ([`ReplyTo`], [`InfoTo`]) answers it here.
 
 use crate::rules::info::Sink;
 use crate::sched::shared::Shared;
