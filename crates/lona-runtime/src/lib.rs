@@ -32,63 +32,37 @@
 // terser).
 #![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
 
-// The core: processes, their queues and signals, the scheduler.
-mod builder;
-mod cx;
-mod envelope;
-mod error;
-mod handle;
-mod idle;
-mod inbox;
-mod info;
-mod links;
-mod live;
-mod mailbox;
-mod pid;
-mod priority;
-mod process;
-mod reason;
-mod reclaim;
-mod registry;
-mod report;
-mod runtime;
-mod shared;
-mod signal;
-mod state;
-mod stats;
-mod sync;
-mod table;
-mod timer;
-mod visit;
-mod worker;
-
-// Native `async` processes, a layer over the core.
+// The floors, bottom up: each uses only the floors below it (see each
+// folder's `mod.rs`, and `docs/architecture.md`).
+mod base;
+mod node;
+mod rules;
+mod sched;
+// Native `async` processes, a layer over the public process API.
 mod native;
-
-// Sockets for processes: idle workers wait in epoll.
+// Sockets for processes: idle workers wait in epoll (`sched::reactor`).
 pub mod io;
 
-pub use builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};
-pub use cx::{Cx, Peeked, Scan, SpawnOpts};
-pub use envelope::Envelope;
-pub use error::{SendError, SpawnError};
-pub use handle::Handle;
-pub use info::{ProcessInfo, Status};
+pub use base::envelope::Envelope;
+pub use base::error::{SendError, SpawnError};
+pub use base::pid::{Dest, Pid, Ref, RUNTIME_PID};
+pub use base::priority::Priority;
+pub use base::reason::{CustomReason, PanicInfo, Reason};
 pub use native::{native_process, Deadline, Elapsed};
 pub use native::{Charge, Ctx, ExitNow, Receive, ReceiveTimeout, YieldNow};
-pub use pid::{Dest, RUNTIME_PID};
-pub use pid::{Pid, Ref};
-pub use priority::Priority;
-pub use process::{Process, Step, SLICE_REDUCTIONS};
-pub use reason::{CustomReason, PanicInfo, Reason};
-pub use registry::RegisterError;
-pub use report::panic_reason;
-pub use runtime::{Runtime, ShutdownReport};
-pub use signal::{AliveReply, Down, Exit, ForeignExit, InfoReply, Origin, Timeout};
-pub use stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
-pub use table::MAX_PROCESS_LIMIT;
-pub use timer::{TimerRef, MAX_DELAY};
-pub use visit::{visit_all, Visit};
+pub use node::builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};
+pub use node::handle::Handle;
+pub use node::runtime::{Runtime, ShutdownReport};
+pub use node::stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
+pub use node::visit::{visit_all, Visit};
+pub use rules::info::{ProcessInfo, Status};
+pub use rules::signal::{AliveReply, Down, Exit, ForeignExit, InfoReply, Origin};
+pub use sched::cx::{Cx, Peeked, Scan, SpawnOpts};
+pub use sched::process::{Process, Step, SLICE_REDUCTIONS};
+pub use sched::registry::RegisterError;
+pub use sched::report::panic_reason;
+pub use sched::table::MAX_PROCESS_LIMIT;
+pub use sched::timer::{Timeout, TimerRef, MAX_DELAY};
 
 /// A timeout that never expires: `receive_timeout(INFINITY)` waits like
 /// `receive`. Any delay longer than [`MAX_DELAY`] is infinite.

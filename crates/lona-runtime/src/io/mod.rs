@@ -2,8 +2,8 @@
 //!
 //! A process that reads a socket with nothing to read is *waiting*, like
 //! one in `receive`: it holds no thread, and it is queued on a worker
-//! again when the socket becomes ready. One `epoll` instance (`reactor.rs`,
-//! on `mio`) holds every socket of the node, and an idle scheduler worker
+//! again when the socket becomes ready. One `epoll` instance
+//! (`sched/reactor.rs`, on `mio`) holds every socket of the node, and an idle scheduler worker
 //! waits in it instead of parking; an idle node sleeps in `epoll_wait`,
 //! whatever the number of connections.
 //!
@@ -23,18 +23,24 @@
 //! directories and line-by-line reading, [`spawn_blocking`] for anything
 //! else that blocks.
 //!
+//! # Floor
+//! Above the scheduler (`sched`), beside the other floors: the poll, who
+//! waits in it and the readiness protocol are the scheduler's
+//! (`sched/reactor.rs`: idle workers wait there); the sockets reach the
+//! process they charge through `sched::polled`, never through `native`,
+//! so a socket works the same in any kind of process.
+//!
 //! # Files
-//! - `reactor.rs`: the poll, who waits in it, and the readiness protocol;
 //! - `blocking.rs`: the blocking pool;
 //! - `fs.rs`: files;
-//! - `coop.rs`: the reduction each operation costs;
+//! - `coop.rs`: the reduction each operation costs, and the operations
+//!   of a reactor registration that wait for readiness and charge it;
 //! - `tcp.rs`: [`TcpListener`], [`TcpStream`];
 //! - `udp.rs`: [`UdpSocket`].
 
 mod blocking;
-mod coop;
+pub(crate) mod coop;
 pub mod fs;
-pub(crate) mod reactor;
 mod tcp;
 mod udp;
 

@@ -6,7 +6,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::reactor::{Direction, Evented};
+use crate::sched::reactor::{Direction, Evented};
 
 /// A TCP socket listening for connections, owned by the process that
 /// holds it (it closes when dropped, so when that process ends).

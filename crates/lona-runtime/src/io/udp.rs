@@ -5,7 +5,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
-use super::reactor::{Direction, Evented};
+use crate::sched::reactor::{Direction, Evented};
 
 /// A UDP socket, owned by the process that holds it (closed when
 /// dropped). Sends and receives wait as `receive` does, and each costs a

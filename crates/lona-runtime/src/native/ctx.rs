@@ -4,12 +4,12 @@
 use super::receive::{Charge, Done, ExitNow, Receive, ReceiveTimeout, RecvCore, YieldNow};
 use super::timeout::Deadline;
 use super::with_cx;
-use crate::cx::{Cx, SpawnOpts};
-use crate::envelope::Envelope;
-use crate::error::{SendError, SpawnError};
-use crate::pid::Dest;
-use crate::signal::{AliveReply, InfoReply};
-use crate::timer::TimerRef;
+use crate::base::envelope::Envelope;
+use crate::base::error::{SendError, SpawnError};
+use crate::base::pid::Dest;
+use crate::rules::signal::{AliveReply, InfoReply};
+use crate::sched::cx::{Cx, SpawnOpts};
+use crate::sched::timer::TimerRef;
 use crate::{Handle, Pid, Priority, ProcessInfo, Reason, Ref, RegisterError};
 use std::future::Future;
 use std::marker::PhantomData;

@@ -6,6 +6,11 @@
 //! runtime: a thin `async` layer over [`Cx`], where every operation and
 //! its rules live.
 //!
+//! # Floor
+//! Above `node`: uses `base`, `sched` (`Cx`, `Process`, the polled `Cx`),
+//! `rules` (the reply messages) and `node` (`Handle::spawn`,
+//! `Runtime::block_on`); nothing uses it but the crate's public API.
+//!
 //! # Files
 //! - `ctx.rs`: [`Ctx`], the API;
 //! - `receive.rs`: the futures behind `receive` and friends;
@@ -35,7 +40,7 @@
 //!
 //! # How calls reach the runtime
 //! While a worker polls a native process, a thread-local points at the
-//! process's [`Cx`]. `Ctx` methods use it, so none can run inside a
+//! process's [`Cx`] (`sched::polled`). `Ctx` methods use it, so none can run inside a
 //! receive predicate (the receive holds the `Cx`: such a call panics with
 //! a clear message) or outside the process's own poll. A `Ctx` is not `Clone`:
 //! a child cannot capture its parent's (it gets its own), and a `Ctx` moved
@@ -55,71 +60,25 @@ pub use receive::{Charge, ExitNow, Receive, ReceiveTimeout, YieldNow};
 pub use spawn::native_process;
 pub use timeout::{Deadline, Elapsed};
 
-use crate::cx::Cx;
-use crate::process::{Process, Step};
+use crate::sched::cx::Cx;
+use crate::sched::polled;
+use crate::sched::process::{Process, Step};
 use crate::{Pid, Reason};
-use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 
-thread_local! {
-    /// The `Cx` of the native process being polled on this thread (erased
-    /// lifetime; valid for the duration of the poll).
-    static CX: Cell<*mut ()> = const { Cell::new(std::ptr::null_mut()) };
-}
-
-struct Restore(*mut ());
-impl Drop for Restore {
-    fn drop(&mut self) {
-        CX.with(|c| c.set(self.0));
-    }
-}
-
 /// Run `f` with the current process's `Cx`, checking it is `pid`'s.
 #[inline]
 pub(crate) fn with_cx<R>(pid: Pid, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
-    let p = CX.with(|c| c.replace(std::ptr::null_mut()));
-    let _restore = Restore(p);
-    if p.is_null() {
-        panic!("a Lona runtime call was made outside its process");
+    let r = polled::with_polled(|cx| {
+        assert_eq!(cx.pid, pid, "a Ctx was used outside its own process");
+        f(cx)
+    });
+    match r {
+        Some(r) => r,
+        None => panic!("a Lona runtime call was made outside its process"),
     }
-    // SAFETY: set by `poll_process` to a live `Cx` for the duration of the
-    // poll on this thread, and taken out of the thread-local so no other
-    // `with_cx` can alias it while `f` runs.
-    let cx = unsafe { &mut *(p as *mut Cx<'static>) };
-    assert_eq!(cx.pid, pid, "a Ctx was used outside its own process");
-    f(cx)
-}
-
-/// The `Cx` of the process being polled here, if it is `pid`'s (for
-/// destructors, which must not panic).
-pub(crate) fn try_with_cx(pid: Pid, f: impl FnOnce(&mut Cx<'_>)) {
-    let p = CX.with(|c| c.get());
-    if p.is_null() {
-        return;
-    }
-    // SAFETY: as in `with_cx`; the pointer is taken out for the call.
-    let cx = unsafe { &mut *(p as *mut Cx<'static>) };
-    if cx.pid == pid {
-        CX.with(|c| c.set(std::ptr::null_mut()));
-        let _restore = Restore(p);
-        f(cx);
-    }
-}
-
-/// Runs `f` with the `Cx` of whichever process is being polled on this
-/// thread, if any (I/O futures charge their process through it, and may
-/// also be polled by other executors, where there is none).
-pub(crate) fn with_current_cx<R>(f: impl FnOnce(&mut Cx<'_>) -> R) -> Option<R> {
-    let p = CX.with(|c| c.replace(std::ptr::null_mut()));
-    if p.is_null() {
-        return None;
-    }
-    let _restore = Restore(p);
-    // SAFETY: as in `with_cx`: a live `Cx` for the duration of the poll,
-    // taken out of the thread-local while `f` runs.
-    Some(f(unsafe { &mut *(p as *mut Cx<'static>) }))
 }
 
 /// Poll `fut` as the body of the process running in `cx`.
@@ -129,8 +88,7 @@ fn poll_process<F: Future>(cx: &mut Cx<'_>, fut: Pin<&mut F>) -> Poll<F::Output>
     // it, so no reference to `cx` may be alive across the poll (Miri, Tree
     // Borrows, caught one passed to the waker's function).
     let wake = waker::WakeData::of(cx);
-    let prev = CX.with(|c| c.replace(cx as *mut Cx<'_> as *mut ()));
-    let _restore = Restore(prev);
+    let _published = polled::publish(cx);
     wake.with_waker(|context| fut.poll(context))
 }
 

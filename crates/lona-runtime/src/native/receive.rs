@@ -3,10 +3,11 @@
 //! other call returns once its operation has taken effect (the result and
 //! the call's await point).
 
-use super::{try_with_cx, with_cx};
-use crate::cx::{Cx, Scan};
-use crate::envelope::Envelope;
-use crate::timer::TimerRef;
+use super::with_cx;
+use crate::base::envelope::Envelope;
+use crate::sched::cx::{Cx, Scan};
+use crate::sched::polled::with_polled_if;
+use crate::sched::timer::TimerRef;
 use crate::Pid;
 use std::convert::Infallible;
 use std::future::Future;
@@ -225,7 +226,7 @@ impl Drop for RecvCore {
         };
         // Cancel if we are still inside our process; otherwise the process
         // is ending and its exit path cancels every timer aimed at it.
-        try_with_cx(self.pid, |cx| cx.cancel_receive_timer(t));
+        with_polled_if(self.pid, |cx| cx.cancel_receive_timer(t));
     }
 }
 

@@ -2,9 +2,9 @@
 //! [`Runtime::block_on`], which runs a main process and waits for it.
 
 use super::{pending_step, poll_process, Ctx, Native};
-use crate::cx::Cx;
-use crate::error::SpawnError;
-use crate::process::{Process, Step};
+use crate::base::error::SpawnError;
+use crate::sched::cx::Cx;
+use crate::sched::process::{Process, Step};
 use crate::Priority;
 use crate::{Handle, Pid, Reason, Runtime};
 use std::future::Future;
@@ -56,7 +56,7 @@ impl Runtime {
         Fut: Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
-        if crate::report::in_process() {
+        if crate::sched::report::in_process() {
             panic!(
                 "Runtime::block_on called from inside a Lona process; \
                  spawn the work and receive its result instead"

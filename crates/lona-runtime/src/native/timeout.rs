@@ -16,9 +16,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::try_with_cx;
 use super::with_cx;
-use crate::timer::{TimerRef, MAX_DELAY};
+use crate::sched::polled::with_polled_if;
+use crate::sched::timer::{TimerRef, MAX_DELAY};
 use crate::Pid;
 
 /// The error of a future that [`Ctx::timeout`](super::Ctx::timeout) gave
@@ -65,7 +65,7 @@ impl<F> Deadline<F> {
 
     fn cancel(&mut self) {
         if let Some(t) = self.timer.take() {
-            try_with_cx(self.pid, |cx| drop(cx.shared.timers.cancel(t)));
+            with_polled_if(self.pid, |cx| drop(cx.shared.timers.cancel(t)));
         }
     }
 }

@@ -4,8 +4,8 @@
 //! owned, reference-counted one that holds the runtime weakly, so a waker
 //! kept past shutdown wakes nothing.
 
-use crate::cx::Cx;
-use crate::shared::Shared;
+use crate::sched::cx::Cx;
+use crate::sched::shared::Shared;
 use crate::Pid;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Weak};

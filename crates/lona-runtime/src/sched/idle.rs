@@ -84,7 +84,7 @@ impl Idle {
     fn unpark(&self, w: usize) {
         self.unparkers[w].unpark();
         if self.poller.load(SeqCst) == w {
-            if let Some(r) = crate::io::reactor::polled() {
+            if let Some(r) = crate::sched::reactor::polled() {
                 r.wake_poller();
             }
         }

@@ -1,17 +1,18 @@
 //! [`Builder`]: configuring and starting a [`Runtime`]: its worker
-//! threads (default: one per core) and its timer thread.
+//! threads (default: one per core) and its timer thread; also
+//! [`Runtime::new`] and [`Runtime::builder`], which start from a `Builder`.
 
-use crate::handle::Handle;
-use crate::idle::Idle;
-use crate::priority::Urgent;
-use crate::reclaim::Reclaimer;
-use crate::registry::Registry;
-use crate::runtime::Runtime;
-use crate::shared::Shared;
-use crate::stats::WorkerLoad;
-use crate::table::Table;
-use crate::timer::Timers;
-use crate::worker::{IdleHook, WorkerCore};
+use crate::base::priority::Urgent;
+use crate::base::reclaim::Reclaimer;
+use crate::node::handle::Handle;
+use crate::node::runtime::Runtime;
+use crate::sched::idle::Idle;
+use crate::sched::load::WorkerLoad;
+use crate::sched::process::Table;
+use crate::sched::registry::Registry;
+use crate::sched::shared::Shared;
+use crate::sched::timer::Timers;
+use crate::sched::worker::{IdleHook, WorkerCore};
 use crossbeam_deque::{Injector, Worker as Deque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex};
@@ -60,6 +61,18 @@ impl Default for Builder {
             pin_workers: false,
             on_idle: None,
         }
+    }
+}
+
+impl Runtime {
+    /// A runtime with default settings.
+    pub fn new() -> std::io::Result<Runtime> {
+        Builder::default().build()
+    }
+
+    /// Configure one.
+    pub fn builder() -> Builder {
+        Builder::default()
     }
 }
 
@@ -155,9 +168,10 @@ impl Builder {
             epoch: Instant::now(),
             loads: (0..self.workers).map(|_| WorkerLoad::default()).collect(),
             reclaimer: Reclaimer::new(),
+            rules: crate::rules::links::RULES,
         });
-        crate::visit::register(&shared);
-        crate::report::install_hook();
+        crate::node::visit::register(&shared);
+        crate::sched::report::install_hook();
         let mut rt = Runtime {
             handle: Handle {
                 shared: shared.clone(),

@@ -3,21 +3,15 @@
 //! [`ProcessInfo`] that never stops the node ([`Snapshot`]).
 //!
 //! # Worker load
-//! A worker counts the time it is *idle* (searching for work, spinning,
-//! parked), never the time it runs processes: the busy path pays nothing,
-//! the idle path reads the clock twice per idle period.
-//! 1. When a worker finds no task it stores the time in `idle_since`.
-//! 2. When it finds one again it adds the elapsed time to `idle_ns` and
-//!    stores 0 in `idle_since`.
-//! 3. A reader takes both; a worker idle right now counts as idle up to
-//!    the moment of reading. Busy time is the rest of the worker's life.
+//! Each worker counts its idle time (`sched::load`, [`WorkerLoad`]); busy
+//! time is the rest of its life.
 //!
 //! # The process walk
 //! [`Handle::snapshot`](crate::Handle::snapshot) asks every live process
 //! for its info, a batch at a time, from a thread outside the runtime:
 //! 1. Take the pids alive now (a scan of the table: atomic loads, no lock).
 //! 2. For each batch, send each process an info request whose answer goes
-//!    to a [`Sink`] (a mutex-guarded vector and a condvar, not a message),
+//!    to a [`Sink`] (`rules::info`: a mutex-guarded vector and a condvar, not a message),
 //!    then wait until the batch has answered or a deadline passed.
 //! 3. A process answers when it next drains its signals: at once if it was
 //!    waiting, at its next slice if it runs. One that did not answer in
@@ -27,55 +21,12 @@
 //! The walk holds no lock across processes: the node runs on while it
 //! walks, and a million processes take a second or two on two cores.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::rules::info::Sink;
+use crate::sched::load::{nanos_since, WorkerLoad};
 use crate::{Pid, ProcessInfo};
-
-/// One worker's idle-time accounting (module doc, "Worker load").
-/// Written by that worker only; read by anyone.
-#[derive(Default)]
-pub(crate) struct WorkerLoad {
-    /// Nanoseconds spent idle in finished idle periods. Relaxed: a
-    /// statistic; nothing is published through it.
-    idle_ns: AtomicU64,
-    /// Nanoseconds since the node started at which the current idle period
-    /// began, 0 while busy. Relaxed, as `idle_ns`.
-    idle_since: AtomicU64,
-}
-
-impl WorkerLoad {
-    /// Step 1: the worker found nothing to do.
-    pub(crate) fn idle_start(&self, epoch: Instant) {
-        let now = nanos_since(epoch).max(1);
-        self.idle_since.store(now, Relaxed);
-    }
-
-    /// Step 2: the worker found work (or stops).
-    pub(crate) fn idle_end(&self, epoch: Instant) {
-        let since = self.idle_since.swap(0, Relaxed);
-        if since != 0 {
-            let d = nanos_since(epoch).saturating_sub(since);
-            self.idle_ns.fetch_add(d, Relaxed);
-        }
-    }
-
-    /// Step 3: idle nanoseconds up to now.
-    fn idle_now(&self, now: u64) -> u64 {
-        let since = self.idle_since.load(Relaxed);
-        let done = self.idle_ns.load(Relaxed);
-        if since == 0 {
-            done
-        } else {
-            done + now.saturating_sub(since)
-        }
-    }
-}
-
-fn nanos_since(epoch: Instant) -> u64 {
-    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
-}
 
 /// One worker thread, as [`RuntimeInfo`] sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,38 +109,6 @@ pub(crate) fn worker_infos(
         .collect()
 }
 
-/// Where the answers of one batch of the walk go (module doc, step 2).
-#[derive(Default)]
-pub(crate) struct Sink {
-    answers: Mutex<Vec<(Pid, Option<ProcessInfo>)>>,
-    cv: Condvar,
-}
-
-impl Sink {
-    pub(crate) fn put(&self, pid: Pid, info: Option<ProcessInfo>) {
-        let mut g = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        g.push((pid, info));
-        self.cv.notify_all();
-    }
-
-    /// Waits until `n` answers came or `deadline` passed; takes them.
-    fn take(&self, n: usize, deadline: Instant) -> Vec<(Pid, Option<ProcessInfo>)> {
-        let mut g = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        while g.len() < n {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            g = self
-                .cv
-                .wait_timeout(g, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        std::mem::take(&mut *g)
-    }
-}
-
 /// One process in a [`Snapshot`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProcessEntry {
@@ -254,13 +173,6 @@ mod tests {
         let w = worker_infos(epoch, std::slice::from_ref(&l), |_| 3);
         assert!(w[0].idle > Duration::ZERO, "idle right now counts");
         assert_eq!(w[0].run_queue, 3);
-        l.idle_end(epoch);
-        let done = l.idle_ns.load(Relaxed);
-        assert!(done > 0);
-        assert_eq!(l.idle_since.load(Relaxed), 0);
-        // Ending twice adds nothing.
-        l.idle_end(epoch);
-        assert_eq!(l.idle_ns.load(Relaxed), done);
     }
 
     #[test]

@@ -42,7 +42,7 @@
 //!    has just touched that word anyway). A change takes effect the next
 //!    time the process is queued. A slot stays 104 bytes.
 
-use crate::sync::atomic::{AtomicUsize, Ordering::*};
+use crate::base::sync::atomic::{AtomicUsize, Ordering::*};
 use crossbeam_deque::{Injector, Steal};
 use crossbeam_utils::CachePadded;
 use std::fmt;

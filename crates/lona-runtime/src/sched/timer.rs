@@ -1,4 +1,5 @@
-//! Timers: receive timeouts, `send_after`, `start_timer`, `cancel_timer`.
+//! Timers: receive timeouts, `send_after`, `start_timer` (and the
+//! [`Timeout`] message it delivers), `cancel_timer`.
 //!
 //! A hierarchical timing wheel (G. Varghese and T. Lauck, "Hashed and
 //! Hierarchical Timing Wheels", SOSP 1987), laid out as in tokio's time
@@ -26,7 +27,7 @@
 //! (Clamping such deadlines into the wheel once made the timer thread spin
 //! forever under its lock, so that no timer in the node fired again.)
 
-use crate::envelope::Envelope;
+use crate::base::envelope::Envelope;
 use crate::Pid;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::*};
@@ -49,6 +50,15 @@ const MAX_SPAN: u64 = (1 << (6 * LEVELS)) - (1 << (6 * (LEVELS - 1))) - 1;
 /// The longest delay a timer fires after (about 2.1 years); longer ones,
 /// up to `Duration::MAX`, never fire (see the module doc).
 pub const MAX_DELAY: std::time::Duration = std::time::Duration::from_millis(MAX_SPAN - 1);
+
+/// The message `start_timer` delivers: Erlang's `{timeout, TRef, Msg}`.
+#[derive(Debug, PartialEq)]
+pub struct Timeout<M> {
+    /// The timer's reference, as `start_timer` returned it.
+    pub tref: TimerRef,
+    /// The message given to `start_timer`.
+    pub msg: M,
+}
 
 /// An entry's `slot` when it is not in the wheel (an infinite delay).
 const UNLINKED: u16 = u16::MAX;

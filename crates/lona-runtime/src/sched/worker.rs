@@ -58,14 +58,15 @@
 //!    while budget remains. `Yield` → back of the local queue (max and
 //!    high: back of their urgent queue). `Exit` → [`finish`].
 
-use crate::cx::Cx;
-use crate::envelope::Envelope;
-use crate::priority::Priority;
-use crate::process::{Private, Step, SLICE_REDUCTIONS};
-use crate::shared::Shared;
-use crate::state::Park;
-use crate::table::Slot;
-use crate::{report, Pid, Reason};
+use crate::base::envelope::Envelope;
+use crate::base::priority::Priority;
+use crate::base::state::Park;
+use crate::sched::cx::Cx;
+use crate::sched::process::Slot;
+use crate::sched::process::{Private, Step, SLICE_REDUCTIONS};
+use crate::sched::report;
+use crate::sched::shared::Shared;
+use crate::{Pid, Reason};
 use crossbeam_deque::{Steal, Stealer, Worker as Deque};
 use crossbeam_utils::sync::Parker;
 use std::cell::{Cell, RefCell};
@@ -176,8 +177,8 @@ pub(crate) struct IdleHook {
 struct Outbox {
     to: Pid,
     /// Newest node; linked to older ones by `next`.
-    newest: *mut crate::envelope::Header,
-    oldest: *mut crate::envelope::Header,
+    newest: *mut crate::base::envelope::Header,
+    oldest: *mut crate::base::envelope::Header,
     len: u32,
 }
 
@@ -380,7 +381,7 @@ impl WorkerCore {
         self.slice_ticks.set(long);
         if !self.local.is_empty() {
             self.backlog
-                .set(self.backlog.get().saturating_add(crate::cx::TICK));
+                .set(self.backlog.get().saturating_add(crate::sched::cx::TICK));
             self.pay_owed_wake(long > LIFO_SPILL_TICKS);
         }
         if self.lifo.get().is_none() {
@@ -522,7 +523,7 @@ impl WorkerCore {
         let shared = &*self.shared;
         // Acquire: pairs with shutdown's SeqCst store of `stop`, issued
         // after every process ended; nothing else is published through it.
-        let polled = crate::io::reactor::polled;
+        let polled = crate::sched::reactor::polled;
         let mut until_poll = POLL_EVERY;
         'outer: while !shared.stop.load(Acquire) {
             if let Some(i) = self.next_task() {
@@ -536,7 +537,7 @@ impl WorkerCore {
                 }
                 continue;
             }
-            // Idle from here until a task is found (`stats`, steps 1-2).
+            // Idle from here until a task is found (`load`, steps 1-2).
             let load = &shared.loads[self.index];
             load.idle_start(shared.epoch);
             for round in 0..16u32 {
@@ -606,7 +607,7 @@ impl WorkerCore {
     /// reactor and no other worker does, else on the parker (as a waiter
     /// for the poll, in workers mode). Returns a task found on the way.
     fn wait(&self, parker: &Parker, timeout: Option<std::time::Duration>) -> Option<u32> {
-        let Some(r) = crate::io::reactor::polled() else {
+        let Some(r) = crate::sched::reactor::polled() else {
             match timeout {
                 Some(d) => parker.park_timeout(d),
                 None => parker.park(),
@@ -737,7 +738,7 @@ fn step_once(cx: &mut Cx<'_>) -> Step {
     }));
     cx.p.process = Some(proc);
     if cx.p.extra.as_ref().is_some_and(|x| !x.visits.is_empty()) {
-        crate::visit::after_step(cx.p);
+        cx.p.visits_after_step();
     }
     match result {
         Ok(Step::Exit(r)) => Step::Exit(cx.p.pending_exit.take().map_or(r, |b| *b)),
@@ -778,7 +779,7 @@ pub(crate) fn finish(
         let next = unsafe { (*node).next };
         // SAFETY: the node is ours (the closed chain) and is handed on whole, once.
         let e = unsafe { Envelope::from_raw(node) };
-        crate::links::on_node_dying(shared, p, pid, e);
+        (shared.rules.on_node_dying)(shared, p, pid, e);
         node = next;
     }
     // Every timer aimed at it: send_after, start_timer, receive timeouts.
@@ -786,14 +787,14 @@ pub(crate) fn finish(
     let mut watched = false;
     if let Some(mut extra) = p.extra.take() {
         watched = extra.active_links().next().is_some() || !extra.monitored_by.is_empty();
-        crate::links::notify_end(shared, pid, &reason, &mut extra);
+        (shared.rules.notify_end)(shared, pid, &reason, &mut extra);
     }
     if !watched && !p.exit_by_signal {
         report::unwatched_end(pid, &reason);
     }
     drop(reason);
     p.exit_by_signal = false;
-    if p.mailbox.len() > crate::reclaim::INLINE_MAX {
+    if p.mailbox.len() > crate::base::reclaim::INLINE_MAX {
         // A large mailbox is freed off this worker (`reclaim`).
         let chain = p.mailbox.take_all();
         // SAFETY: the chain was the mailbox's and is now ours alone.

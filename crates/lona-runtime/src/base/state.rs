@@ -75,8 +75,8 @@
 //! push and take, for `notify`'s fast path (see there); on x86 these cost
 //! the same as `AcqRel`.
 
-use crate::priority::{Priority, LOW_BUMPS};
-use crate::sync::atomic::{AtomicU64, Ordering::*};
+use crate::base::priority::{Priority, LOW_BUMPS};
+use crate::base::sync::atomic::{AtomicU64, Ordering::*};
 
 const NOTIFIED: u64 = 0b001;
 const RUNNING: u64 = 0b010;
@@ -552,8 +552,8 @@ mod loom_tests {
     /// the process is scheduled at most once per park.
     #[test]
     fn loom_inbox_and_state_two_senders_no_lost_wakeup() {
-        use crate::envelope::Envelope;
-        use crate::inbox::Inbox;
+        use crate::base::envelope::Envelope;
+        use crate::base::inbox::Inbox;
         loom::model(|| {
             let state = Arc::new(State::new());
             let inbox = Arc::new(Inbox::new_closed());
@@ -571,17 +571,19 @@ mod loom_tests {
                     })
                 })
                 .collect();
-            let count =
-                |(mut p, _): (*mut crate::envelope::Header, *mut crate::envelope::Header)| {
-                    let mut n = 0;
-                    while !p.is_null() {
-                        let next = unsafe { (*p).next };
-                        drop(unsafe { Envelope::from_raw(p) });
-                        n += 1;
-                        p = next;
-                    }
-                    n
-                };
+            let count = |(mut p, _): (
+                *mut crate::base::envelope::Header,
+                *mut crate::base::envelope::Header,
+            )| {
+                let mut n = 0;
+                while !p.is_null() {
+                    let next = unsafe { (*p).next };
+                    drop(unsafe { Envelope::from_raw(p) });
+                    n += 1;
+                    p = next;
+                }
+                n
+            };
             // First run (the spawn queued it).
             state.start();
             let mut got = count(inbox.take());

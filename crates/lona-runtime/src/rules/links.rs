@@ -9,7 +9,8 @@
 //!   down, info and alive requests) travels in the receiver's one inbox with
 //!   its messages, so between two processes everything arrives in the order
 //!   sent. A signal takes effect when the receiver drains its inbox
-//!   ([`on_node`]).
+//!   ([`Cx::drain`], which hands it to `on_signal_or_stale` through
+//!   [`RULES`], the scheduler's way up to this floor: `sched::rules`).
 //! - A signal to a process that is gone, or that is ending, is *answered*
 //!   by exactly one party (see `inbox`, "Closing"): a link with an exit
 //!   signal `noproc`, a monitor with a `Down` of reason `noproc`, an info
@@ -96,29 +97,44 @@
 //!     up (a call that timed out) never reaches its mailbox. Aliases end
 //!     with their process.
 
-use crate::cx::Cx;
-use crate::envelope::{header_is, Envelope};
-use crate::info::{info_of, reply_alive, reply_info};
-use crate::mailbox::Ahead;
-use crate::process::{Extra, Private, ACTIVE};
-use crate::shared::Shared;
-use crate::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
+use crate::base::envelope::{header_is, Envelope};
+use crate::rules::info::info_of;
+use crate::rules::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
+use crate::sched::cx::Cx;
+use crate::sched::process::{Extra, Private, ACTIVE};
+use crate::sched::rules::Rules;
+use crate::sched::shared::Shared;
+use crate::sched::worker::WorkerCore;
 use crate::{Pid, Reason, Ref, Status};
 
-/// Act on one node taken from the inbox of a running process that is not
-/// ending (rule set above). Messages, the common case, go straight to the
-/// mailbox; signals take the out-of-line path.
-#[inline]
-pub(crate) fn on_node(cx: &mut Cx<'_>, e: Envelope, run: &mut Ahead) {
-    let h = e.header();
-    if h.gen() == cx.p.gen && !h.is_signal() {
-        cx.p.mailbox.push_run(e, run);
-        return;
+/// The rules as the scheduler calls them (`sched::rules`); set in every
+/// runtime by `node::builder`.
+pub(crate) const RULES: Rules = Rules {
+    on_signal: on_signal_or_stale,
+    on_node_dying,
+    notify_end,
+};
+
+impl Shared {
+    /// Send a control signal; if the target is gone, answer it (links get
+    /// `noproc` exits, monitors `noproc` downs).
+    pub(crate) fn signal(&self, to: Pid, sig: Signal) {
+        // Messages this worker batched go first: signals never overtake
+        // messages from the same sender.
+        if let Some(w) = WorkerCore::current(self) {
+            w.flush();
+        }
+        let e = Envelope::new(sig, to.generation(), true);
+        if let Err(e) = self.deliver(to, e) {
+            answer_dead(self, to, e);
+        }
     }
-    on_signal_or_stale(cx, e);
 }
 
-#[inline(never)]
+/// Act on a node taken from the inbox of a running process that is not
+/// ending (rule set above), other than a message of this process, which
+/// the drain moved into the mailbox itself (`Cx::drain`): a signal, or a
+/// node addressed to an earlier process in the slot.
 fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
     let h = e.header();
     if h.gen() != cx.p.gen {
@@ -127,7 +143,7 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
         answer_dead(cx.shared, dead, e);
         return;
     }
-    // Messages of this generation took the inline path in `on_node`.
+    // Messages of this generation took the inline path in `Cx::drain`.
     let Ok(sig) = e.downcast::<Signal>() else {
         unreachable!("signal flag on a non-signal node")
     };
@@ -178,10 +194,10 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
                 Status::Running
             };
             let info = info_of(cx.shared, cx.pid, cx.p, status);
-            reply_info(cx.shared, reply_to, cx.pid, tag, Some(info));
+            reply_to.answer(cx.shared, cx.pid, tag, Some(info));
         }
-        Signal::IsAlive { reply_to, tag } => reply_alive(cx.shared, reply_to, tag, true),
-        Signal::Visit(t) => crate::visit::on_visit(cx.p, t),
+        Signal::IsAlive { reply_to, tag } => reply_to.answer(cx.shared, tag, true),
+        Signal::Visit(t) => cx.p.visit(t),
         Signal::Alias { alias, msg } => {
             // Rule 11: only through an active alias.
             if cx
@@ -313,8 +329,8 @@ pub(crate) fn answer_dead(shared: &Shared, dead: Pid, e: Envelope) {
                 reason: Reason::NoProc,
             },
         ),
-        Ok(Signal::Info { reply_to, tag }) => reply_info(shared, reply_to, dead, tag, None),
-        Ok(Signal::IsAlive { reply_to, tag }) => reply_alive(shared, reply_to, tag, false),
+        Ok(Signal::Info { reply_to, tag }) => reply_to.answer(shared, dead, tag, None),
+        Ok(Signal::IsAlive { reply_to, tag }) => reply_to.answer(shared, tag, false),
         _ => {}
     }
 }
@@ -438,7 +454,7 @@ impl Cx<'_> {
                 // SAFETY: `h` is a live node of the mailbox during the call,
                 // and its type is checked before the value is read.
                 header_is::<Down>(unsafe { &*h })
-                    && unsafe { crate::envelope::value_ref::<Down>(h) }.mref == mref
+                    && unsafe { crate::base::envelope::value_ref::<Down>(h) }.mref == mref
             });
         }
         was

@@ -1,7 +1,7 @@
 //! The mailbox: a process's private, ordered buffer of received messages,
 //! and selective receive over it.
 //!
-//! The owner moves what arrives in its [`Inbox`](crate::inbox) here (control
+//! The owner moves what arrives in its [`Inbox`](crate::base::inbox) here (control
 //! signals are acted on during that move and never reach the mailbox, except
 //! as the messages they turn into: `Exit`, `Down`). The list is intrusive
 //! (the nodes' own `next` links), so removing a match from the middle is
@@ -36,7 +36,7 @@
 //! (`selective`). A hint is only a hint: prefetching never faults, and a
 //! node taken since is harmless.
 
-use crate::envelope::{Envelope, Header};
+use crate::base::envelope::{Envelope, Header};
 use std::ptr;
 
 pub(crate) struct Mailbox {
@@ -310,7 +310,7 @@ impl Mailbox {
         self.cursor_owner = 0;
         // SAFETY: the chain was ours and is now unreachable from `self`
         // (not assigned over `self`: that would run Drop on the old value).
-        unsafe { crate::envelope::drop_chain(head) };
+        unsafe { crate::base::envelope::drop_chain(head) };
     }
 }
 
@@ -379,7 +379,7 @@ impl Drop for Mailbox {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::envelope::{header_is, value_ref};
+    use crate::base::envelope::{header_is, value_ref};
     use proptest::prelude::*;
 
     fn int(h: *mut Header) -> Option<i64> {

@@ -1,9 +1,14 @@
 //! [`Cx`]: what a process sees of the runtime while it runs, for every kind
-//! of process. Everything a process can do is here (and in `links`, for
-//! links, monitors, exit signals and the questions one process asks
-//! another): send, drain and selective receive, receive timeouts, spawn,
-//! names, timers. The native `async` layer (`native`) and the Lonala
-//! interpreter are thin layers over it.
+//! of process. Everything a process can do is a method of `Cx`: here,
+//! send, drain and selective receive, spawn, names, timers, priority and
+//! trap-exit; on the floors above, what needs them: links, monitors, exit
+//! signals, aliases and the questions one process asks another
+//! (`rules/links.rs`), receive timeouts (`rules/timeout.rs`), its own info
+//! (`rules/info.rs`), a handle (`node/handle.rs`). The native `async`
+//! layer (`native`) and the Lonala interpreter are thin layers over it.
+//!
+//! A drain moves the process's messages into its mailbox itself and hands
+//! every signal to the rules through `Shared::rules` (`sched::rules`).
 //!
 //! # Reductions
 //! Every operation is charged: one reduction, and a selective receive one
@@ -12,19 +17,16 @@
 //! [`Cx::budget`] and ends its step with [`Step::Yield`](crate::Step) when
 //! it is zero (the native layer does this at every call).
 
-use crate::envelope::{Envelope, Header};
-use crate::error::{SendError, SpawnError};
-use crate::info::{info_of, ProcessInfo, Status};
-use crate::mailbox::{Ahead, Mailbox};
-use crate::pid::Dest;
-use crate::priority::Priority;
-use crate::process::{Private, Process, ACTIVE};
-use crate::registry::RegisterError;
-use crate::shared::Shared;
-use crate::signal::Signal;
-use crate::table::Slot;
-use crate::timer::{Target, TimerRef};
-use crate::worker::WorkerCore;
+use crate::base::envelope::{Envelope, Header};
+use crate::base::error::{SendError, SpawnError};
+use crate::base::mailbox::{Ahead, Mailbox};
+use crate::base::pid::Dest;
+use crate::base::priority::Priority;
+use crate::sched::process::{Private, Process, Slot, ACTIVE};
+use crate::sched::registry::RegisterError;
+use crate::sched::shared::Shared;
+use crate::sched::timer::TimerRef;
+use crate::sched::worker::WorkerCore;
 use crate::{Pid, Reason, Ref};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -269,9 +271,17 @@ impl Cx<'_> {
             // SAFETY: the node is ours (taken above) and is handed on whole, once.
             let e = unsafe { Envelope::from_raw(node) };
             if self.p.pending_exit.is_none() {
-                crate::links::on_node(self, e, &mut run);
+                // A message of this process: straight into the mailbox
+                // (the common case); anything else is the rules' (a
+                // signal, or a node for an earlier process in the slot).
+                let h = e.header();
+                if h.gen() == self.p.gen && !h.is_signal() {
+                    self.p.mailbox.push_run(e, &mut run);
+                } else {
+                    (self.shared.rules.on_signal)(self, e);
+                }
             } else {
-                crate::links::on_node_dying(self.shared, self.p, self.pid, e);
+                (self.shared.rules.on_node_dying)(self.shared, self.p, self.pid, e);
             }
             node = next;
         }
@@ -414,40 +424,6 @@ impl Cx<'_> {
         self.p.mailbox.remove_peeked(id as u32)
     }
 
-    /// Arm a receive timeout of `after`; returns its token and timer, or
-    /// `None` when `after` is longer than [`MAX_DELAY`](crate::MAX_DELAY)
-    /// (an infinite wait: no timer). When it fires, [`Cx::timed_out`] with
-    /// that token becomes true (and the process is woken). The timer is
-    /// cancelled when the process ends, however many are armed.
-    pub fn start_receive_timer(&mut self, after: Duration) -> Option<(u64, TimerRef)> {
-        if after > crate::MAX_DELAY {
-            return None;
-        }
-        let token = self.new_receive();
-        let node = Envelope::new(
-            Signal::Timeout {
-                token: token as u32,
-            },
-            self.p.gen,
-            true,
-        );
-        let tref = self
-            .shared
-            .timers
-            .insert_with(after, Target::Pid(self.pid), |_| node);
-        Some((token, tref))
-    }
-
-    /// Whether the receive timeout `token` has fired.
-    pub fn timed_out(&self, token: u64) -> bool {
-        self.p.fired_timeout as u64 == token
-    }
-
-    /// Cancel a receive timer (no effect if it already fired).
-    pub fn cancel_receive_timer(&mut self, tref: TimerRef) {
-        drop(self.shared.timers.cancel(tref));
-    }
-
     /// Spawn a process built by `make` from its pid, linked and/or
     /// monitored atomically as `opts` say (Erlang's `spawn_opt`). Returns
     /// its pid and, with `monitor`, the monitor's reference.
@@ -547,24 +523,11 @@ impl Cx<'_> {
         self.shared.timers.cancel_remaining(t)
     }
 
-    /// This process's own [`ProcessInfo`].
-    pub fn info(&mut self) -> ProcessInfo {
-        self.charge_op();
-        info_of(self.shared, self.pid, self.p, Status::Running)
-    }
-
     /// Whether `pid` is alive right now, by its state word alone (no
     /// ordering with signals this process sent it; see
     /// [`Cx::request_alive`] for Erlang's guarantee).
     pub fn is_alive_now(&mut self, pid: Pid) -> bool {
         self.charge_op();
         self.shared.is_alive(pid)
-    }
-
-    /// A handle to the runtime.
-    pub fn handle(&self) -> crate::Handle {
-        crate::Handle {
-            shared: self.worker.shared.clone(),
-        }
     }
 }

@@ -6,15 +6,18 @@
 //! its process has exited, with its generation bumped (see `state`), so a
 //! stale [`Pid`](crate::Pid) finds a generation that is not its own.
 //!
+//! The table knows nothing of what a process is: a slot's private part is
+//! a type parameter (`sched::process` names the one in use, `Slot` and
+//! `Table` of `Private`).
+//!
 //! Free slots are cached per worker and spill to a shared pool in batches;
 //! the live count and the process limit are `live.rs`'s (past the limit,
 //! spawn fails with `system_limit`).
 
-use crate::inbox::Inbox;
-use crate::live::LiveCount;
-use crate::priority::Priority;
-use crate::process::Private;
-use crate::state::State;
+use crate::base::inbox::Inbox;
+use crate::base::live::LiveCount;
+use crate::base::priority::Priority;
+use crate::base::state::State;
 use std::cell::UnsafeCell;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering::*};
@@ -31,7 +34,7 @@ const FRESH_BATCH: u32 = 64;
 pub const MAX_PROCESS_LIMIT: usize = 1 << 27;
 
 /// One process's place in the table.
-pub(crate) struct Slot {
+pub(crate) struct Slot<P> {
     /// Written by the owner (transitions) and producers (notify); see `state`.
     pub(crate) state: State,
     /// Pushed by any producer, taken by the owner; see `inbox`.
@@ -39,22 +42,24 @@ pub(crate) struct Slot {
     /// Owned by whoever holds the process in *running* state, or by the
     /// spawner before the process is first queued, or by the table's pool
     /// while the slot is free. Nobody else reads it.
-    pub(crate) private: UnsafeCell<Private>,
+    pub(crate) private: UnsafeCell<P>,
 }
 
 // SAFETY: `private` is only accessed under the exclusive-ownership rule above,
 // which the state word enforces; the rest is atomics.
-unsafe impl Sync for Slot {}
+unsafe impl<P: Send> Sync for Slot<P> {}
 
-impl Slot {
-    fn new() -> Slot {
+impl<P: Default> Slot<P> {
+    fn new() -> Slot<P> {
         Slot {
             state: State::new(),
             inbox: Inbox::new_closed(),
-            private: UnsafeCell::new(Private::default()),
+            private: UnsafeCell::new(P::default()),
         }
     }
+}
 
+impl<P> Slot<P> {
     /// The process's priority (kept in its state word, see `priority`).
     #[inline(always)]
     pub(crate) fn priority(&self) -> Priority {
@@ -62,9 +67,9 @@ impl Slot {
     }
 }
 
-pub(crate) struct Table {
+pub(crate) struct Table<P> {
     /// Chunk pointers; written once each (under `grow`), read by everyone.
-    chunks: Box<[AtomicPtr<Slot>]>,
+    chunks: Box<[AtomicPtr<Slot<P>>]>,
     /// Never-used slots start here; bumped by spawners.
     next_fresh: AtomicU32,
     capacity: u32,
@@ -81,8 +86,8 @@ pub(crate) struct Table {
     live: LiveCount,
 }
 
-impl Table {
-    pub(crate) fn new(limit: usize, workers: usize) -> Table {
+impl<P: Default> Table<P> {
+    pub(crate) fn new(limit: usize, workers: usize) -> Table<P> {
         // Enough slots for `limit` live processes plus what the workers'
         // free caches may hold, so the limit is the only thing that fails.
         let limit = limit.clamp(1, MAX_PROCESS_LIMIT);
@@ -105,7 +110,7 @@ impl Table {
 
     /// The slot at `index`, if it was ever allocated.
     #[inline]
-    pub(crate) fn get(&self, index: u32) -> Option<&Slot> {
+    pub(crate) fn get(&self, index: u32) -> Option<&Slot<P>> {
         let chunk = self
             .chunks
             .get((index >> CHUNK_BITS) as usize)?
@@ -136,7 +141,7 @@ impl Table {
             // Relaxed: a statistic; a chunk being published is counted or not.
             .filter(|c| !c.load(Relaxed).is_null())
             .count();
-        chunks * CHUNK * std::mem::size_of::<Slot>()
+        chunks * CHUNK * std::mem::size_of::<Slot<P>>()
     }
 
     /// Slots handed out so far (for scans over all processes).
@@ -189,8 +194,8 @@ impl Table {
         }
         let _g = self.grow.lock().unwrap_or_else(|e| e.into_inner());
         if self.chunks[c].load(Acquire).is_null() {
-            let slots: Box<[Slot]> = (0..CHUNK).map(|_| Slot::new()).collect();
-            self.chunks[c].store(Box::into_raw(slots).cast::<Slot>(), Release);
+            let slots: Box<[Slot<P>]> = (0..CHUNK).map(|_| Slot::new()).collect();
+            self.chunks[c].store(Box::into_raw(slots).cast::<Slot<P>>(), Release);
         }
     }
 
@@ -249,21 +254,21 @@ impl Drop for Pool<'_> {
     }
 }
 
-impl Drop for Table {
+impl<P> Drop for Table<P> {
     fn drop(&mut self) {
         for c in self.chunks.iter() {
             let p = c.load(Acquire);
             if p.is_null() {
                 continue;
             }
-            // SAFETY: allocated in `ensure_chunk` as a Box<[Slot]> of CHUNK;
+            // SAFETY: allocated in `ensure_chunk` as a Box<[Slot<P>]> of CHUNK;
             // the table is being dropped, so nobody else can reach it.
             let mut slots = unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(p, CHUNK)) };
             for s in slots.iter_mut() {
                 // Nodes a stale sender left behind, or a process never run.
                 let (first, _) = s.inbox.close();
                 // SAFETY: the chain is ours now.
-                unsafe { crate::envelope::drop_chain(first) };
+                unsafe { crate::base::envelope::drop_chain(first) };
             }
             drop(slots);
         }
@@ -276,7 +281,7 @@ mod tests {
 
     #[test]
     fn limit_is_enforced_and_slots_are_reused() {
-        let t = Table::new(3, 1);
+        let t = Table::<()>::new(3, 1);
         let mut cache = vec![];
         let a = t.alloc(&mut cache, Some(0)).unwrap();
         let b = t.alloc(&mut cache, Some(0)).unwrap();
@@ -294,7 +299,7 @@ mod tests {
     /// table ran out while few processes lived.
     #[test]
     fn churn_from_outside_never_runs_out() {
-        let t = Table::new(10, 2);
+        let t = Table::<()>::new(10, 2);
         let rounds = if cfg!(miri) { 500 } else { 200_000 };
         for round in 0..rounds {
             let mut cache = vec![];
@@ -310,7 +315,7 @@ mod tests {
 
     #[test]
     fn churn_through_a_worker_cache_never_runs_out() {
-        let t = Table::new(900, 1);
+        let t = Table::<()>::new(900, 1);
         let mut cache = vec![];
         let rounds = if cfg!(miri) { 3 } else { 100 };
         for round in 0..rounds {
@@ -329,28 +334,10 @@ mod tests {
 
     #[test]
     fn huge_limits_saturate() {
-        let t = Table::new(usize::MAX, 2);
+        let t = Table::<()>::new(usize::MAX, 2);
         assert_eq!(t.limit(), MAX_PROCESS_LIMIT);
         assert!(t.capacity as usize >= MAX_PROCESS_LIMIT);
         let mut cache = vec![];
         assert!(t.alloc(&mut cache, Some(0)).is_some());
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod size_tests {
-    use super::Slot;
-
-    /// A slot is what every process costs in the table; keep it small
-    /// (an idle native process is this plus its boxed future): the state
-    /// word, the inbox, and the private part (mailbox 32 bytes, body 16,
-    /// pending exit, reductions, extra and parent 8 each, generation,
-    /// receive ids and flags 16). 120 bytes while the parent was an
-    /// `Option<Pid>` (issue 36).
-    #[test]
-    fn slot_is_112_bytes_at_most() {
-        let size = std::mem::size_of::<Slot>();
-        eprintln!("Slot = {size} bytes");
-        assert!(size <= 112, "Slot grew to {size} bytes");
     }
 }

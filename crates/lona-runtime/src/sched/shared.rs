@@ -15,20 +15,20 @@
 //! anyone can signal it, reopens its inbox, then publishes the process by
 //! resetting its state word and queueing it.
 
-use crate::envelope::{Envelope, Header};
-use crate::error::SpawnError;
-use crate::idle::Idle;
-use crate::pid::Dest;
-use crate::priority::{Priority, Urgent};
-use crate::process::{Private, Process};
-use crate::reclaim::Reclaimer;
-use crate::registry::{RegisterError, Registry};
-use crate::signal::{Signal, Timeout};
-use crate::state::{Notify, State};
-use crate::stats::WorkerLoad;
-use crate::table::Table;
-use crate::timer::{Target, TimerRef, Timers};
-use crate::worker::WorkerCore;
+use crate::base::envelope::{Envelope, Header};
+use crate::base::error::SpawnError;
+use crate::base::pid::Dest;
+use crate::base::priority::{Priority, Urgent};
+use crate::base::reclaim::Reclaimer;
+use crate::base::state::{Notify, State};
+use crate::sched::idle::Idle;
+use crate::sched::load::WorkerLoad;
+use crate::sched::process::Table;
+use crate::sched::process::{Private, Process};
+use crate::sched::registry::{RegisterError, Registry};
+use crate::sched::rules::Rules;
+use crate::sched::timer::{Target, Timeout, TimerRef, Timers};
+use crate::sched::worker::WorkerCore;
 use crate::Pid;
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
@@ -60,11 +60,13 @@ pub(crate) struct Shared {
     /// When the node started (the clock of `loads`).
     pub(crate) epoch: Instant,
     /// Each worker's idle-time accounting, written by that worker
-    /// (`stats`).
+    /// (`load`).
     pub(crate) loads: Box<[WorkerLoad]>,
     /// Where large mailboxes of ended processes go to be freed
     /// (`reclaim`).
     pub(crate) reclaimer: Reclaimer,
+    /// The signal rules, as the scheduler calls them (`sched::rules`).
+    pub(crate) rules: Rules,
 }
 
 impl Shared {
@@ -139,20 +141,6 @@ impl Shared {
                     self.schedule(to.index(), slot.priority());
                 }
             }
-        }
-    }
-
-    /// Send a control signal; if the target is gone, answer it (links get
-    /// `noproc` exits, monitors `noproc` downs).
-    pub(crate) fn signal(&self, to: Pid, sig: Signal) {
-        // Messages this worker batched go first: signals never overtake
-        // messages from the same sender.
-        if let Some(w) = WorkerCore::current(self) {
-            w.flush();
-        }
-        let e = Envelope::new(sig, to.generation(), true);
-        if let Err(e) = self.deliver(to, e) {
-            crate::links::answer_dead(self, to, e);
         }
     }
 

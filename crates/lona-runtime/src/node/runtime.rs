@@ -3,7 +3,7 @@
 //! its threads share `shared`, the handle every thread may hold `handle`.
 //!
 //! # Lifecycle
-//! 1. [`Builder::build`] starts N workers (default: available cores) and
+//! 1. [`Builder::build`](crate::Builder::build) starts N workers (default: available cores) and
 //!    one timer thread.
 //! 2. Processes are spawned from outside ([`Handle::spawn_process`], and
 //!    the native layer's `Handle::spawn`, into the global injection queue)
@@ -22,8 +22,7 @@
 //!    the runtime cannot be preempted or killed; shutdown then gives up on
 //!    its worker after a grace period and reports it.
 
-use crate::builder::Builder;
-use crate::handle::Handle;
+use crate::node::handle::Handle;
 use crate::Reason;
 use std::sync::atomic::{AtomicUsize, Ordering::*};
 use std::sync::Arc;
@@ -60,16 +59,6 @@ impl std::ops::Deref for Runtime {
 }
 
 impl Runtime {
-    /// A runtime with default settings.
-    pub fn new() -> std::io::Result<Runtime> {
-        Builder::default().build()
-    }
-
-    /// Configure one.
-    pub fn builder() -> Builder {
-        Builder::default()
-    }
-
     /// A handle for other threads.
     pub fn handle(&self) -> Handle {
         self.handle.clone()
@@ -89,7 +78,7 @@ impl Runtime {
             struct Uninstall;
             impl Drop for Uninstall {
                 fn drop(&mut self) {
-                    crate::report::uninstall_hook();
+                    crate::sched::report::uninstall_hook();
                 }
             }
             let _uninstall = Uninstall;

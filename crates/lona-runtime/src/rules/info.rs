@@ -3,13 +3,17 @@
 //! A process answers for itself (its private part is its own), so asking
 //! another process is a signal, answered when it next drains its inbox: an
 //! [`InfoReply`](crate::InfoReply) message, after every signal the asker
-//! sent it before. A process that is gone, or ending, answers `None`.
+//! sent it before (or, for a walk over every process, a put into a
+//! [`Sink`]; `rules::signal` sends the answer). A process that is gone,
+//! or ending, answers `None`.
 
-use crate::priority::Priority;
-use crate::process::Private;
-use crate::shared::Shared;
-use crate::signal::{AliveReply, InfoReply, InfoTo, ReplyTo};
-use crate::{Pid, Ref};
+use crate::base::priority::Priority;
+use crate::sched::cx::Cx;
+use crate::sched::process::Private;
+use crate::sched::shared::Shared;
+use crate::Pid;
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 /// What a live process looks like (`process_info`).
 #[derive(Clone, Debug, PartialEq)]
@@ -74,7 +78,9 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
         status,
         message_queue_len: p.mailbox.len(),
         reductions: p.reductions,
-        memory: std::mem::size_of::<crate::table::Slot>() + body_bytes + p.mailbox.len() * 32,
+        memory: std::mem::size_of::<crate::sched::process::Slot>()
+            + body_bytes
+            + p.mailbox.len() * 32,
         links,
         monitors,
         monitored_by,
@@ -90,23 +96,44 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
     }
 }
 
-/// Answer an info request about `about`.
-pub(crate) fn reply_info(
-    shared: &Shared,
-    reply_to: InfoTo,
-    about: Pid,
-    tag: Ref,
-    info: Option<ProcessInfo>,
-) {
-    match reply_to {
-        InfoTo::Process(pid) => shared.send_pid(pid, InfoReply { tag, info }),
-        InfoTo::Walk(sink) => sink.put(about, info),
+impl Cx<'_> {
+    /// This process's own [`ProcessInfo`].
+    pub fn info(&mut self) -> ProcessInfo {
+        self.charge_op();
+        info_of(self.shared, self.pid, self.p, Status::Running)
     }
 }
 
-pub(crate) fn reply_alive(shared: &Shared, reply_to: ReplyTo, tag: Ref, alive: bool) {
-    match reply_to {
-        ReplyTo::Process(pid) => shared.send_pid(pid, AliveReply { tag, alive }),
-        ReplyTo::Thread(slot) => slot.set(alive),
+/// Where the answers of one batch of a walk over every process go
+/// (`node::stats`, "The process walk", step 2): an info request's
+/// answer, put by the process asked.
+#[derive(Default)]
+pub(crate) struct Sink {
+    answers: Mutex<Vec<(Pid, Option<ProcessInfo>)>>,
+    cv: Condvar,
+}
+
+impl Sink {
+    pub(crate) fn put(&self, pid: Pid, info: Option<ProcessInfo>) {
+        let mut g = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        g.push((pid, info));
+        self.cv.notify_all();
+    }
+
+    /// Waits until `n` answers came or `deadline` passed; takes them.
+    pub(crate) fn take(&self, n: usize, deadline: Instant) -> Vec<(Pid, Option<ProcessInfo>)> {
+        let mut g = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        while g.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            g = self
+                .cv
+                .wait_timeout(g, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        std::mem::take(&mut *g)
     }
 }

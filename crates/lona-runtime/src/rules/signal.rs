@@ -3,8 +3,11 @@
 //! Signals travel in the receiver's inbox with its messages, so between one
 //! sender and one receiver everything stays in the order sent
 //! (`docs/design.md`, D3). The receiver acts on a signal when it drains its
-//! inbox; the rules it applies are in `links`.
+//! inbox; the rules it applies are in `links`. Where an answer to a
+//! request goes ([`ReplyTo`], [`InfoTo`]) answers it here.
 
+use crate::rules::info::Sink;
+use crate::sched::shared::Shared;
 use crate::{Pid, ProcessInfo, Reason, Ref};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -70,10 +73,10 @@ pub(crate) enum Signal {
     /// is dropped otherwise.
     Alias {
         alias: Ref,
-        msg: crate::envelope::Envelope,
+        msg: crate::base::envelope::Envelope,
     },
     /// Run a visit in the receiver (`visit`): dropping the ticket answers.
-    Visit(crate::visit::Ticket),
+    Visit(crate::sched::ticket::Ticket),
 }
 
 /// Where an answer goes: a process (as a message) or a thread outside the
@@ -87,7 +90,27 @@ pub(crate) enum ReplyTo {
 /// [`InfoReply`] message) or a walk over every process (`stats`).
 pub(crate) enum InfoTo {
     Process(Pid),
-    Walk(Arc<crate::stats::Sink>),
+    Walk(Arc<Sink>),
+}
+
+impl ReplyTo {
+    /// Answer an alive request.
+    pub(crate) fn answer(self, shared: &Shared, tag: Ref, alive: bool) {
+        match self {
+            ReplyTo::Process(pid) => shared.send_pid(pid, AliveReply { tag, alive }),
+            ReplyTo::Thread(slot) => slot.set(alive),
+        }
+    }
+}
+
+impl InfoTo {
+    /// Answer an info request about `about`.
+    pub(crate) fn answer(self, shared: &Shared, about: Pid, tag: Ref, info: Option<ProcessInfo>) {
+        match self {
+            InfoTo::Process(pid) => shared.send_pid(pid, InfoReply { tag, info }),
+            InfoTo::Walk(sink) => sink.put(about, info),
+        }
+    }
 }
 
 /// A one-value slot a thread outside the runtime waits on.
@@ -178,13 +201,4 @@ pub struct Down {
     pub pid: Pid,
     /// Why it ended (`NoProc` if it was already gone).
     pub reason: Reason,
-}
-
-/// The message `start_timer` delivers: Erlang's `{timeout, TRef, Msg}`.
-#[derive(Debug, PartialEq)]
-pub struct Timeout<M> {
-    /// The timer's reference, as `start_timer` returned it.
-    pub tref: crate::TimerRef,
-    /// The message given to `start_timer`.
-    pub msg: M,
 }

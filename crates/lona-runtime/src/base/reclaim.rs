@@ -25,7 +25,7 @@
 //! a dead process are unreachable, so nobody can tell when they go,
 //! except through their `Drop`, which runs on the reclaimer's thread.
 
-use crate::envelope::{drop_chain, Header};
+use crate::base::envelope::{drop_chain, Header};
 #[cfg(loom)]
 use loom::sync::{Condvar, Mutex};
 #[cfg(not(loom))]
@@ -121,7 +121,7 @@ impl Reclaimer {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::envelope::Envelope;
+    use crate::base::envelope::Envelope;
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::sync::Arc;
 
@@ -212,7 +212,7 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use crate::envelope::Envelope;
+    use crate::base::envelope::Envelope;
     use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use loom::sync::Arc;
 

@@ -1,16 +1,17 @@
 //! [`Handle`]: a cloneable handle on a runtime, usable from any thread:
 //! spawning, sending, exit signals, names, timers, and seeing the node
-//! from outside.
+//! from outside; and [`Cx::handle`], a process's way to one.
 
-use crate::error::{SendError, SpawnError};
-use crate::pid::{Dest, RUNTIME_PID};
-use crate::priority::Priority;
-use crate::registry::RegisterError;
-use crate::shared::Shared;
-use crate::signal::{InfoTo, OneShot, ReplyTo, Signal};
-use crate::stats::{self, worker_infos, RuntimeInfo, Snapshot};
-use crate::timer::TimerRef;
-use crate::worker::WorkerCore;
+use crate::base::error::{SendError, SpawnError};
+use crate::base::pid::{Dest, RUNTIME_PID};
+use crate::base::priority::Priority;
+use crate::node::stats::{self, worker_infos, RuntimeInfo, Snapshot};
+use crate::rules::signal::{InfoTo, OneShot, ReplyTo, Signal};
+use crate::sched::cx::Cx;
+use crate::sched::registry::RegisterError;
+use crate::sched::shared::Shared;
+use crate::sched::timer::TimerRef;
+use crate::sched::worker::WorkerCore;
 use crate::{Pid, Process, Reason, Ref};
 use std::sync::atomic::Ordering::Acquire;
 use std::sync::Arc;
@@ -245,6 +246,15 @@ impl Handle {
     /// Workers this runtime runs.
     pub fn workers(&self) -> usize {
         self.shared.workers
+    }
+}
+
+impl Cx<'_> {
+    /// A handle to the runtime.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            shared: self.worker.shared.clone(),
+        }
     }
 }
 

@@ -11,8 +11,10 @@
 //! the Lonala interpreter is another (`lona-vm`'s `LonaProcess`, which
 //! steps its VM for the slice's reductions).
 
-use crate::cx::Cx;
-use crate::mailbox::Mailbox;
+use crate::base::mailbox::Mailbox;
+use crate::sched::cx::Cx;
+use crate::sched::table;
+use crate::sched::ticket::Ticket;
 use crate::{Pid, Reason, Ref, RUNTIME_PID};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -99,7 +101,7 @@ pub enum Step {
 #[derive(Default)]
 pub(crate) struct Extra {
     /// Visits that came while the process was inside `step` (`visit`).
-    pub(crate) visits: Vec<crate::visit::Ticket>,
+    pub(crate) visits: Vec<Ticket>,
     /// Linked processes: `ACTIVE`, or the id of an unlink this process sent
     /// and that the other side has not acknowledged yet (links rule 6).
     pub(crate) links: IdMap<Pid, u64>,
@@ -110,6 +112,13 @@ pub(crate) struct Extra {
     /// Active aliases of this process (links rule 11); the value is unused.
     pub(crate) aliases: IdMap<Ref, ()>,
 }
+
+/// A process's place in the process table: its state word, its inbox,
+/// and its [`Private`] part.
+pub(crate) type Slot = table::Slot<Private>;
+
+/// The process table, of [`Slot`]s.
+pub(crate) type Table = table::Table<Private>;
 
 /// The owner-private part of a process (see `table::Slot` for who may
 /// touch it).
@@ -191,5 +200,48 @@ impl Private {
 
     pub(crate) fn extra(&mut self) -> &mut Extra {
         self.extra.get_or_insert_with(Default::default)
+    }
+
+    /// A visit reaches this process (`node::visit`, step 2): its body is
+    /// visited now, or, while the body is out (inside its own `step`),
+    /// right after the step ([`Private::visits_after_step`]). Dropping the
+    /// ticket answers.
+    pub(crate) fn visit(&mut self, t: Ticket) {
+        match self.process.as_mut() {
+            Some(body) => {
+                // A panicking visit costs the answer only.
+                let _ =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body.visit(t.what())));
+            }
+            None => self.extra().visits.push(t),
+        }
+    }
+
+    /// The visits that came while the process was inside `step`.
+    #[cold]
+    pub(crate) fn visits_after_step(&mut self) {
+        let Some(x) = self.extra.as_mut() else { return };
+        let visits = std::mem::take(&mut x.visits);
+        for t in visits {
+            self.visit(t);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod size_tests {
+    use super::Slot;
+
+    /// A slot is what every process costs in the table; keep it small
+    /// (an idle native process is this plus its boxed future): the state
+    /// word, the inbox, and the private part (mailbox 32 bytes, body 16,
+    /// pending exit, reductions, extra and parent 8 each, generation,
+    /// receive ids and flags 16). 120 bytes while the parent was an
+    /// `Option<Pid>` (issue 36).
+    #[test]
+    fn slot_is_112_bytes_at_most() {
+        let size = std::mem::size_of::<Slot>();
+        eprintln!("Slot = {size} bytes");
+        assert!(size <= 112, "Slot grew to {size} bytes");
     }
 }

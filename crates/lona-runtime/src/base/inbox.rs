@@ -27,8 +27,8 @@
 //! manages to push after that carries the old generation and is answered or
 //! dropped by the new owner's drain.
 
-use crate::envelope::Header;
-use crate::sync::atomic::{AtomicPtr, Ordering::*};
+use crate::base::envelope::Header;
+use crate::base::sync::atomic::{AtomicPtr, Ordering::*};
 use std::ptr;
 
 fn closed() -> *mut Header {
@@ -179,7 +179,7 @@ unsafe fn reverse(top: *mut Header) -> (*mut Header, *mut Header) {
             // An address only (no provenance): it is never read through.
             let step = next.addr().wrapping_sub(cur.addr());
             let guess = next.addr().wrapping_add(step.wrapping_mul(8));
-            crate::mailbox::prefetch(ptr::without_provenance(guess));
+            crate::base::mailbox::prefetch(ptr::without_provenance(guess));
         }
         // SAFETY: `cur` is a node of the chain this drain took: ours alone.
         unsafe { (*cur).next = prev };
@@ -192,7 +192,7 @@ unsafe fn reverse(top: *mut Header) -> (*mut Header, *mut Header) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::envelope::{drop_chain, Envelope};
+    use crate::base::envelope::{drop_chain, Envelope};
 
     fn values(mut p: *mut Header) -> Vec<u32> {
         let mut out = vec![];
@@ -325,7 +325,7 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use crate::envelope::Envelope;
+    use crate::base::envelope::Envelope;
     use loom::sync::Arc;
 
     fn count(mut p: *mut Header) -> Vec<u32> {
