@@ -69,7 +69,7 @@ use num_bigint::{BigInt, BigUint, Sign};
 
 use crate::atom::{Atom, AtomError};
 use crate::heap::Heap;
-use crate::term::{Term, EMPTY_LIST, FALSE, NIL, TRUE};
+use crate::term::{Term, EMPTY_LIST, FALSE, MAX_REF_IDS, NIL, TRUE};
 use crate::view::View;
 
 const MAGIC: [u8; 2] = [b'L', 1];
@@ -500,10 +500,10 @@ pub fn decode_with<'h>(
                 let node = atoms.atom(r.text()?)?;
                 let creation = r.u32()?;
                 let n = r.count(1, 0)?;
-                if !(1..=crate::MAX_REF_IDS).contains(&n) {
+                if !(1..=MAX_REF_IDS).contains(&n) {
                     return Err(DecodeError::BadNodeId);
                 }
-                let mut ids = [0u32; crate::MAX_REF_IDS];
+                let mut ids = [0u32; MAX_REF_IDS];
                 for w in &mut ids[..n] {
                     *w = r.u32()?;
                 }

@@ -79,8 +79,8 @@ use num_bigint::{BigInt, BigUint, Sign};
 use crate::atom::Atom;
 use crate::binary::SharedBinary;
 pub use crate::codec::AtomBudget;
-use crate::heap::{Heap, MAX_REF_IDS};
-use crate::term::{Pid, Term};
+use crate::heap::Heap;
+use crate::term::{Pid, Term, MAX_REF_IDS};
 use crate::view::View;
 
 /// This node's identity in the distribution: what its own pids and

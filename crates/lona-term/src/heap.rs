@@ -63,13 +63,12 @@ use num_bigint::{BigInt, Sign};
 
 use crate::atom::Atom;
 use crate::binary::{SharedBytes, SHARED_THRESHOLD};
-use crate::block::Block;
+use crate::block::{words_between, Block};
+use crate::error::HeapError;
 use crate::sizes::{next_heap_size, MIN_HEAP_WORDS};
-use crate::term::{header, is_ptr, ptr_of, Kind, Pid, RawTerm, Term, TAG_BOXED, TAG_CONS};
-
-/// The most id words a reference of another node has (Erlang's
-/// `NEWER_REFERENCE_EXT` allows up to 5).
-pub const MAX_REF_IDS: usize = 5;
+use crate::term::{
+    header, is_ptr, ptr_of, Kind, Pid, RawTerm, Term, MAX_REF_IDS, TAG_BOXED, TAG_CONS,
+};
 
 /// Per-heap settings (Erlang's `min_heap_size`, `max_heap_size`,
 /// `fullsweep_after`). Sizes are in words.
@@ -105,54 +104,6 @@ pub const OVERFLOW_LIMIT_FACTOR: usize = 8;
 /// module doc, "Large binaries count too"). BEAM's `min_bin_vheap_size`,
 /// 46,422 words.
 pub const VHEAP_MIN_BYTES: usize = 46_422 * 8;
-
-/// Why the heap's owner must act: its process cannot go on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeapError {
-    /// The heap outgrew `max_heap_size`; the runtime should kill the
-    /// process (as Erlang does). The heap itself is consistent.
-    MaxHeapSize {
-        /// The words the process holds (after a collection: young plus
-        /// old block; an owner may add memory it keeps beside the heap,
-        /// as the Lonala VM adds its stack).
-        words: usize,
-        /// The configured limit.
-        max: usize,
-    },
-    /// The allocator could not back a block of `bytes` bytes (module
-    /// documentation, "Allocation failure").
-    OutOfMemory {
-        /// The size asked for.
-        bytes: usize,
-    },
-}
-
-impl HeapError {
-    /// Unwinds with this error as the panic payload
-    /// (`std::panic::panic_any`): how an allocation that cannot go on
-    /// ends the process making it. Whoever runs the process catches the
-    /// payload (`std::panic::catch_unwind`, then `downcast::<HeapError>`)
-    /// and ends the process with a reason.
-    #[cold]
-    pub fn raise(self) -> ! {
-        std::panic::panic_any(self)
-    }
-}
-
-impl std::fmt::Display for HeapError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HeapError::MaxHeapSize { words, max } => {
-                write!(f, "{words} words exceed max_heap_size {max}")
-            }
-            HeapError::OutOfMemory { bytes } => {
-                write!(f, "out of memory: cannot allocate {bytes} bytes")
-            }
-        }
-    }
-}
-
-impl std::error::Error for HeapError {}
 
 /// The young block has no room for another stack word: collect (with
 /// `need`) and retry.
@@ -1203,12 +1154,6 @@ fn shared_block(t: Term<'_>) -> Option<*const SharedBytes> {
         }
         _ => None,
     }
-}
-
-/// Words from `a` up to `b` (0 if `b` is below `a`).
-#[inline]
-pub(crate) fn words_between(a: *const u64, b: *const u64) -> usize {
-    (b as usize).saturating_sub(a as usize) / 8
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use num_bigint::{BigInt, BigUint, Sign};
 
 use crate::atom::Atom;
 use crate::binary::SharedBytes;
-use crate::term::{Kind, Pid, Term, EMPTY_LIST, FALSE, NIL, TRUE};
+use crate::term::{Kind, Pid, Term, EMPTY_LIST, FALSE, MAX_REF_IDS, NIL, TRUE};
 
 /// What a term is, with its contents borrowed for the heap's lifetime.
 #[derive(Clone, Debug)]
@@ -80,7 +80,7 @@ pub enum View<'h> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RefIds {
     len: u8,
-    words: [u32; crate::MAX_REF_IDS],
+    words: [u32; MAX_REF_IDS],
 }
 
 impl RefIds {
@@ -291,7 +291,7 @@ impl<'h> Term<'h> {
                 Kind::ExtRef => {
                     let mut ids = RefIds {
                         len: (arity - 2) as u8,
-                        words: [0; crate::MAX_REF_IDS],
+                        words: [0; MAX_REF_IDS],
                     };
                     for (i, w) in ids.words[..arity - 2].iter_mut().enumerate() {
                         *w = self.payload(2 + i) as u32;
