@@ -411,7 +411,7 @@ impl Heap {
     #[inline]
     pub fn owns(&self, t: Term<'_>) -> bool {
         let bits = t.bits();
-        self.owns_bits(bits) || crate::permanent::is_permanent(bits)
+        self.owns_bits(bits) || crate::ranges::is_permanent(bits)
     }
 
     /// The word of a term about to be stored in this heap.
@@ -424,7 +424,7 @@ impl Heap {
     pub(crate) fn own(&self, t: Term<'_>) -> u64 {
         let bits = t.bits();
         assert!(
-            self.owns_bits(bits) || crate::permanent::is_permanent(bits),
+            self.owns_bits(bits) || crate::ranges::is_permanent(bits),
             "term belongs to another heap or fragment; use Heap::copy_from"
         );
         bits

@@ -39,6 +39,7 @@ mod pages;
 mod permanent;
 mod pins;
 mod print;
+mod ranges;
 mod scan;
 mod sizes;
 mod term;
@@ -61,12 +62,10 @@ pub use hamt::MAP_SMALL_MAX;
 pub use heap::{
     GcCounts, Heap, HeapConfig, Root, StackFull, OVERFLOW_LIMIT_FACTOR, VHEAP_MIN_BYTES,
 };
-pub use permanent::{
-    free_permanent, is_permanent, make_freeable, make_permanent, permanent_bytes, permanent_owner,
-    permanent_owner_of, permanent_term,
-};
+pub use permanent::{free_permanent, make_freeable, make_permanent, permanent_term};
 pub use pins::{set_code_pins, CodePins};
 pub use print::set_closure_namer;
+pub use ranges::{is_permanent, permanent_bytes, permanent_owner, permanent_owner_of};
 pub use scan::Foreign;
 pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS, SMALLEST_HEAP_WORDS};
 pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, MAX_REF_IDS, SMALL_INT_MAX, SMALL_INT_MIN};
