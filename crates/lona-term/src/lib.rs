@@ -35,6 +35,7 @@ mod fragment;
 pub mod gc;
 mod hamt;
 mod heap;
+mod map;
 mod pages;
 mod permanent;
 mod pins;
@@ -43,6 +44,7 @@ mod ranges;
 mod scan;
 mod sizes;
 mod term;
+mod trie;
 mod view;
 
 #[doc(hidden)]
