@@ -490,12 +490,6 @@ impl<'h> Term<'h> {
     }
 }
 
-impl std::fmt::Debug for Term<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
