@@ -42,6 +42,7 @@ mod pins;
 mod print;
 mod ranges;
 mod scan;
+mod serial;
 mod sizes;
 mod term;
 mod trie;
@@ -56,7 +57,7 @@ pub use block::{
     CACHE_MIN_WORDS,
 };
 pub use cmp::{compare, equal, term_hash};
-pub use codec::{decode, decode_with, encode, AtomBudget, DecodeError, EncodeError};
+pub use codec::{decode, decode_with, encode, EncodeError};
 pub use error::HeapError;
 pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
@@ -69,6 +70,7 @@ pub use pins::{set_code_pins, CodePins};
 pub use print::set_closure_namer;
 pub use ranges::{is_permanent, permanent_bytes, permanent_owner, permanent_owner_of};
 pub use scan::Foreign;
+pub use serial::{AtomBudget, DecodeError};
 pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS, SMALLEST_HEAP_WORDS};
 pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, MAX_REF_IDS, SMALL_INT_MAX, SMALL_INT_MIN};
 pub use view::{ListIter, MapView, RefIds, View};
