@@ -39,7 +39,7 @@
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::heap::HeapError;
+use crate::error::HeapError;
 
 /// Strings and binaries of at least this many bytes live off-heap.
 pub const SHARED_THRESHOLD: usize = 64;

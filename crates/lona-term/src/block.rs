@@ -28,7 +28,7 @@ use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 use std::sync::Mutex;
 
-use crate::heap::HeapError;
+use crate::error::HeapError;
 use crate::pages;
 
 /// Blocks this large go through the cache.
@@ -278,6 +278,12 @@ impl Drop for Block {
             unsafe { free(self.ptr.as_ptr(), self.cap) };
         }
     }
+}
+
+/// Words from `a` up to `b` (0 if `b` is below `a`).
+#[inline]
+pub(crate) fn words_between(a: *const u64, b: *const u64) -> usize {
+    (b as usize).saturating_sub(a as usize) / 8
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 
 use crate::term::Term;
-use crate::view::View;
+use crate::view::{MapView, View};
 
 fn rank(v: &View<'_>) -> u8 {
     match v {
@@ -344,6 +344,18 @@ fn hash_into<H: Hasher>(t: Term<'_>, h: &mut H) {
                 todo.extend(captured.iter().rev());
             }
         }
+    }
+}
+
+impl<'h> MapView<'h> {
+    /// Every entry in key term order (the order that equality, order and
+    /// hashing walk a map in).
+    pub fn sorted_pairs(&self) -> Vec<(Term<'h>, Term<'h>)> {
+        let mut v: Vec<(Term<'h>, Term<'h>)> = self.iter().collect();
+        if self.flat().is_none() {
+            v.sort_by(|a, b| compare(a.0, b.0));
+        }
+        v
     }
 }
 

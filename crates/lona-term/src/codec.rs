@@ -65,51 +65,14 @@
 //! * It validates UTF-8, rejects duplicate map keys, empty `12` lists and
 //!   trailing bytes, and reports every problem as a [`DecodeError`].
 
-use num_bigint::{BigInt, BigUint, Sign};
+use num_bigint::Sign;
 
-use crate::atom::{Atom, AtomError};
 use crate::heap::Heap;
-use crate::term::{Term, EMPTY_LIST, FALSE, NIL, TRUE};
+use crate::serial::{bigint, sign, AtomBudget, DecodeError, Open, Reader, Stack, Walk};
+use crate::term::{Term, EMPTY_LIST, FALSE, MAX_REF_IDS, NIL, TRUE};
 use crate::view::View;
 
 const MAGIC: [u8; 2] = [b'L', 1];
-
-/// Why a byte string is not a valid encoding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DecodeError {
-    /// The input ended in the middle of a term.
-    UnexpectedEnd,
-    /// The input does not start with the magic bytes and version.
-    BadMagic,
-    /// An unknown type tag.
-    UnknownTag(u8),
-    /// A varint longer than 64 bits.
-    VarintOverflow,
-    /// A length larger than the remaining input could hold.
-    LengthTooLarge,
-    /// A string, keyword or symbol that is not UTF-8.
-    InvalidUtf8,
-    /// A list entry with zero elements (must be encoded as `()`).
-    EmptyList,
-    /// A map with two equal keys.
-    DuplicateKey,
-    /// A big integer with a bad sign byte.
-    BadSign,
-    /// Bytes after the term.
-    TrailingBytes,
-    /// The node's atom table is full.
-    AtomTableFull,
-    /// A keyword or symbol that does not exist, and the decoder may make
-    /// no new one (see [`AtomBudget`]).
-    UnknownAtom,
-    /// A keyword or symbol name longer than 255 characters.
-    AtomTooLong,
-    /// Tag 14, a function: functions never cross the codec.
-    Function,
-    /// A pid or reference of another node with a number over 2^32 - 1,
-    /// or a reference with no id word or more than [`crate::MAX_REF_IDS`].
-    BadNodeId,
-}
 
 /// Why a term cannot be encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,69 +92,6 @@ impl std::fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
-/// How many new keywords and symbols a decoder may add to the node's atom
-/// table (which is never freed). Keep one per outside source, across its
-/// messages, so that source can add at most that many.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AtomBudget {
-    left: usize,
-}
-
-impl AtomBudget {
-    /// No new atoms: only names that already exist decode (what
-    /// [`decode`] uses).
-    pub fn none() -> AtomBudget {
-        AtomBudget { left: 0 }
-    }
-
-    /// At most `n` new atoms.
-    pub fn new(n: usize) -> AtomBudget {
-        AtomBudget { left: n }
-    }
-
-    /// As many as the table takes: for input this node made itself.
-    pub fn unlimited() -> AtomBudget {
-        AtomBudget { left: usize::MAX }
-    }
-
-    /// New atoms still allowed.
-    pub fn remaining(&self) -> usize {
-        self.left
-    }
-
-    /// The atom `name`, new only if the budget allows it.
-    pub(crate) fn atom(&mut self, name: &str) -> Result<Atom, DecodeError> {
-        if let Some(a) = Atom::existing(name) {
-            return Ok(a);
-        }
-        if self.left == 0 {
-            // A too long name would fail anyway: say so.
-            return Err(match crate::atom::check_len(name) {
-                Err(_) => DecodeError::AtomTooLong,
-                Ok(()) => DecodeError::UnknownAtom,
-            });
-        }
-        match Atom::try_new_counted(name) {
-            Ok((a, created)) => {
-                if created {
-                    self.left -= 1;
-                }
-                Ok(a)
-            }
-            Err(AtomError::TooLong) => Err(DecodeError::AtomTooLong),
-            Err(AtomError::TableFull) => Err(DecodeError::AtomTableFull),
-        }
-    }
-}
-
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "malformed term encoding: {self:?}")
-    }
-}
-
-impl std::error::Error for DecodeError {}
-
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -206,26 +106,11 @@ fn put_bytes(out: &mut Vec<u8>, tag: u8, b: &[u8]) {
     out.extend_from_slice(b);
 }
 
-enum Task<'h> {
-    Term(Term<'h>),
-    /// Remaining `n` elements of a list starting at this cons, then its tail.
-    List(Term<'h>, usize),
-}
-
 /// Serializes a term; a term holding a function cannot be serialized.
 pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
     let mut out = MAGIC.to_vec();
-    let mut todo = vec![Task::Term(t)];
-    while let Some(task) = todo.pop() {
-        let t = match task {
-            Task::List(cur, 0) => cur,
-            Task::List(cur, n) => {
-                let (h, rest) = cur.cons_parts().expect("counted cons");
-                todo.push(Task::List(rest, n - 1));
-                h
-            }
-            Task::Term(t) => t,
-        };
+    let mut walk = Walk::new(t);
+    while let Some(t) = walk.next() {
         match t.view() {
             View::Nil => out.push(0),
             View::Bool(false) => out.push(1),
@@ -259,22 +144,17 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
             View::Vector(items) => {
                 out.push(11);
                 put_varint(&mut out, items.len() as u64);
-                todo.extend(items.iter().rev().map(|x| Task::Term(*x)));
+                walk.items(items);
             }
             View::Cons(..) => {
-                let mut it = t.list_iter();
-                let n = it.by_ref().count();
+                let n = walk.list(t);
                 out.push(12);
                 put_varint(&mut out, n as u64);
-                todo.push(Task::List(t, n));
             }
             View::Map(m) => {
                 out.push(13);
                 put_varint(&mut out, m.len() as u64);
-                for (k, v) in m.iter().collect::<Vec<_>>().into_iter().rev() {
-                    todo.push(Task::Term(v));
-                    todo.push(Task::Term(k));
-                }
+                walk.entries(m);
             }
             View::Closure { .. } => return Err(EncodeError::Function),
             View::Pid(p) => {
@@ -312,7 +192,7 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
                 out.push(20);
                 put_varint(&mut out, m.len() as u64);
                 let keys: Vec<Term<'_>> = m.iter().map(|(k, _)| k).collect();
-                todo.extend(keys.into_iter().rev().map(Task::Term));
+                walk.items(&keys);
             }
             View::Regex(s) => put_bytes(&mut out, 21, s.as_bytes()),
         }
@@ -320,28 +200,8 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
     Ok(out)
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
+/// Lona's form's numbers and names: varints, counts and UTF-8 text.
 impl<'a> Reader<'a> {
-    fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
-    }
-    fn u8(&mut self) -> Result<u8, DecodeError> {
-        let b = *self.buf.get(self.pos).ok_or(DecodeError::UnexpectedEnd)?;
-        self.pos += 1;
-        Ok(b)
-    }
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        if n > self.remaining() {
-            return Err(DecodeError::UnexpectedEnd);
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
     fn varint(&mut self) -> Result<u64, DecodeError> {
         let mut v = 0u64;
         for shift in (0..70).step_by(7) {
@@ -356,51 +216,22 @@ impl<'a> Reader<'a> {
         }
         Err(DecodeError::VarintOverflow)
     }
-    /// A count of items each taking at least `per` bytes.
+    /// A count of items each taking at least `per` bytes, plus `extra`
+    /// bytes, checked against the input left.
     fn count(&mut self, per: usize, extra: usize) -> Result<usize, DecodeError> {
         let n = self.varint()?;
         let n = usize::try_from(n).map_err(|_| DecodeError::LengthTooLarge)?;
-        let bytes = n
-            .checked_mul(per)
-            .and_then(|b| b.checked_add(extra))
-            .ok_or(DecodeError::LengthTooLarge)?;
-        if bytes > self.remaining() {
-            return Err(DecodeError::LengthTooLarge);
-        }
-        Ok(n)
+        self.fits(n, per, extra)
     }
     /// A varint that must fit 32 bits (a field of another node's pid or
     /// reference).
-    fn u32(&mut self) -> Result<u32, DecodeError> {
+    fn varint_u32(&mut self) -> Result<u32, DecodeError> {
         u32::try_from(self.varint()?).map_err(|_| DecodeError::BadNodeId)
     }
     fn text(&mut self) -> Result<&'a str, DecodeError> {
         let n = self.count(1, 0)?;
         std::str::from_utf8(self.take(n)?).map_err(|_| DecodeError::InvalidUtf8)
     }
-}
-
-enum Open {
-    Vector,
-    List,
-    Map,
-    Set,
-}
-
-/// A container whose elements are still being read. Its elements so far are
-/// `items[start..]` of the decoder's single item stack, shared by all open
-/// containers, and it is complete when there are `need` of them.
-///
-/// No memory is reserved from a declared length: a frame takes a fixed
-/// number of bytes, and the item stack grows only as elements are actually
-/// decoded, each from at least one byte of input. Nested containers each
-/// pass the length check against the same remaining bytes, so reserving
-/// even a capped amount per container would multiply (a truncated input of
-/// 4-byte headers once reserved 8 KiB per header).
-struct Frame {
-    open: Open,
-    need: usize,
-    start: usize,
 }
 
 /// Decodes an encoding made by [`encode`] into `heap`, accepting only
@@ -416,21 +247,15 @@ pub fn decode_with<'h>(
     bytes: &[u8],
     atoms: &mut AtomBudget,
 ) -> Result<Term<'h>, DecodeError> {
-    let mut r = Reader { buf: bytes, pos: 0 };
+    let mut r = Reader::new(bytes);
     if r.take(2).map_err(|_| DecodeError::BadMagic)? != MAGIC {
         return Err(DecodeError::BadMagic);
     }
-    let mut open: Vec<Frame> = Vec::new();
-    let mut items: Vec<Term<'h>> = Vec::new();
+    let mut stack = Stack::new();
     loop {
         let tag = r.u8()?;
         // SAFETY: the constants are immediates.
         let imm = |bits| unsafe { heap.wrap(bits) };
-        let frame = |open, need| Frame {
-            open,
-            need,
-            start: items.len(),
-        };
         let value = match tag {
             0 => imm(NIL),
             1 => imm(FALSE),
@@ -441,19 +266,11 @@ pub fn decode_with<'h>(
                 heap.int(((z >> 1) as i64) ^ -((z & 1) as i64))
             }
             5 => {
-                let sign = match r.u8()? {
-                    0 => Sign::Plus,
-                    1 => Sign::Minus,
-                    _ => return Err(DecodeError::BadSign),
-                };
+                let sign = sign(r.u8()?)?;
                 let n = r.count(1, 0)?;
-                let mag = BigUint::from_bytes_le(r.take(n)?);
-                heap.bigint(&BigInt::from_biguint(sign, mag))
+                bigint(heap, sign, r.take(n)?)
             }
-            6 => {
-                let b: [u8; 8] = r.take(8)?.try_into().expect("8 bytes");
-                heap.float(f64::from_le_bytes(b))
-            }
+            6 => heap.float(f64::from_le_bytes(r.array()?)),
             7 | 8 => {
                 let a = atoms.atom(r.text()?)?;
                 if tag == 7 {
@@ -470,21 +287,21 @@ pub fn decode_with<'h>(
             11 => match r.count(1, 0)? {
                 0 => heap.vector(&[]),
                 n => {
-                    open.push(frame(Open::Vector, n));
+                    stack.open(Open::Vector, n);
                     continue;
                 }
             },
             12 => match r.count(1, 1)? {
                 0 => return Err(DecodeError::EmptyList),
                 n => {
-                    open.push(frame(Open::List, n + 1));
+                    stack.open(Open::List, n + 1);
                     continue;
                 }
             },
             13 => match r.count(2, 0)? {
                 0 => heap.map(&[]),
                 n => {
-                    open.push(frame(Open::Map, 2 * n));
+                    stack.open(Open::Map, 2 * n);
                     continue;
                 }
             },
@@ -493,82 +310,46 @@ pub fn decode_with<'h>(
             16 => heap.reference(r.varint()?),
             17 => {
                 let node = atoms.atom(r.text()?)?;
-                let (id, serial, creation) = (r.u32()?, r.u32()?, r.u32()?);
+                let (id, serial, creation) = (r.varint_u32()?, r.varint_u32()?, r.varint_u32()?);
                 heap.ext_pid(node, id, serial, creation)
             }
             18 => {
                 let node = atoms.atom(r.text()?)?;
-                let creation = r.u32()?;
+                let creation = r.varint_u32()?;
                 let n = r.count(1, 0)?;
-                if !(1..=crate::MAX_REF_IDS).contains(&n) {
+                if !(1..=MAX_REF_IDS).contains(&n) {
                     return Err(DecodeError::BadNodeId);
                 }
-                let mut ids = [0u32; crate::MAX_REF_IDS];
+                let mut ids = [0u32; MAX_REF_IDS];
                 for w in &mut ids[..n] {
-                    *w = r.u32()?;
+                    *w = r.varint_u32()?;
                 }
                 heap.ext_ref(node, creation, &ids[..n])
             }
             20 => match r.count(1, 0)? {
                 0 => heap.set(&[]),
                 n => {
-                    open.push(frame(Open::Set, n));
+                    stack.open(Open::Set, n);
                     continue;
                 }
             },
             21 => heap.regex(r.text()?),
             t => return Err(DecodeError::UnknownTag(t)),
         };
-        let mut v = value;
-        loop {
-            let Some(top) = open.last_mut() else {
-                return if r.remaining() == 0 {
-                    Ok(v)
-                } else {
-                    Err(DecodeError::TrailingBytes)
-                };
+        if let Some(t) = stack.add(heap, value)? {
+            return if r.remaining() == 0 {
+                Ok(t)
+            } else {
+                Err(DecodeError::TrailingBytes)
             };
-            items.push(v);
-            if items.len() - top.start < top.need {
-                break;
-            }
-            let f = open.pop().expect("frame");
-            v = build(heap, f.open, &items[f.start..])?;
-            items.truncate(f.start);
         }
     }
-}
-
-fn build<'h>(heap: &'h Heap, open: Open, items: &[Term<'h>]) -> Result<Term<'h>, DecodeError> {
-    Ok(match open {
-        Open::Vector => heap.vector(items),
-        Open::List => {
-            let (elems, tail) = items.split_at(items.len() - 1);
-            heap.list_with_tail(elems, tail[0])
-        }
-        Open::Set => {
-            let mut v = items.to_vec();
-            v.sort_by(|a, b| crate::cmp::compare(*a, *b));
-            if v.windows(2).any(|w| crate::cmp::equal(w[0], w[1])) {
-                return Err(DecodeError::DuplicateKey);
-            }
-            heap.set(&v)
-        }
-        Open::Map => {
-            let mut pairs: Vec<(Term<'h>, Term<'h>)> =
-                items.chunks_exact(2).map(|c| (c[0], c[1])).collect();
-            pairs.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
-            if pairs.windows(2).any(|w| crate::cmp::equal(w[0].0, w[1].0)) {
-                return Err(DecodeError::DuplicateKey);
-            }
-            heap.map(&pairs)
-        }
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atom::Atom;
 
     #[test]
     fn roundtrip_and_errors() {

@@ -155,7 +155,7 @@ impl Copier<'_> {
                 (1 + header_arity(*p), TAG_BOXED)
             };
             assert!(
-                crate::heap::words_between(self.top, self.end) >= n,
+                crate::block::words_between(self.top, self.end) >= n,
                 "copy overflow"
             );
             let d = self.top;

@@ -50,7 +50,8 @@
 //!
 //! # What the decoder trusts: nothing
 //!
-//! The rules of `codec.rs`, which this follows:
+//! The rules of `codec.rs`, which this follows (the code for them that
+//! both decoders share, and their one [`DecodeError`], is in `serial.rs`):
 //!
 //! * Terms are built with the heap's safe constructors from checked values.
 //! * **Atoms** from a peer become keywords only if they already exist
@@ -74,13 +75,14 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use num_bigint::{BigInt, BigUint, Sign};
+use num_bigint::{BigInt, Sign};
 
 use crate::atom::Atom;
 use crate::binary::SharedBinary;
-pub use crate::codec::AtomBudget;
-use crate::heap::{Heap, MAX_REF_IDS};
-use crate::term::{Pid, Term};
+use crate::heap::Heap;
+use crate::serial::{bigint, sign, Open, Reader, Stack, Walk};
+pub use crate::serial::{AtomBudget, DecodeError};
+use crate::term::{Pid, Term, MAX_REF_IDS};
 use crate::view::View;
 
 /// This node's identity in the distribution: what its own pids and
@@ -133,69 +135,6 @@ pub mod tag {
 }
 
 use tag::*;
-
-/// Why a byte string is not an external term this decoder accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DecodeError {
-    /// The input ended in the middle of a term.
-    UnexpectedEnd,
-    /// The first byte is not the version, 131.
-    BadVersion,
-    /// A tag the format does not define.
-    UnknownTag(u8),
-    /// A tag the format defines that Lonala cannot take (yet): its name.
-    Unsupported(&'static str),
-    /// A compressed term (tag 80): not accepted.
-    Compressed,
-    /// A length or arity larger than the remaining input could hold.
-    LengthTooLarge,
-    /// A UTF-8 atom that is not UTF-8.
-    InvalidUtf8,
-    /// A map with two equal keys.
-    DuplicateKey,
-    /// A big integer with a sign byte other than 0 or 1.
-    BadSign,
-    /// A float that is not finite, or a `FLOAT_EXT` that is no number.
-    BadFloat,
-    /// A bit string that is not a whole number of bytes.
-    NotWholeBytes,
-    /// Bytes after the term.
-    TrailingBytes,
-    /// The node's atom table is full.
-    AtomTableFull,
-    /// An atom that does not exist, and the decoder may make no new one
-    /// (see [`AtomBudget`]).
-    UnknownAtom,
-    /// An atom name longer than 255 characters.
-    AtomTooLong,
-    /// A pid's or reference's node that is not an atom.
-    BadNode,
-    /// A reference with no id word or more than [`MAX_REF_IDS`].
-    BadRefLength,
-}
-
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DecodeError::Unsupported(what) => {
-                write!(f, "external term format: {what} is not supported")
-            }
-            DecodeError::Compressed => {
-                f.write_str("external term format: compressed terms are not accepted")
-            }
-            DecodeError::BadNode => {
-                f.write_str("malformed external term: a pid's or reference's node is not an atom")
-            }
-            DecodeError::BadRefLength => write!(
-                f,
-                "malformed external term: a reference has 1 to {MAX_REF_IDS} id words"
-            ),
-            e => write!(f, "malformed external term: {e:?}"),
-        }
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 /// Why a term cannot be encoded in the external term format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,12 +234,6 @@ fn put_bytes(
     put_binary(out, b)
 }
 
-enum Task<'h> {
-    Term(Term<'h>),
-    /// Remaining `n` elements of a list starting at this cons, then its tail.
-    List(Term<'h>, usize),
-}
-
 /// Encodes a term as `term_to_binary/1` would (version byte included),
 /// or says which part has no Erlang form (see the module's table). Pids and
 /// references need a node ([`encode_node`]).
@@ -373,17 +306,8 @@ fn encode_impl(
     node: Option<&Node>,
     mut splice: Option<Splice<'_>>,
 ) -> Result<(), EncodeError> {
-    let mut todo = vec![Task::Term(t)];
-    while let Some(task) = todo.pop() {
-        let t = match task {
-            Task::List(cur, 0) => cur,
-            Task::List(cur, n) => {
-                let (h, rest) = cur.cons_parts().expect("counted cons");
-                todo.push(Task::List(rest, n - 1));
-                h
-            }
-            Task::Term(t) => t,
-        };
+    let mut walk = Walk::new(t);
+    while let Some(t) = walk.next() {
         match t.view() {
             View::Nil => put_atom(out, "nil"),
             View::Bool(false) => put_atom(out, "false"),
@@ -412,21 +336,17 @@ fn encode_impl(
                         put_u32(out, items.len(), "tuple over 2^32 - 1 elements")?;
                     }
                 }
-                todo.extend(items.iter().rev().map(|x| Task::Term(*x)));
+                walk.items(items);
             }
             View::Cons(..) => {
-                let n = t.list_iter().count();
+                let n = walk.list(t);
                 out.push(LIST_EXT);
                 put_u32(out, n, "list over 2^32 - 1 elements")?;
-                todo.push(Task::List(t, n));
             }
             View::Map(m) => {
                 out.push(MAP_EXT);
                 put_u32(out, m.len(), "map over 2^32 - 1 entries")?;
-                for (k, v) in m.iter().collect::<Vec<_>>().into_iter().rev() {
-                    todo.push(Task::Term(v));
-                    todo.push(Task::Term(k));
-                }
+                walk.entries(m);
             }
             View::Symbol(_) => return Err(EncodeError::Unsupported("symbol")),
             View::Set(_) => return Err(EncodeError::Unsupported("set")),
@@ -462,67 +382,14 @@ fn encode_impl(
     Ok(())
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
-    }
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        if n > self.remaining() {
-            return Err(DecodeError::UnexpectedEnd);
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        Ok(self.take(N)?.try_into().expect("N bytes"))
-    }
-    fn u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(self.array::<1>()?[0])
-    }
+/// The external term format's lengths: big-endian integers.
+impl Reader<'_> {
     fn u16(&mut self) -> Result<usize, DecodeError> {
         Ok(usize::from(u16::from_be_bytes(self.array()?)))
     }
     fn u32(&mut self) -> Result<usize, DecodeError> {
         usize::try_from(u32::from_be_bytes(self.array()?)).map_err(|_| DecodeError::LengthTooLarge)
     }
-    /// Checks that `n` items of at least `per` bytes each, plus `extra`
-    /// bytes, can still be in the input.
-    fn fits(&self, n: usize, per: usize, extra: usize) -> Result<usize, DecodeError> {
-        let bytes = n
-            .checked_mul(per)
-            .and_then(|b| b.checked_add(extra))
-            .ok_or(DecodeError::LengthTooLarge)?;
-        if bytes > self.remaining() {
-            return Err(DecodeError::LengthTooLarge);
-        }
-        Ok(n)
-    }
-    /// `n` bytes, after checking that they are there.
-    fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        self.fits(n, 1, 0)?;
-        self.take(n)
-    }
-}
-
-enum Open {
-    Tuple,
-    List,
-    Map,
-}
-
-/// A container whose elements are still being read: `items[start..]` of
-/// the decoder's shared item stack, complete when there are `need` of them
-/// (as in `codec.rs`: nothing is reserved from a declared length).
-struct Frame {
-    open: Open,
-    need: usize,
-    start: usize,
 }
 
 /// Decodes one external term (version byte first) into `heap`, accepting
@@ -538,11 +405,7 @@ pub fn decode_with<'h>(
     bytes: &[u8],
     atoms: &mut AtomBudget,
 ) -> Result<Term<'h>, DecodeError> {
-    let (t, used) = decode_prefix(heap, bytes, atoms)?;
-    if used != bytes.len() {
-        return Err(DecodeError::TrailingBytes);
-    }
-    Ok(t)
+    whole(bytes, decode_prefix(heap, bytes, atoms))
 }
 
 /// Decodes the external term at the start of `bytes` (version byte first)
@@ -577,11 +440,7 @@ pub fn decode_node<'h>(
     atoms: &mut AtomBudget,
     node: &Node,
 ) -> Result<Term<'h>, DecodeError> {
-    let (t, used) = decode_node_prefix(heap, bytes, atoms, node)?;
-    if used != bytes.len() {
-        return Err(DecodeError::TrailingBytes);
-    }
-    Ok(t)
+    whole(bytes, decode_node_prefix(heap, bytes, atoms, node))
 }
 
 /// [`decode_prefix`] with a node, as [`decode_node`].
@@ -625,6 +484,18 @@ pub fn decode_node_body_in<'h>(
     decode_body(heap, bytes, atoms, Some(node), Some((buf, start)))
 }
 
+/// The term of a prefix decoding that took all of `bytes`.
+fn whole<'h>(
+    bytes: &[u8],
+    prefix: Result<(Term<'h>, usize), DecodeError>,
+) -> Result<Term<'h>, DecodeError> {
+    let (t, used) = prefix?;
+    if used != bytes.len() {
+        return Err(DecodeError::TrailingBytes);
+    }
+    Ok(t)
+}
+
 fn decode_version_prefix<'h>(
     heap: &'h Heap,
     bytes: &[u8],
@@ -648,16 +519,10 @@ fn decode_body<'h>(
     node: Option<&Node>,
     donor: Option<(&Arc<Vec<u8>>, usize)>,
 ) -> Result<(Term<'h>, usize), DecodeError> {
-    let mut r = Reader { buf: bytes, pos: 0 };
-    let mut open: Vec<Frame> = Vec::new();
-    let mut items: Vec<Term<'h>> = Vec::new();
+    let mut r = Reader::new(bytes);
+    let mut stack = Stack::new();
     loop {
         let tag = r.u8()?;
-        let frame = |open, need| Frame {
-            open,
-            need,
-            start: items.len(),
-        };
         let value = match tag {
             SMALL_INTEGER_EXT => heap.int(i64::from(r.u8()?)),
             INTEGER_EXT => heap.int(i64::from(i32::from_be_bytes(r.array()?))),
@@ -667,13 +532,8 @@ fn decode_body<'h>(
                 } else {
                     r.u32()?
                 };
-                let sign = match r.u8()? {
-                    0 => Sign::Plus,
-                    1 => Sign::Minus,
-                    _ => return Err(DecodeError::BadSign),
-                };
-                let mag = BigUint::from_bytes_le(r.bytes(n)?);
-                heap.bigint(&BigInt::from_biguint(sign, mag))
+                let sign = sign(r.u8()?)?;
+                bigint(heap, sign, r.bytes(n)?)
             }
             NEW_FLOAT_EXT => float(heap, f64::from_be_bytes(r.array()?))?,
             FLOAT_EXT => {
@@ -762,7 +622,7 @@ fn decode_body<'h>(
                 match r.fits(n, 1, 0)? {
                     0 => heap.vector(&[]),
                     n => {
-                        open.push(frame(Open::Tuple, n));
+                        stack.open(Open::Vector, n);
                         continue;
                     }
                 }
@@ -771,7 +631,7 @@ fn decode_body<'h>(
                 let n = r.u32()?;
                 let n = r.fits(n, 1, 1)?;
                 // n elements, then the tail.
-                open.push(frame(Open::List, n + 1));
+                stack.open(Open::List, n + 1);
                 continue;
             }
             MAP_EXT => {
@@ -779,7 +639,7 @@ fn decode_body<'h>(
                 match r.fits(n, 2, 0)? {
                     0 => heap.map(&[]),
                     n => {
-                        open.push(frame(Open::Map, 2 * n));
+                        stack.open(Open::Map, 2 * n);
                         continue;
                     }
                 }
@@ -787,18 +647,8 @@ fn decode_body<'h>(
             COMPRESSED => return Err(DecodeError::Compressed),
             t => return Err(unsupported(t)),
         };
-        let mut v = value;
-        loop {
-            let Some(top) = open.last_mut() else {
-                return Ok((v, r.pos));
-            };
-            items.push(v);
-            if items.len() - top.start < top.need {
-                break;
-            }
-            let f = open.pop().expect("frame");
-            v = build(heap, f.open, &items[f.start..])?;
-            items.truncate(f.start);
+        if let Some(t) = stack.add(heap, value)? {
+            return Ok((t, r.pos));
         }
     }
 }
@@ -829,21 +679,12 @@ fn atom_name<'a>(tag: u8, r: &mut Reader<'a>) -> Result<Cow<'a, str>, DecodeErro
     }
 }
 
-/// The interned atom `name`, new only within `atoms`.
-fn intern(name: &str, atoms: &mut AtomBudget) -> Result<Atom, DecodeError> {
-    atoms.atom(name).map_err(|e| match e {
-        crate::codec::DecodeError::AtomTooLong => DecodeError::AtomTooLong,
-        crate::codec::DecodeError::AtomTableFull => DecodeError::AtomTableFull,
-        _ => DecodeError::UnknownAtom,
-    })
-}
-
 fn atom(name: &str, atoms: &mut AtomBudget) -> Result<Term<'static>, DecodeError> {
     Ok(match name {
         "nil" => Term::NIL,
         "true" => Term::TRUE,
         "false" => Term::FALSE,
-        _ => Term::keyword_atom(intern(name, atoms)?),
+        _ => Term::keyword_atom(atoms.atom(name)?),
     })
 }
 
@@ -851,7 +692,7 @@ fn atom(name: &str, atoms: &mut AtomBudget) -> Result<Term<'static>, DecodeError
 fn node_atom(r: &mut Reader<'_>, atoms: &mut AtomBudget) -> Result<Atom, DecodeError> {
     match r.u8()? {
         tag @ (ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT | ATOM_EXT | SMALL_ATOM_EXT) => {
-            intern(&atom_name(tag, r)?, atoms)
+            atoms.atom(&atom_name(tag, r)?)
         }
         ATOM_CACHE_REF => Err(unsupported(ATOM_CACHE_REF)),
         _ => Err(DecodeError::BadNode),
@@ -868,24 +709,5 @@ fn unsupported(tag: u8) -> DecodeError {
         113 => "export (fun M:F/A)",
         121 => "LOCAL_EXT",
         t => return DecodeError::UnknownTag(t),
-    })
-}
-
-fn build<'h>(heap: &'h Heap, open: Open, items: &[Term<'h>]) -> Result<Term<'h>, DecodeError> {
-    Ok(match open {
-        Open::Tuple => heap.vector(items),
-        Open::List => {
-            let (elems, tail) = items.split_at(items.len() - 1);
-            heap.list_with_tail(elems, tail[0])
-        }
-        Open::Map => {
-            let mut pairs: Vec<(Term<'h>, Term<'h>)> =
-                items.chunks_exact(2).map(|c| (c[0], c[1])).collect();
-            pairs.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
-            if pairs.windows(2).any(|w| crate::cmp::equal(w[0].0, w[1].0)) {
-                return Err(DecodeError::DuplicateKey);
-            }
-            heap.map(&pairs)
-        }
     })
 }

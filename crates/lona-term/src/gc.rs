@@ -37,8 +37,9 @@
 //! "Allocation failure"); a shrink it cannot do keeps the larger block.
 
 use crate::binary::SharedBytes;
-use crate::block::Block;
-use crate::heap::{words_between, Heap, HeapError, VHEAP_MIN_BYTES};
+use crate::block::{words_between, Block};
+use crate::error::HeapError;
+use crate::heap::{Heap, VHEAP_MIN_BYTES};
 use crate::sizes::next_heap_size;
 use crate::term::{
     header_arity, is_header, is_ptr, ptr_of, Kind, RawTerm, FORWARD_CONS, TAG_CONS, TAG_MASK,

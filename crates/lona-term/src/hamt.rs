@@ -23,11 +23,16 @@
 //! entry inlines it into its parent (CHAMP's canonical form). So two equal
 //! maps have the same representation, and a removal down to
 //! [`MAP_SMALL_MAX`] keys gives a flat map again.
+//!
+//! Reading a trie without comparing keys (its count, its entries) is in
+//! `trie.rs`, below the term order; choosing between the flat form and a
+//! trie is `map.rs`'s.
 
 use std::cmp::Ordering;
 
 use crate::heap::Heap;
-use crate::term::{header, header_arity, ptr_of, Kind, Term, TAG_BOXED};
+use crate::term::{header, Kind, Term, TAG_BOXED};
+use crate::trie::{collect, kind, unsmall, words};
 
 /// Most keys a map holds in the flat (sorted array) form.
 pub const MAP_SMALL_MAX: usize = 32;
@@ -55,32 +60,6 @@ pub(crate) fn key_hash(t: Term<'_>) -> u64 {
 #[inline]
 fn small(v: u64) -> u64 {
     (v << 3) | 0b011
-}
-
-#[inline]
-fn unsmall(w: u64) -> u64 {
-    w >> 3
-}
-
-/// The payload words of a boxed object.
-///
-/// # Safety
-/// `w` must be a boxed word of a live heap.
-#[inline]
-unsafe fn words<'a>(w: u64) -> &'a [u64] {
-    // SAFETY: per the caller; the header gives the payload length.
-    unsafe {
-        let p = ptr_of(w);
-        std::slice::from_raw_parts(p.add(1), header_arity(*p))
-    }
-}
-
-/// # Safety
-/// `w` must be a boxed word of a live heap.
-#[inline]
-unsafe fn kind(w: u64) -> Kind {
-    // SAFETY: per the caller.
-    unsafe { Kind::from_header(*ptr_of(w)) }
 }
 
 fn eq(a: u64, b: u64) -> bool {
@@ -138,15 +117,6 @@ fn bit_of(h: u64, shift: u32) -> u32 {
 #[inline]
 fn index(map: u32, bit: u32) -> usize {
     (map & (bit - 1)).count_ones() as usize
-}
-
-/// The count of a `HamtMap` word.
-///
-/// # Safety
-/// `m` must be a live `HamtMap`.
-pub(crate) unsafe fn len(m: u64) -> usize {
-    // SAFETY: per the caller.
-    unsafe { unsmall(words(m)[0]) as usize }
 }
 
 /// The value for `key` in the `HamtMap` `m`.
@@ -459,35 +429,6 @@ pub(crate) unsafe fn dissoc(heap: &Heap, m: u64, key: Term<'_>) -> u64 {
         return heap.sorted_map(&terms).bits();
     }
     alloc(heap, Kind::HamtMap, &[small(n as u64 - 1), root])
-}
-
-/// Every entry under `node`, in trie order.
-///
-/// # Safety
-/// `node` must be a live node.
-pub(crate) unsafe fn collect(node: u64, out: &mut Vec<(u64, u64)>) {
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        // SAFETY: nodes reached from a live node are live.
-        let w = unsafe { words(n) };
-        // SAFETY: as above.
-        if unsafe { kind(n) } == Kind::HamtColl {
-            out.extend(w.chunks_exact(2).map(|p| (p[0], p[1])));
-            continue;
-        }
-        let ndata = (unsmall(w[0]) as u32).count_ones() as usize;
-        out.extend(w[2..2 + 2 * ndata].chunks_exact(2).map(|p| (p[0], p[1])));
-        stack.extend(w[2 + 2 * ndata..].iter().rev());
-    }
-}
-
-/// The root node of a `HamtMap`.
-///
-/// # Safety
-/// `m` must be a live `HamtMap`.
-pub(crate) unsafe fn root(m: u64) -> u64 {
-    // SAFETY: per the caller.
-    unsafe { words(m)[1] }
 }
 
 #[cfg(test)]

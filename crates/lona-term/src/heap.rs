@@ -63,13 +63,12 @@ use num_bigint::{BigInt, Sign};
 
 use crate::atom::Atom;
 use crate::binary::{SharedBytes, SHARED_THRESHOLD};
-use crate::block::Block;
+use crate::block::{words_between, Block};
+use crate::error::HeapError;
 use crate::sizes::{next_heap_size, MIN_HEAP_WORDS};
-use crate::term::{header, is_ptr, ptr_of, Kind, Pid, RawTerm, Term, TAG_BOXED, TAG_CONS};
-
-/// The most id words a reference of another node has (Erlang's
-/// `NEWER_REFERENCE_EXT` allows up to 5).
-pub const MAX_REF_IDS: usize = 5;
+use crate::term::{
+    header, is_ptr, ptr_of, Kind, Pid, RawTerm, Term, MAX_REF_IDS, TAG_BOXED, TAG_CONS,
+};
 
 /// Per-heap settings (Erlang's `min_heap_size`, `max_heap_size`,
 /// `fullsweep_after`). Sizes are in words.
@@ -105,54 +104,6 @@ pub const OVERFLOW_LIMIT_FACTOR: usize = 8;
 /// module doc, "Large binaries count too"). BEAM's `min_bin_vheap_size`,
 /// 46,422 words.
 pub const VHEAP_MIN_BYTES: usize = 46_422 * 8;
-
-/// Why the heap's owner must act: its process cannot go on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeapError {
-    /// The heap outgrew `max_heap_size`; the runtime should kill the
-    /// process (as Erlang does). The heap itself is consistent.
-    MaxHeapSize {
-        /// The words the process holds (after a collection: young plus
-        /// old block; an owner may add memory it keeps beside the heap,
-        /// as the Lonala VM adds its stack).
-        words: usize,
-        /// The configured limit.
-        max: usize,
-    },
-    /// The allocator could not back a block of `bytes` bytes (module
-    /// documentation, "Allocation failure").
-    OutOfMemory {
-        /// The size asked for.
-        bytes: usize,
-    },
-}
-
-impl HeapError {
-    /// Unwinds with this error as the panic payload
-    /// (`std::panic::panic_any`): how an allocation that cannot go on
-    /// ends the process making it. Whoever runs the process catches the
-    /// payload (`std::panic::catch_unwind`, then `downcast::<HeapError>`)
-    /// and ends the process with a reason.
-    #[cold]
-    pub fn raise(self) -> ! {
-        std::panic::panic_any(self)
-    }
-}
-
-impl std::fmt::Display for HeapError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HeapError::MaxHeapSize { words, max } => {
-                write!(f, "{words} words exceed max_heap_size {max}")
-            }
-            HeapError::OutOfMemory { bytes } => {
-                write!(f, "out of memory: cannot allocate {bytes} bytes")
-            }
-        }
-    }
-}
-
-impl std::error::Error for HeapError {}
 
 /// The young block has no room for another stack word: collect (with
 /// `need`) and retry.
@@ -460,7 +411,7 @@ impl Heap {
     #[inline]
     pub fn owns(&self, t: Term<'_>) -> bool {
         let bits = t.bits();
-        self.owns_bits(bits) || crate::permanent::is_permanent(bits)
+        self.owns_bits(bits) || crate::ranges::is_permanent(bits)
     }
 
     /// The word of a term about to be stored in this heap.
@@ -473,7 +424,7 @@ impl Heap {
     pub(crate) fn own(&self, t: Term<'_>) -> u64 {
         let bits = t.bits();
         assert!(
-            self.owns_bits(bits) || crate::permanent::is_permanent(bits),
+            self.owns_bits(bits) || crate::ranges::is_permanent(bits),
             "term belongs to another heap or fragment; use Heap::copy_from"
         );
         bits
@@ -682,7 +633,7 @@ impl Heap {
         self.with_terms(header(Kind::Closure, 1 + captured.len()), &[code], captured)
     }
 
-    fn with_terms(&self, head: u64, raw: &[u64], items: &[Term<'_>]) -> Term<'_> {
+    pub(crate) fn with_terms(&self, head: u64, raw: &[u64], items: &[Term<'_>]) -> Term<'_> {
         let p = self.alloc(1 + raw.len() + items.len());
         // SAFETY: fresh words for header, raw payload and terms.
         unsafe {
@@ -698,79 +649,11 @@ impl Heap {
         }
     }
 
-    /// A set of `items` (an element given twice is in it once): a boxed
-    /// word around a map whose values are its keys.
-    pub fn set(&self, items: &[Term<'_>]) -> Term<'_> {
-        let pairs: Vec<(Term<'_>, Term<'_>)> = items.iter().map(|x| (*x, *x)).collect();
-        let m = self.map(&pairs);
-        self.with_terms(header(Kind::Set, 1), &[], &[m])
-    }
-
-    /// The map inside a set (`None` if `s` is not a set).
-    fn set_map<'a>(s: Term<'a>) -> Option<Term<'a>> {
-        let h = s.boxed_header()?;
-        if Kind::from_header(h) != Kind::Set {
-            return None;
-        }
-        // SAFETY: a set's payload word is its map, alive as long as it.
-        Some(unsafe { Term::from_bits(s.payload(0)) })
-    }
-
-    /// `s` with `x` added (the same set if `x` is in it), or `None` if `s`
-    /// is not a set.
-    pub fn set_conj(&self, s: Term<'_>, x: Term<'_>) -> Option<Term<'_>> {
-        let m = Self::set_map(s)?;
-        if m.map_get(x).is_some() {
-            // SAFETY: checked to be ours (or permanent).
-            return Some(unsafe { self.wrap(self.own(s)) });
-        }
-        let m2 = self.map_assoc(m, x, x)?;
-        Some(self.with_terms(header(Kind::Set, 1), &[], &[m2]))
-    }
-
-    /// `s` without `x` (the same set if absent), or `None` if `s` is not a
-    /// set.
-    pub fn set_disj(&self, s: Term<'_>, x: Term<'_>) -> Option<Term<'_>> {
-        let m = Self::set_map(s)?;
-        if m.map_get(x).is_none() {
-            // SAFETY: checked to be ours (or permanent).
-            return Some(unsafe { self.wrap(self.own(s)) });
-        }
-        let m2 = self.map_dissoc(m, x)?;
-        Some(self.with_terms(header(Kind::Set, 1), &[], &[m2]))
-    }
-
     /// A regular expression value: its source, as `#"..."` reads it. Its
     /// syntax is checked by whoever compiles it.
     pub fn regex(&self, source: &str) -> Term<'_> {
         let s = self.string(source);
         self.with_terms(header(Kind::Regex, 1), &[], &[s])
-    }
-
-    /// A map from key/value pairs; a later pair wins over an earlier one
-    /// with an equal key. More than [`crate::MAP_SMALL_MAX`] keys make a
-    /// trie (`hamt.rs`).
-    pub fn map(&self, pairs: &[(Term<'_>, Term<'_>)]) -> Term<'_> {
-        for (k, v) in pairs {
-            self.own(*k);
-            self.own(*v);
-        }
-        let mut v: Vec<(Term<'_>, Term<'_>)> = pairs.to_vec();
-        // stable sort keeps equal keys in input order; keep the last.
-        v.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
-        let mut out: Vec<(Term<'_>, Term<'_>)> = Vec::with_capacity(v.len());
-        for p in v {
-            match out.last_mut() {
-                Some(last) if crate::cmp::equal(last.0, p.0) => *last = p,
-                _ => out.push(p),
-            }
-        }
-        if out.len() > crate::hamt::MAP_SMALL_MAX {
-            let m = crate::hamt::from_pairs(self, &out);
-            // SAFETY: a fresh map of this heap.
-            return unsafe { self.wrap(m) };
-        }
-        self.sorted_map(&out)
     }
 
     /// A map from pairs already sorted with unique keys (at most
@@ -786,63 +669,6 @@ impl Heap {
                 p.add(1 + n + i).write(self.own(*v));
             }
             self.wrap(p as usize as u64 | TAG_BOXED)
-        }
-    }
-
-    /// `m` with `key` set to `value`, or `None` if `m` is not a map.
-    /// O(log n) for a large map; a small map is copied (at most 32 keys).
-    pub fn map_assoc(&self, m: Term<'_>, key: Term<'_>, value: Term<'_>) -> Option<Term<'_>> {
-        let (key, value) = (self.own(key), self.own(value));
-        // SAFETY: checked to be ours (or permanent).
-        let (key, value) = unsafe { (self.wrap(key), self.wrap(value)) };
-        let crate::View::Map(mv) = m.view() else {
-            return None;
-        };
-        let Some((keys, values)) = mv.flat() else {
-            self.own(m);
-            // SAFETY: a HamtMap term of this heap; key and value checked.
-            return Some(unsafe { self.wrap(crate::hamt::assoc(self, m.bits(), key, value)) });
-        };
-        match keys.binary_search_by(|k| crate::cmp::compare(*k, key)) {
-            Ok(i) => {
-                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
-                    keys.iter().copied().zip(values.iter().copied()).collect();
-                pairs[i].1 = value;
-                Some(self.sorted_map(&pairs))
-            }
-            Err(i) => {
-                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
-                    keys.iter().copied().zip(values.iter().copied()).collect();
-                pairs.insert(i, (key, value));
-                if pairs.len() > crate::hamt::MAP_SMALL_MAX {
-                    // SAFETY: a fresh map of this heap.
-                    return Some(unsafe { self.wrap(crate::hamt::from_pairs(self, &pairs)) });
-                }
-                Some(self.sorted_map(&pairs))
-            }
-        }
-    }
-
-    /// `m` without `key` (the same map if absent), or `None` if `m` is not
-    /// a map.
-    pub fn map_dissoc(&self, m: Term<'_>, key: Term<'_>) -> Option<Term<'_>> {
-        let crate::View::Map(mv) = m.view() else {
-            return None;
-        };
-        let mw = self.own(m);
-        let Some((keys, values)) = mv.flat() else {
-            // SAFETY: a HamtMap term of this heap.
-            return Some(unsafe { self.wrap(crate::hamt::dissoc(self, m.bits(), key)) });
-        };
-        match keys.binary_search_by(|k| crate::cmp::compare(*k, key)) {
-            Ok(i) => {
-                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
-                    keys.iter().copied().zip(values.iter().copied()).collect();
-                pairs.remove(i);
-                Some(self.sorted_map(&pairs))
-            }
-            // SAFETY: checked to be ours (or permanent).
-            Err(_) => Some(unsafe { self.wrap(mw) }),
         }
     }
 
@@ -1203,12 +1029,6 @@ fn shared_block(t: Term<'_>) -> Option<*const SharedBytes> {
         }
         _ => None,
     }
-}
-
-/// Words from `a` up to `b` (0 if `b` is below `a`).
-#[inline]
-pub(crate) fn words_between(a: *const u64, b: *const u64) -> usize {
-    (b as usize).saturating_sub(a as usize) / 8
 }
 
 #[cfg(test)]

@@ -29,18 +29,23 @@ mod block;
 mod cmp;
 mod codec;
 mod copy;
+mod error;
 pub mod etf;
 mod fragment;
 pub mod gc;
 mod hamt;
 mod heap;
+mod map;
 mod pages;
 mod permanent;
 mod pins;
 mod print;
+mod ranges;
 mod scan;
+mod serial;
 mod sizes;
 mod term;
+mod trie;
 mod view;
 
 #[doc(hidden)]
@@ -52,21 +57,20 @@ pub use block::{
     CACHE_MIN_WORDS,
 };
 pub use cmp::{compare, equal, term_hash};
-pub use codec::{decode, decode_with, encode, AtomBudget, DecodeError, EncodeError};
+pub use codec::{decode, decode_with, encode, EncodeError};
+pub use error::HeapError;
 pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
 pub use hamt::MAP_SMALL_MAX;
 pub use heap::{
-    GcCounts, Heap, HeapConfig, HeapError, Root, StackFull, MAX_REF_IDS, OVERFLOW_LIMIT_FACTOR,
-    VHEAP_MIN_BYTES,
+    GcCounts, Heap, HeapConfig, Root, StackFull, OVERFLOW_LIMIT_FACTOR, VHEAP_MIN_BYTES,
 };
-pub use permanent::{
-    free_permanent, is_permanent, make_freeable, make_permanent, permanent_bytes, permanent_owner,
-    permanent_owner_of, permanent_term,
-};
+pub use permanent::{free_permanent, make_freeable, make_permanent, permanent_term};
 pub use pins::{set_code_pins, CodePins};
 pub use print::set_closure_namer;
+pub use ranges::{is_permanent, permanent_bytes, permanent_owner, permanent_owner_of};
 pub use scan::Foreign;
+pub use serial::{AtomBudget, DecodeError};
 pub use sizes::{heap_sizes, next_heap_size, FIB_LIMIT, MIN_HEAP_WORDS, SMALLEST_HEAP_WORDS};
-pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, SMALL_INT_MAX, SMALL_INT_MIN};
+pub use term::{Pid, RawTerm, Term, IMMEDIATE_PID_MAX, MAX_REF_IDS, SMALL_INT_MAX, SMALL_INT_MIN};
 pub use view::{ListIter, MapView, RefIds, View};

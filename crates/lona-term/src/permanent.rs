@@ -19,36 +19,16 @@
 //! nothing points into it any more (`lona-vm`'s `purge.rs`); until then
 //! it is permanent like the rest.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use crate::heap::Heap;
-use crate::term::{is_ptr, ptr_of, RawTerm, Term};
-
-/// Permanent blocks by start address: `start -> (end, owner)`, where the
-/// owner is 0 for memory kept forever and otherwise the token given to
-/// [`make_freeable`].
-///
-/// Written by [`make_permanent`] and [`make_freeable`] (rare: once per
-/// compiled unit or `def`) and by [`free_permanent`]; read by the store
-/// check of every heap, only for a pointer that is in none of that heap's
-/// own blocks (the slow path), and by the code collector.
-static RANGES: RwLock<BTreeMap<usize, (usize, u64)>> = RwLock::new(BTreeMap::new());
+use crate::ranges::{forget, is_permanent, record};
+use crate::term::{RawTerm, Term};
 
 /// The heaps given to [`make_freeable`], by owner token, until
 /// [`free_permanent`] drops them.
 static FREEABLE: Mutex<Option<HashMap<u64, Heap>>> = Mutex::new(None);
-
-/// Bytes of permanent memory now (code literals, functions, var values).
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-
-/// Bytes of permanent memory (Erlang's `memory(code)` and literal areas):
-/// what [`make_permanent`] and [`make_freeable`] hold now.
-pub fn permanent_bytes() -> usize {
-    // Relaxed: a statistic.
-    BYTES.load(Relaxed)
-}
 
 /// The address ranges of `heap`'s blocks.
 fn ranges_of(heap: &Heap) -> Vec<(usize, usize)> {
@@ -65,22 +45,11 @@ fn ranges_of(heap: &Heap) -> Vec<(usize, usize)> {
     ranges
 }
 
-fn record(heap: &Heap, owner: u64) {
-    let ranges = ranges_of(heap);
-    let bytes: usize = ranges.iter().map(|r| r.1 - r.0).sum();
-    // Relaxed: a statistic.
-    BYTES.fetch_add(bytes, Relaxed);
-    let mut all = RANGES.write().unwrap_or_else(|e| e.into_inner());
-    for (lo, hi) in ranges {
-        all.insert(lo, (hi, owner));
-    }
-}
-
 /// Makes every object allocated in `heap` permanent (see the module
 /// documentation). The heap's registers, roots and stack are dropped; its
 /// objects stay where they are, forever.
 pub fn make_permanent(heap: Heap) {
-    record(&heap, 0);
+    record(&ranges_of(&heap), 0);
     // The blocks (and the shared binaries' counts) are kept for good.
     std::mem::forget(heap);
 }
@@ -88,34 +57,16 @@ pub fn make_permanent(heap: Heap) {
 /// Makes every object allocated in `heap` permanent until
 /// [`free_permanent`]`(owner)`: how code and var values that can be
 /// replaced are kept (`owner`, not 0, names them to the code collector,
-/// and [`permanent_owner`] finds it from an address).
+/// and [`permanent_owner`](crate::permanent_owner) finds it from an
+/// address).
 pub fn make_freeable(heap: Heap, owner: u64) {
     assert!(owner != 0, "owner 0 is the memory kept forever");
-    record(&heap, owner);
+    record(&ranges_of(&heap), owner);
     FREEABLE
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get_or_insert_with(HashMap::new)
         .insert(owner, heap);
-}
-
-/// The owner of the permanent block holding address `a`: `Some(0)` for
-/// memory kept forever, `Some(token)` for a block of [`make_freeable`],
-/// `None` if `a` is not permanent.
-pub fn permanent_owner(a: usize) -> Option<u64> {
-    let all = RANGES.read().unwrap_or_else(|e| e.into_inner());
-    let (_, &(hi, owner)) = all.range(..=a).next_back()?;
-    (a < hi).then_some(owner)
-}
-
-/// [`permanent_owner`] of the object a term word points to; `None` for
-/// an immediate.
-pub fn permanent_owner_of(bits: u64) -> Option<u64> {
-    if is_ptr(bits) {
-        permanent_owner(ptr_of(bits) as usize)
-    } else {
-        None
-    }
 }
 
 /// Frees the heaps given to [`make_freeable`] under `owners` (skipping
@@ -130,24 +81,9 @@ pub unsafe fn free_permanent(owners: &[u64]) {
         let Some(m) = all.as_mut() else { return };
         owners.iter().filter_map(|o| m.remove(o)).collect()
     };
-    let mut bytes = 0;
-    {
-        let mut all = RANGES.write().unwrap_or_else(|e| e.into_inner());
-        for heap in &heaps {
-            for (lo, hi) in ranges_of(heap) {
-                all.remove(&lo);
-                bytes += hi - lo;
-            }
-        }
-    }
-    // Relaxed: a statistic.
-    BYTES.fetch_sub(bytes, Relaxed);
+    let ranges: Vec<(usize, usize)> = heaps.iter().flat_map(ranges_of).collect();
+    forget(&ranges);
     drop(heaps);
-}
-
-/// Whether `bits` is an immediate or points into permanent memory.
-pub fn is_permanent(bits: u64) -> bool {
-    !is_ptr(bits) || permanent_owner(ptr_of(bits) as usize).is_some()
 }
 
 /// A permanent term from its word.

@@ -1,4 +1,4 @@
-//! Printing terms in Lonala syntax (`Display` for [`Term`]).
+//! Printing terms in Lonala syntax (`Display` and `Debug` for [`Term`]).
 //!
 //! `nil true false`, `42`, `1.5`, `##Inf` `##-Inf` `##NaN`, `:ok`, `sym`,
 //! `"a\n\"b\""` (escapes `\" \\ \n \t \r`, other control characters as
@@ -180,6 +180,13 @@ fn write_string(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
         }
     }
     f.write_char('"')
+}
+
+/// `Debug` prints as `Display` does (Lonala syntax).
+impl fmt::Debug for Term<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 #[cfg(test)]

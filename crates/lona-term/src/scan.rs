@@ -17,7 +17,8 @@
 //! too, so a caller keeps more than it must until the next collection,
 //! never less.
 
-use crate::heap::{words_between, Heap};
+use crate::block::words_between;
+use crate::heap::Heap;
 use crate::term::{header_arity, is_header, is_ptr, ptr_of, Kind};
 
 /// A reference from a heap to something outside it.

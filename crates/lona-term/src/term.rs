@@ -102,6 +102,10 @@ pub const SMALL_INT_MAX: i64 = (1 << 60) - 1;
 /// Largest pid value held in an immediate (generation below `2^29`).
 pub const IMMEDIATE_PID_MAX: u64 = (1 << 61) - 1;
 
+/// The most id words a reference of another node has (Erlang's
+/// `NEWER_REFERENCE_EXT` allows up to 5; kind `ExtRef` above).
+pub const MAX_REF_IDS: usize = 5;
+
 /// Largest arity a header can describe.
 pub(crate) const MAX_ARITY: u64 = (1 << 56) - 1;
 
@@ -483,12 +487,6 @@ impl<'h> Term<'h> {
     #[inline]
     pub(crate) fn imm_pid(self) -> Option<Pid> {
         (self.tag() == TAG_PID).then_some(Pid(self.bits >> 3))
-    }
-}
-
-impl std::fmt::Debug for Term<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
     }
 }
 

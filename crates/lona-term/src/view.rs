@@ -4,7 +4,7 @@ use num_bigint::{BigInt, BigUint, Sign};
 
 use crate::atom::Atom;
 use crate::binary::SharedBytes;
-use crate::term::{Kind, Pid, Term, EMPTY_LIST, FALSE, NIL, TRUE};
+use crate::term::{Kind, Pid, Term, EMPTY_LIST, FALSE, MAX_REF_IDS, NIL, TRUE};
 
 /// What a term is, with its contents borrowed for the heap's lifetime.
 #[derive(Clone, Debug)]
@@ -80,7 +80,7 @@ pub enum View<'h> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RefIds {
     len: u8,
-    words: [u32; crate::MAX_REF_IDS],
+    words: [u32; MAX_REF_IDS],
 }
 
 impl RefIds {
@@ -106,6 +106,9 @@ impl std::fmt::Debug for RefIds {
 /// A map's contents. Small maps (at most [`crate::MAP_SMALL_MAX`] keys)
 /// are sorted arrays and iterate in key order; larger ones are tries and
 /// iterate in trie order ([`MapView::sorted_pairs`] gives key order).
+/// Reading the entries needs no comparison; the methods that compare keys
+/// live above the term order: [`MapView::get`] in `map.rs`,
+/// [`MapView::sorted_pairs`] in `cmp.rs`.
 #[derive(Clone, Copy, Debug)]
 pub struct MapView<'h> {
     repr: MapRepr<'h>,
@@ -126,33 +129,12 @@ impl<'h> MapView<'h> {
         match self.repr {
             MapRepr::Flat { keys, .. } => keys.len(),
             // SAFETY: a HamtMap term borrowed for 'h.
-            MapRepr::Hamt(m) => unsafe { crate::hamt::len(m.bits()) },
+            MapRepr::Hamt(m) => unsafe { crate::trie::len(m.bits()) },
         }
     }
     /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-    /// The value for `key`.
-    pub fn get(&self, key: Term<'_>) -> Option<Term<'h>> {
-        match self.repr {
-            // An immediate key (a keyword, a small integer...) equals only
-            // the same word, so a scan of a small map's keys by word finds
-            // it without comparing names (the binary search compares a
-            // keyword by its name: most of a record lookup's cost).
-            MapRepr::Flat { keys, values } if key.is_immediate() => keys
-                .iter()
-                .position(|k| k.bits() == key.bits())
-                .map(|i| values[i]),
-            MapRepr::Flat { keys, values } => keys
-                .binary_search_by(|k| crate::cmp::compare(*k, key))
-                .ok()
-                .map(|i| values[i]),
-            // SAFETY: a HamtMap term borrowed for 'h; its words live as long.
-            MapRepr::Hamt(m) => unsafe {
-                crate::hamt::get(m.bits(), key).map(|w| Term::from_bits(w))
-            },
-        }
     }
     /// Every entry (key order for small maps, trie order for large ones).
     pub fn iter(&self) -> impl Iterator<Item = (Term<'h>, Term<'h>)> + 'h {
@@ -163,7 +145,7 @@ impl<'h> MapView<'h> {
             MapRepr::Hamt(m) => {
                 let mut raw = Vec::with_capacity(self.len());
                 // SAFETY: a HamtMap term borrowed for 'h.
-                unsafe { crate::hamt::collect(crate::hamt::root(m.bits()), &mut raw) };
+                unsafe { crate::trie::collect(crate::trie::root(m.bits()), &mut raw) };
                 // SAFETY: words of live terms borrowed for 'h.
                 raw.into_iter()
                     .map(|(k, v)| unsafe { (Term::from_bits(k), Term::from_bits(v)) })
@@ -172,20 +154,19 @@ impl<'h> MapView<'h> {
         };
         pairs.into_iter()
     }
-    /// Every entry in key term order.
-    pub fn sorted_pairs(&self) -> Vec<(Term<'h>, Term<'h>)> {
-        let mut v: Vec<(Term<'h>, Term<'h>)> = self.iter().collect();
-        if matches!(self.repr, MapRepr::Hamt(_)) {
-            v.sort_by(|a, b| crate::cmp::compare(a.0, b.0));
-        }
-        v
-    }
     /// The keys and values of a small map, in key order (`None` for a
     /// large one).
     pub fn flat(&self) -> Option<(&'h [Term<'h>], &'h [Term<'h>])> {
         match self.repr {
             MapRepr::Flat { keys, values } => Some((keys, values)),
             MapRepr::Hamt(_) => None,
+        }
+    }
+    /// The `HamtMap` term of a large map (`None` for a small one).
+    pub(crate) fn trie(&self) -> Option<Term<'h>> {
+        match self.repr {
+            MapRepr::Flat { .. } => None,
+            MapRepr::Hamt(m) => Some(m),
         }
     }
 }
@@ -291,7 +272,7 @@ impl<'h> Term<'h> {
                 Kind::ExtRef => {
                     let mut ids = RefIds {
                         len: (arity - 2) as u8,
-                        words: [0; crate::MAX_REF_IDS],
+                        words: [0; MAX_REF_IDS],
                     };
                     for (i, w) in ids.words[..arity - 2].iter_mut().enumerate() {
                         *w = self.payload(2 + i) as u32;
@@ -347,14 +328,6 @@ impl<'h> Term<'h> {
     pub fn map_len(self) -> Option<usize> {
         match self.view() {
             View::Map(m) => Some(m.len()),
-            _ => None,
-        }
-    }
-
-    /// The value for `key`, if the term is a map that has it.
-    pub fn map_get(self, key: Term<'_>) -> Option<Term<'h>> {
-        match self.view() {
-            View::Map(m) => m.get(key),
             _ => None,
         }
     }

@@ -1,0 +1,178 @@
+//! Maps and sets: building them, finding a key, `assoc` and `dissoc`.
+//!
+//! A map of at most [`MAP_SMALL_MAX`] keys is one flat object, its keys in
+//! term order (`Heap::sorted_map`); a larger one is a trie
+//! (`hamt.rs`). The functions here choose the form and keep a map in the
+//! one its size calls for. A set is a boxed word around a map whose values
+//! are its keys.
+//!
+//! Reading a map's entries needs no comparison (`view.rs`, `trie.rs`);
+//! finding a key does, so lookup lives here, above the term order
+//! (`cmp.rs`), the heap and the trie.
+
+use crate::cmp::{compare, equal};
+use crate::hamt::{self, MAP_SMALL_MAX};
+use crate::heap::Heap;
+use crate::term::{header, Kind, Term};
+use crate::view::{MapView, View};
+
+impl Heap {
+    /// A set of `items` (an element given twice is in it once): a boxed
+    /// word around a map whose values are its keys.
+    pub fn set(&self, items: &[Term<'_>]) -> Term<'_> {
+        let pairs: Vec<(Term<'_>, Term<'_>)> = items.iter().map(|x| (*x, *x)).collect();
+        let m = self.map(&pairs);
+        self.with_terms(header(Kind::Set, 1), &[], &[m])
+    }
+
+    /// The map inside a set (`None` if `s` is not a set).
+    fn set_map<'a>(s: Term<'a>) -> Option<Term<'a>> {
+        let h = s.boxed_header()?;
+        if Kind::from_header(h) != Kind::Set {
+            return None;
+        }
+        // SAFETY: a set's payload word is its map, alive as long as it.
+        Some(unsafe { Term::from_bits(s.payload(0)) })
+    }
+
+    /// `s` with `x` added (the same set if `x` is in it), or `None` if `s`
+    /// is not a set.
+    pub fn set_conj(&self, s: Term<'_>, x: Term<'_>) -> Option<Term<'_>> {
+        let m = Self::set_map(s)?;
+        if m.map_get(x).is_some() {
+            // SAFETY: checked to be ours (or permanent).
+            return Some(unsafe { self.wrap(self.own(s)) });
+        }
+        let m2 = self.map_assoc(m, x, x)?;
+        Some(self.with_terms(header(Kind::Set, 1), &[], &[m2]))
+    }
+
+    /// `s` without `x` (the same set if absent), or `None` if `s` is not a
+    /// set.
+    pub fn set_disj(&self, s: Term<'_>, x: Term<'_>) -> Option<Term<'_>> {
+        let m = Self::set_map(s)?;
+        if m.map_get(x).is_none() {
+            // SAFETY: checked to be ours (or permanent).
+            return Some(unsafe { self.wrap(self.own(s)) });
+        }
+        let m2 = self.map_dissoc(m, x)?;
+        Some(self.with_terms(header(Kind::Set, 1), &[], &[m2]))
+    }
+
+    /// A map from key/value pairs; a later pair wins over an earlier one
+    /// with an equal key. More than [`crate::MAP_SMALL_MAX`] keys make a
+    /// trie (`hamt.rs`).
+    pub fn map(&self, pairs: &[(Term<'_>, Term<'_>)]) -> Term<'_> {
+        for (k, v) in pairs {
+            self.own(*k);
+            self.own(*v);
+        }
+        let mut v: Vec<(Term<'_>, Term<'_>)> = pairs.to_vec();
+        // stable sort keeps equal keys in input order; keep the last.
+        v.sort_by(|a, b| compare(a.0, b.0));
+        let mut out: Vec<(Term<'_>, Term<'_>)> = Vec::with_capacity(v.len());
+        for p in v {
+            match out.last_mut() {
+                Some(last) if equal(last.0, p.0) => *last = p,
+                _ => out.push(p),
+            }
+        }
+        if out.len() > MAP_SMALL_MAX {
+            let m = hamt::from_pairs(self, &out);
+            // SAFETY: a fresh map of this heap.
+            return unsafe { self.wrap(m) };
+        }
+        self.sorted_map(&out)
+    }
+
+    /// `m` with `key` set to `value`, or `None` if `m` is not a map.
+    /// O(log n) for a large map; a small map is copied (at most 32 keys).
+    pub fn map_assoc(&self, m: Term<'_>, key: Term<'_>, value: Term<'_>) -> Option<Term<'_>> {
+        let (key, value) = (self.own(key), self.own(value));
+        // SAFETY: checked to be ours (or permanent).
+        let (key, value) = unsafe { (self.wrap(key), self.wrap(value)) };
+        let View::Map(mv) = m.view() else {
+            return None;
+        };
+        let Some((keys, values)) = mv.flat() else {
+            self.own(m);
+            // SAFETY: a HamtMap term of this heap; key and value checked.
+            return Some(unsafe { self.wrap(hamt::assoc(self, m.bits(), key, value)) });
+        };
+        match keys.binary_search_by(|k| compare(*k, key)) {
+            Ok(i) => {
+                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
+                    keys.iter().copied().zip(values.iter().copied()).collect();
+                pairs[i].1 = value;
+                Some(self.sorted_map(&pairs))
+            }
+            Err(i) => {
+                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
+                    keys.iter().copied().zip(values.iter().copied()).collect();
+                pairs.insert(i, (key, value));
+                if pairs.len() > MAP_SMALL_MAX {
+                    // SAFETY: a fresh map of this heap.
+                    return Some(unsafe { self.wrap(hamt::from_pairs(self, &pairs)) });
+                }
+                Some(self.sorted_map(&pairs))
+            }
+        }
+    }
+
+    /// `m` without `key` (the same map if absent), or `None` if `m` is not
+    /// a map.
+    pub fn map_dissoc(&self, m: Term<'_>, key: Term<'_>) -> Option<Term<'_>> {
+        let View::Map(mv) = m.view() else {
+            return None;
+        };
+        let mw = self.own(m);
+        let Some((keys, values)) = mv.flat() else {
+            // SAFETY: a HamtMap term of this heap.
+            return Some(unsafe { self.wrap(hamt::dissoc(self, m.bits(), key)) });
+        };
+        match keys.binary_search_by(|k| compare(*k, key)) {
+            Ok(i) => {
+                let mut pairs: Vec<(Term<'_>, Term<'_>)> =
+                    keys.iter().copied().zip(values.iter().copied()).collect();
+                pairs.remove(i);
+                Some(self.sorted_map(&pairs))
+            }
+            // SAFETY: checked to be ours (or permanent).
+            Err(_) => Some(unsafe { self.wrap(mw) }),
+        }
+    }
+}
+
+impl<'h> MapView<'h> {
+    /// The value for `key`.
+    pub fn get(&self, key: Term<'_>) -> Option<Term<'h>> {
+        let Some((keys, values)) = self.flat() else {
+            let m = self.trie().expect("a map is flat or a trie");
+            // SAFETY: a HamtMap term borrowed for 'h; its words live as long.
+            return unsafe { hamt::get(m.bits(), key).map(|w| Term::from_bits(w)) };
+        };
+        if key.is_immediate() {
+            // An immediate key (a keyword, a small integer...) equals only
+            // the same word, so a scan of a small map's keys by word finds
+            // it without comparing names (the binary search compares a
+            // keyword by its name: most of a record lookup's cost).
+            return keys
+                .iter()
+                .position(|k| k.bits() == key.bits())
+                .map(|i| values[i]);
+        }
+        keys.binary_search_by(|k| compare(*k, key))
+            .ok()
+            .map(|i| values[i])
+    }
+}
+
+impl<'h> Term<'h> {
+    /// The value for `key`, if the term is a map that has it.
+    pub fn map_get(self, key: Term<'_>) -> Option<Term<'h>> {
+        match self.view() {
+            View::Map(m) => m.get(key),
+            _ => None,
+        }
+    }
+}
