@@ -28,13 +28,20 @@
 //! Instructions are a Rust enum of at most 8 bytes, so the interpreter's
 //! `match` becomes one jump table; operands are register numbers (`u8`,
 //! relative to the base), constant indices (`u32` into [`Proto::consts`])
-//! and absolute jump targets (`u32`).
+//! and absolute jump targets (`u32`). The enum is defined in `ops.rs`
+//! together with the opcode table ([`ops::OPS`]): each instruction's name,
+//! operands, effect and properties, which the disassembler and the
+//! compiling tier read.
 
 use std::sync::Arc;
 
 use lona_term::RawTerm;
 
 use crate::var::Var;
+
+pub mod ops;
+
+pub use ops::Instr;
 
 /// A register number, relative to the frame's base.
 pub type Reg = u8;
@@ -49,207 +56,6 @@ pub const NO_TIMEOUT: Reg = Reg::MAX;
 /// (allocation never moves the heap; see [`crate::vm`]).
 pub(crate) type NativeFn =
     fn(&mut crate::native::NativeCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
-
-/// One instruction. Each variant documents its effect; `R[x]` is register
-/// `x` of the current frame, `K[k]` constant `k`, `pc` the next instruction.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Instr {
-    // ---- moves and constants ------------------------------------------
-    /// `R[dst] = R[src]`
-    Move { dst: Reg, src: Reg },
-    /// `R[dst] = K[k]` (an immediate or a permanent literal).
-    LoadConst { dst: Reg, k: u32 },
-    /// `R[dst] = nil`
-    LoadNil { dst: Reg },
-    /// `R[dst] = ` the value of var `V[var]`; raises `[:undef sym]` if
-    /// the var is unbound.
-    LoadVar { dst: Reg, var: u32 },
-    /// `R[dst] = ` captured value `i` of the running closure.
-    LoadCapture { dst: Reg, i: u8 },
-    /// `R[dst] = ` the running closure itself (a named `fn` calling itself).
-    LoadSelf { dst: Reg },
-    /// `R[dst] = ` a new closure of prototype `P[proto]` capturing
-    /// `R[from] .. R[from + n]`.
-    Closure {
-        dst: Reg,
-        from: Reg,
-        n: u8,
-        proto: u32,
-    },
-    /// `R[dst] = ` a vector of `R[from] .. R[from + n]`.
-    MakeVector { dst: Reg, from: Reg, n: u8 },
-    /// `R[dst] = ` a list of `R[from] .. R[from + n]`.
-    // The VM runs it; the compiler does not emit it at present (it was
-    // unseen while the module was public).
-    #[allow(dead_code)]
-    MakeList { dst: Reg, from: Reg, n: u8 },
-    /// `R[dst] = ` a map of the `n` pairs `R[from] R[from+1] ...` (a later
-    /// equal key wins).
-    MakeMap { dst: Reg, from: Reg, n: u8 },
-    /// Sets var `V[var]` to `R[src]` (copied to permanent memory unless it
-    /// already is there): `def`.
-    DefVar { var: u32, src: Reg },
-
-    // ---- control ------------------------------------------------------
-    /// `pc = to`
-    Jump { to: u32 },
-    /// Back-edge of a `loop`/`recur`: costs a reduction (a safepoint), then
-    /// `pc = to`.
-    Loop { to: u32 },
-    /// `if R[r] is nil or false: pc = to`
-    JumpIfFalse { r: Reg, to: u32 },
-    /// `if R[r] is neither nil nor false: pc = to`
-    // As `MakeList`: the VM runs it, the compiler does not emit it now.
-    #[allow(dead_code)]
-    JumpIfTrue { r: Reg, to: u32 },
-
-    // ---- calls ----------------------------------------------------------
-    /// Calls `R[a]` with `R[a+1] .. R[a+1+argc]`; the result lands in `R[a]`.
-    /// A reduction and a safepoint.
-    Call { a: Reg, argc: u8 },
-    /// Calls the function in var `V[var]` as `Call` does (the closure is
-    /// stored in `R[a]` first). Redefining the var changes what the next
-    /// call runs: hot code loading.
-    CallVar { a: Reg, argc: u8, var: u32 },
-    /// `Call` in tail position: reuses the current frame.
-    TailCall { a: Reg, argc: u8 },
-    /// `CallVar` in tail position: reuses the current frame.
-    TailCallVar { a: Reg, argc: u8, var: u32 },
-    /// `apply`: calls `R[a]` with `R[a+1] .. R[a+n]` followed by the
-    /// elements of the list or vector `R[a+n+1]`; result in `R[a]`.
-    Apply { a: Reg, n: u8 },
-    /// `Apply` in tail position.
-    TailApply { a: Reg, n: u8 },
-    /// Returns `R[r]` to the caller (into its callee slot).
-    Ret { r: Reg },
-
-    // ---- superinstructions (made by the peephole pass, `fuse`) -----------
-    /// `AddImm { dst: a+1, a: src, imm }` then the `CallVar { a, argc: 1,
-    /// var }` that follows it (which stays in the code, skipped): the
-    /// recursive step `(f (- n 1))`.
-    CallVar1Imm {
-        a: Reg,
-        src: Reg,
-        imm: i16,
-        var: u16,
-    },
-    /// `Add { dst: r, a, b }` then the `Ret { r }` that follows it.
-    AddRet { r: Reg, a: Reg, b: Reg },
-
-    // ---- arithmetic and comparison (small integers inline) ---------------
-    /// `R[dst] = R[a] + R[b]` (`:badarith` unless both numbers).
-    Add { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = R[a] - R[b]`
-    Sub { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = R[a] * R[b]`
-    Mul { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = R[a] + imm` (`inc`, `dec`, `(+ x 1)`, `(- n 2)`).
-    AddImm { dst: Reg, a: Reg, imm: i16 },
-    /// `R[dst] = R[a] < R[b]` (numbers only, else `:badarg`); likewise
-    /// `Le`, `Gt`, `Ge`.
-    Lt { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = R[a] <= R[b]`
-    Le { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = R[a] > R[b]`
-    Gt { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = R[a] >= R[b]`
-    Ge { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = (= R[a] R[b])`: structural equality.
-    Eq { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = (cons R[a] R[b])`: a new cell when `R[b]` is a list, else
-    /// the list of `R[a]` and the elements of `R[b]`.
-    Cons { dst: Reg, a: Reg, b: Reg },
-    /// `R[dst] = (== R[a] R[b])`: numeric equality.
-    NumEq { dst: Reg, a: Reg, b: Reg },
-    /// `if not (R[a] < R[b]): pc = to` (fused compare and branch, `:badarg`
-    /// unless numbers); likewise the others.
-    JumpUnlessLt { a: Reg, b: Reg, to: u32 },
-    /// `if not (R[a] <= R[b]): pc = to`
-    JumpUnlessLe { a: Reg, b: Reg, to: u32 },
-    /// `if not (R[a] < imm): pc = to`
-    JumpUnlessLtImm { a: Reg, imm: i16, to: u32 },
-    /// `if not (R[a] = R[b]): pc = to`
-    JumpUnlessEq { a: Reg, b: Reg, to: u32 },
-
-    // ---- pattern tests: each jumps to `fail` when the test is false --------
-    /// `R[r]` is a vector of exactly `n` elements.
-    TestVector { r: Reg, n: u16, fail: u32 },
-    /// `R[r]` is a vector of at least `n` elements.
-    TestVectorMin { r: Reg, n: u16, fail: u32 },
-    /// `R[dst] = R[r][i]` (after a vector test).
-    GetElem { dst: Reg, r: Reg, i: u16 },
-    /// `R[dst] = ` the vector of the elements of `R[r]` from `i` on.
-    VectorFrom { dst: Reg, r: Reg, i: u16 },
-    /// `R[r]` is a non-empty list (a cons cell).
-    TestCons { r: Reg, fail: u32 },
-    /// `R[r]` is a list: a cons cell or `()`.
-    TestList { r: Reg, fail: u32 },
-    /// `R[dst] = (first R[r])` of a cons cell (after `TestCons`).
-    GetHead { dst: Reg, r: Reg },
-    /// `R[dst] = (rest R[r])` of a cons cell (after `TestCons`).
-    GetTail { dst: Reg, r: Reg },
-    /// `R[r]` is `()` (the empty list).
-    TestEmptyList { r: Reg, fail: u32 },
-    /// `R[r]` equals `K[k]` structurally.
-    TestEqConst { r: Reg, k: u16, fail: u32 },
-    /// `R[a]` equals `R[b]` structurally (a name bound twice in a pattern).
-    TestEqReg { a: Reg, b: Reg, fail: u32 },
-    /// `R[r]` is a map.
-    TestMap { r: Reg, fail: u32 },
-    /// `R[dst] = (get R[r] R[dst])`: the key is loaded into `dst` first;
-    /// jumps to `fail` (leaving `dst` as it was) if the key is missing.
-    MapGet { dst: Reg, r: Reg, fail: u32 },
-
-    // ---- receive (BEAM's loop_rec / remove_message / wait) -----------------
-    // A `receive` compiles to:
-    //   RecvStart; top: RecvPeek s, wait; <clause tests on s, each failing
-    //   to the next>; RecvAccept; <body> ... RecvNext top;
-    //   wait: RecvWait t, top; <timeout body>
-    /// Begins a receive: a new receive id (the mailbox keeps its cursor
-    /// under it). Raises `:receive-in-guard` inside another receive's scan.
-    RecvStart,
-    /// `R[dst] = ` the next message the receive has not rejected yet
-    /// (draining the inbox when it has seen them all), left in the
-    /// mailbox; if there is none, `pc = empty`.
-    RecvPeek { dst: Reg, empty: u32 },
-    /// `RecvPeek`, passing over (as `RecvNext` would) every message that
-    /// fails the cheap test `F[f]` ([`RecvFilter`]: a message any clause
-    /// can match passes it), in one loop; a reduction per message passed
-    /// over, and a yield point (resuming here) when they run out.
-    RecvScan { dst: Reg, f: u16, empty: u32 },
-    /// The message `RecvPeek` showed is rejected (the cursor moves past it;
-    /// a reduction and a yield point), then `pc = to`.
-    RecvNext { to: u32 },
-    /// The message `RecvPeek` showed matched: it leaves the mailbox (its
-    /// fragment joins the heap), the timeout is cancelled, the receive ends.
-    RecvAccept,
-    /// Nothing (more) matched. If the timeout armed from `R[t]` (ms, a
-    /// non-negative integer; `t` = [`NO_TIMEOUT`]: none) has fired, or is
-    /// 0, the receive ends and execution falls through to the timeout
-    /// body; otherwise the timer is armed (once) and the process waits,
-    /// then resumes at `to` (the `RecvPeek`).
-    RecvWait { t: Reg, to: u32 },
-
-    // ---- errors -----------------------------------------------------------
-    /// Raises `[:badmatch R[r]]` (class `:error`).
-    Badmatch { r: Reg },
-    /// Raises `[:case-clause R[r]]`.
-    CaseClause { r: Reg },
-    /// Raises `:function-clause`.
-    FunctionClause,
-    /// Pushes an exception handler: if anything raises before the matching
-    /// `TryEnd`, the frames above this one are dropped, `R[r]` gets the
-    /// class (`:error`, `:throw`, `:exit`), `R[r+1]` the value and
-    /// `pc = handler`.
-    TryBegin { r: Reg, handler: u32 },
-    /// Pops the innermost handler (the protected code ended normally).
-    TryEnd,
-    /// Raises class `R[r]` with value `R[r+1]`, keeping the current stack
-    /// trace (re-raising from a `catch` that did not match, or a `finally`).
-    Reraise { r: Reg },
-    /// `R[dst] = ` the current exception's stack trace (`(stacktrace)`).
-    StackTrace { dst: Reg },
-}
 
 /// Where an arity of a function starts and how many registers it uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -492,7 +298,9 @@ impl Proto {
         }
     }
 
-    /// A readable listing of the code, for debugging the compiler.
+    /// A readable listing of the code, for debugging the compiler: each
+    /// instruction as [`Instr::write`] prints it from the opcode table,
+    /// the instructions a superinstruction stands for marked.
     pub fn disassemble(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
@@ -505,8 +313,22 @@ impl Proto {
         if let Some((fixed, e)) = self.variadic {
             let _ = writeln!(s, "  arity {fixed}+: pc {} regs {}", e.pc, e.nregs);
         }
-        for (pc, i) in self.code.iter().enumerate() {
-            let _ = writeln!(s, "  {pc:4} {i:?}");
+        // The pc of the superinstruction covering the next ones, if any.
+        let mut fused: Option<(usize, usize)> = None;
+        for (pc, &i) in self.code.iter().enumerate() {
+            let _ = write!(s, "  {pc:4} ");
+            i.write(&mut s, Some(self));
+            match fused {
+                Some((at, last)) if pc <= last => {
+                    let _ = write!(s, "  (fused into {at})");
+                }
+                _ => fused = None,
+            }
+            let covers = i.op().covers as usize;
+            if covers > 0 && fused.is_none() {
+                fused = Some((pc, pc + covers));
+            }
+            s.push('\n');
         }
         s
     }

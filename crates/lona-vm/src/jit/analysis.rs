@@ -3,7 +3,16 @@
 //! inline, a built-in's call, or a side exit), whether the function is
 //! worth compiling (`check`), and which registers are live and written
 //! (so only those are loaded and written back).
+//!
+//! What an instruction is comes from the opcode table
+//! (`bytecode/ops.rs`): `how` takes its [`Jit`] treatment from the row
+//! (only a call through a var is decided here, from its callee), `check`
+//! and `successors` its [`Flow`], what it covers and whether it only
+//! raises. Liveness and written registers still match the instructions
+//! themselves: the table does not say which registers an instruction
+//! reads and writes (a call's window, a vector's range).
 
+use crate::bytecode::ops::{Flow, Jit, Raising};
 use crate::bytecode::{Instr, Proto};
 use crate::tag;
 
@@ -70,48 +79,20 @@ fn native_var(p: &'static Proto, var: u32, argc: usize) -> Option<u64> {
         .then_some(w)
 }
 
-/// How instruction `ins` of `p` (of arity `argc`) is translated.
+/// How instruction `ins` of `p` (of arity `argc`) is translated: as the
+/// opcode table says ([`Op::jit`](crate::bytecode::ops::Op::jit)), and
+/// for a call through a var, as its callee when compiled decides.
 pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
+    match ins.op().jit {
+        Jit::Inline => How::Inline,
+        Jit::SideExit => How::SideExit,
+        Jit::Callee => how_callee(p, argc, ins),
+    }
+}
+
+/// [`how`] of a call through a var ([`Jit::Callee`]).
+fn how_callee(p: &'static Proto, argc: usize, ins: Instr) -> How {
     match ins {
-        Instr::Move { .. }
-        | Instr::LoadConst { .. }
-        | Instr::LoadNil { .. }
-        | Instr::LoadSelf { .. }
-        | Instr::Jump { .. }
-        | Instr::Loop { .. }
-        | Instr::JumpIfFalse { .. }
-        | Instr::JumpIfTrue { .. }
-        | Instr::Ret { .. }
-        | Instr::AddRet { .. }
-        | Instr::Add { .. }
-        | Instr::Sub { .. }
-        | Instr::AddImm { .. }
-        | Instr::Lt { .. }
-        | Instr::Le { .. }
-        | Instr::Gt { .. }
-        | Instr::Ge { .. }
-        | Instr::Eq { .. }
-        | Instr::NumEq { .. }
-        | Instr::JumpUnlessLt { .. }
-        | Instr::JumpUnlessLe { .. }
-        | Instr::JumpUnlessLtImm { .. }
-        | Instr::JumpUnlessEq { .. }
-        | Instr::Mul { .. }
-        | Instr::LoadCapture { .. }
-        | Instr::LoadVar { .. }
-        | Instr::TestCons { .. }
-        | Instr::TestList { .. }
-        | Instr::TestEmptyList { .. }
-        | Instr::GetHead { .. }
-        | Instr::GetTail { .. }
-        | Instr::TestVector { .. }
-        | Instr::TestVectorMin { .. }
-        | Instr::GetElem { .. }
-        | Instr::TestEqConst { .. }
-        | Instr::TestEqReg { .. }
-        | Instr::Cons { .. }
-        | Instr::MakeVector { .. }
-        | Instr::Call { .. } => How::Inline,
         Instr::CallVar { argc: n, var, .. } => {
             if self_var(p, var).is_some() && n as usize == argc {
                 How::Inline
@@ -128,10 +109,14 @@ pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
                 native_var(p, var, n as usize).map_or(How::Inline, How::NativeTail)
             }
         }
-        Instr::CallVar1Imm { .. } => How::Inline,
-        Instr::TailCall { .. } => How::Inline,
-        _ => How::SideExit,
+        other => unreachable!("the table says {other:?} depends on its callee"),
     }
+}
+
+/// Whether `ins` only raises a new error (a failed match: the table's
+/// [`Raising::Always`]): a side exit, but only on an error path.
+fn only_raises(ins: Instr) -> bool {
+    ins.op().raising == Raising::Always
 }
 
 /// Checks that the code is worth compiling and that none of it runs off
@@ -140,29 +125,23 @@ pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
 pub(super) fn check(p: &'static Proto, argc: usize, entry: usize) -> Result<(), Why> {
     let n = p.code.len();
     match p.code.last() {
-        Some(Instr::Jump { .. } | Instr::Loop { .. } | Instr::Ret { .. })
-        | Some(Instr::TailCallVar { .. } | Instr::TailCall { .. })
-        | Some(Instr::FunctionClause | Instr::Badmatch { .. } | Instr::CaseClause { .. }) => {}
+        // A superinstruction is never last: what it stands for follows it.
+        Some(&last) if last.op().ends_block() && last.op().covers == 0 => {}
         Some(&last) if how(p, argc, last) == How::SideExit => {}
         other => return Err(format!("the code ends in {other:?}, not a jump or return")),
     }
     for (pc, ins) in p.code.iter().enumerate() {
-        if matches!(ins, Instr::CallVar1Imm { .. }) && pc + 2 >= n {
+        let op = ins.op();
+        if op.covers > 0 && op.falls_through() && pc + 1 + op.covers as usize >= n {
             return Err("a fused call at the end".into());
         }
     }
     // Raising instructions leave too, but only on an error path.
-    let raises = |i: Instr| {
-        matches!(
-            i,
-            Instr::FunctionClause | Instr::Badmatch { .. } | Instr::CaseClause { .. }
-        )
-    };
     let exits = p
         .code
         .iter()
         .filter(|&&i| {
-            (how(p, argc, i) == How::SideExit && !raises(i))
+            (how(p, argc, i) == How::SideExit && !only_raises(i))
                 || (how(p, argc, i) == How::Inline && tail_out(p, argc, i))
         })
         .count();
@@ -201,7 +180,7 @@ pub(super) fn check(p: &'static Proto, argc: usize, entry: usize) -> Result<(), 
                     exit.get_or_insert(ins);
                     continue;
                 }
-                How::Inline if matches!(ins, Instr::Ret { .. } | Instr::AddRet { .. }) => {
+                How::Inline if ins.op().flow == Flow::Return => {
                     reached = true;
                     break;
                 }
@@ -259,34 +238,26 @@ pub(super) fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
     }
 }
 
-/// Where control goes after `ins` at `pc` (none: it returns, raises or
-/// tail-calls).
+/// Where control goes after `ins` at `pc` in compiled code (none: it
+/// returns, raises or tail-calls), from the table's [`Flow`] and
+/// [`covers`](crate::bytecode::ops::Op::covers). A side exit's is the
+/// next instruction, unless it only raises.
 pub(super) fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
-    let next = Some(pc + 1);
-    match ins {
-        Instr::Jump { to } | Instr::Loop { to } => [Some(to as usize), None],
-        Instr::JumpIfFalse { to, .. }
-        | Instr::JumpIfTrue { to, .. }
-        | Instr::JumpUnlessLt { to, .. }
-        | Instr::JumpUnlessLe { to, .. }
-        | Instr::JumpUnlessLtImm { to, .. }
-        | Instr::JumpUnlessEq { to, .. } => [next, Some(to as usize)],
-        Instr::TestCons { fail, .. }
-        | Instr::TestList { fail, .. }
-        | Instr::TestEmptyList { fail, .. }
-        | Instr::TestVector { fail, .. }
-        | Instr::TestVectorMin { fail, .. }
-        | Instr::TestEqConst { fail, .. }
-        | Instr::TestEqReg { fail, .. } => [next, Some(fail as usize)],
-        Instr::CallVar1Imm { .. } => [Some(pc + 2), None],
-        Instr::Ret { .. }
-        | Instr::AddRet { .. }
-        | Instr::TailCall { .. }
-        | Instr::TailCallVar { .. }
-        | Instr::FunctionClause
-        | Instr::Badmatch { .. }
-        | Instr::CaseClause { .. } => [None, None],
-        _ => [next, None],
+    let op = ins.op();
+    if op.jit == Jit::SideExit {
+        return if only_raises(ins) {
+            [None, None]
+        } else {
+            [Some(pc + 1), None]
+        };
+    }
+    let next = Some(pc + 1 + op.covers as usize);
+    let to = ins.target().map(|t| t as usize);
+    match op.flow {
+        Flow::Next => [next, None],
+        Flow::Branch => [next, to],
+        Flow::Jump => [to, None],
+        Flow::Return | Flow::TailCall | Flow::Raise => [None, None],
     }
 }
 
@@ -514,3 +485,6 @@ pub(super) fn base_case(p: &Proto, argc: usize, entry: usize) -> Option<BaseCase
     };
     Some(BaseCase { test, limit, ret })
 }
+
+#[cfg(test)]
+mod tests;
