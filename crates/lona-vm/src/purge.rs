@@ -251,11 +251,13 @@ fn unpin(code: u64) {
 /// Keeps `p`'s area (and so `p`) from being freed until [`release`]:
 /// a prototype queued for the compiling thread (`jit/queue.rs`). The
 /// caller runs `p` in this slice (so its area is alive now).
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
 pub(crate) fn hold(p: &Proto) {
     pin(p as *const Proto as usize as u64);
 }
 
 /// Ends a [`hold`].
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
 pub(crate) fn release(p: &Proto) {
     unpin(p as *const Proto as usize as u64);
 }
@@ -458,7 +460,7 @@ fn cycle() -> Option<usize> {
 }
 
 /// Whether the area at `addr` is registered (not freed): the tests.
-#[cfg(test)]
+#[cfg(all(test, feature = "jit"))]
 pub(crate) fn registered(addr: usize) -> bool {
     REGISTRY
         .lock()
@@ -649,6 +651,7 @@ fn collector() -> &'static Collector {
 
 /// Asks for a cycle soon (the compiling tier, when the quick code it
 /// retired adds up: `jit/optimise.rs`).
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
 pub(crate) fn poke() {
     collector().poke();
 }

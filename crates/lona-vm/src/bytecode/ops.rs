@@ -247,6 +247,7 @@ impl Op {
 
     /// Whether nothing runs after it in its block: it jumps, returns,
     /// tail-calls or raises.
+    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
     pub const fn ends_block(&self) -> bool {
         matches!(
             self.flow,
@@ -256,6 +257,7 @@ impl Op {
 
     /// Whether control may go on to the next instruction (after what it
     /// covers).
+    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
     pub const fn falls_through(&self) -> bool {
         matches!(self.flow, Flow::Next | Flow::Branch)
     }
@@ -552,6 +554,7 @@ impl Instr {
     }
 
     /// The pc it may jump to (its [`Kind::Target`] operand), if it has one.
+    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
     pub fn target(self) -> Option<u32> {
         let op = self.op();
         let i = op.operands.iter().position(|o| o.kind == Kind::Target)?;

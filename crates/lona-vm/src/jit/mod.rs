@@ -559,7 +559,9 @@ impl JitSlot {
     #[inline(never)]
     fn give_up(&self, p: &Proto, early: u32) {
         // Under the compiler's lock: `free_codes` and `rearm` change the
-        // state under it too.
+        // state under it too. (Without the tier no code is ever compiled,
+        // so no slot is `COMPILED` or `RESTING`.)
+        #[cfg(feature = "jit")]
         let _guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
         if self.state.load(Relaxed) != COMPILED {
             return;
@@ -593,6 +595,7 @@ impl JitSlot {
     #[cold]
     #[inline(never)]
     fn rearm(&self, p: &Proto, argc: usize) -> Option<Entry> {
+        #[cfg(feature = "jit")]
         let _guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
         let kept = self.arity.iter().any(|a| a.code.load(Relaxed) != 0);
         if self.state.load(Relaxed) != RESTING || !kept {
