@@ -50,7 +50,7 @@ impl Drop for CloseOnDrop {
     }
 }
 
-fn log(d: &Dist, what: std::fmt::Arguments<'_>) {
+pub(super) fn log(d: &Dist, what: std::fmt::Arguments<'_>) {
     eprintln!("=WARNING REPORT==== distribution ({}): {what}", d.name);
 }
 

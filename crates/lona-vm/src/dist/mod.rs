@@ -78,7 +78,7 @@ pub use outq::{
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -284,6 +284,9 @@ pub struct Dist {
     /// writers; read by [`Dist::fragmented`]).
     frags_in: AtomicU64,
     frags_out: AtomicU64,
+    /// A `[:nodedown name]` went with the name as a string (the atom table
+    /// was full): logged once.
+    nodedown_strings: AtomicBool,
     /// The connection to `epmd` that keeps us registered (never read).
     _epmd: std::net::TcpStream,
 }
@@ -446,6 +449,7 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         spawns: Mutex::new(HashMap::new()),
         frags_in: AtomicU64::new(0),
         frags_out: AtomicU64::new(0),
+        nodedown_strings: AtomicBool::new(false),
         _epmd: epmd_conn,
     });
     env.dist
@@ -930,11 +934,32 @@ impl Dist {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(node);
-        if let (Some(ws), Some(a)) = (watchers, Atom::existing(node)) {
+        if let Some(ws) = watchers {
+            let heap = lona_term::Heap::new();
+            // `[:nodedown node]`, the name a keyword, made if need be (a
+            // native process's `monitor_node` names a node by a string):
+            // the names come from the node table and from the watchers' own
+            // calls, so they are few. With the atom table full, the name
+            // goes as a string, and that is logged once: the watcher still
+            // learns that the node is down.
+            let name = match Atom::try_new(node) {
+                Ok(a) => Term::keyword_atom(a),
+                Err(e) => {
+                    if !self.nodedown_strings.swap(true, Relaxed) {
+                        conn::log(
+                            self,
+                            format_args!(
+                                "[:nodedown name] for {node} (and for any other node whose \
+                                 name cannot be a keyword) has the name as a string: {e}"
+                            ),
+                        );
+                    }
+                    heap.string(node)
+                }
+            };
             for w in ws {
-                let heap = lona_term::Heap::new();
-                let msg = heap.vector(&[lona_term::kw!("nodedown"), Term::keyword_atom(a)]);
-                self.handle.send(w, Fragment::new(msg));
+                let msg = Fragment::vector(&[lona_term::kw!("nodedown"), name]);
+                self.handle.send(w, msg);
             }
         }
     }
