@@ -26,8 +26,13 @@
 //!    (the peer gone, a malformed packet, a write error, no packet for a
 //!    whole net tick time, the peer's replies unread past the reply
 //!    limit) ends the other, and the node table entry goes. The reader
-//!    shuts the socket down as it ends: a writer waiting to write to a
-//!    peer that does not read fails then, instead of waiting on.
+//!    shuts the socket down as it ends, and so does `disconnect`: a
+//!    writer waiting to write to a peer that does not read fails then,
+//!    instead of waiting on. The reader waits for the writer to link a
+//!    local process to the peer's, so the link is in place before the
+//!    peer's next packet acts, but at most the net tick time: the writer
+//!    may be stuck writing; then the peer's signals to that process follow
+//!    through the writer, behind the link (`reply.rs`).
 //!
 //! # What a peer cannot do
 //! Every length is checked against the bytes that came; a packet is read
@@ -52,7 +57,10 @@
 //! - `conn.rs`: the acceptor, writer and reader processes;
 //! - `out.rs`: what a writer's mailbox takes, and what each counts;
 //! - `reply.rs`: what the reader queues for the writer in answer to the
-//!   peer, counted towards the reply limit.
+//!   peer, counted towards the reply limit; how the peer's signals to a
+//!   local process wait behind the link or monitor the writer makes for
+//!   it, so that the reader never waits long for the writer; and the
+//!   socket as those who close a connection hold it.
 
 mod conn;
 pub mod cookie;
@@ -181,6 +189,9 @@ struct Conn {
     up: bool,
     /// What is queued in the writer's mailbox, and who waits for it.
     q: Arc<Outq>,
+    /// The connection's socket, once up: what `disconnect` shuts down, so
+    /// the connection ends even while the writer is stuck writing.
+    closer: Option<Arc<reply::Closer>>,
 }
 
 /// A monitor of ours on another node's process.
@@ -556,6 +567,7 @@ impl Dist {
                 writer: pid,
                 up: false,
                 q: q.clone(),
+                closer: None,
             },
         );
         Some((pid, q))
@@ -806,7 +818,13 @@ impl Dist {
         self.writer_for(node).is_some()
     }
 
-    /// Closes the connection to `node`: true if there was one.
+    /// Closes the connection to `node`: true if there was one. It ends at
+    /// once, as Erlang's `disconnect_node` ends it (what is queued for the
+    /// node is dropped), and its links and monitors fire `noconnection`
+    /// as the writer goes, even when the writer was stuck writing to a
+    /// peer that does not read: the socket is shut down here, which fails
+    /// that write (the writer's mailbox, where `Out::Disconnect` goes too,
+    /// for a connection still being made, waits behind it).
     pub fn disconnect(&self, node: &str) -> bool {
         let c = self
             .conns
@@ -817,14 +835,17 @@ impl Dist {
         match c {
             Some(c) => {
                 self.handle.send(c.writer, out::Out::Disconnect);
+                if let Some(closer) = c.closer {
+                    closer.close("disconnected");
+                }
                 true
             }
             None => false,
         }
     }
 
-    /// Marks `writer`'s connection to `node` up.
-    fn mark_up(&self, node: &str, writer: Pid) {
+    /// Marks `writer`'s connection to `node` up, with its socket.
+    fn mark_up(&self, node: &str, writer: Pid, closer: &Arc<reply::Closer>) {
         if let Some(c) = self
             .conns
             .lock()
@@ -833,6 +854,7 @@ impl Dist {
         {
             if c.writer == writer {
                 c.up = true;
+                c.closer = Some(closer.clone());
             }
         }
     }
@@ -962,6 +984,15 @@ impl Dist {
                 self.handle.send(w, msg);
             }
         }
+    }
+
+    /// The watcher of our remote monitor `mref`, unless it was taken back.
+    fn down_watcher(&self, mref: u64) -> Option<Pid> {
+        self.remote_mons
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&mref)
+            .map(|m| m.watcher)
     }
 
     /// `watcher` monitors a process of `node` (`target` is what the
