@@ -82,7 +82,8 @@ fn test_files_that_are_not_there() {
 #[test]
 fn a_quoted_keyword_too_long_for_an_atom() {
     let long = "k".repeat(lona_term::MAX_ATOM_CHARS + 1);
-    let forms = lona_vm::read_all(&lona_vm::Source::new("q.lona", format!(":{long}").as_str())).unwrap();
+    let forms =
+        lona_vm::read_all(&lona_vm::Source::new("q.lona", format!(":{long}").as_str())).unwrap();
     let heap = lona_term::Heap::new();
     let e = lona_vm::form_to_term(&heap, &forms[0]).unwrap_err();
     assert_eq!(e.name, format!(":{long}"));
