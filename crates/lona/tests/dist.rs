@@ -665,7 +665,7 @@ fn a_bad_node_name_in_the_builder_is_an_error_not_a_half_started_node() {
             .build()
             .map(|_| ())
             .unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::Other);
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
         assert!(err.to_string().contains("node name"), "{bad:?}: {err}");
     }
     let rt = lona_runtime::Builder::default().workers(1).build().unwrap();

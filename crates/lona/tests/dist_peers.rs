@@ -412,35 +412,6 @@ fn a_native_sender_is_told_busy_and_waits_until_ready() {
     assert!(after_kill);
 }
 
-/// ETF for raw packets: an atom (`SMALL_ATOM_UTF8_EXT`).
-fn etf_atom(v: &mut Vec<u8>, a: &str) {
-    v.extend_from_slice(&[119, a.len() as u8]);
-    v.extend_from_slice(a.as_bytes());
-}
-
-/// ETF: process `id` of node `node` (`NEW_PID_EXT`, creation 1).
-fn etf_pid(v: &mut Vec<u8>, node: &str, id: u32) {
-    v.push(88);
-    etf_atom(v, node);
-    v.extend_from_slice(&id.to_be_bytes());
-    v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
-}
-
-/// ETF: reference `id` of node `node` (`NEWER_REFERENCE_EXT`, one word).
-fn etf_ref(v: &mut Vec<u8>, node: &str, id: u32) {
-    v.extend_from_slice(&[90, 0, 1]);
-    etf_atom(v, node);
-    v.extend_from_slice(&[0, 0, 0, 1]);
-    v.extend_from_slice(&id.to_be_bytes());
-}
-
-/// `body` with its 4-byte length before it.
-fn framed(body: Vec<u8>) -> Vec<u8> {
-    let mut p = (body.len() as u32).to_be_bytes().to_vec();
-    p.extend_from_slice(&body);
-    p
-}
-
 /// A pass-through `MONITOR_P` from process 7 of node `fake` (reference
 /// `id`) for the name `nosuch`, which no process of the node holds: the
 /// node answers `MONITOR_P_EXIT` `noproc` at once, from the reader.
@@ -469,39 +440,6 @@ fn is_auth(fake: &str) -> Vec<u8> {
     etf_atom(&mut b, "is_auth");
     etf_atom(&mut b, fake);
     framed(b)
-}
-
-/// Reads one packet the node sent (ticks skipped): its bytes.
-fn read_packet(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    loop {
-        let mut len = [0u8; 4];
-        s.read_exact(&mut len)?;
-        let len = u32::from_be_bytes(len) as usize;
-        if len == 0 {
-            continue;
-        }
-        let mut p = vec![0u8; len];
-        s.read_exact(&mut p)?;
-        return Ok(p);
-    }
-}
-
-/// Sets the socket's receive buffer small (the kernel's smallest, about
-/// 2 KB): what the node writes there stops after a little.
-fn small_rcvbuf(s: &TcpStream) {
-    let small: libc::c_int = 4096;
-    // SAFETY: setsockopt on a socket this test owns, with a c_int option
-    // value of the size given.
-    unsafe {
-        use std::os::fd::AsRawFd;
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            (&small as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
 }
 
 /// Writes requests made by `request` (numbered from 1), `per_write` at a

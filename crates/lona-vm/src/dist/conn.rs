@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use erl_dist::handshake::{ClientSideHandshake, HandshakeStatus, ServerSideHandshake};
@@ -17,7 +17,7 @@ use lona_term::{Fragment, Heap, Term};
 use super::fragment::{self, Assembler, Packet};
 use super::out::{self, Out};
 use super::outq::Outq;
-use super::reply::{self, Writer};
+use super::reply::{self, Behind, Closer, Done, Writer};
 use super::wire::{self, put, Control, Cursor, Frame, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
 
@@ -50,7 +50,7 @@ impl Drop for CloseOnDrop {
     }
 }
 
-fn log(d: &Dist, what: std::fmt::Arguments<'_>) {
+pub(super) fn log(d: &Dist, what: std::fmt::Arguments<'_>) {
     eprintln!("=WARNING REPORT==== distribution ({}): {what}", d.name);
 }
 
@@ -127,6 +127,7 @@ async fn accepted(ctx: Ctx, d: Arc<Dist>, stream: TcpStream) {
                             writer: me,
                             up: false,
                             q: q.clone(),
+                            closer: None,
                         },
                     );
                     (HandshakeStatus::Ok, None)
@@ -260,11 +261,11 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: boo
     let _ = ctx.trap_exit(true).await;
     let stream = Arc::new(stream);
     let (d2, s2, n2) = (d.clone(), stream.clone(), node.to_string());
-    let why = Arc::new(Mutex::new(None));
+    let closer = Closer::new(stream.clone());
     let w = Writer {
         pid: me,
         q: q.clone(),
-        why: why.clone(),
+        closer: closer.clone(),
     };
     let Ok(reader_pid) = ctx
         .spawn_link(move |ctx| async move { reader(ctx, d2, n2, s2, w).await })
@@ -273,7 +274,7 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: boo
         d.forget(node, me);
         return;
     };
-    d.mark_up(node, me);
+    d.mark_up(node, me, &closer);
     let mut watches = Watching {
         reader: Some(reader_pid),
         ..Watching::default()
@@ -284,14 +285,12 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: boo
         scratch: Vec::new(),
         q,
     };
-    let end = write_loop(ctx, d, node, &mut sink, &mut watches).await;
-    // The reader's reason, when it ended first: its socket shut down, a
-    // write that failed for it is not the reason.
-    let end = why
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-        .unwrap_or(end);
+    let mut held = VecDeque::new();
+    let end = write_loop(ctx, d, node, &mut sink, &mut watches, &mut held).await;
+    // The reader's reason, or `disconnect`'s, when they ended it: the
+    // socket shut down, a write that failed for it is not the reason.
+    let end = closer.why().unwrap_or(end);
+    deliver_left(ctx, d, held).await;
     // The local processes linked to the writer get `noconnection` from
     // their remote partners (`forget`), not the writer's own end.
     watches.linked.clear();
@@ -321,8 +320,24 @@ struct Watch {
     mref: Vec<u8>,
 }
 
-/// The reader's go-ahead after `Out::LinkLocal`.
-struct LinkAck;
+/// What the writer still had to deliver to local processes for the peer
+/// (`Out::Deliver`, behind a link or monitor it had to make: `reply.rs`)
+/// as the connection ends: delivered now, before they hear of the end
+/// (`Dist::forget`), as Erlang delivers what came before a connection
+/// went. The rest of the mailbox is dropped.
+async fn deliver_left(ctx: &Ctx, d: &Dist, held: VecDeque<Envelope>) {
+    for env in held {
+        if let Ok(Out::Deliver { act, .. }) = env.downcast::<Out>() {
+            act(d);
+        }
+    }
+    let deliver = |o: &Out| matches!(o, Out::Deliver { .. });
+    while let Some(o) = ctx.receive_where_timeout(deliver, Duration::ZERO).await {
+        if let Out::Deliver { act, .. } = o {
+            act(d);
+        }
+    }
+}
 
 /// What a writer watches on the local side: the peer's monitors of local
 /// processes (by the writer's own monitor reference), and the local
@@ -398,16 +413,19 @@ async fn next_envelope(
     }
 }
 
+/// Writes what the mailbox brings until the connection ends: why. `held`:
+/// what was taken from the mailbox and held back (behind a large message)
+/// and is still to be done.
 async fn write_loop(
     ctx: &Ctx,
     d: &Arc<Dist>,
     node: &str,
     sink: &mut Sink<'_>,
     watches: &mut Watching,
+    held: &mut VecDeque<Envelope>,
 ) -> String {
     let tick_every = d.tick_time / 4;
     let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES);
-    let mut held = VecDeque::new();
     let mut seq = 0u64;
     let mut last_write = Instant::now();
     // Bytes of the counted packets in `buf`: they come off the queue
@@ -418,7 +436,7 @@ async fn write_loop(
     let mut replies = 0usize;
     loop {
         let wait = tick_every.saturating_sub(last_write.elapsed());
-        let Some(first) = next_envelope(ctx, &mut held, wait).await else {
+        let Some(first) = next_envelope(ctx, held, wait).await else {
             // Silent for a quarter of the tick time: a tick.
             if let Err(e) = sink.write(&[0, 0, 0, 0]).await {
                 return e;
@@ -446,8 +464,7 @@ async fn write_loop(
                             from,
                             seq,
                         };
-                        write_fragmented(ctx, d, node, sink, big, &mut buf, watches, &mut held)
-                            .await
+                        write_fragmented(ctx, d, node, sink, big, &mut buf, watches, held).await
                     }
                     Ok(()) => {
                         buf.clear();
@@ -477,7 +494,7 @@ async fn write_loop(
             if buf.len() >= BATCH_BYTES || n >= 512 {
                 break;
             }
-            next = next_envelope(ctx, &mut held, Duration::ZERO).await;
+            next = next_envelope(ctx, held, Duration::ZERO).await;
         }
         if !buf.is_empty() {
             if let Err(e) = sink.write(&buf).await {
@@ -648,6 +665,7 @@ async fn handle(
                     toproc,
                     watcher,
                     mref,
+                    id,
                 } => {
                     let r = ctx.monitor(target).await;
                     watches.monitors.insert(
@@ -658,6 +676,7 @@ async fn handle(
                             mref,
                         },
                     );
+                    done(ctx, watches, id).await;
                 }
                 Out::Demonitor { mref } => {
                     let found = watches
@@ -674,11 +693,20 @@ async fn handle(
                     // A second connection to a node we are connected to:
                     // dropped (closed).
                 }
-                Out::LinkLocal(p, reader) => {
-                    if watches.linked.insert(p) {
-                        let _ = ctx.link(p).await;
+                Out::LinkLocal { pid, id } => {
+                    // A process already gone: the writer traps exits, so
+                    // the link gives `Exit` `noproc` (the error is for
+                    // processes that do not trap), which sends the peer
+                    // `EXIT` `noproc` below, as Erlang answers a `LINK` to
+                    // a process that is gone (`reply.rs`).
+                    if watches.linked.insert(pid) {
+                        let _ = ctx.link(pid).await;
                     }
-                    ctx.send(reader, LinkAck).await;
+                    done(ctx, watches, id).await;
+                }
+                Out::Deliver { id, act, .. } => {
+                    act(d);
+                    done(ctx, watches, id).await;
                 }
                 Out::Spawn {
                     bytes: _,
@@ -740,6 +768,13 @@ async fn handle(
         }
     }
     Ok(None)
+}
+
+/// Tells the reader the writer has done its hand-off `id` (`reply.rs`).
+async fn done(ctx: &Ctx, watches: &Watching, id: u64) {
+    if let Some(r) = watches.reader {
+        ctx.send(r, Done(id)).await;
+    }
 }
 
 /// Spawns `qualified` for the peer's process `from` and writes the
@@ -851,7 +886,7 @@ fn our_pid(d: &Dist, p: &WirePid<'_>) -> Option<Pid> {
 /// writer shares).
 async fn reader(ctx: Ctx, d: Arc<Dist>, node: String, stream: Arc<TcpStream>, writer: Writer) {
     let end = read_loop(&ctx, &d, &node, &stream, &writer).await;
-    writer.ended(&stream, &end);
+    writer.ended(&end);
     ctx.send(writer.pid, Out::ReaderEnd(end)).await;
     ctx.exit(Reason::Shutdown).await;
 }
@@ -864,6 +899,8 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
     let mut idle_big = 0u32;
     // Fragmented messages: at most a packet's limit in all.
     let mut asm = Assembler::new(MAX_PACKET);
+    // What the writer has yet to do for local processes (`reply.rs`).
+    let mut behind = Behind::default();
     loop {
         // Whole packets in the buffer.
         loop {
@@ -883,7 +920,8 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
             if len == 0 {
                 continue; // a tick
             }
-            if let Err(e) = on_packet(ctx, d, node, packet, &mut asm, writer).await {
+            let r = on_packet(ctx, d, node, packet, &mut asm, &mut behind, writer).await;
+            if let Err(e) = r {
                 return format!("malformed packet: {e}");
             }
             // The peer's backlog of replies: past the limit, it does not
@@ -945,11 +983,12 @@ async fn on_packet(
     node: &str,
     p: &[u8],
     asm: &mut Assembler,
+    behind: &mut Behind,
     writer: &Writer,
 ) -> Result<(), WireError> {
     let joined: Arc<Vec<u8>>;
     let ctl = match wire::frame(p)? {
-        Frame::Whole(c) => return on_control(ctx, d, node, c, None, writer).await,
+        Frame::Whole(c) => return on_control(ctx, d, node, c, None, behind, writer).await,
         Frame::First { seq, count, body } => {
             // Relaxed: a statistic.
             d.frags_in.fetch_add(1, Relaxed);
@@ -963,31 +1002,41 @@ async fn on_packet(
             }
         },
     };
-    on_control(ctx, d, node, ctl, Some(&joined), writer).await
+    on_control(ctx, d, node, ctl, Some(&joined), behind, writer).await
 }
 
 /// Acts on one control message (and the message it carries). `joined`:
 /// the buffer a fragmented message was joined into, which its large
-/// binary may keep instead of a copy.
+/// binary may keep instead of a copy. What is for a local process the
+/// writer has work for goes through the writer, behind that work
+/// (`behind`, `reply.rs`).
 async fn on_control(
     ctx: &Ctx,
     d: &Dist,
     node: &str,
     ctl: Control<'_>,
     joined: Option<&Arc<Vec<u8>>>,
+    behind: &mut Behind,
     writer: &Writer,
 ) -> Result<(), WireError> {
+    behind.catch_up(ctx).await;
     match ctl {
         Control::Send { to, msg, .. } => {
             if let Some(pid) = our_pid(d, &to) {
-                deliver(d, node, msg, joined, |m| ctx.handle().send(pid, m));
+                if let Some(m) = message(d, node, msg, joined) {
+                    let n = m.words() * 8;
+                    let send = move |d: &Dist| d.handle.send(pid, m);
+                    behind.deliver(ctx, d, writer, pid, n, send).await;
+                }
             }
         }
         Control::RegSend { name, msg, .. } => {
-            if ctx.handle().whereis(name).is_some() {
-                deliver(d, node, msg, joined, |m| {
-                    let _ = ctx.handle().send_name(name, m);
-                });
+            if let Some(pid) = ctx.handle().whereis(name) {
+                if let Some(m) = message(d, node, msg, joined) {
+                    let n = m.words() * 8;
+                    let send = move |d: &Dist| d.handle.send(pid, m);
+                    behind.deliver(ctx, d, writer, pid, n, send).await;
+                }
             } else if name == "net_kernel" {
                 reply::net_kernel(ctx, msg, writer).await?;
             }
@@ -1012,13 +1061,15 @@ async fn on_control(
             };
             match target {
                 // A process already gone gets a `DOWN` `noproc` from the
-                // writer's own monitor.
+                // writer's own monitor. What the peer sends the target
+                // next waits behind the monitor (`reply.rs`).
                 Some(target) => {
                     let out = Out::Monitor {
                         target,
                         toproc: toproc.to_vec(),
                         watcher: watcher.to_vec(),
                         mref: mref.to_vec(),
+                        id: behind.id_for(target),
                     };
                     writer.hand(ctx, out).await
                 }
@@ -1040,10 +1091,15 @@ async fn on_control(
             writer.hand(ctx, Out::Demonitor { mref }).await;
         }
         Control::MonitorPExit { mref, reason, .. } => {
-            if let Some(r) = Cursor::new(mref).reference()?.ours(&d.name, d.creation) {
+            let ours = Cursor::new(mref).reference()?.ours(&d.name, d.creation);
+            // The watcher, unless the monitor was taken back.
+            if let Some((r, w)) = ours.and_then(|r| Some((r, d.down_watcher(r)?))) {
                 let heap = Heap::new();
                 let t = decode(d, &heap, reason).unwrap_or(lona_term::kw!("noproc"));
-                d.fire_down(r, t);
+                let t = Fragment::new(t);
+                let n = t.words() * 8;
+                let fire = move |d: &Dist| d.fire_down(r, t.root());
+                behind.deliver(ctx, d, writer, w, n, fire).await;
             }
         }
         Control::UnlinkId { id, from, to } => {
@@ -1064,9 +1120,10 @@ async fn on_control(
         }
         Control::Link { from, to } => {
             if let Some(pid) = our_pid(d, &to) {
+                // Recorded now; the writer links, and the reader waits
+                // for it, up to a point (`reply.rs`).
                 if d.add_link(pid, remote_link(node, &from)) {
-                    ctx.send(writer.pid, Out::LinkLocal(pid, ctx.pid())).await;
-                    ctx.receive::<LinkAck>().await;
+                    behind.link(ctx, writer, pid, d.tick_time).await;
                 }
             } else {
                 // A pid of an earlier incarnation: gone.
@@ -1092,7 +1149,11 @@ async fn on_control(
                 // A link's exit counts only while the link is in force.
                 if !link || d.remove_link(pid, &l) {
                     let r = decode_reason(d, reason);
-                    ctx.handle().send_foreign_exit(pid, d.origin(&l), r, link);
+                    let origin = d.origin(&l);
+                    let exit = move |d: &Dist| d.handle.send_foreign_exit(pid, origin, r, link);
+                    behind
+                        .deliver(ctx, d, writer, pid, reason.len(), exit)
+                        .await;
                 }
             }
         }
@@ -1133,7 +1194,7 @@ async fn on_control(
             let ours = Cursor::new(req).reference()?.ours(&d.name, d.creation);
             if let (Some(r), Some(me)) = (ours, our_pid(d, &to)) {
                 if d.take_spawn(r).is_some() {
-                    spawn_replied(ctx, d, node, me, r, flags, result, writer).await?;
+                    spawn_replied(ctx, d, node, me, r, flags, result, behind, writer).await?;
                 }
             }
         }
@@ -1156,6 +1217,7 @@ async fn spawn_replied(
     r: u64,
     flags: i64,
     result: &[u8],
+    behind: &mut Behind,
     writer: &Writer,
 ) -> Result<(), WireError> {
     let heap = Heap::new();
@@ -1165,8 +1227,9 @@ async fn spawn_replied(
             let node_atom = lona_term::Atom::try_new(node).map_err(|_| WireError("a node name"))?;
             let child_term = heap.ext_pid(node_atom, child.id, child.serial, child.creation);
             if flags & 1 != 0 && d.add_link(me, remote_link(node, &child)) {
-                ctx.send(writer.pid, Out::LinkLocal(me, ctx.pid())).await;
-                ctx.receive::<LinkAck>().await;
+                // The writer links, and the reader waits for it, up to a
+                // point (`reply.rs`).
+                behind.link(ctx, writer, me, d.tick_time).await;
             }
             if flags & 2 != 0 {
                 d.add_remote_monitor(me, node, r, child_term, result.to_vec());
@@ -1181,8 +1244,11 @@ async fn spawn_replied(
             heap.vector(&[lona_term::kw!("error"), why])
         }
     };
-    let msg = heap.vector(&[lona_term::kw!("spawn-reply"), heap.reference(r), answer]);
-    ctx.handle().send(me, Fragment::new(msg));
+    let msg =
+        Fragment::new(heap.vector(&[lona_term::kw!("spawn-reply"), heap.reference(r), answer]));
+    let n = msg.words() * 8;
+    let send = move |d: &Dist| d.handle.send(me, msg);
+    behind.deliver(ctx, d, writer, me, n, send).await;
     Ok(())
 }
 
@@ -1218,16 +1284,10 @@ fn atom_budget() -> AtomBudget {
     AtomBudget::new((lona_term::MAX_ATOMS / 2).saturating_sub(used))
 }
 
-/// Decodes a message and hands it to `send`; a message that cannot be a
-/// Lonala term is dropped and logged (the connection goes on). `body`
-/// lies in `joined` when the message came in fragments.
-fn deliver(
-    d: &Dist,
-    node: &str,
-    body: &[u8],
-    joined: Option<&Arc<Vec<u8>>>,
-    send: impl FnOnce(Fragment),
-) {
+/// Decodes a message; a message that cannot be a Lonala term is dropped
+/// and logged (`None`: the connection goes on). `body` lies in `joined`
+/// when the message came in fragments.
+fn message(d: &Dist, node: &str, body: &[u8], joined: Option<&Arc<Vec<u8>>>) -> Option<Fragment> {
     let heap = Heap::new();
     let decoded = match joined {
         Some(buf) if buf.as_ptr_range().contains(&body.as_ptr()) => {
@@ -1239,7 +1299,10 @@ fn deliver(
         _ => decode(d, &heap, body),
     };
     match decoded {
-        Ok(t) => send(Fragment::new(t)),
-        Err(e) => log(d, format_args!("a message from {node} dropped: {e}")),
+        Ok(t) => Some(Fragment::new(t)),
+        Err(e) => {
+            log(d, format_args!("a message from {node} dropped: {e}"));
+            None
+        }
     }
 }

@@ -26,8 +26,13 @@
 //!    (the peer gone, a malformed packet, a write error, no packet for a
 //!    whole net tick time, the peer's replies unread past the reply
 //!    limit) ends the other, and the node table entry goes. The reader
-//!    shuts the socket down as it ends: a writer waiting to write to a
-//!    peer that does not read fails then, instead of waiting on.
+//!    shuts the socket down as it ends, and so does `disconnect`: a
+//!    writer waiting to write to a peer that does not read fails then,
+//!    instead of waiting on. The reader waits for the writer to link a
+//!    local process to the peer's, so the link is in place before the
+//!    peer's next packet acts, but at most the net tick time: the writer
+//!    may be stuck writing; then the peer's signals to that process follow
+//!    through the writer, behind the link (`reply.rs`).
 //!
 //! # What a peer cannot do
 //! Every length is checked against the bytes that came; a packet is read
@@ -52,7 +57,10 @@
 //! - `conn.rs`: the acceptor, writer and reader processes;
 //! - `out.rs`: what a writer's mailbox takes, and what each counts;
 //! - `reply.rs`: what the reader queues for the writer in answer to the
-//!   peer, counted towards the reply limit.
+//!   peer, counted towards the reply limit; how the peer's signals to a
+//!   local process wait behind the link or monitor the writer makes for
+//!   it, so that the reader never waits long for the writer; and the
+//!   socket as those who close a connection hold it.
 
 mod conn;
 pub mod cookie;
@@ -78,7 +86,7 @@ pub use outq::{
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -181,6 +189,9 @@ struct Conn {
     up: bool,
     /// What is queued in the writer's mailbox, and who waits for it.
     q: Arc<Outq>,
+    /// The connection's socket, once up: what `disconnect` shuts down, so
+    /// the connection ends even while the writer is stuck writing.
+    closer: Option<Arc<reply::Closer>>,
 }
 
 /// A monitor of ours on another node's process.
@@ -284,6 +295,9 @@ pub struct Dist {
     /// writers; read by [`Dist::fragmented`]).
     frags_in: AtomicU64,
     frags_out: AtomicU64,
+    /// A `[:nodedown name]` went with the name as a string (the atom table
+    /// was full): logged once.
+    nodedown_strings: AtomicBool,
     /// The connection to `epmd` that keeps us registered (never read).
     _epmd: std::net::TcpStream,
 }
@@ -446,6 +460,7 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         spawns: Mutex::new(HashMap::new()),
         frags_in: AtomicU64::new(0),
         frags_out: AtomicU64::new(0),
+        nodedown_strings: AtomicBool::new(false),
         _epmd: epmd_conn,
     });
     env.dist
@@ -552,6 +567,7 @@ impl Dist {
                 writer: pid,
                 up: false,
                 q: q.clone(),
+                closer: None,
             },
         );
         Some((pid, q))
@@ -802,7 +818,13 @@ impl Dist {
         self.writer_for(node).is_some()
     }
 
-    /// Closes the connection to `node`: true if there was one.
+    /// Closes the connection to `node`: true if there was one. It ends at
+    /// once, as Erlang's `disconnect_node` ends it (what is queued for the
+    /// node is dropped), and its links and monitors fire `noconnection`
+    /// as the writer goes, even when the writer was stuck writing to a
+    /// peer that does not read: the socket is shut down here, which fails
+    /// that write (the writer's mailbox, where `Out::Disconnect` goes too,
+    /// for a connection still being made, waits behind it).
     pub fn disconnect(&self, node: &str) -> bool {
         let c = self
             .conns
@@ -813,14 +835,17 @@ impl Dist {
         match c {
             Some(c) => {
                 self.handle.send(c.writer, out::Out::Disconnect);
+                if let Some(closer) = c.closer {
+                    closer.close("disconnected");
+                }
                 true
             }
             None => false,
         }
     }
 
-    /// Marks `writer`'s connection to `node` up.
-    fn mark_up(&self, node: &str, writer: Pid) {
+    /// Marks `writer`'s connection to `node` up, with its socket.
+    fn mark_up(&self, node: &str, writer: Pid, closer: &Arc<reply::Closer>) {
         if let Some(c) = self
             .conns
             .lock()
@@ -829,6 +854,7 @@ impl Dist {
         {
             if c.writer == writer {
                 c.up = true;
+                c.closer = Some(closer.clone());
             }
         }
     }
@@ -930,13 +956,43 @@ impl Dist {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(node);
-        if let (Some(ws), Some(a)) = (watchers, Atom::existing(node)) {
+        if let Some(ws) = watchers {
+            let heap = lona_term::Heap::new();
+            // `[:nodedown node]`, the name a keyword, made if need be (a
+            // native process's `monitor_node` names a node by a string):
+            // the names come from the node table and from the watchers' own
+            // calls, so they are few. With the atom table full, the name
+            // goes as a string, and that is logged once: the watcher still
+            // learns that the node is down.
+            let name = match Atom::try_new(node) {
+                Ok(a) => Term::keyword_atom(a),
+                Err(e) => {
+                    if !self.nodedown_strings.swap(true, Relaxed) {
+                        conn::log(
+                            self,
+                            format_args!(
+                                "[:nodedown name] for {node} (and for any other node whose \
+                                 name cannot be a keyword) has the name as a string: {e}"
+                            ),
+                        );
+                    }
+                    heap.string(node)
+                }
+            };
             for w in ws {
-                let heap = lona_term::Heap::new();
-                let msg = heap.vector(&[lona_term::kw!("nodedown"), Term::keyword_atom(a)]);
-                self.handle.send(w, Fragment::new(msg));
+                let msg = Fragment::vector(&[lona_term::kw!("nodedown"), name]);
+                self.handle.send(w, msg);
             }
         }
+    }
+
+    /// The watcher of our remote monitor `mref`, unless it was taken back.
+    fn down_watcher(&self, mref: u64) -> Option<Pid> {
+        self.remote_mons
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&mref)
+            .map(|m| m.watcher)
     }
 
     /// `watcher` monitors a process of `node` (`target` is what the

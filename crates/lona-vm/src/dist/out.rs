@@ -1,7 +1,9 @@
 //! What a connection's writer takes in its mailbox ([`Out`]), and what
 //! each of those counts in the connection's [`Outq`](super::outq::Outq):
 //! the busy count (a packet's bytes) and the peer's backlog of replies
-//! (`outq.rs`, "The peer's own backlog").
+//! (`outq.rs`, "The peer's own backlog"): everything the reader hands
+//! the writer for the peer counts there, the links and deliveries too,
+//! since the reader does not wait for them without end (`reply.rs`).
 
 use lona_runtime::io::TcpStream;
 use lona_runtime::{Envelope, Pid};
@@ -9,6 +11,7 @@ use lona_term::Fragment;
 
 use super::fragment::Packet;
 use super::outq::ENVELOPE;
+use super::Dist;
 
 /// What a writer's mailbox takes.
 pub(crate) enum Out {
@@ -22,12 +25,15 @@ pub(crate) enum Out {
     Reply(Vec<u8>),
     /// The peer monitors local process `target`: when it ends, send
     /// `MONITOR_P_EXIT` naming `toproc` (the pid or name the peer used),
-    /// `watcher` and `mref` (their bytes as the peer sent them).
+    /// `watcher` and `mref` (their bytes as the peer sent them). Then
+    /// answer the reader `Done(id)` (`reply.rs`: what the peer sends
+    /// `target` meanwhile waits behind the monitor).
     Monitor {
         target: Pid,
         toproc: Vec<u8>,
         watcher: Vec<u8>,
         mref: Vec<u8>,
+        id: u64,
     },
     /// The peer no longer monitors (its reference's bytes).
     Demonitor { mref: Vec<u8> },
@@ -35,11 +41,23 @@ pub(crate) enum Out {
     /// trying to reach the same node: use it (`.1`: the peer takes
     /// fragments).
     Adopt(TcpStream, bool),
-    /// The peer linked one of its processes to local process `.0`: the
-    /// writer links to it (so its end comes as an `Exit` with its reason)
-    /// and then answers `LinkAck` to the reader `.1`, which waits, so
-    /// the peer's later packets act after the link is in place.
-    LinkLocal(Pid, Pid),
+    /// The peer linked one of its processes to local process `pid` (the
+    /// node's link table has it already): the writer links to it (so its
+    /// end comes as an `Exit` with its reason, `noproc` if it is gone)
+    /// and then answers the reader `Done(id)`. The reader waits for that
+    /// answer at most the net tick time, and not at all while the writer
+    /// is stuck; until it comes, what the peer sends `pid` waits behind
+    /// the link, as `Deliver`s (`reply.rs`).
+    LinkLocal { pid: Pid, id: u64 },
+    /// What the peer sent a local process while the writer had work for
+    /// that process still to do (a link or monitor to make): delivered
+    /// (`act`) after that work, then `Done(id)` to the reader. `bytes`:
+    /// what it counts among the replies until delivered.
+    Deliver {
+        id: u64,
+        bytes: usize,
+        act: Box<dyn FnOnce(&Dist) + Send>,
+    },
     /// The peer asked us to spawn `qualified` (`ns/name`) with `args`
     /// for its process `from` (`SPAWN_REQUEST`): the writer spawns it (so
     /// a link or monitor is in place from the start) and replies.
@@ -54,7 +72,9 @@ pub(crate) enum Out {
         link: bool,
         monitor: bool,
     },
-    /// Close the connection (`disconnect-node`).
+    /// Close the connection (`disconnect-node`; a writer that is stuck
+    /// writing never reads it, so `Dist::disconnect` shuts the socket down
+    /// too).
     Disconnect,
     /// The reader's last word: why the connection ended.
     ReaderEnd(String),
@@ -76,7 +96,8 @@ pub(super) fn backlog(out: &Out) -> usize {
                 ..
             } => toproc.len() + watcher.len() + mref.len(),
             Out::Demonitor { mref } => mref.len(),
-            Out::Spawn { bytes, .. } => *bytes,
+            Out::Spawn { bytes, .. } | Out::Deliver { bytes, .. } => *bytes,
+            Out::LinkLocal { .. } => 0,
             _ => return 0,
         }
 }

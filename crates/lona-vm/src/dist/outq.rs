@@ -34,8 +34,13 @@
 //! its `LINK`, `MONITOR_P`, `UNLINK_ID`, `net_kernel`): counted like the
 //! rest, so they make senders wait, but the reader does not stop reading
 //! because the peer does not read, as Erlang's node does not; they have a
-//! bound of their own, past which the connection is closed (below). What the
-//! writer writes itself (ticks, `EXIT` and `MONITOR_P_EXIT` for local
+//! bound of their own, past which the connection is closed (below). Nor
+//! does the reader wait without end for the writer to link a local
+//! process for the peer (it waits at most the net tick time: the writer
+//! may be waiting to write), nor at all for a monitor: the peer's later
+//! signals to that process follow through the writer instead (`reply.rs`,
+//! "Links and monitors the peer makes, and a writer that is stuck").
+//! What the writer writes itself (ticks, `EXIT` and `MONITOR_P_EXIT` for local
 //! processes that ended, `SPAWN_REPLY`) never queues. A sender that
 //! passed the check before the limit was reached queues its one message:
 //! the queue can go past the limit by one message per thread that was
@@ -49,8 +54,10 @@
 //! them. So they are counted a second time, apart ([`Outq::replies`]): the
 //! bytes of replies queued and not yet written, and of the work the
 //! reader handed the writer for the peer and the writer has not done yet
-//! (`MONITOR_P` and `DEMONITOR_P` of a live process, `SPAWN_REQUEST` with
-//! its arguments), each with [`ENVELOPE`] bytes more for its envelope.
+//! (`LINK`, `MONITOR_P` and `DEMONITOR_P` of a live process,
+//! `SPAWN_REQUEST` with its arguments, and what the peer sent a local
+//! process meanwhile, which waits behind a link or monitor: `reply.rs`),
+//! each with [`ENVELOPE`] bytes more for its envelope.
 //! Once that passes the node's reply limit
 //! ([`Config::reply_limit`](super::Config::reply_limit), default
 //! [`default_reply_limit`]: 16 times the busy limit, at least 16 MB; `lona

@@ -1,6 +1,7 @@
 //! What the distribution tests share (`dist.rs`, against Erlang and
-//! between Lona nodes; `dist_peers.rs`, raw peers that misbehave): nodes
-//! started as child processes, epmd, and the handshake written by hand.
+//! between Lona nodes; `dist_peers.rs` and `dist_stuck.rs`, raw peers
+//! that misbehave): nodes started as child processes, epmd, the handshake
+//! written by hand, and raw packets.
 // Each test binary uses part of it.
 #![allow(dead_code, unused_imports)]
 
@@ -296,4 +297,72 @@ pub fn fake_reg_send(fake: &str, name: &str, tag: &str) -> Vec<u8> {
     let mut p = (b.len() as u32).to_be_bytes().to_vec();
     p.extend_from_slice(&b);
     p
+}
+
+/// ETF for raw packets: an atom (`SMALL_ATOM_UTF8_EXT`).
+pub fn etf_atom(v: &mut Vec<u8>, a: &str) {
+    v.extend_from_slice(&[119, a.len() as u8]);
+    v.extend_from_slice(a.as_bytes());
+}
+
+/// ETF: process `id` of node `node` (`NEW_PID_EXT`, serial 0, creation 1).
+pub fn etf_pid(v: &mut Vec<u8>, node: &str, id: u32) {
+    etf_pid_of(v, node, id, 0, 1);
+}
+
+/// ETF: process `id`, `serial`, `creation` of node `node` (`NEW_PID_EXT`).
+pub fn etf_pid_of(v: &mut Vec<u8>, node: &str, id: u32, serial: u32, creation: u32) {
+    v.push(88);
+    etf_atom(v, node);
+    v.extend_from_slice(&id.to_be_bytes());
+    v.extend_from_slice(&serial.to_be_bytes());
+    v.extend_from_slice(&creation.to_be_bytes());
+}
+
+/// ETF: reference `id` of node `node` (`NEWER_REFERENCE_EXT`, one word).
+pub fn etf_ref(v: &mut Vec<u8>, node: &str, id: u32) {
+    v.extend_from_slice(&[90, 0, 1]);
+    etf_atom(v, node);
+    v.extend_from_slice(&[0, 0, 0, 1]);
+    v.extend_from_slice(&id.to_be_bytes());
+}
+
+/// `body` with its 4-byte length before it.
+pub fn framed(body: Vec<u8>) -> Vec<u8> {
+    let mut p = (body.len() as u32).to_be_bytes().to_vec();
+    p.extend_from_slice(&body);
+    p
+}
+
+/// Reads one packet the node sent (ticks skipped): its bytes.
+pub fn read_packet(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    loop {
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len)?;
+        let len = u32::from_be_bytes(len) as usize;
+        if len == 0 {
+            continue;
+        }
+        let mut p = vec![0u8; len];
+        s.read_exact(&mut p)?;
+        return Ok(p);
+    }
+}
+
+/// Sets the socket's receive buffer small (the kernel's smallest, about
+/// 2 KB): what the node writes there stops after a little.
+pub fn small_rcvbuf(s: &TcpStream) {
+    let small: libc::c_int = 4096;
+    // SAFETY: setsockopt on a socket this test owns, with a c_int option
+    // value of the size given.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&small as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
