@@ -336,20 +336,10 @@ fn a_native_sender_is_told_busy_and_waits_until_ready() {
     if !epmd_available() {
         return;
     }
-    let (r, h) = (unique("rust"), host());
-    let fake = format!("fake{r}@{h}");
-    let rt = lona_runtime::Runtime::new().unwrap();
     let limit = 64 << 10;
-    let mut cfg = lona_vm::dist::Config::short(&r);
-    cfg.cookie = Some("c36".into());
-    cfg.busy_limit = limit;
-    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
-    let s = fake_peer_connect(d.port(), &fake, "c36");
-    let until = Instant::now() + Duration::from_secs(20);
-    while d.state(&fake) != Some(true) {
-        assert!(Instant::now() < until, "the fake peer never connected");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let FakePeer { rt, d, s, fake } = native_with_fake_peer("fake", "c36", |cfg| {
+        cfg.busy_limit = limit;
+    });
     let killed = Arc::new(AtomicBool::new(false));
     let (tx, rx) = channel::<Result<(usize, usize), bool>>();
     let (d2, fake2, k2) = (d.clone(), fake.clone(), killed.clone());
@@ -511,19 +501,8 @@ fn a_peer_that_never_reads_its_replies_is_disconnected() {
     if !epmd_available() {
         return;
     }
-    let (r, h) = (unique("rust"), host());
-    let fake = format!("fake{r}@{h}");
-    let rt = lona_runtime::Runtime::new().unwrap();
-    let mut cfg = lona_vm::dist::Config::short(&r);
-    cfg.cookie = Some("c36".into());
-    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
-    let s = fake_peer_connect(d.port(), &fake, "c36");
+    let FakePeer { rt, d, s, fake } = native_with_fake_peer("fake", "c36", |_| {});
     small_rcvbuf(&s);
-    let until = Instant::now() + Duration::from_secs(20);
-    while d.state(&fake) != Some(true) {
-        assert!(Instant::now() < until, "the fake peer never connected");
-        std::thread::sleep(Duration::from_millis(10));
-    }
     // A native process watches the peer, and a name there.
     let (tx, rx) = channel::<String>();
     let (d2, fake2) = (d.clone(), fake.clone());
@@ -584,19 +563,9 @@ fn a_large_message_to_a_slow_reader_is_not_held_to_the_reply_limit() {
     if !epmd_available() {
         return;
     }
-    let (r, h) = (unique("rust"), host());
-    let fake = format!("fake{r}@{h}");
-    let rt = lona_runtime::Runtime::new().unwrap();
-    let mut cfg = lona_vm::dist::Config::short(&r);
-    cfg.cookie = Some("c36".into());
-    cfg.reply_limit = Some(1 << 20);
-    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
-    let s = fake_peer_connect(d.port(), &fake, "c36");
-    let until = Instant::now() + Duration::from_secs(20);
-    while d.state(&fake) != Some(true) {
-        assert!(Instant::now() < until, "the fake peer never connected");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let FakePeer { rt, d, s, fake } = native_with_fake_peer("fake", "c36", |cfg| {
+        cfg.reply_limit = Some(1 << 20);
+    });
     let blob = "0123456789abcdef".repeat(20 << 16) + "end";
     const ASKED: u32 = 500;
     // The peer reads slowly: 64 KB, a pause, 64 KB, ...
@@ -690,19 +659,8 @@ fn a_peer_that_floods_spawn_requests_and_never_reads_is_disconnected() {
     if !epmd_available() {
         return;
     }
-    let (r, h) = (unique("rust"), host());
-    let fake = format!("fake{r}@{h}");
-    let rt = lona_runtime::Runtime::new().unwrap();
-    let mut cfg = lona_vm::dist::Config::short(&r);
-    cfg.cookie = Some("c36".into());
-    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
-    let s = fake_peer_connect(d.port(), &fake, "c36");
+    let FakePeer { rt, d, s, fake } = native_with_fake_peer("fake", "c36", |_| {});
     small_rcvbuf(&s);
-    let until = Instant::now() + Duration::from_secs(20);
-    while d.state(&fake) != Some(true) {
-        assert!(Instant::now() < until, "the fake peer never connected");
-        std::thread::sleep(Duration::from_millis(10));
-    }
     // A local process's 4 MB message: the writer waits to write it.
     let (d2, fake2) = (d.clone(), fake.clone());
     rt.handle()

@@ -43,18 +43,12 @@ fn stuck_peer() -> Option<Stuck> {
     if !epmd_available() {
         return None;
     }
-    let (r, h) = (unique("rust"), host());
-    let fake = format!("fake{r}@{h}");
-    let rt = Runtime::new().unwrap();
-    let mut cfg = lona_vm::dist::Config::short(&r);
-    cfg.cookie = Some("c38".into());
-    cfg.tick_time = TICK;
-    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
-    // Its receive buffer is left as it is: a socket made small here reads
-    // slowly once it reads (about 40 KB/s; the tests that read need it
-    // fast). Unread, it takes some 100 KB, the node's send buffer at most
-    // 4 MB (`tcp_wmem`).
-    let s = fake_peer_connect(d.port(), &fake, "c38");
+    // The peer's receive buffer is left as it is: a socket made small
+    // here reads slowly once it reads (about 40 KB/s; the tests that read
+    // need it fast). Unread, it takes some 100 KB, the node's send buffer
+    // at most 4 MB (`tcp_wmem`).
+    let FakePeer { rt, d, s, fake } =
+        native_with_fake_peer("fake", "c38", |cfg| cfg.tick_time = TICK);
     let (to_node, packets) = channel::<Vec<u8>>();
     let mut w = s.try_clone().unwrap();
     std::thread::spawn(move || loop {
@@ -67,10 +61,6 @@ fn stuck_peer() -> Option<Stuck> {
             return;
         }
     });
-    wait_for(
-        || d.state(&fake) == Some(true),
-        "the fake peer never connected",
-    );
     // A local process's 16 MB message: the writer waits to write it, and
     // so does everything behind it in its mailbox.
     let (d2, fake2) = (d.clone(), fake.clone());
@@ -337,18 +327,8 @@ fn nodedown_comes_for_a_node_whose_name_was_never_a_keyword() {
     if !epmd_available() {
         return;
     }
-    let (r, h) = (unique("rust"), host());
     // A name no other test of this binary makes a keyword of.
-    let fake = format!("fresh{r}@{h}");
-    let rt = Runtime::new().unwrap();
-    let mut cfg = lona_vm::dist::Config::short(&r);
-    cfg.cookie = Some("c38".into());
-    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
-    let s = fake_peer_connect(d.port(), &fake, "c38");
-    wait_for(
-        || d.state(&fake) == Some(true),
-        "the fake peer never connected",
-    );
+    let FakePeer { rt, d, s, fake } = native_with_fake_peer("fresh", "c38", |_| {});
     let (tx, rx) = channel::<String>();
     let (d2, fake2) = (d.clone(), fake.clone());
     rt.handle()

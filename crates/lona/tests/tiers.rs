@@ -270,7 +270,10 @@ fn compiled_loops_are_preempted_and_can_be_killed() {
 fn the_tier_flags_choose_dump_and_name_the_code() {
     let dir = program(
         "flags",
-        "(defn spin [i n] (if (= i n) i (spin (inc i) n)))\n(defn -main [] (println (spin 0 100000)))",
+        // Long enough that the compiling thread (`jit/queue.rs`) has the
+        // loop's code in place before the program ends, even in a debug
+        // build.
+        "(defn spin [i n] (if (= i n) i (spin (inc i) n)))\n(defn -main [] (println (spin 0 30000000)))",
     );
     let file = dir.path().join("main.lona");
     let lona = |flags: &[&str]| {
@@ -285,10 +288,10 @@ fn the_tier_flags_choose_dump_and_name_the_code() {
     };
     // The default tier compiles the hot loop; `--tier interp` nothing.
     let j = lona(&[]);
-    assert_eq!(String::from_utf8_lossy(&j.stdout), "100000\n");
+    assert_eq!(String::from_utf8_lossy(&j.stdout), "30000000\n");
     assert!(String::from_utf8_lossy(&j.stderr).contains("jit: compiled user/spin "));
     let i = lona(&["--tier", "interp"]);
-    assert_eq!(String::from_utf8_lossy(&i.stdout), "100000\n");
+    assert_eq!(String::from_utf8_lossy(&i.stdout), "30000000\n");
     assert!(!String::from_utf8_lossy(&i.stderr).contains("jit: compiled"));
     // A tier that does not exist: a usage error naming the choices.
     let bad = lona(&["--tier", "fast"]);

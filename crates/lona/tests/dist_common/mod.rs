@@ -366,3 +366,39 @@ pub fn small_rcvbuf(s: &TcpStream) {
         );
     }
 }
+
+/// A native node with a fake peer connected to it by hand (the handshake
+/// done, nothing read since): what [`native_with_fake_peer`] made.
+pub struct FakePeer {
+    pub rt: lona_runtime::Runtime,
+    pub d: Arc<lona_vm::dist::Dist>,
+    /// The peer's socket.
+    pub s: TcpStream,
+    /// The peer's name, `{prefix}{unique}@host`.
+    pub fake: String,
+}
+
+/// Starts a native node named after `unique("rust")` with cookie
+/// `cookie` (and what `tune` sets in its configuration), connects a fake
+/// peer called `{prefix}...@host` to it, and waits until the node has the
+/// peer up.
+pub fn native_with_fake_peer(
+    prefix: &str,
+    cookie: &str,
+    tune: impl FnOnce(&mut lona_vm::dist::Config),
+) -> FakePeer {
+    let (r, h) = (unique("rust"), host());
+    let fake = format!("{prefix}{r}@{h}");
+    let rt = lona_runtime::Runtime::new().unwrap();
+    let mut cfg = lona_vm::dist::Config::short(&r);
+    cfg.cookie = Some(cookie.into());
+    tune(&mut cfg);
+    let d = lona_vm::dist::start_native(&rt.handle(), cfg).unwrap();
+    let s = fake_peer_connect(d.port(), &fake, cookie);
+    let until = Instant::now() + Duration::from_secs(20);
+    while d.state(&fake) != Some(true) {
+        assert!(Instant::now() < until, "the fake peer never connected");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    FakePeer { rt, d, s, fake }
+}
