@@ -319,7 +319,7 @@ impl Reply {
 }
 
 fn io_err(e: &std::io::Error) -> Reply {
-    Reply::Error(crate::net::error_name(e))
+    Reply::Error(crate::errno::error_name(e))
 }
 
 /// One job's work on the file it was handed (`None`: closed meanwhile).

@@ -19,6 +19,7 @@ mod bytecode;
 mod compiler;
 pub mod dist;
 mod env;
+mod errno;
 mod error;
 mod eval;
 mod files;
