@@ -217,19 +217,7 @@ fn a_peer_that_never_reads_makes_senders_wait_not_the_node_grow() {
     let s = fake_peer_connect(port, &fake, "c36");
     // A small receive buffer, and never a read: what the node writes
     // stops after a few hundred kilobytes in the kernel's buffers.
-    let small: libc::c_int = 4096;
-    // SAFETY: setsockopt on a socket this test owns, with a c_int option
-    // value of the size given.
-    unsafe {
-        use std::os::fd::AsRawFd;
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            (&small as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
+    small_rcvbuf(&s);
     // The fake writes: ticks, so the node keeps the connection (the net
     // tick time is 60 s; the fake never reads the node's), and the
     // packets the test gives it, from one thread.

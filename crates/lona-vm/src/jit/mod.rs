@@ -737,6 +737,12 @@ impl JitSlot {
     fn optimise_soon(&self, p: &'static Proto) {
         if queue::background() {
             let bit = queue::OPTIMISE_BIT;
+            // Queued already (each interpreter entry comes here until the
+            // thread is done): a load, not a write to the slot's line
+            // that every worker calling the function reads.
+            if self.queued.load(Relaxed) & bit != 0 {
+                return;
+            }
             if self.queued.fetch_or(bit, Relaxed) & bit != 0 || queue::push(p, queue::Job::Optimise)
             {
                 return;
