@@ -1,53 +1,15 @@
-//! The bytecode: instructions, function prototypes and their entries.
-//!
-//! # Machine model
-//!
-//! A Lonala process runs on a **register stack** (one `Vec` of term words
-//! per process) and a **frame stack** (one [`crate::vm`] frame per active
-//! call). A function sees a window of the register stack starting at its
-//! *base*: registers `r0, r1, ...` are `stack[base + i]`. The word just
-//! below the window, `stack[base - 1]`, is the *callee slot*: it holds the
-//! closure being run (read by [`Instr::LoadCapture`] and [`Instr::LoadSelf`])
-//! and receives the function's result on return.
-//!
-//! **Calling convention.** To call, a function puts the callee in some
-//! register `a` and the arguments in `a+1 .. a+1+argc`; the callee's window
-//! starts at `a+1`, so the arguments are its `r0..`, with no copying. The
-//! result comes back in `a`. A tail call moves callee and arguments down to
-//! the current callee slot and window and reuses the frame, so tail calls
-//! of any kind (self, mutual, through a closure) run in constant space.
-//!
-//! **Reductions and safepoints.** Every call, tail call and loop back-edge
-//! ([`Instr::Loop`]) costs one reduction. When the budget is spent, or the
-//! heap asked for a collection, the interpreter stops *before* executing the
-//! instruction, saving its state; a collection happens there, with the
-//! register stack as its roots, and a yield returns to the scheduler. No
-//! other instruction can move the heap, so only these points need the
-//! registers to be exact roots.
-//!
-//! Instructions are a Rust enum of at most 8 bytes, so the interpreter's
-//! `match` becomes one jump table; operands are register numbers (`u8`,
-//! relative to the base), constant indices (`u32` into [`Proto::consts`])
-//! and absolute jump targets (`u32`). The enum is defined in `ops.rs`
-//! together with the opcode table ([`ops::OPS`]): each instruction's name,
-//! operands, effect and properties, which the disassembler and the
-//! compiling tier read.
+//! The bytecode the front makes (`lona_compiler::bytecode`: the machine
+//! model, the instructions and their table), and what this machine keeps
+//! in each prototype: [`ProtoExt`].
 
-use std::sync::Arc;
+use std::sync::OnceLock;
 
 use lona_term::RawTerm;
 
-use crate::var::Var;
+pub use lona_compiler::bytecode::{Entry, Instr, NO_TIMEOUT};
 
-pub mod ops;
-
-pub use ops::Instr;
-
-/// A register number, relative to the frame's base.
-pub type Reg = u8;
-
-/// `RecvWait`'s register operand when the receive has no timeout.
-pub const NO_TIMEOUT: Reg = Reg::MAX;
+/// A compiled function, as this machine runs it.
+pub type Proto = lona_compiler::bytecode::Proto<ProtoExt>;
 
 /// The signature of a built-in function written in Rust.
 ///
@@ -57,295 +19,38 @@ pub const NO_TIMEOUT: Reg = Reg::MAX;
 pub(crate) type NativeFn =
     fn(&mut crate::native::NativeCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
 
-/// Where an arity of a function starts and how many registers it uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Entry {
-    /// First instruction.
-    pub pc: u32,
-    /// Registers the frame uses (arguments included).
-    pub nregs: u16,
-}
-
-impl Entry {
-    /// No entry for this arity.
-    pub const NONE: Entry = Entry {
-        pc: u32::MAX,
-        nregs: 0,
-    };
-}
-
-/// A compiled function: the code of all its arities, its constants, and
-/// where its instructions came from. Prototypes are shared by every process
-/// and never freed (closures refer to them by address; see
-/// [`Proto::leak`]).
-pub struct Proto {
-    /// `ns/name`, or `ns/fn` for an anonymous function, for traces.
-    pub name: Arc<str>,
-    /// The source file, for traces.
-    pub file: Arc<str>,
-    /// `entries[argc]`: the entry for exactly `argc` arguments
-    /// ([`Entry::NONE`] if that arity does not exist).
-    pub entries: Box<[Entry]>,
-    /// The variadic entry: `(fixed, entry)`; called with `argc >= fixed`
-    /// arguments not covered by `entries`, the arguments from `fixed` on are
-    /// packed into a list in `r[fixed]`.
-    pub variadic: Option<(u16, Entry)>,
-    /// The instructions of every arity.
-    pub code: Box<[Instr]>,
-    /// Constants: immediates or permanent terms.
-    pub consts: Box<[RawTerm]>,
-    /// The receive filters of `RecvScan`.
-    pub recv_filters: Box<[RecvFilter]>,
-    /// Vars this code refers to.
-    pub vars: Box<[&'static Var]>,
-    /// Prototypes of the functions created inside this one.
-    pub protos: Box<[&'static Proto]>,
-    /// `(pc, line)`: the source line of the instructions from `pc` on.
-    pub lines: Box<[(u32, u32)]>,
+/// The machine's part of a prototype ([`Proto::ext`]): what the front
+/// leaves empty.
+#[derive(Default)]
+pub struct ProtoExt {
     /// A built-in: when set, calls run this instead of `code`.
-    pub native: Option<NativeFn>,
-    /// A built-in's fewest and most arguments (`u16::MAX`: any number).
-    pub native_arity: (u16, u16),
+    pub(crate) native: Option<NativeFn>,
     /// A native defined by the embedding program
     /// ([`Env::define_native`](crate::Env::define_native)): `native` is
     /// then the trampoline that calls it with typed terms.
-    pub user_native: Option<crate::native::Native>,
-    /// Number of captured values a closure of this prototype carries.
-    // Recorded by the compiler for debugging; the VM reads the count from
-    // the closure itself.
-    #[allow(dead_code)]
-    pub ncaptures: u8,
+    pub(crate) user_native: Option<crate::native::Native>,
     /// The compiling tier's state of this prototype (`jit`).
     pub(crate) jit: crate::jit::JitSlot,
-    /// The area that owns it (`purge`); null for code never freed
-    /// (built-ins). Set once, before the prototype is published.
-    pub(crate) area: std::sync::atomic::AtomicPtr<crate::purge::Area>,
     /// Its name and file for traces that outlive it (`trace`), made by
     /// the first trace through it.
-    pub(crate) debug: std::sync::OnceLock<&'static crate::trace::DebugName>,
+    pub(crate) debug: OnceLock<&'static crate::trace::DebugName>,
 }
 
-/// What one receive clause's pattern needs of a message, checked on the
-/// raw word without allocating: a necessary condition, never a
-/// sufficient one (the clause's own tests still run on what passes).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Shape {
-    /// The message is this immediate word (or is not an immediate: a boxed
-    /// term may still be equal to it).
-    Imm(u64),
-    /// A vector of `n` elements (`min`: at least `n`), whose element `i`
-    /// is the immediate word `k` (or is not an immediate), when `elem` is
-    /// `Some((i, k))`.
-    Vector {
-        n: u16,
-        min: bool,
-        elem: Option<(u16, u64)>,
-    },
-}
-
-impl Shape {
-    /// Whether the message word `w` may match.
-    #[inline(always)]
-    pub fn admits(self, w: u64) -> bool {
-        use crate::tag;
-        match self {
-            Shape::Imm(k) => w == k || !tag::both_immediate(w, k),
-            Shape::Vector { n, min, elem } => {
-                let Some(h) = tag::boxed_header(w) else {
-                    return false;
-                };
-                let ok = if min {
-                    tag::is_vector_header_min(h, n as usize)
-                } else {
-                    h == tag::vector_header(n as usize)
-                };
-                ok && match elem {
-                    None => true,
-                    Some((i, k)) => {
-                        // SAFETY: a vector of at least n > i elements.
-                        let x = unsafe { tag::vector_elem(w, i as usize) };
-                        x == k || !tag::both_immediate(x, k)
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A receive's cheap test ([`Instr::RecvScan`]): a message passes if any
-/// clause's [`Shape`] admits it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RecvFilter {
-    first: Shape,
-    rest: Box<[Shape]>,
-}
-
-impl RecvFilter {
-    /// The filter of a receive whose clauses have these shapes (at least
-    /// one).
-    pub fn new(shapes: &[Shape]) -> RecvFilter {
-        RecvFilter {
-            first: shapes[0],
-            rest: shapes[1..].into(),
-        }
-    }
-
-    /// Whether any clause may match the message word `w`.
-    #[inline(always)]
-    pub fn admits(&self, w: u64) -> bool {
-        self.first.admits(w) || self.rest.iter().any(|s| s.admits(w))
-    }
-}
-
-/// The peephole pass: turns common instruction pairs into one
-/// superinstruction in place of the first. The second instruction stays
-/// where it was (the superinstruction skips it), so no jump target moves,
-/// and a jump to the second still runs it alone.
-pub fn fuse(code: &mut [Instr]) {
-    for i in 0..code.len().saturating_sub(1) {
-        match (code[i], code[i + 1]) {
-            (Instr::AddImm { dst, a: src, imm }, Instr::CallVar { a, argc: 1, var })
-                if dst as usize == a as usize + 1 && var <= u16::MAX as u32 =>
-            {
-                code[i] = Instr::CallVar1Imm {
-                    a,
-                    src,
-                    imm,
-                    var: var as u16,
-                };
-            }
-            (Instr::Add { dst, a, b }, Instr::Ret { r }) if r == dst => {
-                code[i] = Instr::AddRet { r, a, b };
-            }
-            _ => {}
-        }
-    }
-}
-
-impl Proto {
-    /// A prototype with the given code and nothing else (no arities: it is
-    /// entered only by the VM itself, or it is a built-in).
-    pub fn bare(name: &str, code: Vec<Instr>, native: Option<(NativeFn, u16, u16)>) -> Proto {
-        Proto {
-            name: name.into(),
-            file: if native.is_some() {
-                "<builtin>".into()
-            } else {
-                "".into()
-            },
-            entries: Box::new([]),
-            variadic: None,
-            code: code.into(),
-            consts: Box::new([]),
-            recv_filters: Box::new([]),
-            vars: Box::new([]),
-            protos: Box::new([]),
-            lines: Box::new([]),
+/// A prototype with the given code and nothing else (no arities: it is
+/// entered only by the VM itself, or it is the built-in `native`, taking
+/// its fewest to most arguments).
+pub(crate) fn bare(name: &str, code: Vec<Instr>, native: Option<(NativeFn, u16, u16)>) -> Proto {
+    Proto::bare(
+        name,
+        code,
+        native.map(|n| (n.1, n.2)),
+        ProtoExt {
             native: native.map(|n| n.0),
-            native_arity: native.map_or((0, 0), |n| (n.1, n.2)),
-            user_native: None,
-            ncaptures: 0,
-            jit: Default::default(),
-            area: Default::default(),
-            debug: Default::default(),
-        }
-    }
-
-    /// Makes the prototype permanent, returning a reference valid for the
-    /// rest of the process: closures store its address as their code id.
-    pub fn leak(self) -> &'static Proto {
-        Box::leak(Box::new(self))
-    }
-
-    /// The prototype a closure's code id names.
-    ///
-    /// # Safety
-    /// `code` must come from a closure made by this VM (the address of a
-    /// leaked `Proto`).
-    #[inline]
-    pub unsafe fn from_code(code: u64) -> &'static Proto {
-        // SAFETY: per the caller, a leaked, never-freed Proto.
-        unsafe { &*(code as usize as *const Proto) }
-    }
-
-    /// The code id closures of this prototype carry.
-    #[inline]
-    pub fn code_id(&'static self) -> u64 {
-        self as *const Proto as usize as u64
-    }
-
-    /// The entry for `argc` arguments, if any (fixed arities first).
-    #[inline]
-    pub fn entry(&self, argc: usize) -> Option<(Entry, bool)> {
-        if let Some(e) = self.entries.get(argc) {
-            if e.pc != u32::MAX {
-                return Some((*e, false));
-            }
-        }
-        match self.variadic {
-            Some((fixed, e)) if argc >= fixed as usize => Some((e, true)),
-            _ => None,
-        }
-    }
-
-    /// The source line of the instruction at `pc` (0 if unknown).
-    pub fn line_at(&self, pc: u32) -> u32 {
-        let i = self.lines.partition_point(|&(p, _)| p <= pc);
-        if i == 0 {
-            0
-        } else {
-            self.lines[i - 1].1
-        }
-    }
-
-    /// A readable listing of the code, for debugging the compiler: each
-    /// instruction as [`Instr::write`] prints it from the opcode table,
-    /// the instructions a superinstruction stands for marked.
-    pub fn disassemble(&self) -> String {
-        use std::fmt::Write;
-        let mut s = String::new();
-        let _ = writeln!(s, "{} ({})", self.name, self.file);
-        for (argc, e) in self.entries.iter().enumerate() {
-            if e.pc != u32::MAX {
-                let _ = writeln!(s, "  arity {argc}: pc {} regs {}", e.pc, e.nregs);
-            }
-        }
-        if let Some((fixed, e)) = self.variadic {
-            let _ = writeln!(s, "  arity {fixed}+: pc {} regs {}", e.pc, e.nregs);
-        }
-        // The pc of the superinstruction covering the next ones, if any.
-        let mut fused: Option<(usize, usize)> = None;
-        for (pc, &i) in self.code.iter().enumerate() {
-            let _ = write!(s, "  {pc:4} ");
-            i.write(&mut s, Some(self));
-            match fused {
-                Some((at, last)) if pc <= last => {
-                    let _ = write!(s, "  (fused into {at})");
-                }
-                _ => fused = None,
-            }
-            let covers = i.op().covers as usize;
-            if covers > 0 && fused.is_none() {
-                fused = Some((pc, pc + covers));
-            }
-            s.push('\n');
-        }
-        s
-    }
-}
-
-impl std::fmt::Debug for Proto {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "#<proto {}>", self.name)
-    }
+            ..Default::default()
+        },
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn instructions_are_at_most_eight_bytes() {
-        assert!(std::mem::size_of::<Instr>() <= 8);
-    }
-}
+#[path = "bytecode_tests.rs"]
+pub(crate) mod tests;

@@ -26,6 +26,7 @@ use lona_term::{RawTerm, Term};
 
 use crate::compiler::{CompileError, Compiler};
 use crate::env::Env;
+use crate::host::NodeHost;
 use crate::native::{Class, Raise};
 use crate::var::Namespace;
 use crate::vm::{Outcome, Vm};
@@ -329,7 +330,7 @@ impl Evaluator {
                 _ => {}
             }
         }
-        let proto = Compiler::new(&self.env, ns, file)
+        let proto: &crate::bytecode::Proto = Compiler::new(&NodeHost(&self.env), ns, file)
             .compile_toplevel(&form)
             .map_err(EvalError::Compile)?;
         let h = &self.vm.heap;

@@ -263,7 +263,7 @@ pub fn compiled_arities(
     ns: &str,
     name: &str,
 ) -> Result<Vec<usize>, crate::LookupError> {
-    with_proto(env, ns, name, |p| p.jit.compiled_arities())
+    with_proto(env, ns, name, |p| p.ext.jit.compiled_arities())
 }
 
 /// Which tier runs the function `ns/name` (the state is the function's;
@@ -277,7 +277,7 @@ pub fn tier_state(
     ns: &str,
     name: &str,
 ) -> Result<&'static str, crate::LookupError> {
-    with_proto(env, ns, name, |p| p.jit.state_name())
+    with_proto(env, ns, name, |p| p.ext.jit.state_name())
 }
 
 /// `f` of the prototype of the function var `ns/name` holds, or why

@@ -300,7 +300,7 @@ fn adopt(heap: &Heap, t: Term<'_>) -> RawTerm {
 /// The built-in every [`Native`] is defined as: calls the native kept in
 /// the callee's prototype with the arguments as terms.
 pub(crate) fn call_user_native(cx: &mut NativeCx<'_, '_>, args: &[RawTerm]) -> NResult {
-    let Some(f) = cx.callee.user_native else {
+    let Some(f) = cx.callee.ext.user_native else {
         return Err(Raise::error(lona_term::kw!("undef")));
     };
     let heap = cx.heap;

@@ -21,7 +21,7 @@ pub(crate) struct DebugName {
 /// The interned name and file of `p` (cached in the prototype: a crash
 /// pays no lock and no shared count).
 pub(crate) fn debug_name(p: &Proto) -> &'static DebugName {
-    p.debug.get_or_init(|| {
+    p.ext.debug.get_or_init(|| {
         type Names = HashMap<(Arc<str>, Arc<str>), &'static DebugName>;
         static NAMES: Mutex<Option<Names>> = Mutex::new(None);
         let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
@@ -57,7 +57,7 @@ pub(crate) fn frames_of(trace: &[(&'static Proto, u32)]) -> Frames {
         .iter()
         .map(|(p, pc)| TraceFrame {
             who: debug_name(p),
-            line: p.native.is_none().then(|| p.line_at(*pc)),
+            line: p.ext.native.is_none().then(|| p.line_at(*pc)),
         })
         .collect()
 }

@@ -17,10 +17,19 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("lona-http", &["lona-runtime"]),
     // Lonala: text to forms, knowing nothing else.
     ("lona-reader", &[]),
+    // Lonala's front: forms to bytecode, vars, code areas; no machine,
+    // no processes.
+    ("lona-compiler", &["lona-reader", "lona-term"]),
     // The rest of Lonala.
     (
         "lona-vm",
-        &["lona-reader", "lona-term", "lona-runtime", "lona-http"],
+        &[
+            "lona-reader",
+            "lona-compiler",
+            "lona-term",
+            "lona-runtime",
+            "lona-http",
+        ],
     ),
     // The binary: everything.
     (
@@ -31,6 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "lona-otp",
             "lona-http",
             "lona-reader",
+            "lona-compiler",
             "lona-vm",
         ],
     ),

@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 use lona_term::{RawTerm, Term, View};
 
 use super::def;
+use crate::bytecode::Proto;
 use crate::compiler::{form_to_term, term_to_form, Compiler};
 use crate::env::Env;
+use crate::host::NodeHost;
 use crate::native::{NResult, NativeCx, Raise};
 use lona_reader::Reader;
 use lona_reader::{Form, FormKind, Pos, Source};
@@ -111,7 +113,7 @@ fn compile(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
     let env = cx.env.clone();
     let ns = env.namespaces.get_or_create(&ns);
-    let proto = Compiler::new(&env, ns, file.into())
+    let proto: &Proto = Compiler::new(&NodeHost(&env), ns, file.into())
         .compile_toplevel(&form)
         .map_err(|e| fail(cx, "compile-error", &e.to_string()))?;
     // SAFETY: the code id of a compiled, leaked (never freed) prototype.

@@ -38,12 +38,12 @@ pub(crate) const ANY: u16 = u16::MAX;
 
 /// Defines a built-in `name` in `ns`.
 pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: NativeFn) {
-    let proto = Proto::bare(
+    let proto = crate::bytecode::bare(
         &format!("{}/{}", ns.name, name),
         Vec::new(),
         Some((f, lo, hi)),
     );
-    proto.jit.set_intrinsic(&proto.name);
+    proto.ext.jit.set_intrinsic(&proto.name);
     bind(ns, name, proto.leak());
 }
 
@@ -57,12 +57,12 @@ pub(crate) fn def_user(
     hi: u16,
     f: crate::native::Native,
 ) {
-    let mut proto = Proto::bare(
+    let mut proto = crate::bytecode::bare(
         &format!("{}/{}", ns.name, name),
         Vec::new(),
         Some((crate::native::call_user_native, lo, hi)),
     );
-    proto.user_native = Some(f);
+    proto.ext.user_native = Some(f);
     bind(ns, name, proto.leak());
 }
 

@@ -20,7 +20,7 @@ use lona_term::{RawTerm, Term, View};
 
 use super::coll;
 use super::{def, ANY};
-use crate::bytecode::Proto;
+
 use crate::native::{NResult, NativeCx, Raise, Request};
 use crate::var::Namespace;
 
@@ -38,7 +38,7 @@ fn lazy_called(_cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 
 fn lazy_code() -> u64 {
     *LAZY.get_or_init(|| {
-        Proto::bare(
+        crate::bytecode::bare(
             "lona.core/lazy-seq",
             Vec::new(),
             Some((lazy_called, 0, ANY)),

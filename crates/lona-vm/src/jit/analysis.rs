@@ -12,9 +12,9 @@
 //! themselves: the table does not say which registers an instruction
 //! reads and writes (a call's window, a vector's range).
 
-use crate::bytecode::ops::{Flow, Jit, Raising};
 use crate::bytecode::{Instr, Proto};
 use crate::tag;
+use lona_compiler::bytecode::ops::{Flow, Jit, Raising};
 
 /// Why a prototype is not compiled.
 pub(super) type Why = String;
@@ -23,7 +23,7 @@ pub(super) type Why = String;
 /// nregs)` each, at most [`MAX_ARGS`](super::MAX_ARGS) arguments and 64
 /// registers (a variadic arity stays interpreted; calls of it leave).
 pub(super) fn arities(p: &Proto) -> Result<Vec<(usize, u32, u32)>, Why> {
-    if p.native.is_some() {
+    if p.ext.native.is_some() {
         return Err("a built-in".into());
     }
     let mut found = Vec::new();
@@ -75,12 +75,12 @@ fn native_var(p: &'static Proto, var: u32, argc: usize) -> Option<u64> {
     // SAFETY: closures carry leaked Proto addresses.
     let q = unsafe { Proto::from_code(tag::closure_code(w)?) };
     let (lo, hi) = q.native_arity;
-    (q.native.is_some() && argc >= lo as usize && (hi == u16::MAX || argc <= hi as usize))
+    (q.ext.native.is_some() && argc >= lo as usize && (hi == u16::MAX || argc <= hi as usize))
         .then_some(w)
 }
 
 /// How instruction `ins` of `p` (of arity `argc`) is translated: as the
-/// opcode table says ([`Op::jit`](crate::bytecode::ops::Op::jit)), and
+/// opcode table says ([`Op::jit`](lona_compiler::bytecode::ops::Op::jit)), and
 /// for a call through a var, as its callee when compiled decides.
 pub(super) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
     match ins.op().jit {
@@ -240,7 +240,7 @@ pub(super) fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
 
 /// Where control goes after `ins` at `pc` in compiled code (none: it
 /// returns, raises or tail-calls), from the table's [`Flow`] and
-/// [`covers`](crate::bytecode::ops::Op::covers). A side exit's is the
+/// [`covers`](lona_compiler::bytecode::ops::Op::covers). A side exit's is the
 /// next instruction, unless it only raises.
 pub(super) fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
     let op = ins.op();

@@ -829,7 +829,8 @@ pub(crate) mod layout {
             + (argc * std::mem::size_of::<super::ArityCode>()) as i32
     }
     pub const P_INTRINSIC: i32 = P_JIT + std::mem::offset_of!(super::JitSlot, intrinsic) as i32;
-    const P_JIT: i32 = std::mem::offset_of!(crate::bytecode::Proto, jit) as i32;
+    const P_JIT: i32 = (std::mem::offset_of!(crate::bytecode::Proto, ext)
+        + std::mem::offset_of!(crate::bytecode::ProtoExt, jit)) as i32;
 }
 
 const _: () = {
@@ -850,7 +851,7 @@ const _: () = {
 
 #[cfg(not(feature = "jit"))]
 fn compile(p: &'static Proto, _argc: usize) -> Option<Entry> {
-    p.jit.state.store(NEVER, Relaxed);
+    p.ext.jit.state.store(NEVER, Relaxed);
     None
 }
 
@@ -886,7 +887,7 @@ pub(crate) unsafe fn free_codes(ps: &[*const Proto]) {
     let mut guard = compiler().lock().unwrap_or_else(|e| e.into_inner());
     for p in ps {
         // SAFETY: per the caller, alive.
-        let slot = unsafe { &(**p).jit };
+        let slot = unsafe { &(**p).ext.jit };
         slot.state.store(NEVER, Relaxed);
         slot.quick.store(0, Relaxed);
         for a in &slot.arity {
@@ -950,7 +951,7 @@ static CODE_BYTES: AtomicUsize = AtomicUsize::new(0);
 /// arity nobody calls costs nothing.
 #[cfg(feature = "jit")]
 fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
-    let slot = &p.jit;
+    let slot = &p.ext.jit;
     // From here: the wait for the lock (another compile, the warming up)
     // counts as time from hot to installed.
     let t0 = std::time::Instant::now();
@@ -1143,7 +1144,7 @@ fn refuse(p: &Proto, why: &str) {
     if std::env::var_os("LONA_JIT_LOG").is_some() {
         eprintln!("jit: not compiling {}: {why}", p.name);
     }
-    p.jit.state.store(NEVER, Relaxed);
+    p.ext.jit.state.store(NEVER, Relaxed);
 }
 
 /// Prototypes compiled so far in this OS process.

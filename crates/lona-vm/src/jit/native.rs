@@ -104,10 +104,10 @@ pub(crate) unsafe extern "C" fn call(
     };
     // SAFETY: closures carry leaked Proto addresses.
     let p = unsafe { Proto::from_code(code) };
-    let Some(nf) = p.native else {
+    let Some(nf) = p.ext.native else {
         // A Lonala function with no code for this call: the caller leaves
         // and the interpreter calls it.
-        p.jit.called_from_compiled();
+        p.ext.jit.called_from_compiled();
         return not(ctx);
     };
     let (lo, hi) = p.native_arity;

@@ -212,7 +212,7 @@ fn run() {
         let _gate = GATE.lock().unwrap_or_else(|e| e.into_inner());
         {
             STARTED.fetch_add(1, SeqCst);
-            let slot = &p.jit;
+            let slot = &p.ext.jit;
             match job {
                 Job::Compile(argc) => {
                     // `compile` catches a code generator's panic; this
@@ -233,7 +233,8 @@ fn run() {
             // Release: pairs with `wait_finished`'s Acquire.
             FINISHED.fetch_add(1, Release);
         }
-        crate::purge::release(p);
+        // SAFETY: the hold `queue_job` took for this job.
+        unsafe { crate::purge::release(p) };
         let mut s = q.state.lock().unwrap_or_else(|e| e.into_inner());
         s.1 -= 1;
         if s.0.is_empty() && s.1 == 0 {

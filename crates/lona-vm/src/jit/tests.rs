@@ -78,13 +78,13 @@ fn queued_function_alone() {
     let bytes = super::code_bytes();
     let got = crate::eval::eval_str(&env, "hot.lona", "(ns q) (down 3000)").unwrap();
     assert_eq!(got, ":done");
-    assert_eq!(p.jit.state_name(), "queued", "interpreted meanwhile");
+    assert_eq!(p.ext.jit.state_name(), "queued", "interpreted meanwhile");
     crate::eval::eval_str(&env, "redef.lona", "(ns q) (defn down [n] n)").unwrap();
     assert!(crate::purge::collect(), "the cycle ran");
     assert!(crate::purge::registered(area), "freed while queued");
     drop(gate);
     super::settle();
-    assert_eq!(p.jit.state_name(), "compiled");
+    assert_eq!(p.ext.jit.state_name(), "compiled");
     assert!(super::code_bytes() > bytes);
     assert!(super::stats().background >= 1);
     assert!(crate::purge::collect(), "the cycle ran");
@@ -135,7 +135,7 @@ fn freed_code_alone() {
         let mut reused = 0;
         for p in &ps {
             assert!(super::compile(p, 1).is_some(), "{} not compiled", p.name);
-            let code = &p.jit.arity[1];
+            let code = &p.ext.jit.arity[1];
             bytes += code.size.load(super::Relaxed) as usize;
             reused += !addrs.insert(code.code.load(super::Relaxed)) as usize;
         }
@@ -161,7 +161,7 @@ fn freed_code_alone() {
         assert_eq!(got, format!("[{}]", want.join(" ")), "round {round}");
         for p in &ps {
             assert!(
-                p.jit.entries.load(super::Relaxed) > 0,
+                p.ext.jit.entries.load(super::Relaxed) > 0,
                 "{} ran interpreted",
                 p.name
             );
@@ -169,7 +169,7 @@ fn freed_code_alone() {
         for p in &ps {
             // SAFETY: the code returned, no thread holds its address.
             unsafe { super::free_code(p) };
-            assert!(!p.jit.any_entry());
+            assert!(!p.ext.jit.any_entry());
         }
         assert_eq!(super::code_bytes(), base, "round {round}");
         // Freed, a function runs interpreted, and is never compiled again.
@@ -186,12 +186,12 @@ fn freed_code_alone() {
 /// another test) was under way.
 fn judge_until_optimised(p: &'static Proto, argc: usize) {
     for _ in 0..10_000 {
-        if !p.jit.is_quick(argc) {
+        if !p.ext.jit.is_quick(argc) {
             super::settle();
             return;
         }
-        p.jit.judge(p, false);
-        if p.jit.is_quick(argc) {
+        p.ext.jit.judge(p, false);
+        if p.ext.jit.is_quick(argc) {
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
     }
@@ -222,7 +222,7 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
     crate::eval::eval_str(&env, "defs.lona", src).unwrap();
     let p = proto(&env, "tiers", "count-down");
     let quick = super::compile(p, 2).expect("compiled");
-    let slot = &p.jit;
+    let slot = &p.ext.jit;
     assert!(slot.is_quick(2));
     assert_eq!(slot.entry(2), Some(quick));
     // Entries short of the count change nothing.
@@ -257,8 +257,8 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
     // An arity compiled from now on is optimised at once; so is a leaf.
     let leaf = proto(&env, "tiers", "sq");
     assert!(super::compile(leaf, 1).is_none(), "a leaf is not entered");
-    assert!(leaf.jit.entry(1).is_some());
-    assert!(!leaf.jit.is_quick(1));
+    assert!(leaf.ext.jit.entry(1).is_some());
+    assert!(!leaf.ext.jit.is_quick(1));
     // Freed with its prototype: the optimised code; the quick code stays
     // retired (the code collector frees it, once, after a cycle).
     // SAFETY: the code returned, no thread holds its address.
@@ -297,7 +297,7 @@ fn optimising_and_compiling_at_once() {
     let mut quick = Vec::new();
     for p in &ps[..N] {
         quick.push(super::compile(p, 2).expect("compiled"));
-        assert!(p.jit.is_quick(2), "{}", p.name);
+        assert!(p.ext.jit.is_quick(2), "{}", p.name);
     }
     let (first, second) = (ps[..N].to_vec(), ps[N..].to_vec());
     let freed = super::stats().retired_freed;
@@ -311,7 +311,7 @@ fn optimising_and_compiling_at_once() {
     }
     optimiser.join().unwrap();
     for (p, q) in ps[..N].iter().zip(&quick) {
-        assert!(!p.jit.is_quick(2), "{} not optimised", p.name);
+        assert!(!p.ext.jit.is_quick(2), "{} not optimised", p.name);
         assert!(retired_or_freed(*q, freed), "{}", p.name);
     }
     let calls: Vec<String> = (0..2 * N).map(|k| format!("(f{k} 5000 0)")).collect();

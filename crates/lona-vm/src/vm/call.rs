@@ -30,7 +30,7 @@ impl Vm {
             // SAFETY: closures are made only by this VM, with the address
             // of a leaked Proto as code id.
             let p = unsafe { Proto::from_code(code) };
-            if let Some(nf) = p.native {
+            if let Some(nf) = p.ext.native {
                 let (lo, hi) = p.native_arity;
                 if argc < lo as usize || (hi != u16::MAX && argc > hi as usize) {
                     return Err(self.badarity(f, argc));

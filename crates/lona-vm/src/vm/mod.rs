@@ -178,7 +178,7 @@ impl Default for Extra {
 
 fn idle_proto() -> &'static Proto {
     static IDLE: std::sync::OnceLock<&'static Proto> = std::sync::OnceLock::new();
-    IDLE.get_or_init(|| Proto::bare("idle", Vec::new(), None).leak())
+    IDLE.get_or_init(|| crate::bytecode::bare("idle", Vec::new(), None).leak())
 }
 
 impl Vm {
@@ -562,7 +562,7 @@ impl Vm {
                     // SAFETY: closures carry leaked Proto addresses.
                     let p = unsafe { Proto::from_code(code_id) };
                     let argc = $argc as usize;
-                    if let Some(nf) = p.native {
+                    if let Some(nf) = p.ext.native {
                         let (lo, hi) = p.native_arity;
                         if argc >= lo as usize && (hi == u16::MAX || argc <= hi as usize) {
                             // SAFETY: the arguments are registers of the window.
@@ -632,7 +632,7 @@ impl Vm {
                             jump!(e.pc);
                             // SAFETY: need < stack.len() checked above.
                             regs = unsafe { regs.add($a as usize + 1) };
-                            if let Some(f) = p.jit.tick(p, argc) {
+                            if let Some(f) = p.ext.jit.tick(p, argc) {
                                 run_jit!(f, argc);
                             }
                             continue;
@@ -948,7 +948,7 @@ impl Vm {
                         if let Some(e) = proto.entries.get(argc as usize) {
                             if e.pc != u32::MAX && e.nregs as u32 == self.cur.nregs {
                                 jump!(e.pc);
-                                if let Some(f) = proto.jit.tick(proto, argc as usize) {
+                                if let Some(f) = proto.ext.jit.tick(proto, argc as usize) {
                                     run_jit!(f, argc as usize);
                                 }
                                 continue;
@@ -958,7 +958,7 @@ impl Vm {
                     if let Some(code_id) = tag::closure_code(fw.bits()) {
                         // SAFETY: closures carry leaked Proto addresses.
                         let p = unsafe { Proto::from_code(code_id) };
-                        if p.native.is_none() {
+                        if p.ext.native.is_none() {
                             if let Some(e) = p.entries.get(argc as usize) {
                                 if e.pc != u32::MAX
                                     && base!() + e.nregs as usize + 1 < self.stack.len()
@@ -970,7 +970,7 @@ impl Vm {
                                     jump!(e.pc);
                                     // Counted as a call: mutual tail
                                     // recursion becomes hot too.
-                                    if let Some(f) = p.jit.tick(p, argc as usize) {
+                                    if let Some(f) = p.ext.jit.tick(p, argc as usize) {
                                         run_jit!(f, argc as usize);
                                     }
                                     continue;
@@ -1417,7 +1417,7 @@ fn trampoline(argc: usize) -> &'static Proto {
             },
             Instr::Ret { r: 0 },
         ];
-        c.push(Proto::bare("%start", code, None).leak());
+        c.push(crate::bytecode::bare("%start", code, None).leak());
     }
     c[argc]
 }

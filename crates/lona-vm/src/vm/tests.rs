@@ -49,7 +49,7 @@ fn miri_smoke() {
 mod table {
     use std::collections::{HashMap, HashSet};
 
-    use crate::bytecode::ops::{Flow, Kind, Raising, Yields, OPS};
+    use lona_compiler::bytecode::ops::{Flow, Kind, Raising, Yields, OPS};
 
     const SOURCE: &str = include_str!("mod.rs");
 

@@ -137,12 +137,12 @@ fn judge(
     after: i64,
 ) {
     let early = v == 0 && after > 1 && before.saturating_sub(after) < EARLY_REDS;
-    if v == 0 && !std::ptr::eq(leaver, entered) && leaver.jit.entered_by_interpreter() {
-        entered.jit.judge(entered, false);
+    if v == 0 && !std::ptr::eq(leaver, entered) && leaver.ext.jit.entered_by_interpreter() {
+        entered.ext.jit.judge(entered, false);
         if early {
-            leaver.jit.judge(leaver, true);
+            leaver.ext.jit.judge(leaver, true);
         }
     } else {
-        entered.jit.judge(entered, early);
+        entered.ext.jit.judge(entered, early);
     }
 }

@@ -4,7 +4,7 @@
 //! for every instruction kind and for all the code of the libraries.
 
 use super::*;
-use crate::bytecode::ops::{Jit, COUNT};
+use lona_compiler::bytecode::ops::{Jit, COUNT};
 
 /// `how` before the table.
 fn old_how(p: &'static Proto, argc: usize, ins: Instr) -> How {
@@ -216,7 +216,7 @@ fn set_all(ins: Instr, v: u32) -> Instr {
 
 #[test]
 fn the_table_answers_how_as_the_old_match_did() {
-    let corpus = crate::bytecode::ops::tests::corpus();
+    let corpus = crate::bytecode::tests::corpus();
     let mut kinds_compared = [false; COUNT];
     for &p in &corpus {
         for argc in 0..=3 {
@@ -277,7 +277,7 @@ fn the_table_answers_successors_as_the_old_match_did() {
             }
         }
     }
-    for p in crate::bytecode::ops::tests::corpus() {
+    for p in crate::bytecode::tests::corpus() {
         for (pc, &ins) in p.code.iter().enumerate() {
             assert_eq!(successors(ins, pc), old_successors(ins, pc), "{ins:?}");
         }
@@ -287,7 +287,7 @@ fn the_table_answers_successors_as_the_old_match_did() {
 #[test]
 fn check_decides_as_before_on_all_the_code() {
     let (mut ok, mut not) = (0, 0);
-    for p in crate::bytecode::ops::tests::corpus() {
+    for p in crate::bytecode::tests::corpus() {
         let Ok(arities) = arities(p) else { continue };
         for (argc, entry, _) in arities {
             let new = check(p, argc, entry as usize);
@@ -310,7 +310,7 @@ fn check_decides_as_before_on_each_last_instruction() {
     // accepted or refused as before, for the same reason.
     for ins in samples_with(0) {
         for code in [vec![Instr::Ret { r: 0 }, ins], vec![ins]] {
-            let mut p = Proto::bare("oracle", code, None);
+            let mut p = crate::bytecode::bare("oracle", code, None);
             p.entries = vec![crate::bytecode::Entry { pc: 0, nregs: 4 }].into();
             p.vars = Box::new([]);
             let p = p.leak();
@@ -325,7 +325,7 @@ fn check_decides_as_before_on_each_last_instruction() {
     // The one difference the flags could have made: a superinstruction
     // returning (`AddRet`) last is refused as before.
     let code = vec![Instr::AddRet { r: 0, a: 0, b: 0 }];
-    let p = Proto::bare("oracle", code, None).leak();
+    let p = crate::bytecode::bare("oracle", code, None).leak();
     assert!(check(p, 0, 0).is_err());
     assert_eq!(check(p, 0, 0), old_check(p, 0, 0));
 }
@@ -340,7 +340,7 @@ fn the_translator_has_an_arm_for_what_the_table_compiles() {
     let body = &src[src
         .find("    fn instr(&mut self, pc: u32)")
         .expect("Translator::instr")..];
-    for op in crate::bytecode::ops::OPS.iter() {
+    for op in lona_compiler::bytecode::ops::OPS.iter() {
         if op.jit != Jit::SideExit {
             let named = body
                 .match_indices(&format!("Instr::{}", op.name))

@@ -524,7 +524,7 @@ impl Translator<'_, '_> {
     pub(super) fn known_intrinsic(word: u64, argc: u8) -> Option<usize> {
         // SAFETY: closures carry leaked Proto addresses.
         let q = unsafe { Proto::from_code(tag::closure_code(word)?) };
-        let (f, n) = q.jit.intrinsic()?;
+        let (f, n) = q.ext.jit.intrinsic()?;
         (n == argc as usize).then_some(f as usize)
     }
 

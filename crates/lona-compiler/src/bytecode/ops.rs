@@ -247,7 +247,6 @@ impl Op {
 
     /// Whether nothing runs after it in its block: it jumps, returns,
     /// tail-calls or raises.
-    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
     pub const fn ends_block(&self) -> bool {
         matches!(
             self.flow,
@@ -257,7 +256,6 @@ impl Op {
 
     /// Whether control may go on to the next instruction (after what it
     /// covers).
-    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
     pub const fn falls_through(&self) -> bool {
         matches!(self.flow, Flow::Next | Flow::Branch)
     }
@@ -337,8 +335,8 @@ macro_rules! instructions {
 
             /// An instruction of each kind, every operand 0, in
             /// [`Opcode`] order.
-            #[cfg(test)]
-            pub(crate) fn samples() -> [Instr; COUNT] {
+            #[doc(hidden)]
+            pub fn samples() -> [Instr; COUNT] {
                 [$(Instr::$variant $({ $($field: 0 as $ty),* })?,)*]
             }
         }
@@ -554,7 +552,6 @@ impl Instr {
     }
 
     /// The pc it may jump to (its [`Kind::Target`] operand), if it has one.
-    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
     pub fn target(self) -> Option<u32> {
         let op = self.op();
         let i = op.operands.iter().position(|o| o.kind == Kind::Target)?;
@@ -566,7 +563,7 @@ impl Instr {
     /// `var ns/name`, jump targets `->12`, counts, indices and immediates
     /// `name=value`. With the prototype it belongs to, constants show
     /// their values and vars and prototypes their names.
-    pub fn write(self, out: &mut String, p: Option<&Proto>) {
+    pub fn write<X: 'static>(self, out: &mut String, p: Option<&Proto<X>>) {
         let op = self.op();
         out.push_str(op.name);
         let values = self.operands();
@@ -580,7 +577,7 @@ impl Instr {
 impl fmt::Display for Instr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::new();
-        self.write(&mut s, None);
+        self.write::<()>(&mut s, None);
         f.write_str(&s)
     }
 }
@@ -588,7 +585,7 @@ impl fmt::Display for Instr {
 /// Longest constant value the disassembler shows, in characters.
 const CONST_SHOWN: usize = 40;
 
-fn write_operand(out: &mut String, o: Operand, v: i64, p: Option<&Proto>) {
+fn write_operand<X: 'static>(out: &mut String, o: Operand, v: i64, p: Option<&Proto<X>>) {
     let _ = match o.kind {
         Kind::Reg => write!(out, "r{v}"),
         Kind::Timeout if v == NO_TIMEOUT as i64 => write!(out, "no-timeout"),
@@ -624,6 +621,3 @@ fn write_operand(out: &mut String, o: Operand, v: i64, p: Option<&Proto>) {
         Kind::Count | Kind::Index | Kind::Imm => write!(out, "{}={v}", o.name),
     };
 }
-
-#[cfg(test)]
-pub(crate) mod tests;

@@ -51,13 +51,12 @@ impl Var {
 
     /// The address of the value word, for compiled code that reads it
     /// (`jit`: an atomic load with Acquire, as [`Var::get`]).
-    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
-    pub(crate) fn value_addr(&self) -> usize {
+    pub fn value_addr(&self) -> usize {
         &self.value as *const AtomicU64 as usize
     }
 
     /// A copy of the value, `None` while unbound. A copy, for the value
-    /// may be replaced and then freed at any time (`purge`); the copy pins
+    /// may be replaced and then freed at any time (`area`); the copy pins
     /// whatever code its closures name.
     pub fn value(&self) -> Option<lona_term::Fragment> {
         self.with_term(|t| t.map(lona_term::Fragment::new))
@@ -66,7 +65,7 @@ impl Var {
     /// Runs `f` on the value (`None` while unbound), which stays valid
     /// while `f` runs: a code collection cycle that overlaps frees nothing.
     pub fn with_term<R>(&self, f: impl FnOnce(Option<Term<'_>>) -> R) -> R {
-        let _guard = crate::purge::Census::unmanaged();
+        let _guard = crate::area::Census::unmanaged();
         // SAFETY: values are always permanent terms (see `set`), and the
         // guard keeps them from being freed until it drops.
         f(self.get().map(|r| unsafe { lona_term::permanent_term(r) }))
@@ -80,10 +79,10 @@ impl Var {
     pub unsafe fn set(&self, value: RawTerm) {
         debug_assert!(lona_term::is_permanent(value.bits()));
         // SeqCst (a Release for `get`'s Acquire too): the store comes
-        // before `on_set`'s load of the collector's cycle (`purge`, "Why
+        // before `on_set`'s load of the collector's cycle (`area`, "Why
         // nothing in use is freed").
         self.value.store(value.bits(), Ordering::SeqCst);
-        crate::purge::on_set(value.bits());
+        crate::area::on_set(value.bits());
     }
 
     /// Binds the var to a copy of `t` in permanent memory.
@@ -98,10 +97,10 @@ impl Var {
             ..Default::default()
         });
         let raw = h.copy_from(t).raw();
-        crate::purge::make(Vec::new(), h);
+        crate::area::make_value(h);
         // SAFETY: `raw` lives in the heap just made freeable. A cycle that
         // lists it either finds the var bound to it (step 2) or is told by
-        // `set`'s touch (`purge`), so it is not freed under the var.
+        // `set`'s touch (`area`), so it is not freed under the var.
         unsafe { self.set(raw) };
     }
 
@@ -174,7 +173,7 @@ impl Namespace {
             private: AtomicBool::new(false),
         }));
         vars.insert(name, v);
-        crate::purge::new_var(v);
+        crate::area::new_var(&v.value);
         v
     }
 

@@ -22,8 +22,8 @@ mod code;
 mod destructure;
 mod expand;
 mod function;
+mod host;
 mod macros;
-pub(crate) use macros::term_to_form;
 mod pattern;
 mod receive;
 
@@ -32,8 +32,10 @@ use std::sync::Arc;
 
 use lona_term::{Heap, RawTerm, Term};
 
+pub use host::{ExpandError, Host};
+pub use macros::term_to_form;
+
 use crate::bytecode::{Entry, Instr, Proto, Reg};
-use crate::env::Env;
 use crate::var::{Namespace, Var};
 use lona_reader::{Form, FormKind, Pos};
 
@@ -81,7 +83,7 @@ struct LoopTarget {
 
 /// One function being compiled.
 #[derive(Default)]
-struct FnState {
+struct FnState<X: 'static> {
     name: String,
     code: Vec<Instr>,
     consts: Vec<RawTerm>,
@@ -89,7 +91,7 @@ struct FnState {
     const_index: HashMap<u64, u32>,
     vars: Vec<&'static Var>,
     var_index: HashMap<usize, u32>,
-    protos: Vec<&'static Proto>,
+    protos: Vec<&'static Proto<X>>,
     lines: Vec<(u32, u32)>,
     /// Bindings in scope, innermost last.
     locals: Vec<(String, Reg)>,
@@ -105,15 +107,15 @@ struct FnState {
 }
 
 /// Compiles one top-level form of a namespace.
-pub struct Compiler<'e> {
-    env: &'e Arc<Env>,
+pub struct Compiler<'e, X: 'static> {
+    host: &'e dyn Host,
     ns: &'static Namespace,
     file: Arc<str>,
     lits: Heap,
-    fns: Vec<FnState>,
+    fns: Vec<FnState<X>>,
     /// Every prototype made so far: they and `lits` become one area of
     /// the code collector (`purge`), or are freed if compiling fails.
-    made: Vec<&'static Proto>,
+    made: Vec<&'static Proto<X>>,
     /// Nesting of `expr` calls (bounded, so the compiler's recursion
     /// cannot exhaust the Rust stack).
     depth: usize,
@@ -128,11 +130,12 @@ type Clause<'f> = (&'f [Form], &'f [Form], Pos);
 /// Where a jump target must be written once known.
 type Patch = Vec<usize>;
 
-impl<'e> Compiler<'e> {
-    /// A compiler for code of namespace `ns` read from `file`.
-    pub fn new(env: &'e Arc<Env>, ns: &'static Namespace, file: Arc<str>) -> Compiler<'e> {
+impl<'e, X: Default + 'static> Compiler<'e, X> {
+    /// A compiler for code of namespace `ns` read from `file`, for the
+    /// node `host`.
+    pub fn new(host: &'e dyn Host, ns: &'static Namespace, file: Arc<str>) -> Compiler<'e, X> {
         Compiler {
-            env,
+            host,
             ns,
             file,
             lits: Heap::with_config(lona_term::HeapConfig {
@@ -146,7 +149,7 @@ impl<'e> Compiler<'e> {
     }
 
     /// Compiles `form` into a function of no arguments that evaluates it.
-    pub fn compile_toplevel(mut self, form: &Form) -> R<&'static Proto> {
+    pub fn compile_toplevel(mut self, form: &Form) -> R<&'static Proto<X>> {
         self.fns.push(FnState {
             name: format!("{}/<top>", self.ns.name),
             ..Default::default()
@@ -155,10 +158,16 @@ impl<'e> Compiler<'e> {
         self.expr(form, dst, true)?;
         let st = self.fns.pop().expect("function state");
         let proto = self.finish(st, vec![(0, Entry { pc: 0, nregs: 0 })], None);
-        crate::purge::make(
-            std::mem::take(&mut self.made),
-            std::mem::take(&mut self.lits),
-        );
+        // SAFETY: leaked by `finish`, unpublished, in no area; what the
+        // compiled form is reached through from now on is what the
+        // collector follows (the caller runs it in a process, or as an
+        // unmanaged VM, and `def` puts it in vars).
+        unsafe {
+            crate::collect::make(
+                std::mem::take(&mut self.made),
+                std::mem::take(&mut self.lits),
+            )
+        };
         Ok(proto)
     }
 
@@ -170,16 +179,16 @@ impl<'e> Compiler<'e> {
         }
     }
 
-    fn st(&mut self) -> &mut FnState {
+    fn st(&mut self) -> &mut FnState<X> {
         self.fns.last_mut().expect("inside a function")
     }
 
     fn finish(
         &mut self,
-        mut st: FnState,
+        mut st: FnState<X>,
         entries: Vec<(usize, Entry)>,
         variadic: Option<(u16, Entry)>,
-    ) -> &'static Proto {
+    ) -> &'static Proto<X> {
         let nregs = (st.max_reg + 1) as u16;
         let max = entries.iter().map(|(a, _)| *a).max().map_or(0, |m| m + 1);
         let mut table = vec![Entry::NONE; max];
@@ -204,13 +213,10 @@ impl<'e> Compiler<'e> {
             vars: st.vars.into(),
             protos: st.protos.into(),
             lines: st.lines.into(),
-            native: None,
             native_arity: (0, 0),
-            user_native: None,
             ncaptures: st.captures.len() as u8,
-            jit: Default::default(),
             area: Default::default(),
-            debug: Default::default(),
+            ext: X::default(),
         }
         .leak();
         self.made.push(proto);
@@ -431,7 +437,7 @@ impl<'e> Compiler<'e> {
     fn resolve_var(&self, name: &str, pos: Pos) -> R<Option<&'static Var>> {
         if let Some((ns, n)) = split_qualified(name) {
             let target = self.ns.alias(ns).unwrap_or_else(|| ns.into());
-            let Some(tns) = self.env.namespaces.get(&target) else {
+            let Some(tns) = self.host.namespaces().get(&target) else {
                 return Err(self.err(pos, format!("no namespace {ns} (require it first)")));
             };
             return match tns.lookup(n) {
@@ -445,10 +451,10 @@ impl<'e> Compiler<'e> {
         if let Some(v) = self.ns.lookup(name) {
             return Ok(Some(v));
         }
-        if let Some(target) = self.ns.referred(name, &self.env.namespaces) {
+        if let Some(target) = self.ns.referred(name, self.host.namespaces()) {
             return match self
-                .env
-                .namespaces
+                .host
+                .namespaces()
                 .get(&target)
                 .and_then(|t| t.lookup(name))
             {
@@ -462,7 +468,7 @@ impl<'e> Compiler<'e> {
                 )),
             };
         }
-        Ok(self.env.core.lookup(name))
+        Ok(self.host.core().lookup(name))
     }
 
     fn is_core(&mut self, name: &str) -> bool {
@@ -471,9 +477,9 @@ impl<'e> Compiler<'e> {
             return false;
         }
         self.ns.lookup(name).is_none()
-            && self.env.core.lookup(name).is_some()
-            && self.ns.referred(name, &self.env.namespaces).is_none()
-            || std::ptr::eq(self.ns, self.env.core)
+            && self.host.core().lookup(name).is_some()
+            && self.ns.referred(name, self.host.namespaces()).is_none()
+            || std::ptr::eq(self.ns, self.host.core())
     }
 
     fn resolve_local_peek(&self, depth: usize, name: &str) -> bool {
@@ -1378,7 +1384,7 @@ pub(super) fn is_constant(f: &Form) -> bool {
 }
 
 /// The term a quoted form stands for.
-pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, crate::QuoteError> {
+pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, crate::error::QuoteError> {
     Ok(match &f.kind {
         FormKind::Nil => Term::NIL,
         FormKind::Bool(b) => Term::bool(*b),
@@ -1386,18 +1392,22 @@ pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, crate::Quo
         FormKind::BigInt(b) => heap.bigint(b),
         FormKind::Float(x) => heap.float(*x),
         FormKind::Str(s) => heap.string(s),
-        FormKind::Keyword(k) => Term::keyword_atom(lona_term::Atom::try_new(k).map_err(
-            |source| crate::QuoteError {
-                name: format!(":{k}"),
-                source,
-            },
-        )?),
-        FormKind::Symbol(s) => Term::symbol_atom(lona_term::Atom::try_new(s).map_err(
-            |source| crate::QuoteError {
-                name: s.to_string(),
-                source,
-            },
-        )?),
+        FormKind::Keyword(k) => {
+            Term::keyword_atom(lona_term::Atom::try_new(k).map_err(|source| {
+                crate::error::QuoteError {
+                    name: format!(":{k}"),
+                    source,
+                }
+            })?)
+        }
+        FormKind::Symbol(s) => {
+            Term::symbol_atom(lona_term::Atom::try_new(s).map_err(|source| {
+                crate::error::QuoteError {
+                    name: s.to_string(),
+                    source,
+                }
+            })?)
+        }
         FormKind::List(items) => {
             let v: Vec<Term<'h>> = items
                 .iter()
@@ -1430,13 +1440,13 @@ pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, crate::Quo
     })
 }
 
-impl Drop for Compiler<'_> {
+impl<X: 'static> Drop for Compiler<'_, X> {
     /// A compile that failed frees what it made: none of it was published
     /// (no closure of it exists, no var holds it).
     fn drop(&mut self) {
         for p in self.made.drain(..) {
             // SAFETY: leaked from a box by `finish`, never published.
-            drop(unsafe { Box::from_raw(p as *const Proto as *mut Proto) });
+            drop(unsafe { Box::from_raw(p as *const Proto<X> as *mut Proto<X>) });
         }
     }
 }

@@ -1,11 +1,13 @@
 //! Macros: `defmacro`, their expansion at compile time, and syntax quote.
 //!
 //! A macro is a function (in a var marked as a macro) from forms to a
-//! form. When the compiler meets a call of one, it turns the argument
-//! forms into terms, runs the function to completion on a scratch VM of
-//! its own (macros are pure; a bounded number of reductions guards against
-//! one that never ends), turns the resulting term back into a form (with
-//! the position of the call) and compiles that instead.
+//! form. When the compiler meets a call of one, it asks its host
+//! ([`Host::expand`](super::Host::expand)) to turn the argument forms
+//! into terms, run the function to completion (on a scratch VM of its
+//! own: macros are pure; a bounded number of reductions guards against
+//! one that never ends) and turn the resulting term back into a form
+//! ([`term_to_form`], with the position of the call), and compiles that
+//! instead.
 //!
 //! Syntax quote `` `form `` builds its form at run time: symbols are
 //! quoted (qualified with their namespace when they name a var, so an
@@ -17,16 +19,12 @@ use std::collections::HashMap;
 
 use lona_term::{Term, View};
 
-use super::{Compiler, R};
+use super::{Compiler, ExpandError, R};
 use crate::bytecode::Reg;
 use crate::var::Var;
-use crate::vm::{Outcome, Vm};
 use lona_reader::{Form, FormKind, Pos};
 
-/// Reductions a macro may take before its expansion is abandoned.
-const MACRO_BUDGET: u64 = 50_000_000;
-
-impl Compiler<'_> {
+impl<X: Default + 'static> Compiler<'_, X> {
     pub(super) fn defmacro(&mut self, f: &Form, items: &[Form], dst: Reg, tail: bool) -> R<()> {
         let Some(name) = items
             .get(1)
@@ -60,45 +58,21 @@ impl Compiler<'_> {
             ));
         };
         let items = call.as_list().unwrap_or(&[]);
-        let mut vm = Vm::new(self.env.clone());
-        let mut args = Vec::with_capacity(items.len().saturating_sub(1));
-        for a in &items[1..] {
-            let t = super::form_to_term(&vm.heap, a).map_err(|m| self.err(a.pos, m.to_string()))?;
-            args.push(t.raw());
-        }
-        vm.start(fw, &args);
-        loop {
-            match vm.run(1_000_000) {
-                Outcome::Yield => {
-                    if vm.reductions > MACRO_BUDGET {
-                        return Err(self.err(
-                            call.pos,
-                            format!("expanding {} did not finish", v.qualified()),
-                        ));
-                    }
-                }
-                Outcome::Done(r) => {
-                    // SAFETY: the VM just returned this word of its heap.
-                    let t = unsafe { vm.heap.term(r) };
-                    return term_to_form(t, call.pos)
-                        .map_err(|m| self.err(call.pos, format!("{}: {m}", v.qualified())));
-                }
-                Outcome::Raised(e) => {
-                    // SAFETY: the reason is a word of the VM's heap.
-                    let reason = unsafe { vm.heap.term(e.reason) };
-                    return Err(self.err(
-                        call.pos,
-                        format!("expanding {} raised {reason}", v.qualified()),
-                    ));
-                }
-                Outcome::Halt(_) => return Err(self.err(call.pos, "halt during macro expansion")),
-                // A scratch VM has no process: receive raises before it
-                // could wait, and its heap has no limit.
-                Outcome::Wait | Outcome::HeapLimit(_) => {
-                    return Err(self.err(call.pos, "a macro cannot wait for messages"))
-                }
-            }
-        }
+        let args = items.get(1..).unwrap_or(&[]);
+        self.host.expand(fw, args, call.pos).map_err(|e| match e {
+            ExpandError::Quote(pos, m) => self.err(pos, m.to_string()),
+            ExpandError::Unfinished => self.err(
+                call.pos,
+                format!("expanding {} did not finish", v.qualified()),
+            ),
+            ExpandError::Raised(reason) => self.err(
+                call.pos,
+                format!("expanding {} raised {reason}", v.qualified()),
+            ),
+            ExpandError::Halt => self.err(call.pos, "halt during macro expansion"),
+            ExpandError::Wait => self.err(call.pos, "a macro cannot wait for messages"),
+            ExpandError::NotForm(m) => self.err(call.pos, format!("{}: {m}", v.qualified())),
+        })
     }
 
     /// The code that builds `` `f ``.
@@ -256,7 +230,7 @@ fn fresh(base: &str, salt: &str, pos: Pos) -> String {
 }
 
 /// The form a term stands for (what a macro returned).
-pub(crate) fn term_to_form(t: Term<'_>, pos: Pos) -> Result<Form, String> {
+pub fn term_to_form(t: Term<'_>, pos: Pos) -> Result<Form, String> {
     let mut depth = 0usize;
     to_form(t, pos, &mut depth)
 }

@@ -10,7 +10,7 @@
 use super::Compiler;
 use lona_reader::{Form, FormKind};
 
-impl Compiler<'_> {
+impl<X: Default + 'static> Compiler<'_, X> {
     /// The rewritten call, if `name` is one of these core functions.
     pub(super) fn code_call(&mut self, name: &str, f: &Form, items: &[Form]) -> Option<Form> {
         let target = match name {
@@ -19,7 +19,7 @@ impl Compiler<'_> {
             "require" => "lona.core/require-in",
             _ => return None,
         };
-        if !self.is_core(name) || std::ptr::eq(self.ns, self.env.core) {
+        if !self.is_core(name) || std::ptr::eq(self.ns, self.host.core()) {
             return None;
         }
         let pos = f.pos;

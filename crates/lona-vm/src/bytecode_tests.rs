@@ -5,8 +5,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::*;
+use super::Proto;
 use crate::env::{Env, SharedBuf};
+use lona_compiler::bytecode::ops::*;
 
 /// Code to look at: every function of the core library and the
 /// libraries that come with Lonala, and a program using every kind of

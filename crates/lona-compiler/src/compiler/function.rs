@@ -18,7 +18,7 @@ use lona_reader::{Form, FormKind, Pos};
 
 use super::{Clause, Compiler, FnState, Loc, LoopTarget, R};
 
-impl Compiler<'_> {
+impl<X: Default + 'static> Compiler<'_, X> {
     pub(super) fn defn(
         &mut self,
         f: &Form,

@@ -13,7 +13,7 @@ use lona_term::{RawTerm, Term};
 /// A word of the VM's own as a [`RawTerm`]: zero-cost, for the registers,
 /// stack and constants the VM keeps as plain `u64`s.
 #[inline(always)]
-pub(crate) fn raw(w: u64) -> RawTerm {
+pub fn raw(w: u64) -> RawTerm {
     // SAFETY: lona-vm only passes words it tagged itself or read from its
     // registers, stack, constants and heaps (all valid term words, kept
     // live by the collector's roots), never bits from outside the crate.
@@ -32,11 +32,11 @@ pub const EMPTY_LIST: u64 = (3 << 6) | 0b111;
 const SMALL_TAG: u64 = 0b011;
 const CONS_TAG: u64 = 0b001;
 /// Low byte of a closure header (kind 10, header tag 010).
-pub(crate) const CLOSURE_HEADER: u64 = (10 << 3) | 0b010;
+pub const CLOSURE_HEADER: u64 = (10 << 3) | 0b010;
 /// Low byte of a vector header (kind 8).
-pub(crate) const VECTOR_HEADER: u64 = (8 << 3) | 0b010;
+pub const VECTOR_HEADER: u64 = (8 << 3) | 0b010;
 /// Low byte of a string header (kind 4: under 64 bytes, inline).
-pub(crate) const STR_HEADER: u64 = (4 << 3) | 0b010;
+pub const STR_HEADER: u64 = (4 << 3) | 0b010;
 
 /// Whether the word is truthy (neither `nil` nor `false`).
 #[inline(always)]

@@ -31,7 +31,7 @@ use lona_reader::{Form, FormKind};
 
 use super::{form_to_term, Compiler, R};
 
-impl Compiler<'_> {
+impl<X: Default + 'static> Compiler<'_, X> {
     pub(super) fn receive(&mut self, f: &Form, items: &[Form], dst: Reg, tail: bool) -> R<()> {
         let mut forms = &items[1..];
         let mut timeout = None;

@@ -21,7 +21,7 @@ use lona_reader::{Form, FormKind};
 
 use super::{Compiler, Patch, R};
 
-impl Compiler<'_> {
+impl<X: Default + 'static> Compiler<'_, X> {
     /// Compiles `p` against the value in `subj`; names it binds are added
     /// to `bound` (made visible by the caller after the whole pattern).
     pub(super) fn pattern(

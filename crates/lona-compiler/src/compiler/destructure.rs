@@ -33,7 +33,7 @@ use lona_reader::{Form, FormKind, Pos};
 
 use super::{Compiler, Patch, R};
 
-impl Compiler<'_> {
+impl<X: Default + 'static> Compiler<'_, X> {
     /// Binds the destructuring form `p` against the value in `subj`. Names
     /// go to `bound` (made visible by the caller); a literal that does not
     /// match jumps to `fail`.
