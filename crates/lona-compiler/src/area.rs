@@ -128,8 +128,7 @@ static UNMANAGED_MADE: AtomicU64 = AtomicU64::new(0);
 /// freed): a term word, 0 while unbound.
 static VARS: Mutex<Vec<&'static AtomicU64>> = Mutex::new(Vec::new());
 
-/// What [`make`](crate::collect::make) calls once enough was made since the last cycle: the
-/// collector's poke ([`set_trigger`]).
+/// What [`request_cycle`] calls: the collector's poke ([`set_trigger`]).
 static TRIGGER: OnceLock<fn()> = OnceLock::new();
 
 /// A cycle is asked for once this many areas (`LONA_PURGE_AREAS` if set),
@@ -312,9 +311,15 @@ pub(crate) fn register(area: &'static Area, heap: Heap) {
         r.new_areas >= trigger_areas() || r.new_bytes >= TRIGGER_BYTES
     };
     if start {
-        if let Some(poke) = TRIGGER.get() {
-            poke();
-        }
+        request_cycle();
+    }
+}
+
+/// Asks the collector for a cycle soon (what [`set_trigger`] set; nothing
+/// before that).
+pub fn request_cycle() {
+    if let Some(poke) = TRIGGER.get() {
+        poke();
     }
 }
 

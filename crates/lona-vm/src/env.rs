@@ -24,15 +24,16 @@ pub struct Env {
     pub loaded: Mutex<std::collections::HashSet<String>>,
     /// How the program ended: set by its main process, or by `(halt n)`
     /// in any process; `lona run` waits on it.
-    pub ending: Arc<crate::process::EndSignal>,
+    pub ending: Arc<crate::ending::EndSignal>,
     /// Whether `report` writes (supervisor reports); `(reports! false)`
     /// silences them, as Erlang's `logger:set_primary_config(level, none)`.
     pub reports: std::sync::atomic::AtomicBool,
     /// The default `:max-heap-size` of the node's processes, in words (0:
     /// none): [`Env::set_max_heap_size`].
     max_heap_size: std::sync::atomic::AtomicUsize,
-    /// The node's distribution, once `dist::start` made it a named node.
-    pub dist: std::sync::OnceLock<Arc<crate::dist::Dist>>,
+    /// The node's distribution, once `dist::start` made it a named node
+    /// (`dist::of` finds the `Dist` itself).
+    pub dist: std::sync::OnceLock<Arc<dyn crate::remote::Distribution>>,
 }
 
 impl Env {

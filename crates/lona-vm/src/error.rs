@@ -119,3 +119,54 @@ impl fmt::Display for TierError {
 }
 
 impl std::error::Error for TierError {}
+
+/// Why evaluation stopped with an error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EvalError {
+    /// The source does not read.
+    Read(lona_reader::ReadError),
+    /// A form does not compile.
+    Compile(lona_compiler::CompileError),
+    /// A file could not be loaded.
+    Load(String),
+    /// An exception nothing caught.
+    Uncaught {
+        /// `:error`, `:throw` or `:exit`.
+        class: crate::native::Class,
+        /// The value, printed.
+        reason: String,
+        /// The exit reason of the process, printed (`[:error e]`,
+        /// `[:error [:nocatch v]]`, or `r` for an exit).
+        exit_reason: String,
+        /// Lonala stack trace, one `  at ns/f (file:line)` per line.
+        trace: String,
+        /// The exit reason as the runtime carries it (to links, monitors
+        /// and the crash report).
+        exit: lona_runtime::Reason,
+    },
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalError::Read(e) => write!(f, "{e}"),
+            EvalError::Compile(e) => write!(f, "{e}"),
+            EvalError::Load(e) => write!(f, "{e}"),
+            EvalError::Uncaught {
+                class,
+                reason,
+                trace,
+                ..
+            } => {
+                let k = match class {
+                    crate::native::Class::Error => "error",
+                    crate::native::Class::Throw => "throw",
+                    crate::native::Class::Exit | crate::native::Class::Halt(_) => "exit",
+                };
+                write!(f, "uncaught {k}: {reason}\n{trace}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}

@@ -27,62 +27,13 @@ use lona_term::{RawTerm, Term};
 use crate::compiler::{CompileError, Compiler};
 use crate::env::Env;
 use crate::host::NodeHost;
-use crate::native::{Class, Raise};
+use crate::native::Raise;
 use crate::var::Namespace;
 use crate::vm::{Outcome, Vm};
-use lona_reader::{read_all, ReadError};
+use lona_reader::read_all;
 use lona_reader::{Form, FormKind, Source};
 
-/// Why evaluation stopped with an error.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EvalError {
-    /// The source does not read.
-    Read(ReadError),
-    /// A form does not compile.
-    Compile(CompileError),
-    /// A file could not be loaded.
-    Load(String),
-    /// An exception nothing caught.
-    Uncaught {
-        /// `:error`, `:throw` or `:exit`.
-        class: Class,
-        /// The value, printed.
-        reason: String,
-        /// The exit reason of the process, printed (`[:error e]`,
-        /// `[:error [:nocatch v]]`, or `r` for an exit).
-        exit_reason: String,
-        /// Lonala stack trace, one `  at ns/f (file:line)` per line.
-        trace: String,
-        /// The exit reason as the runtime carries it (to links, monitors
-        /// and the crash report).
-        exit: lona_runtime::Reason,
-    },
-}
-
-impl std::fmt::Display for EvalError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EvalError::Read(e) => write!(f, "{e}"),
-            EvalError::Compile(e) => write!(f, "{e}"),
-            EvalError::Load(e) => write!(f, "{e}"),
-            EvalError::Uncaught {
-                class,
-                reason,
-                trace,
-                ..
-            } => {
-                let k = match class {
-                    Class::Error => "error",
-                    Class::Throw => "throw",
-                    Class::Exit | Class::Halt(_) => "exit",
-                };
-                write!(f, "uncaught {k}: {reason}\n{trace}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for EvalError {}
+pub use crate::error::EvalError;
 
 /// How far [`Evaluator::step`] got.
 #[derive(Debug)]
@@ -167,7 +118,7 @@ impl Evaluator {
         let mut vm = Vm::new(env.clone());
         // Outside any process until a process takes it (`purge`): its
         // heap pins the closures that enter it meanwhile.
-        vm.census = crate::purge::Census::unmanaged();
+        vm.census = lona_compiler::area::Census::unmanaged();
         vm.heap.set_visited(false);
         let last = vm.heap.add_root(Term::NIL);
         let ns = env.namespaces.get_or_create("user");

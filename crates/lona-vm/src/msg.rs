@@ -194,7 +194,7 @@ fn runtime_message_term(heap: &Heap, e: &Envelope) -> RawTerm {
         ])
     } else if let Some(x) = e.downcast_ref::<lona_runtime::ForeignExit>() {
         // From another node's process: the distribution gives its pid.
-        let from = match x.from.downcast_ref::<crate::dist::RemotePid>() {
+        let from = match x.from.downcast_ref::<crate::remote::RemotePid>() {
             Some(p) => heap.ext_pid(p.node, p.id, p.serial, p.creation),
             None => Term::NIL,
         };

@@ -45,7 +45,7 @@ pub fn run_main_on(rt: Runtime, env: &Arc<Env>, ev: Evaluator) -> Result<Ending,
         std::mem::forget(rt);
         return Ok(ending);
     }
-    if let Some(d) = env.dist.get() {
+    if let Some(d) = crate::dist::of(env) {
         d.flush(std::time::Duration::from_secs(2));
     }
     rt.shutdown();

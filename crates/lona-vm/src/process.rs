@@ -46,7 +46,7 @@
 //! The main process of `lona run` is the same with an [`Evaluator`] (a
 //! program's forms, then `-main`) instead of a single call.
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 
 use lona_runtime::{Cx, Process, Reason, Step};
 use lona_term::{Fragment, Heap, HeapConfig, HeapError, RawTerm, Term, View};
@@ -56,57 +56,7 @@ use crate::eval::{EvalError, Evaluator, Progress};
 use crate::native::Class;
 use crate::vm::{Outcome, Vm};
 
-/// How a program ended.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Ending {
-    /// Every form (and `-main`) ran: exit status 0.
-    Normal,
-    /// `(halt n)`, in any process.
-    Halt(i32),
-    /// An error ended it: exit status 1.
-    Failed(EvalError),
-    /// The main process was ended from outside (an exit signal, a heap
-    /// limit): exit status 1.
-    Killed(String),
-}
-
-/// Where the program's ending is reported (and the thread that started it
-/// waits). The first ending set wins.
-#[derive(Default)]
-pub struct EndSignal {
-    ending: Mutex<Option<Ending>>,
-    cond: Condvar,
-}
-
-impl EndSignal {
-    /// Records the ending and wakes the waiter.
-    pub fn set(&self, e: Ending) {
-        let mut g = self.ending.lock().unwrap_or_else(|e| e.into_inner());
-        if g.is_none() {
-            *g = Some(e);
-        }
-        self.cond.notify_all();
-    }
-
-    /// The ending, if there is one yet.
-    pub fn try_get(&self) -> Option<Ending> {
-        self.ending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// Waits for the ending.
-    pub fn wait(&self) -> Ending {
-        let mut g = self.ending.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if let Some(e) = g.clone() {
-                return e;
-            }
-            g = self.cond.wait(g).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
+pub use crate::ending::{EndSignal, Ending};
 
 /// The exit reason for an uncaught exception (lonala.md, "Errors").
 pub fn exit_term<'h>(heap: &'h Heap, class: Class, reason: Term<'h>) -> Term<'h> {
@@ -310,7 +260,7 @@ impl Process for LonaProcess {
     }
 
     fn visit(&mut self, what: &dyn std::any::Any) {
-        if let Some(s) = what.downcast_ref::<crate::purge::Sweep>() {
+        if let Some(s) = what.downcast_ref::<lona_compiler::area::Sweep>() {
             self.vm().report_code(s);
             if let Body::Call { start: Some(f), .. } = &self.body {
                 s.fragment(f);

@@ -8,8 +8,8 @@
 //! `lona_compiler::area`'s documentation. Here, what holds an area in
 //! this machine: a process's frames, exception trace, heap and register
 //! stack (`Vm::report_code`, step 3), a spawned process's start
-//! (`spawned`), and a prototype queued for the compiling thread
-//! (`jit/queue.rs`, `hold`).
+//! (`area::spawned`), and a prototype queued for the compiling thread
+//! (`jit/queue.rs`, `collect::hold`).
 //!
 //! **A cycle** (on the `lona-purge` thread, after enough new areas):
 //!
@@ -37,7 +37,6 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use lona_compiler::area::{self, AreaRef};
-pub use lona_compiler::area::{Census, Codes, Sweep};
 use lona_compiler::collect;
 
 use crate::bytecode::{Proto, ProtoExt};
@@ -92,28 +91,6 @@ pub fn stats() -> Stats {
 pub(crate) fn install() {
     area::install();
     area::set_trigger(poke);
-}
-
-/// Keeps `p` from being freed until [`release`] (`area::hold`).
-#[cfg_attr(not(feature = "jit"), allow(dead_code))]
-pub(crate) fn hold(p: &Proto) {
-    collect::hold(p);
-}
-
-/// Ends a [`hold`].
-///
-/// # Safety
-/// Ends one earlier `hold` of `p` (`area::release`).
-#[cfg_attr(not(feature = "jit"), allow(dead_code))]
-pub(crate) unsafe fn release(p: &Proto) {
-    // SAFETY: per the caller.
-    unsafe { collect::release(p) };
-}
-
-/// A spawn started a process whose start holds closures of `codes`
-/// (`area::spawned`).
-pub(crate) fn spawned(codes: &Codes) {
-    area::spawned(codes);
 }
 
 /// Whether the area at `addr` is registered (not freed): the tests.
@@ -244,10 +221,10 @@ fn collector() -> &'static Collector {
     c
 }
 
-/// Asks for a cycle soon (the compiling tier, when the quick code it
-/// retired adds up: `jit/optimise.rs`).
-#[cfg_attr(not(feature = "jit"), allow(dead_code))]
-pub(crate) fn poke() {
+/// Asks for a cycle soon: what `make` calls when enough was made, and the
+/// compiling tier when the quick code it retired adds up
+/// (`jit/optimise.rs`), both through `area::request_cycle`.
+fn poke() {
     collector().poke();
 }
 

@@ -109,7 +109,7 @@ impl Shell {
 
 impl Process for Shell {
     fn visit(&mut self, what: &dyn std::any::Any) {
-        if let Some(s) = what.downcast_ref::<crate::purge::Sweep>() {
+        if let Some(s) = what.downcast_ref::<lona_compiler::area::Sweep>() {
             self.ev.vm.report_code(s);
         }
     }

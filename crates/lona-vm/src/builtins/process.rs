@@ -31,9 +31,9 @@ use lona_runtime::{Dest, Pid, Priority, Ref, SpawnError, SpawnOpts, TimerRef};
 use lona_term::{Fragment, Heap, HeapConfig, RawTerm, Term, View};
 
 use super::{def, ANY};
-use crate::dist::RemoteSendError;
 use crate::msg::{info_term, pid_term, ref_term, term_pid, term_reason};
 use crate::native::{NResult, NativeCx, Raise, Request};
+use crate::remote::{Distribution, RemoteSendError, Watched};
 use crate::var::Namespace;
 
 /// Timer references are reference terms with this bit set (process
@@ -177,10 +177,7 @@ fn dist_await(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// Charges for a message encoded for another node, or raises
 /// `[:badarg why]` for one that cannot go.
-fn remote_sent(
-    cx: &mut NativeCx<'_, '_>,
-    r: Result<usize, crate::dist::RemoteSendError>,
-) -> Result<(), Raise> {
+fn remote_sent(cx: &mut NativeCx<'_, '_>, r: Result<usize, RemoteSendError>) -> Result<(), Raise> {
     match r {
         Ok(bytes) => {
             cx.charge(bytes / 512);
@@ -197,7 +194,7 @@ fn remote_sent(
 
 /// What a spawned process starts with: `[f & args]`, copied into a
 /// fragment it attaches to its own heap; its closures are not pinned
-/// (`purge::spawned`).
+/// (`area::spawned`).
 fn start_fragment(cx: &NativeCx<'_, '_>, f: RawTerm, args: &[RawTerm]) -> Result<Fragment, Raise> {
     let ft = t(cx, f);
     if !matches!(ft.view(), View::Closure { .. }) {
@@ -238,7 +235,7 @@ fn do_spawn_named(
     heap: HeapConfig,
 ) -> Result<(Pid, Option<Ref>), Raise> {
     let start = start_fragment(cx, f, args)?;
-    let codes = crate::purge::Codes::of(&start);
+    let codes = lona_compiler::area::Codes::of(&start);
     cx.charge(start.words() / 64);
     let env = cx.env.clone();
     // A large `:min-heap-size` is made here, fallibly: one the node cannot
@@ -265,7 +262,7 @@ fn do_spawn_named(
         Some(n) => cx.rt()?.spawn_named(n, opts, make),
     };
     if r.is_ok() {
-        crate::purge::spawned(&codes);
+        lona_compiler::area::spawned(&codes);
     }
     r.map_err(|e| match e {
         SpawnError::SystemLimit { .. } => Raise::system_limit(),
@@ -367,7 +364,7 @@ fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// This node's distribution, a node's name and a process's (id, serial,
 /// creation) there.
-type RemoteArg = (Arc<crate::dist::Dist>, &'static str, (u32, u32, u32));
+type RemoteArg = (Arc<dyn Distribution>, &'static str, (u32, u32, u32));
 
 /// A pid of another node (`node`, (id, serial, creation)) and this
 /// node's distribution, when `r` is one and this node is distributed.
@@ -435,7 +432,7 @@ fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             return match cx.env.dist.get().cloned() {
                 Some(d) if node != d.atom() && d.busy(node.name()) => busy(cx, "monitor-busy*"),
                 Some(d) if node != d.atom() => {
-                    let what = crate::dist::Watched::Pid(id, serial, creation);
+                    let what = Watched::Pid(id, serial, creation);
                     let mref = d.monitor(me, node.name(), what, target);
                     Ok(ref_term(cx.heap, mref).raw())
                 }
@@ -455,7 +452,7 @@ fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
                     return busy(cx, "monitor-busy*")
                 }
                 Some(d) if node != d.atom() => {
-                    let what = crate::dist::Watched::Name(name.name());
+                    let what = Watched::Name(name.name());
                     let mref = d.monitor(me, node.name(), what, target);
                     return Ok(ref_term(cx.heap, mref).raw());
                 }

@@ -78,6 +78,7 @@ pub mod wire;
 #[cfg(not(feature = "fuzzing"))]
 pub(crate) mod wire;
 
+pub use crate::remote::{Distribution, RemotePid, RemoteSendError, Watched};
 pub use error::StartError;
 use outq::Outq;
 pub use outq::{
@@ -154,32 +155,6 @@ impl Config {
     }
 }
 
-/// Why a message for another node was not sent.
-#[derive(Debug)]
-pub enum RemoteSendError {
-    /// The node name cannot be a peer's (our own, no `@`, too long).
-    NotAPeer,
-    /// The message holds what Erlang's term format cannot carry.
-    Encode(lona_term::etf::EncodeError),
-    /// A Rust value the serde bridge cannot make a term of.
-    Bridge(crate::bridge::BridgeError),
-    /// The connection to the node has more queued than its limit
-    /// ([`Config::busy_limit`]): nothing was sent. Erlang's `nosuspend`;
-    /// a native process awaits [`Dist::until_ready`] and sends again.
-    Busy,
-}
-
-impl std::fmt::Display for RemoteSendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RemoteSendError::NotAPeer => f.write_str("not a node name another node can have"),
-            RemoteSendError::Encode(e) => write!(f, "cannot be sent to another node: {e}"),
-            RemoteSendError::Bridge(e) => write!(f, "not a term: {e}"),
-            RemoteSendError::Busy => f.write_str("the connection to the node is busy"),
-        }
-    }
-}
-
 /// One connection in the node table.
 #[derive(Clone)]
 struct Conn {
@@ -223,27 +198,6 @@ pub(crate) struct RemoteLink {
     pub(crate) node: String,
     /// id, serial, creation
     pub(crate) pid: (u32, u32, u32),
-}
-
-/// Another node's process, as the origin of an exit signal it sent
-/// ([`lona_runtime::ForeignExit`]): a trapping Lonala process sees it as
-/// the pid in `[:EXIT pid reason]`.
-#[derive(Clone, Copy, Debug)]
-pub struct RemotePid {
-    /// Its node.
-    pub node: Atom,
-    /// Its id, serial and creation on that node.
-    pub id: u32,
-    pub serial: u32,
-    pub creation: u32,
-}
-
-/// What a remote monitor watches.
-pub enum Watched<'a> {
-    /// A process: id, serial, creation.
-    Pid(u32, u32, u32),
-    /// A registered name.
-    Name(&'a str),
 }
 
 /// A distributed node's identity and its connections.
@@ -464,10 +418,106 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         _epmd: epmd_conn,
     });
     env.dist
-        .set(dist.clone())
+        .set(Arc::new(dist.clone()))
         .map_err(|_| StartError::AlreadyDistributed)?;
     conn::spawn_acceptor(&dist, listener)?;
     Ok(dist)
+}
+
+/// The distribution of `env`'s node, once [`start`] made it one.
+pub fn of(env: &Env) -> Option<Arc<Dist>> {
+    env.dist
+        .get()?
+        .as_any()
+        .downcast_ref::<Arc<Dist>>()
+        .cloned()
+}
+
+impl crate::remote::Distribution for Arc<Dist> {
+    fn atom(&self) -> Atom {
+        Dist::atom(self)
+    }
+    fn name(&self) -> &str {
+        Dist::name(self)
+    }
+    fn send_pid(
+        &self,
+        from: Option<Pid>,
+        node: &str,
+        pid: (u32, u32, u32),
+        msg: Term<'_>,
+    ) -> Result<usize, RemoteSendError> {
+        Dist::send_pid(self, from, node, pid, msg)
+    }
+    fn send_reg(
+        &self,
+        from: Pid,
+        name: &str,
+        node: &str,
+        msg: Term<'_>,
+    ) -> Result<usize, RemoteSendError> {
+        Dist::send_reg(self, from, name, node, msg)
+    }
+    fn arm_ready(&self, pid: Pid, node: &str, lonala: bool) -> Option<u64> {
+        Dist::arm_ready(self, pid, node, lonala)
+    }
+    fn busy(&self, node: &str) -> bool {
+        Dist::busy(self, node)
+    }
+    fn link(&self, me: Pid, node: &str, pid: (u32, u32, u32)) -> Option<Pid> {
+        Dist::link(self, me, node, pid)
+    }
+    fn unlink(&self, me: Pid, node: &str, pid: (u32, u32, u32)) {
+        Dist::unlink(self, me, node, pid)
+    }
+    fn monitor(&self, watcher: Pid, node: &str, what: Watched<'_>, target: Term<'_>) -> Ref {
+        Dist::monitor(self, watcher, node, what, target)
+    }
+    fn demonitor(&self, watcher: Pid, mref: u64) -> bool {
+        Dist::demonitor(self, watcher, mref)
+    }
+    fn exit(
+        &self,
+        me: Pid,
+        node: &str,
+        pid: (u32, u32, u32),
+        reason: Term<'_>,
+    ) -> Result<(), RemoteSendError> {
+        Dist::exit(self, me, node, pid, reason)
+    }
+    fn spawn_request(
+        &self,
+        me: Pid,
+        node: &str,
+        module: &str,
+        function: &str,
+        args: Term<'_>,
+        link: bool,
+        monitor: bool,
+    ) -> Result<Ref, RemoteSendError> {
+        Dist::spawn_request(self, me, node, module, function, args, link, monitor)
+    }
+    fn monitor_node(&self, watcher: Pid, node: &str) {
+        Dist::monitor_node(self, watcher, node)
+    }
+    fn demonitor_node(&self, watcher: Pid, node: &str) {
+        Dist::demonitor_node(self, watcher, node)
+    }
+    fn nodes(&self) -> Vec<String> {
+        Dist::nodes(self)
+    }
+    fn connect(&self, node: &str) -> bool {
+        Dist::connect(self, node)
+    }
+    fn state(&self, node: &str) -> Option<bool> {
+        Dist::state(self, node)
+    }
+    fn disconnect(&self, node: &str) -> bool {
+        Dist::disconnect(self, node)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 impl Dist {

@@ -264,7 +264,7 @@ impl JitSlot {
                 // Enough to ask for a cycle, whose visits cost every
                 // process a microsecond or so (asked again at each retire
                 // while a given-up cycle leaves it waiting).
-                crate::purge::poke();
+                lona_compiler::area::request_cycle();
             }
             OPTIMISED.fetch_add(1, Relaxed);
             if std::env::var_os("LONA_JIT_LOG").is_some() {

@@ -15,7 +15,7 @@
 //!    the slot (a first compile moves the state `COLD` -> `QUEUED` by
 //!    compare-exchange; another arity or the optimise sets its bit in
 //!    `JitSlot::queued`), so each job is queued once, pins the
-//!    prototype's area (`purge::hold`: the code collector cannot free
+//!    prototype's area (`collect::hold`: the code collector cannot free
 //!    the prototype while it waits), queues it here and goes on
 //!    interpreting the function.
 //! 2. The `lona-jit` thread takes jobs in order, counting each as
@@ -159,7 +159,7 @@ pub(super) fn push(p: &'static Proto, job: Job) -> bool {
     }
     // The caller runs `p` in this slice: its area cannot have been freed,
     // and from now on the pin keeps it until the job is done.
-    crate::purge::hold(p);
+    lona_compiler::collect::hold(p);
     let q = queue();
     q.state
         .lock()
@@ -234,7 +234,7 @@ fn run() {
             FINISHED.fetch_add(1, Release);
         }
         // SAFETY: the hold `queue_job` took for this job.
-        unsafe { crate::purge::release(p) };
+        unsafe { lona_compiler::collect::release(p) };
         let mut s = q.state.lock().unwrap_or_else(|e| e.into_inner());
         s.1 -= 1;
         if s.0.is_empty() && s.1 == 0 {

@@ -121,7 +121,7 @@ pub struct Vm {
     extra: Option<Box<Extra>>,
     /// Whether the VM is a process's, which the code collector can ask
     /// what it holds (`purge`).
-    pub(crate) census: crate::purge::Census,
+    pub(crate) census: lona_compiler::area::Census,
 }
 
 /// The parts of a [`Vm`] that only some processes use (one that raised,
@@ -211,7 +211,7 @@ impl Vm {
             recv_id: 0,
             gc_request: None,
             extra: None,
-            census: crate::purge::Census::managed(),
+            census: lona_compiler::area::Census::managed(),
         }
     }
 
@@ -235,7 +235,7 @@ impl Vm {
         self.extra.as_mut().and_then(|x| x.heap_error.take())
     }
 
-    /// The VM is now a process's (`purge::Census::adopt`): visited, so its
+    /// The VM is now a process's (`Census::adopt`): visited, so its
     /// heap needs no pins on the closures that enter it.
     pub(crate) fn adopt(&mut self) {
         self.census.adopt();
@@ -245,7 +245,7 @@ impl Vm {
     /// Reports the code and constants this VM holds to a code collector's
     /// visit (`purge`, step 3): the prototypes of its frames and its
     /// exception trace, and what its heap and register stack point to.
-    pub(crate) fn report_code(&self, sweep: &crate::purge::Sweep) {
+    pub(crate) fn report_code(&self, sweep: &lona_compiler::area::Sweep) {
         sweep.proto(self.cur.proto);
         for f in &self.frames {
             sweep.proto(f.proto);
