@@ -48,7 +48,7 @@ pub use base::error::{SendError, SpawnError};
 pub use base::pid::{Dest, Pid, Ref, RUNTIME_PID};
 pub use base::priority::Priority;
 pub use base::reason::{CustomReason, PanicInfo, Reason};
-pub use native::{native_process, Deadline, Elapsed};
+pub use native::{native_process, Deadline, Elapsed, Sleep};
 pub use native::{Charge, Ctx, ExitNow, Receive, ReceiveTimeout, YieldNow};
 pub use node::builder::{Builder, DEFAULT_PROCESS_LIMIT, DEFAULT_STACK_SIZE};
 pub use node::handle::Handle;
