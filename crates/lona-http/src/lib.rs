@@ -32,7 +32,8 @@
 //! acceptor process of its own) accepts on a
 //! [`TcpListener`](lona_runtime::io::TcpListener) and spawns a process per
 //! connection, which reads requests, calls the [`Handler`] (any `Fn(Request)
-//! -> Response`, or an `async` one) and writes the responses, with
+//! -> Response`, an `async` one, one given the connection's `Ctx` with
+//! [`WithCtx`], or a [`Router`] of them) and writes the responses, with
 //! keep-alive, pipelining, `content-length` and chunked request bodies,
 //! and limits: 64 KiB of head (431), 8 MiB of body (413), 60 s idle. A
 //! malformed request is answered 400, a transfer coding other than chunked
@@ -50,8 +51,10 @@
 //! its body read by `content-length`, chunked, or to the end.
 //!
 //! # Files
-//! - `server.rs`: [`Server`], [`Handler`], the acceptor and the
-//!   connection loop;
+//! - `server.rs`: [`Server`], the acceptor and the connection loop;
+//! - `handler.rs`: [`Handler`] and its closure forms ([`Async`],
+//!   [`WithCtx`], [`boxed`]);
+//! - `router.rs`: [`Router`], by method and path pattern;
 //! - `client.rs`: [`Client`], [`get`], [`request`], [`Error`];
 //! - `request.rs`, `response.rs`, `headers.rs`: the message types;
 //! - `body.rs`: body framing and reading (by length, chunked, to the end);
@@ -62,18 +65,22 @@
 
 mod body;
 mod client;
+mod handler;
 mod headers;
 mod io;
 mod request;
 mod response;
+mod router;
 mod server;
 mod wire;
 
 pub use client::{get, request, Client, Error, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT};
+pub use handler::{boxed, Async, CtxFn, Handler, ResponseFuture, WithCtx};
 pub use headers::{Headers, Method, Version};
 pub use request::{form_decode, query_pairs, Request};
 pub use response::{reason, Json, Response};
+pub use router::Router;
 pub use server::{
-    serve, Async, Handler, Server, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_HEADER_BYTES, MAX_HEADERS,
+    serve, Server, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_HEADER_BYTES,
+    MAX_HEADERS,
 };

@@ -51,6 +51,7 @@ use lona_runtime::io::{TcpListener, TcpStream};
 use lona_runtime::{Ctx, Pid, Reason, SpawnError};
 
 use crate::body::{self, BodyError, Framing, FramingError};
+use crate::handler::Handler;
 use crate::headers::{Headers, Method, Version};
 use crate::io::Io;
 use crate::request::{split_target, Request};
@@ -70,57 +71,6 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 const COPY_LIMIT: usize = 16 * 1024;
 /// Responses kept back for pipelined requests, at most this many bytes.
 const BATCH_LIMIT: usize = 64 * 1024;
-
-/// What answers requests: any `Fn(Request) -> Response + Send + Sync +
-/// 'static` closure, [`Async`] around an `async` one, or a type of yours
-/// whose `call` may use the connection process's [`Ctx`] (to call other
-/// processes):
-///
-/// ```
-/// use lona_http::{Handler, Request, Response};
-/// use lona_runtime::Ctx;
-///
-/// struct WhoAmI;
-/// impl Handler for WhoAmI {
-///     async fn call(&self, ctx: &Ctx, _req: Request) -> Response {
-///         Response::text(format!("served by {}\n", ctx.pid()))
-///     }
-/// }
-/// ```
-///
-/// A closure's argument needs its type written (`|req: Request| ...`):
-/// it is known through this trait, which Rust does not infer closure
-/// arguments from.
-///
-/// It runs in the connection's process, one request at a time; a panic
-/// answers 500 and ends that process only (the module doc's rule 8).
-pub trait Handler: Send + Sync + 'static {
-    /// The response to `req`.
-    fn call(&self, ctx: &Ctx, req: Request) -> impl Future<Output = Response> + Send;
-}
-
-impl<F> Handler for F
-where
-    F: Fn(Request) -> Response + Send + Sync + 'static,
-{
-    fn call(&self, _ctx: &Ctx, req: Request) -> impl Future<Output = Response> + Send {
-        std::future::ready(self(req))
-    }
-}
-
-/// An `async` handler: `Async(|req| async move { ... })`.
-#[derive(Clone, Copy, Debug)]
-pub struct Async<F>(pub F);
-
-impl<F, Fut> Handler for Async<F>
-where
-    F: Fn(Request) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Response> + Send,
-{
-    fn call(&self, _ctx: &Ctx, req: Request) -> impl Future<Output = Response> + Send {
-        (self.0)(req)
-    }
-}
 
 /// An HTTP/1.1 server's settings; [`Server::serve`] runs it.
 ///
@@ -353,6 +303,7 @@ impl Server {
             headers,
             body,
             remote_addr,
+            params: Vec::new(),
         };
         let resp = match call(handler, ctx, req).await {
             Ok(r) => r,
