@@ -42,6 +42,8 @@ mod sched;
 mod native;
 // Sockets for processes: idle workers wait in epoll (`sched::reactor`).
 pub mod io;
+#[cfg(unix)]
+pub use node::os_signal;
 
 pub use base::envelope::Envelope;
 pub use base::error::{SendError, SpawnError};
