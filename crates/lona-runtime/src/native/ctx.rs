@@ -141,7 +141,10 @@ impl Ctx {
 
     /// Receive the oldest `T` that `pred` accepts (selective receive). Each
     /// message the scan passes over costs a reduction, so a long scan is
-    /// preempted and resumes where it stopped.
+    /// preempted and resumes where it stopped. With `T` = [`Envelope`] it
+    /// waits for any of several types: `receive_where::<Envelope, _>(|e|
+    /// e.is::<A>() || e.is::<B>())` (the crate doc, "Waiting for one of
+    /// several message types").
     pub fn receive_where<T: Send + 'static, F: FnMut(&T) -> bool>(&self, pred: F) -> Receive<T, F> {
         Receive {
             core: RecvCore::new(self.pid, None),
