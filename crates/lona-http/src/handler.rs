@@ -80,7 +80,7 @@ where
 ///   implementing [`Handler`].
 ///
 /// ```
-/// use lona_http::{Request, Response, Server, WithCtx};
+/// use lona_http::{HttpServer, Request, Response, WithCtx};
 /// use lona_runtime::{io::TcpListener, Ctx, Runtime};
 ///
 /// // Asks the process registered as "counter" for a number.
@@ -101,7 +101,7 @@ where
 ///     ctx.register_pid("counter", counter).await.unwrap();
 ///     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
 ///     let addr = listener.local_addr().unwrap();
-///     Server::new().spawn(&ctx, listener, WithCtx(count)).await.unwrap();
+///     HttpServer::new().spawn(&ctx, listener, WithCtx(count)).await.unwrap();
 ///     let a = lona_http::get(&ctx, &format!("http://{addr}/")).await.unwrap();
 ///     let b = lona_http::get(&ctx, &format!("http://{addr}/")).await.unwrap();
 ///     (a.body_text().unwrap().to_owned(), b.body_text().unwrap().to_owned())

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use crate::headers::{Headers, Method, Version};
 
 /// An HTTP request, read whole: the body is in memory (bounded by the
-/// server's [`max_body_bytes`](crate::Server::max_body_bytes)), already
+/// server's [`max_body_bytes`](crate::HttpServer::max_body_bytes)), already
 /// de-chunked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {

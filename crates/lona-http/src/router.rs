@@ -29,7 +29,7 @@ use crate::response::Response;
 /// `:name`; [`Request::param`] gives a parameter's value.
 ///
 /// ```
-/// use lona_http::{Request, Response, Router, Server, WithCtx};
+/// use lona_http::{HttpServer, Request, Response, Router, WithCtx};
 /// use lona_runtime::{io::TcpListener, Ctx, Runtime};
 ///
 /// async fn user(ctx: &Ctx, req: Request) -> Response {
@@ -45,7 +45,7 @@ use crate::response::Response;
 /// let got = rt.block_on(|ctx| async move {
 ///     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
 ///     let addr = listener.local_addr().unwrap();
-///     Server::new().spawn(&ctx, listener, router).await.unwrap();
+///     HttpServer::new().spawn(&ctx, listener, router).await.unwrap();
 ///     let a = lona_http::get(&ctx, &format!("http://{addr}/users/7")).await.unwrap();
 ///     let b = lona_http::get(&ctx, &format!("http://{addr}/users")).await.unwrap();
 ///     (a.body_text().unwrap().starts_with("user 7 "), b.status, b.header("allow").map(str::to_owned))

@@ -7,13 +7,13 @@
 mod common;
 
 use common::{start, Raw};
-use lona_http::{boxed, Request, Response, Router, Server, WithCtx};
+use lona_http::{boxed, HttpServer, Request, Response, Router, WithCtx};
 use lona_runtime::{Ctx, Pid};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn server() -> Server {
-    Server::new().idle_timeout(Duration::from_secs(10))
+fn server() -> HttpServer {
+    HttpServer::new().idle_timeout(Duration::from_secs(10))
 }
 
 fn users() -> Router {
