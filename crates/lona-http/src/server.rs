@@ -422,9 +422,7 @@ pub async fn serve<H: Handler>(ctx: &Ctx, listener: TcpListener, handler: H) {
 
 /// Waits 10 ms (after a failed accept or spawn).
 async fn pause(ctx: &Ctx) {
-    let _ = ctx
-        .timeout(Duration::from_millis(10), std::future::pending::<()>())
-        .await;
+    ctx.sleep(Duration::from_millis(10)).await;
 }
 
 /// Reports a server error: through `log` (target `lona::http`) when a
