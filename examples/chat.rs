@@ -49,9 +49,7 @@ pub async fn serve(ctx: &Ctx, listener: TcpListener) {
             }
             Err(e) => {
                 eprintln!("accept: {e}");
-                let _ = ctx
-                    .timeout(Duration::from_millis(10), std::future::pending::<()>())
-                    .await;
+                ctx.sleep(Duration::from_millis(10)).await;
             }
         }
     }

@@ -29,9 +29,7 @@ pub async fn serve(ctx: &Ctx, listener: TcpListener) {
                 // Out of descriptors (EMFILE) and the like: wait a
                 // little, as Erlang's acceptors do, and go on.
                 eprintln!("accept: {e}");
-                let _ = ctx
-                    .timeout(Duration::from_millis(10), std::future::pending::<()>())
-                    .await;
+                ctx.sleep(Duration::from_millis(10)).await;
             }
         }
     }

@@ -3,7 +3,7 @@
 //! the [`httparse`](https://docs.rs/httparse) parser.
 //!
 //! ```
-//! use lona_http::{Request, Response, Server};
+//! use lona_http::{HttpServer, Request, Response};
 //! use lona_runtime::{io::TcpListener, Runtime};
 //!
 //! let rt = Runtime::builder().workers(2).build().unwrap();
@@ -11,7 +11,7 @@
 //!     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
 //!     let addr = listener.local_addr().unwrap();
 //!     // The acceptor in a process of its own; each connection in another.
-//!     Server::new()
+//!     HttpServer::new()
 //!         .spawn(&ctx, listener, |req: Request| match req.path.as_str() {
 //!             "/" => Response::text("hello\n"),
 //!             "/json" => Response::json(serde_json::json!({
@@ -28,11 +28,12 @@
 //! ```
 //!
 //! # The server
-//! [`serve`] (or [`Server::serve`] with limits, [`Server::spawn`] for an
-//! acceptor process of its own) accepts on a
+//! [`serve`] (or [`HttpServer::serve`] with limits, [`HttpServer::spawn`]
+//! for an acceptor process of its own) accepts on a
 //! [`TcpListener`](lona_runtime::io::TcpListener) and spawns a process per
 //! connection, which reads requests, calls the [`Handler`] (any `Fn(Request)
-//! -> Response`, or an `async` one) and writes the responses, with
+//! -> Response`, an `async` one, one given the connection's `Ctx` with
+//! [`WithCtx`], or a [`Router`] of them) and writes the responses, with
 //! keep-alive, pipelining, `content-length` and chunked request bodies,
 //! and limits: 64 KiB of head (431), 8 MiB of body (413), 60 s idle. A
 //! malformed request is answered 400, a transfer coding other than chunked
@@ -50,8 +51,10 @@
 //! its body read by `content-length`, chunked, or to the end.
 //!
 //! # Files
-//! - `server.rs`: [`Server`], [`Handler`], the acceptor and the
-//!   connection loop;
+//! - `server.rs`: [`HttpServer`], the acceptor and the connection loop;
+//! - `handler.rs`: [`Handler`] and its closure forms ([`Async`],
+//!   [`WithCtx`], [`boxed`]);
+//! - `router.rs`: [`Router`], by method and path pattern;
 //! - `client.rs`: [`Client`], [`get`], [`request`], [`Error`];
 //! - `request.rs`, `response.rs`, `headers.rs`: the message types;
 //! - `body.rs`: body framing and reading (by length, chunked, to the end);
@@ -62,18 +65,30 @@
 
 mod body;
 mod client;
+mod handler;
 mod headers;
 mod io;
 mod request;
 mod response;
+mod router;
 mod server;
 mod wire;
 
 pub use client::{get, request, Client, Error, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT};
+pub use handler::{boxed, Async, CtxFn, Handler, ResponseFuture, WithCtx};
 pub use headers::{Headers, Method, Version};
 pub use request::{form_decode, query_pairs, Request};
 pub use response::{reason, Json, Response};
+pub use router::Router;
+/// The old name of [`HttpServer`], kept working: `lona_otp::Server` is
+/// the gen_server, and two `Server`s in one program were one too many.
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `HttpServer` (`lona_otp::Server` is the gen_server)"
+)]
+pub type Server = HttpServer;
+
 pub use server::{
-    serve, Async, Handler, Server, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_HEADER_BYTES, MAX_HEADERS,
+    serve, HttpServer, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_HEADER_BYTES,
+    MAX_HEADERS,
 };

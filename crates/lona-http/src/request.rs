@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use crate::headers::{Headers, Method, Version};
 
 /// An HTTP request, read whole: the body is in memory (bounded by the
-/// server's [`max_body_bytes`](crate::Server::max_body_bytes)), already
+/// server's [`max_body_bytes`](crate::HttpServer::max_body_bytes)), already
 /// de-chunked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
@@ -24,6 +24,10 @@ pub struct Request {
     pub body: Vec<u8>,
     /// The peer's address, when the server knows it.
     pub remote_addr: Option<SocketAddr>,
+    /// The path parameters a [`Router`](crate::Router) matched, in the
+    /// pattern's order, percent-decoded: `[("id", "7")]` for `/users/7`
+    /// against `/users/:id`; see [`Request::param`]. Empty elsewhere.
+    pub params: Vec<(String, String)>,
 }
 
 impl Request {
@@ -39,6 +43,7 @@ impl Request {
             headers: Headers::new(),
             body: Vec::new(),
             remote_addr: None,
+            params: Vec::new(),
         }
     }
 
@@ -59,6 +64,16 @@ impl Request {
     /// The body as text, if it is UTF-8.
     pub fn body_text(&self) -> Result<&str, std::str::Utf8Error> {
         std::str::from_utf8(&self.body)
+    }
+
+    /// The path parameter `name` a [`Router`](crate::Router) matched
+    /// (percent-decoded): `Some("7")` for `:id` in `/users/:id` and a
+    /// request for `/users/7`.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -92,7 +107,13 @@ pub fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, s
 /// `%XX` a byte (a `%` not followed by two hex digits stays as it is);
 /// bytes that are not UTF-8 become U+FFFD.
 pub fn form_decode(s: &str) -> Cow<'_, str> {
-    if !s.contains(['+', '%']) {
+    decode(s, true)
+}
+
+/// `%XX` decoded (invalid UTF-8 replaced), and `+` as a space when
+/// `plus_is_space` (forms; not in paths).
+pub(crate) fn decode(s: &str, plus_is_space: bool) -> Cow<'_, str> {
+    if !(s.contains('%') || plus_is_space && s.contains('+')) {
         return Cow::Borrowed(s);
     }
     let b = s.as_bytes();
@@ -100,7 +121,7 @@ pub fn form_decode(s: &str) -> Cow<'_, str> {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' => match (
                 b.get(i + 1).and_then(|&c| hex(c)),
                 b.get(i + 2).and_then(|&c| hex(c)),

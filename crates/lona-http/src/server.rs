@@ -1,7 +1,7 @@
 //! The server: an acceptor process and a process per connection.
 //!
 //! # Protocol
-//! 1. The acceptor ([`Server::serve`]) accepts, sets `TCP_NODELAY`, and
+//! 1. The acceptor ([`HttpServer::serve`]) accepts, sets `TCP_NODELAY`, and
 //!    spawns a process for the connection. When accepting fails (out of
 //!    descriptors: `EMFILE`) or the node is at its process limit (the
 //!    connection is then closed unanswered), it reports it, waits 10 ms
@@ -10,10 +10,10 @@
 //!    head with `httparse` from what is there; only when no whole head is
 //!    buffered does it read again, so pipelined requests are answered one
 //!    after the other from one read. The head may take
-//!    [`Server::max_header_bytes`] (more: 431, as are more than 100 header
+//!    [`HttpServer::max_header_bytes`] (more: 431, as are more than 100 header
 //!    lines).
 //! 3. The body ends as the head says ([`crate::body`]): nothing, a
-//!    `content-length` (above [`Server::max_body_bytes`]: 413 before a
+//!    `content-length` (above [`HttpServer::max_body_bytes`]: 413 before a
 //!    byte of it is read), or chunked; a `content-length` with
 //!    `transfer-encoding`, a malformed length or chunk: 400; a transfer
 //!    coding other than chunked: 501; `expect: 100-continue` is answered
@@ -25,7 +25,7 @@
 //! 5. The connection stays open for the next request under HTTP/1.1
 //!    unless either side said `connection: close`, and under HTTP/1.0
 //!    only if the client said `connection: keep-alive`.
-//! 6. Every read and write waits at most [`Server::idle_timeout`]: a
+//! 6. Every read and write waits at most [`HttpServer::idle_timeout`]: a
 //!    connection idle between requests is closed, one stalled inside a
 //!    request is answered 408 and closed.
 //! 7. An error answer (400, 408, 413, 417, 431, 501) closes the
@@ -51,6 +51,7 @@ use lona_runtime::io::{TcpListener, TcpStream};
 use lona_runtime::{Ctx, Pid, Reason, SpawnError};
 
 use crate::body::{self, BodyError, Framing, FramingError};
+use crate::handler::Handler;
 use crate::headers::{Headers, Method, Version};
 use crate::io::Io;
 use crate::request::{split_target, Request};
@@ -59,11 +60,11 @@ use crate::wire::{self, ConnHeader};
 
 /// The most header lines a request may have.
 pub const MAX_HEADERS: usize = 100;
-/// Default [`Server::max_header_bytes`]: 64 KiB.
+/// Default [`HttpServer::max_header_bytes`]: 64 KiB.
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
-/// Default [`Server::max_body_bytes`]: 8 MiB.
+/// Default [`HttpServer::max_body_bytes`]: 8 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 << 20;
-/// Default [`Server::idle_timeout`]: 60 s.
+/// Default [`HttpServer::idle_timeout`]: 60 s.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A body up to this size goes out in the same write as its head.
@@ -71,61 +72,10 @@ const COPY_LIMIT: usize = 16 * 1024;
 /// Responses kept back for pipelined requests, at most this many bytes.
 const BATCH_LIMIT: usize = 64 * 1024;
 
-/// What answers requests: any `Fn(Request) -> Response + Send + Sync +
-/// 'static` closure, [`Async`] around an `async` one, or a type of yours
-/// whose `call` may use the connection process's [`Ctx`] (to call other
-/// processes):
+/// An HTTP/1.1 server's settings; [`HttpServer::serve`] runs it.
 ///
 /// ```
-/// use lona_http::{Handler, Request, Response};
-/// use lona_runtime::Ctx;
-///
-/// struct WhoAmI;
-/// impl Handler for WhoAmI {
-///     async fn call(&self, ctx: &Ctx, _req: Request) -> Response {
-///         Response::text(format!("served by {}\n", ctx.pid()))
-///     }
-/// }
-/// ```
-///
-/// A closure's argument needs its type written (`|req: Request| ...`):
-/// it is known through this trait, which Rust does not infer closure
-/// arguments from.
-///
-/// It runs in the connection's process, one request at a time; a panic
-/// answers 500 and ends that process only (the module doc's rule 8).
-pub trait Handler: Send + Sync + 'static {
-    /// The response to `req`.
-    fn call(&self, ctx: &Ctx, req: Request) -> impl Future<Output = Response> + Send;
-}
-
-impl<F> Handler for F
-where
-    F: Fn(Request) -> Response + Send + Sync + 'static,
-{
-    fn call(&self, _ctx: &Ctx, req: Request) -> impl Future<Output = Response> + Send {
-        std::future::ready(self(req))
-    }
-}
-
-/// An `async` handler: `Async(|req| async move { ... })`.
-#[derive(Clone, Copy, Debug)]
-pub struct Async<F>(pub F);
-
-impl<F, Fut> Handler for Async<F>
-where
-    F: Fn(Request) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Response> + Send,
-{
-    fn call(&self, _ctx: &Ctx, req: Request) -> impl Future<Output = Response> + Send {
-        (self.0)(req)
-    }
-}
-
-/// An HTTP/1.1 server's settings; [`Server::serve`] runs it.
-///
-/// ```
-/// use lona_http::{Response, Server};
+/// use lona_http::{HttpServer, Response};
 /// use lona_runtime::{io::TcpListener, Runtime};
 /// use std::time::Duration;
 ///
@@ -133,7 +83,7 @@ where
 /// let got = rt.block_on(|ctx| async move {
 ///     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
 ///     let addr = listener.local_addr().unwrap();
-///     Server::new()
+///     HttpServer::new()
 ///         .idle_timeout(Duration::from_secs(5))
 ///         .spawn(&ctx, listener, |req: lona_http::Request| Response::text(format!("{}\n", req.path)))
 ///         .await
@@ -144,15 +94,15 @@ where
 /// assert_eq!(got.unwrap(), (200, b"/hi\n".to_vec()));
 /// ```
 #[derive(Clone, Debug)]
-pub struct Server {
+pub struct HttpServer {
     max_header_bytes: usize,
     max_body_bytes: usize,
     idle_timeout: Duration,
 }
 
-impl Default for Server {
-    fn default() -> Server {
-        Server::new()
+impl Default for HttpServer {
+    fn default() -> HttpServer {
+        HttpServer::new()
     }
 }
 
@@ -168,10 +118,10 @@ enum Next {
     Crash(Reason),
 }
 
-impl Server {
+impl HttpServer {
     /// The defaults: 64 KiB of headers, 8 MiB of body, 60 s idle.
-    pub fn new() -> Server {
-        Server {
+    pub fn new() -> HttpServer {
+        HttpServer {
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
@@ -180,14 +130,14 @@ impl Server {
 
     /// The most bytes a request head (request line and headers) may take
     /// (at least 64); more is answered 431.
-    pub fn max_header_bytes(mut self, n: usize) -> Server {
+    pub fn max_header_bytes(mut self, n: usize) -> HttpServer {
         self.max_header_bytes = n.max(64);
         self
     }
 
     /// The most bytes a request body may have (after de-chunking); more
     /// is answered 413.
-    pub fn max_body_bytes(mut self, n: usize) -> Server {
+    pub fn max_body_bytes(mut self, n: usize) -> HttpServer {
         self.max_body_bytes = n;
         self
     }
@@ -195,7 +145,7 @@ impl Server {
     /// How long one read or write on a connection may wait: the
     /// keep-alive timeout between requests, and the stall allowed inside
     /// one.
-    pub fn idle_timeout(mut self, d: Duration) -> Server {
+    pub fn idle_timeout(mut self, d: Duration) -> HttpServer {
         self.idle_timeout = d;
         self
     }
@@ -232,7 +182,7 @@ impl Server {
         }
     }
 
-    /// [`Server::serve`] in a process of its own (not linked to this
+    /// [`HttpServer::serve`] in a process of its own (not linked to this
     /// one); its pid.
     pub async fn spawn<H: Handler>(
         self,
@@ -353,6 +303,7 @@ impl Server {
             headers,
             body,
             remote_addr,
+            params: Vec::new(),
         };
         let resp = match call(handler, ctx, req).await {
             Ok(r) => r,
@@ -463,17 +414,15 @@ async fn call<H: Handler>(
     .await
 }
 
-/// Serves HTTP on `listener` with the default [`Server`] settings, in this
-/// process, forever (see [`Server::serve`]).
+/// Serves HTTP on `listener` with the default [`HttpServer`] settings, in this
+/// process, forever (see [`HttpServer::serve`]).
 pub async fn serve<H: Handler>(ctx: &Ctx, listener: TcpListener, handler: H) {
-    Server::new().serve(ctx, listener, handler).await
+    HttpServer::new().serve(ctx, listener, handler).await
 }
 
 /// Waits 10 ms (after a failed accept or spawn).
 async fn pause(ctx: &Ctx) {
-    let _ = ctx
-        .timeout(Duration::from_millis(10), std::future::pending::<()>())
-        .await;
+    ctx.sleep(Duration::from_millis(10)).await;
 }
 
 /// Reports a server error: through `log` (target `lona::http`) when a

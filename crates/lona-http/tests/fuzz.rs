@@ -6,7 +6,7 @@
 mod common;
 
 use common::{handler, start, Raw, Running};
-use lona_http::Server;
+use lona_http::HttpServer;
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -15,7 +15,7 @@ fn server() -> &'static Running {
     static S: OnceLock<Running> = OnceLock::new();
     S.get_or_init(|| {
         start(
-            Server::new()
+            HttpServer::new()
                 .max_header_bytes(2048)
                 .max_body_bytes(4096)
                 .idle_timeout(Duration::from_secs(5)),

@@ -6,7 +6,7 @@
 //! Its own test binary: it uses up this process's descriptors, and it
 //! installs a logger to see the reports; the tests run one at a time.
 
-use lona_http::{Request, Response, Server};
+use lona_http::{HttpServer, Request, Response};
 use lona_runtime::io::TcpListener;
 use lona_runtime::Builder;
 use std::io::{Read, Write};
@@ -111,7 +111,7 @@ fn accepting_out_of_descriptors_waits_and_recovers() {
         }
     }
     rt.handle()
-        .spawn(move |ctx| async move { Server::new().serve(&ctx, listener, hello).await })
+        .spawn(move |ctx| async move { HttpServer::new().serve(&ctx, listener, hello).await })
         .unwrap();
     wait_for_report("accept: ");
     assert!(
@@ -142,7 +142,7 @@ fn at_the_process_limit_connections_are_closed_then_served_again() {
     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = listener.local_addr().unwrap();
     rt.handle()
-        .spawn(move |ctx| async move { Server::new().serve(&ctx, listener, hello).await })
+        .spawn(move |ctx| async move { HttpServer::new().serve(&ctx, listener, hello).await })
         .unwrap();
     // Keep-alive connections, each holding a process, until one cannot
     // get a process and is closed unanswered.
@@ -186,7 +186,7 @@ fn a_handler_panic_is_reported_as_its_connection_process_crash() {
     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = listener.local_addr().unwrap();
     rt.handle()
-        .spawn(move |ctx| async move { Server::new().serve(&ctx, listener, hello).await })
+        .spawn(move |ctx| async move { HttpServer::new().serve(&ctx, listener, hello).await })
         .unwrap();
     let got = get_closing(&mut connect(addr), "/panic");
     assert!(

@@ -7,13 +7,13 @@ use lona_runtime::Runtime;
 fn readme_http_example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let rt = Runtime::builder().workers(2).build()?;
     rt.block_on(|ctx| async move {
-        use lona_http::{Request, Response, Server};
+        use lona_http::{HttpServer, Request, Response};
 
         // Inside a process (this example is tests/readme.rs in lona-http): the
         // acceptor in a process of its own, then a process per connection.
         let listener = TcpListener::bind("127.0.0.1:0".parse()?)?;
         let addr = listener.local_addr()?;
-        Server::new()
+        HttpServer::new()
             .max_body_bytes(1 << 20)
             .spawn(&ctx, listener, |req: Request| match req.path.as_str() {
                 "/" => Response::text("hello\n"),

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{handler, start, start_default, Raw};
-use lona_http::{Request, Response, Server};
+use lona_http::{HttpServer, Request, Response};
 use std::io::Write;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -124,7 +124,7 @@ fn malformed_chunked_bodies_are_refused() {
         assert!(c.closed());
     }
     // Chunks adding up past the limit: 413.
-    let srv = start(Server::new().max_body_bytes(1000), handler);
+    let srv = start(HttpServer::new().max_body_bytes(1000), handler);
     let mut c = Raw::connect(srv.addr);
     c.send(b"POST /echo HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n");
     for _ in 0..3 {
@@ -293,7 +293,7 @@ fn a_declared_length_is_never_allocated_up_front() {
     // No body limit at all: a request declaring 2^62 bytes would abort the
     // test process if the server reserved what it declares. It sends 10
     // bytes and leaves; the server serves on.
-    let srv = start(Server::new().max_body_bytes(usize::MAX), handler);
+    let srv = start(HttpServer::new().max_body_bytes(usize::MAX), handler);
     let mut c = Raw::connect(srv.addr);
     c.send(b"POST /echo HTTP/1.1\r\ncontent-length: 4611686018427387904\r\n\r\n0123456789");
     drop(c);
@@ -336,7 +336,10 @@ fn clients_leaving_mid_request_do_not_stop_the_server() {
 
 #[test]
 fn a_stalled_request_gets_408_and_an_idle_connection_is_closed() {
-    let srv = start(Server::new().idle_timeout(Duration::from_secs(1)), handler);
+    let srv = start(
+        HttpServer::new().idle_timeout(Duration::from_secs(1)),
+        handler,
+    );
     // Idle between requests: closed without a word.
     let mut c = Raw::connect(srv.addr);
     assert_eq!(c.get("/").status, 200);
@@ -428,10 +431,10 @@ fn async_handlers_and_handlers_that_use_the_process() {
             Response::text(format!("{} {}\n", req.path, n + 1))
         }
     }
-    let srv = start(Server::new(), Counter);
+    let srv = start(HttpServer::new(), Counter);
     assert_eq!(Raw::connect(srv.addr).get("/c").text(), "/c 42\n");
     let srv = start(
-        Server::new(),
+        HttpServer::new(),
         lona_http::Async(|req: Request| async move { Response::text(req.path) }),
     );
     assert_eq!(Raw::connect(srv.addr).get("/async").text(), "/async");
@@ -465,4 +468,13 @@ fn two_hundred_connections_at_once_each_in_its_own_process() {
     for c in clients {
         c.join().unwrap();
     }
+}
+
+/// `Server`, the old name of `HttpServer`, still works (deprecated).
+#[test]
+#[allow(deprecated)]
+fn the_old_name_still_serves() {
+    let old: lona_http::Server = lona_http::Server::new().max_body_bytes(1000);
+    let srv = start(old, handler);
+    assert_eq!(Raw::connect(srv.addr).get("/old").text(), "GET /old -\n");
 }

@@ -52,4 +52,6 @@ pub use supervisor::spec::{
     DEFAULT_WORKER_SHUTDOWN,
 };
 pub use supervisor::strategy::{Strategy, SupFlags};
-pub use supervisor::{ChildCounts, ChildInfo, Supervisor, SupervisorError, SupervisorRef};
+pub use supervisor::{
+    ChildCounts, ChildInfo, Supervisor, SupervisorError, SupervisorGaveUp, SupervisorRef,
+};

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use lona_http::{Handler, Request, Response, Server};
+use lona_http::{Handler, HttpServer, Request, Response};
 use lona_runtime::io::TcpListener;
 use lona_runtime::{Builder, Runtime};
 use std::io::{Read, Write};
@@ -18,7 +18,7 @@ pub struct Running {
     pub addr: SocketAddr,
 }
 
-pub fn start(server: Server, handler: impl Handler) -> Running {
+pub fn start(server: HttpServer, handler: impl Handler) -> Running {
     let rt = Builder::default().workers(2).build().unwrap();
     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = listener.local_addr().unwrap();
@@ -31,7 +31,10 @@ pub fn start(server: Server, handler: impl Handler) -> Running {
 /// The default server with [`handler`], bounded waits (so a test that
 /// goes wrong ends).
 pub fn start_default() -> Running {
-    start(Server::new().idle_timeout(Duration::from_secs(10)), handler)
+    start(
+        HttpServer::new().idle_timeout(Duration::from_secs(10)),
+        handler,
+    )
 }
 
 /// The tests' handler:

@@ -52,6 +52,13 @@
 //! 9. **Dependencies**: a spec may name ids it depends on
 //!    ([`ChildSpec::depends_on`]); start follows a topological order (ties
 //!    by spec order, module `graph`), stop its reverse.
+//! 10. **Ending the node** ([`Supervisor::ends_node`], for a program's top
+//!     supervisor; OTP: the top supervisor's death ends the node): when it
+//!     gives up (rule 6), after stopping its children, it ends the process
+//!     that started it (the program's main, whose `block_on` returns): an
+//!     exit signal with reason [`SupervisorGaveUp`], then `kill`, which a
+//!     process trapping exits cannot ignore. Any other end (an orderly
+//!     stop, its parent's shutdown) leaves the starter alone.
 
 mod graph;
 pub(crate) mod spec;
@@ -185,7 +192,31 @@ pub struct ChildCounts {
 pub struct Supervisor {
     flags: SupFlags,
     children: Vec<ChildSpec>,
+    ends_node: bool,
 }
+
+/// The exit reason a supervisor built with [`Supervisor::ends_node`]
+/// gives the process that started it when it gives up (rule 10): what
+/// `block_on` returns for a main that does not trap exits. A main that
+/// traps exits gets it as an [`Exit`] message, then is killed
+/// (`Reason::Killed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SupervisorGaveUp {
+    /// The supervisor that reached its restart intensity.
+    pub supervisor: Pid,
+}
+
+impl fmt::Display for SupervisorGaveUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "supervisor {:?} reached its restart intensity and gave up",
+            self.supervisor
+        )
+    }
+}
+
+impl std::error::Error for SupervisorGaveUp {}
 
 impl Supervisor {
     /// A supervisor with this strategy and OTP's default intensity (1
@@ -197,7 +228,45 @@ impl Supervisor {
                 ..SupFlags::default()
             },
             children: Vec::new(),
+            ends_node: false,
         }
+    }
+
+    /// Make this the program's top supervisor: when it gives up (more
+    /// restarts than its intensity allows), it stops its children and
+    /// then ends the process that started it, even one trapping exits
+    /// (rule 10 of the module doc), so that `main`'s `block_on` returns
+    /// an error instead of the program living on with nothing left to
+    /// serve.
+    ///
+    /// ```
+    /// use lona_otp::{ChildSpec, Strategy, Supervisor, SupervisorGaveUp};
+    /// use lona_runtime::{Reason, Runtime};
+    ///
+    /// let rt = Runtime::builder().workers(2).build().unwrap();
+    /// let r = rt.block_on(|ctx| async move {
+    ///     // A child that always fails: the supervisor gives up at once.
+    ///     let failing = ChildSpec::worker("w", |ctx| async move {
+    ///         ctx.exit(Reason::from("broken")).await;
+    ///     });
+    ///     Supervisor::new(Strategy::OneForOne)
+    ///         .child(failing)
+    ///         .ends_node()
+    ///         .start_link(&ctx, None)
+    ///         .await
+    ///         .unwrap();
+    ///     ctx.receive::<()>().await; // a stop message that never comes
+    /// });
+    /// let reason = r.unwrap_err();
+    /// assert!(reason.downcast_ref::<SupervisorGaveUp>().is_some(), "{reason:?}");
+    /// ```
+    ///
+    /// Only for a supervisor started by [`Supervisor::start_link`] or
+    /// [`Supervisor::start`]; one started under another supervisor
+    /// ([`Supervisor::into_child_spec`]) leaves ending to its parent.
+    pub fn ends_node(mut self) -> Supervisor {
+        self.ends_node = true;
+        self
     }
 
     /// Set the flags.
@@ -234,19 +303,20 @@ impl Supervisor {
         ctx: &Ctx,
         name: Option<&str>,
     ) -> Result<SupervisorRef, StartError> {
-        let s = server::start_link(ctx, SupServer::new(self), name).await?;
+        let s = server::start_link(ctx, SupServer::new(self, ctx.pid()), name).await?;
         Ok(SupervisorRef { inner: s })
     }
 
     /// Start it, not linked to the caller.
     pub async fn start(self, ctx: &Ctx, name: Option<&str>) -> Result<SupervisorRef, StartError> {
-        let s = server::start(ctx, SupServer::new(self), name).await?;
+        let s = server::start(ctx, SupServer::new(self, ctx.pid()), name).await?;
         Ok(SupervisorRef { inner: s })
     }
 
     /// A child spec starting this supervisor under another one (type
     /// `Supervisor`, shutdown `Infinity`), registered as `name` if given.
-    pub fn into_child_spec(self, id: impl Into<String>, name: Option<&str>) -> ChildSpec {
+    pub fn into_child_spec(mut self, id: impl Into<String>, name: Option<&str>) -> ChildSpec {
+        self.ends_node = false;
         let name: Option<Arc<str>> = name.map(Into::into);
         ChildSpec::supervisor(id, move |ctx| -> BoxFuture<'_, Result<Pid, Reason>> {
             let (sup, name) = (self.clone(), name.clone());
@@ -378,16 +448,23 @@ struct SupServer {
     restarts: Restarts,
     /// Specs given at start (taken by `init`).
     initial: Vec<ChildSpec>,
+    /// The process that started it, to end when it gives up
+    /// ([`Supervisor::ends_node`]).
+    ends: Option<Pid>,
+    /// It reached its restart intensity (rule 6).
+    gave_up: bool,
 }
 
 impl SupServer {
-    fn new(s: Supervisor) -> SupServer {
+    fn new(s: Supervisor, starter: Pid) -> SupServer {
         SupServer {
             restarts: Restarts::new(&s.flags),
             flags: s.flags,
             children: Vec::new(),
             order: Vec::new(),
             initial: s.children,
+            ends: s.ends_node.then_some(starter),
+            gave_up: false,
         }
     }
 
@@ -481,6 +558,7 @@ impl SupServer {
             if !self.restarts.add() {
                 log::error!(target: LOG, "supervisor {:?}: reached_max_restart_intensity ({} in {:?}), last child {:?}; shutting down",
                     ctx.pid(), self.flags.intensity, self.flags.period, self.children[i].spec.id);
+                self.gave_up = true;
                 return Flow::Stop(Reason::Shutdown);
             }
             let group = self.group(i);
@@ -696,6 +774,17 @@ impl Server for SupServer {
 
     async fn terminate(&mut self, ctx: &Ctx, _reason: &Reason) {
         self.stop_all(ctx).await;
+        if let (true, Some(starter)) = (self.gave_up, self.ends) {
+            // Rule 10. Ordered between the two of us: a starter that does
+            // not trap exits ends of the first; one that does gets it as a
+            // message and is killed by the second.
+            log::error!(target: LOG, "supervisor {:?}: ending the node: its starter {starter:?}", ctx.pid());
+            let gave_up = SupervisorGaveUp {
+                supervisor: ctx.pid(),
+            };
+            ctx.send_exit(starter, Reason::custom(gave_up)).await;
+            ctx.send_exit(starter, Reason::Kill).await;
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! [`Cx`](crate::Cx) (see the module doc of `native`).
 
 use super::receive::{Charge, Done, ExitNow, Receive, ReceiveTimeout, RecvCore, YieldNow};
-use super::timeout::Deadline;
+use super::timeout::{Deadline, Sleep};
 use super::with_cx;
 use crate::base::envelope::Envelope;
 use crate::base::error::{SendError, SpawnError};
@@ -22,8 +22,8 @@ use std::time::Duration;
 /// Every operation takes effect when it is called: `let _ = ctx.link(p);`
 /// links. The future it returns hands back the result and is the
 /// operation's await point (it yields once first when the call spent the
-/// slice); only `receive` and its variants, `charge`, `yield_now`, and the
-/// waiting half of `is_alive` and `process_info`, do their work when
+/// slice); only `receive` and its variants, `charge`, `yield_now`, `sleep`,
+/// and the waiting half of `is_alive` and `process_info`, do their work when
 /// awaited.
 #[derive(Debug)]
 pub struct Ctx {
@@ -79,6 +79,36 @@ impl Ctx {
         Deadline::new(self.pid, after, fut)
     }
 
+    /// Wait `after` (Lonala's `sleep`, Erlang's `timer:sleep/1`), on one of
+    /// the runtime's timers: the worker runs other processes meanwhile.
+    ///
+    /// - The mailbox is untouched: messages arriving during the sleep stay
+    ///   there, in order, for the next receive (they wake the process,
+    ///   which checks the clock and sleeps on).
+    /// - Never ends early: the timer is rounded up to the millisecond.
+    /// - `Duration::ZERO` completes at once (it is an await point that
+    ///   charges one reduction, and yields first if the slice is spent).
+    /// - A delay beyond [`MAX_DELAY`](crate::MAX_DELAY), such as
+    ///   `Duration::MAX` or [`INFINITY`](crate::INFINITY), never ends and
+    ///   holds no timer.
+    /// - The process stays killable while it sleeps: an exit signal ends it
+    ///   as at any wait, and its timer is cancelled. Dropping the future
+    ///   (say, inside [`Ctx::timeout`]) cancels it too.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = lona_runtime::Runtime::builder().workers(1).build().unwrap();
+    /// let got = rt.block_on(|ctx| async move {
+    ///     ctx.send(ctx.pid(), "kept").await;
+    ///     ctx.sleep(Duration::from_millis(5)).await;
+    ///     ctx.receive::<&str>().await
+    /// });
+    /// assert_eq!(got, Ok("kept"));
+    /// ```
+    pub fn sleep(&self, after: Duration) -> Sleep {
+        Sleep::new(self.pid, after)
+    }
+
     /// Give the worker to the other runnable processes: back of the queue.
     #[inline]
     pub fn yield_now(&self) -> YieldNow {
@@ -111,7 +141,10 @@ impl Ctx {
 
     /// Receive the oldest `T` that `pred` accepts (selective receive). Each
     /// message the scan passes over costs a reduction, so a long scan is
-    /// preempted and resumes where it stopped.
+    /// preempted and resumes where it stopped. With `T` = [`Envelope`] it
+    /// waits for any of several types: `receive_where::<Envelope, _>(|e|
+    /// e.is::<A>() || e.is::<B>())` (the crate doc, "Waiting for one of
+    /// several message types").
     pub fn receive_where<T: Send + 'static, F: FnMut(&T) -> bool>(&self, pred: F) -> Receive<T, F> {
         Receive {
             core: RecvCore::new(self.pid, None),

@@ -16,7 +16,8 @@
 //! - `receive.rs`: the futures behind `receive` and friends;
 //! - `waker.rs`: the wakers a poll hands out (the process is the waker);
 //! - `spawn.rs`: `Handle::spawn` and `Runtime::block_on`;
-//! - `timeout.rs`: `Ctx::timeout`, a future bounded by a runtime timer.
+//! - `timeout.rs`: `Ctx::timeout`, a future bounded by a runtime timer,
+//!   and `Ctx::sleep`.
 //!
 //! # Reductions (`docs/design.md`, D6)
 //! Every `Ctx` call is an `await` point and is charged reductions; when the
@@ -35,8 +36,8 @@
 //! spent the slice's last reduction, the future yields once first, so a
 //! loop of operations is still preempted (one reduction late at most).
 //! Only the calls that wait are lazy, as their names say: `receive` and
-//! friends, `charge`, `yield_now`, and the reply half of `is_alive` and
-//! `process_info`.
+//! friends, `charge`, `yield_now`, `sleep`, and the reply half of
+//! `is_alive` and `process_info`.
 //!
 //! # How calls reach the runtime
 //! While a worker polls a native process, a thread-local points at the
@@ -58,7 +59,7 @@ mod waker;
 pub use ctx::Ctx;
 pub use receive::{Charge, ExitNow, Receive, ReceiveTimeout, YieldNow};
 pub use spawn::native_process;
-pub use timeout::{Deadline, Elapsed};
+pub use timeout::{Deadline, Elapsed, Sleep};
 
 use crate::sched::cx::Cx;
 use crate::sched::polled;

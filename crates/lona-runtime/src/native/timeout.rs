@@ -1,5 +1,6 @@
 //! [`Ctx::timeout`](super::Ctx::timeout): any future, bounded in time by
-//! one of the runtime's timers.
+//! one of the runtime's timers; and [`Ctx::sleep`](super::Ctx::sleep), a
+//! wait on the same kind of timer with no future inside.
 //!
 //! 1. The first poll polls the future; if it is not done, it starts a
 //!    timer that *wakes* the process at the deadline (no message: the
@@ -10,6 +11,10 @@
 //!    the answer is [`Elapsed`].
 //! 3. Done or dropped before the deadline, the timer is cancelled; a
 //!    process that ends has its timers cancelled by the runtime.
+//!
+//! A wake timer delivers no message, so neither future touches the
+//! mailbox: a message arriving meanwhile wakes the process, the deadline
+//! is compared with the clock, and the wait goes on.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -100,6 +105,88 @@ impl<F: Future> Future for Deadline<F> {
 }
 
 impl<F> Drop for Deadline<F> {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// Future of [`Ctx::sleep`](super::Ctx::sleep): done once its delay has
+/// passed (never earlier), woken by one of the runtime's timers.
+///
+/// It holds one timer while it waits (none for `Duration::ZERO`, none for
+/// a delay beyond [`MAX_DELAY`], which never ends); dropping it cancels
+/// the timer, and so does the process ending.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Sleep {
+    pid: Pid,
+    after: Duration,
+    /// As in [`Deadline`]: set at the first poll; `None` inside for a
+    /// delay that never ends.
+    deadline: Option<Option<Instant>>,
+    timer: Option<TimerRef>,
+}
+
+impl Sleep {
+    pub(crate) fn new(pid: Pid, after: Duration) -> Sleep {
+        Sleep {
+            pid,
+            after,
+            deadline: None,
+            timer: None,
+        }
+    }
+
+    fn cancel(&mut self) {
+        if let Some(t) = self.timer.take() {
+            with_polled_if(self.pid, |cx| drop(cx.shared.timers.cancel(t)));
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        match self.deadline {
+            None => {
+                let (pid, after) = (self.pid, self.after);
+                let armed = with_cx(pid, |cx| {
+                    // One reduction, as any call; a slice already spent
+                    // yields first (the next poll starts over).
+                    if cx.budget == 0 {
+                        cx.yielded = true;
+                        return None;
+                    }
+                    cx.charge_op();
+                    if after.is_zero() {
+                        return Some(None);
+                    }
+                    let deadline = (after <= MAX_DELAY)
+                        .then(|| Instant::now().checked_add(after))
+                        .flatten();
+                    let timer = deadline.map(|_| cx.shared.wake_after(after, pid));
+                    Some(Some((deadline, timer)))
+                });
+                match armed {
+                    None => Poll::Pending,
+                    Some(None) => Poll::Ready(()),
+                    Some(Some((deadline, timer))) => {
+                        self.deadline = Some(deadline);
+                        self.timer = timer;
+                        Poll::Pending
+                    }
+                }
+            }
+            Some(Some(d)) if Instant::now() >= d => {
+                self.timer = None; // fired
+                Poll::Ready(())
+            }
+            Some(_) => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Sleep {
     fn drop(&mut self) {
         self.cancel();
     }
