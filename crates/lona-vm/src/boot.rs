@@ -16,6 +16,7 @@ impl Env {
         crate::jit::warm_up();
         let env = Arc::new(Env::empty(out));
         crate::builtins::install(&env);
+        crate::services::install(&env);
         crate::eval::load_prelude(&env);
         env
     }

@@ -421,7 +421,7 @@ impl Evaluator {
         let reason = unsafe { self.vm.heap.term(r.reason) };
         let mut text = String::new();
         crate::print::readable(&mut text, reason);
-        let t = crate::process::exit_term(&self.vm.heap, r.class, reason);
+        let t = crate::msg::exit_term(&self.vm.heap, r.class, reason);
         let mut exit_reason = String::new();
         crate::print::readable(&mut exit_reason, t);
         let trace = self.vm.trace_text();

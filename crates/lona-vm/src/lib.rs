@@ -36,6 +36,7 @@ pub mod process;
 pub mod purge;
 mod remote;
 pub mod safety;
+mod services;
 pub mod shell;
 pub mod test_runner;
 mod trace;

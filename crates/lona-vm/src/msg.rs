@@ -276,3 +276,15 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo) -> Term<'h> {
     pairs.push((lona_term::kw!("memory"), int(i.memory as u64)));
     heap.map(&pairs)
 }
+
+/// The exit reason for an uncaught exception (lonala.md, "Errors").
+pub fn exit_term<'h>(heap: &'h Heap, class: crate::native::Class, reason: Term<'h>) -> Term<'h> {
+    match class {
+        crate::native::Class::Error => heap.vector(&[lona_term::kw!("error"), reason]),
+        crate::native::Class::Throw => heap.vector(&[
+            lona_term::kw!("error"),
+            heap.vector(&[lona_term::kw!("nocatch"), reason]),
+        ]),
+        crate::native::Class::Exit | crate::native::Class::Halt(_) => reason,
+    }
+}

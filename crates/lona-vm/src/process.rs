@@ -49,7 +49,7 @@
 use std::sync::Arc;
 
 use lona_runtime::{Cx, Process, Reason, Step};
-use lona_term::{Fragment, Heap, HeapConfig, HeapError, RawTerm, Term, View};
+use lona_term::{Fragment, Heap, HeapConfig, HeapError, RawTerm, View};
 
 use crate::env::Env;
 use crate::eval::{EvalError, Evaluator, Progress};
@@ -58,17 +58,7 @@ use crate::vm::{Outcome, Vm};
 
 pub use crate::ending::{EndSignal, Ending};
 
-/// The exit reason for an uncaught exception (lonala.md, "Errors").
-pub fn exit_term<'h>(heap: &'h Heap, class: Class, reason: Term<'h>) -> Term<'h> {
-    match class {
-        Class::Error => heap.vector(&[lona_term::kw!("error"), reason]),
-        Class::Throw => heap.vector(&[
-            lona_term::kw!("error"),
-            heap.vector(&[lona_term::kw!("nocatch"), reason]),
-        ]),
-        Class::Exit | Class::Halt(_) => reason,
-    }
-}
+pub use crate::msg::exit_term;
 
 /// A spawned process's heap: as small as the growth sequence allows (34
 /// words, 272 bytes; it grows at its first collections), so a million idle

@@ -9,29 +9,22 @@
 //! charged as reductions.
 
 mod bytes;
-mod code;
 mod coll;
 mod core;
 mod dict;
-mod file;
 mod format;
 mod math;
-mod process;
 mod regex;
-mod seq;
+pub(crate) mod seq;
 mod string;
-mod tcp;
 mod testing;
 mod text;
-mod udp;
 
 use lona_term::{Term, View};
 
 use crate::bytecode::{NativeFn, Proto};
 use crate::env::Env;
 use crate::var::Namespace;
-
-pub(crate) use crate::files::is_limit;
 
 /// Any number of arguments.
 pub(crate) const ANY: u16 = u16::MAX;
@@ -79,25 +72,21 @@ fn bind(ns: &'static Namespace, name: &str, proto: &'static Proto) {
     unsafe { ns.intern(name).set(c) };
 }
 
-/// Installs every built-in in `env`.
+/// Installs every built-in of the machine in `env` (the node's own, which
+/// need its services, are `services::install`'s).
 pub fn install(env: &Env) {
     core::install(env.core);
     coll::install(env.core);
-    process::install(env.core);
     seq::install(env.core);
     math::install(env.core);
     dict::install(env.core);
     testing::install(env);
-    code::install(env);
     text::install(env.core, env.namespaces.get_or_create("string"));
     // After `text`: `format` replaces its first version.
     regex::install(env.core);
     string::install(env.namespaces.get_or_create("string"));
     format::install(env.core);
     bytes::install(env.core);
-    tcp::install(env.namespaces.get_or_create("tcp"));
-    file::install(env.namespaces.get_or_create("file"));
-    udp::install(env.namespaces.get_or_create("udp"));
 }
 
 /// `(get coll key)`: a map's value, a vector's element, a set's element;

@@ -186,7 +186,7 @@ fn subvec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// The call continues in the prelude's `name` (a Lonala function), with
 /// the same arguments: how a leaf built-in walks a lazy sequence.
-pub(super) fn redirect(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
+pub(crate) fn redirect(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
     let f = cx
         .env
         .core

@@ -30,7 +30,7 @@ use std::time::Duration;
 use lona_runtime::{Dest, Pid, Priority, Ref, SpawnError, SpawnOpts, TimerRef};
 use lona_term::{Fragment, Heap, HeapConfig, RawTerm, Term, View};
 
-use super::{def, ANY};
+use crate::builtins::{def, ANY};
 use crate::msg::{info_term, pid_term, ref_term, term_pid, term_reason};
 use crate::native::{NResult, NativeCx, Raise, Request};
 use crate::remote::{Distribution, RemoteSendError, Watched};
@@ -148,7 +148,7 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// (`dist-wait*`) and calls the built-in again. As Erlang suspends a
 /// process sending to a busy distribution port; no worker blocks.
 fn busy(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
-    super::seq::redirect(cx, name)
+    crate::builtins::seq::redirect(cx, name)
 }
 
 /// `(dist-await* dest)`: when the connection to the node of `dest` (a

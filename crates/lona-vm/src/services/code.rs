@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use lona_term::{RawTerm, Term, View};
 
-use super::def;
+use crate::builtins::def;
 use crate::bytecode::Proto;
 use crate::compiler::{form_to_term, term_to_form, Compiler};
 use crate::env::Env;
@@ -78,7 +78,7 @@ fn read_all(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn slurp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let path = text_arg(cx, a[0])?;
     let text = super::file::read_text(&path).map_err(|e| {
-        let why = if super::is_limit(&e) {
+        let why = if crate::files::is_limit(&e) {
             format!(
                 "file too large (more than {} MB)",
                 crate::files::MAX_WHOLE >> 20

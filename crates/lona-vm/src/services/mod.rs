@@ -1,0 +1,23 @@
+//! The built-ins that are the node's services, not the machine's:
+//! processes (spawning, links, monitors, names, other nodes: `process.rs`),
+//! code loading at run time (`eval`, `load`, `require`: `code.rs`),
+//! files (`file.rs`) and sockets (`tcp.rs`, `udp.rs`). Installed by the
+//! node (`boot.rs`) after the machine's own (`builtins`), in the same
+//! namespaces, through the same `builtins::def`.
+
+mod code;
+mod file;
+mod process;
+mod tcp;
+mod udp;
+
+use crate::env::Env;
+
+/// Installs the node's built-ins in `env`.
+pub(crate) fn install(env: &Env) {
+    process::install(env.core);
+    code::install(env);
+    tcp::install(env.namespaces.get_or_create("tcp"));
+    file::install(env.namespaces.get_or_create("file"));
+    udp::install(env.namespaces.get_or_create("udp"));
+}
