@@ -54,17 +54,7 @@ fn too_deep() -> BridgeError {
 const REF_NAME: &str = "$lona::Ref";
 const EXT_PID_NAME: &str = "$lona::ExtPid";
 
-/// Why a value did not convert.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BridgeError(String);
-
-impl fmt::Display for BridgeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BridgeError {}
+pub use crate::error::BridgeError;
 
 /// The keyword for a Rust field or variant name (kebab-cased): an error,
 /// not a panic, when the atom table is full or the name too long.

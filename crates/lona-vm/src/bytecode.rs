@@ -30,10 +30,10 @@ pub struct ProtoExt {
     /// then the trampoline that calls it with typed terms.
     pub(crate) user_native: Option<crate::native::Native>,
     /// The compiling tier's state of this prototype (`jit`).
-    pub(crate) jit: crate::jit::JitSlot,
+    pub(crate) jit: crate::slot::JitSlot,
     /// Its name and file for traces that outlive it (`trace`), made by
     /// the first trace through it.
-    pub(crate) debug: OnceLock<&'static crate::trace::DebugName>,
+    pub(crate) debug: OnceLock<&'static DebugName>,
 }
 
 /// A prototype with the given code and nothing else (no arities: it is
@@ -49,6 +49,14 @@ pub(crate) fn bare(name: &str, code: Vec<Instr>, native: Option<(NativeFn, u16, 
             ..Default::default()
         },
     )
+}
+
+/// A function's name and file, interned: the same for every version of
+/// the function, so that a million redefinitions keep one.
+#[derive(Debug)]
+pub(crate) struct DebugName {
+    pub(crate) name: std::sync::Arc<str>,
+    pub(crate) file: std::sync::Arc<str>,
 }
 
 #[cfg(test)]

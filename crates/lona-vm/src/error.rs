@@ -132,7 +132,7 @@ pub enum EvalError {
     /// An exception nothing caught.
     Uncaught {
         /// `:error`, `:throw` or `:exit`.
-        class: crate::native::Class,
+        class: crate::raise::Class,
         /// The value, printed.
         reason: String,
         /// The exit reason of the process, printed (`[:error e]`,
@@ -159,9 +159,9 @@ impl std::fmt::Display for EvalError {
                 ..
             } => {
                 let k = match class {
-                    crate::native::Class::Error => "error",
-                    crate::native::Class::Throw => "throw",
-                    crate::native::Class::Exit | crate::native::Class::Halt(_) => "exit",
+                    crate::raise::Class::Error => "error",
+                    crate::raise::Class::Throw => "throw",
+                    crate::raise::Class::Exit | crate::raise::Class::Halt(_) => "exit",
                 };
                 write!(f, "uncaught {k}: {reason}\n{trace}")
             }
@@ -170,3 +170,15 @@ impl std::fmt::Display for EvalError {
 }
 
 impl std::error::Error for EvalError {}
+
+/// Why a value did not convert.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BridgeError(pub(crate) String);
+
+impl std::fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BridgeError {}

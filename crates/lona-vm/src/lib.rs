@@ -23,6 +23,7 @@ mod errno;
 mod error;
 mod eval;
 mod files;
+mod frame;
 mod host;
 pub mod introspect;
 pub mod jit;
@@ -34,10 +35,12 @@ mod num;
 mod print;
 pub mod process;
 pub mod purge;
+mod raise;
 mod remote;
 pub mod safety;
 mod services;
 pub mod shell;
+mod slot;
 pub mod test_runner;
 mod trace;
 mod vm;
@@ -51,3 +54,6 @@ use lona_compiler::{compiler, tag, var};
 pub use lona_compiler::{Namespace, Namespaces, Var};
 pub use lona_reader::{read_all, Form, FormKind, Pos, ReadError, Reader, Source};
 pub use native::{Class, Exception, Native, NativeCall};
+
+#[cfg(test)]
+mod whitebox;

@@ -278,13 +278,13 @@ pub fn info_term<'h>(heap: &'h Heap, i: &ProcessInfo) -> Term<'h> {
 }
 
 /// The exit reason for an uncaught exception (lonala.md, "Errors").
-pub fn exit_term<'h>(heap: &'h Heap, class: crate::native::Class, reason: Term<'h>) -> Term<'h> {
+pub fn exit_term<'h>(heap: &'h Heap, class: crate::raise::Class, reason: Term<'h>) -> Term<'h> {
     match class {
-        crate::native::Class::Error => heap.vector(&[lona_term::kw!("error"), reason]),
-        crate::native::Class::Throw => heap.vector(&[
+        crate::raise::Class::Error => heap.vector(&[lona_term::kw!("error"), reason]),
+        crate::raise::Class::Throw => heap.vector(&[
             lona_term::kw!("error"),
             heap.vector(&[lona_term::kw!("nocatch"), reason]),
         ]),
-        crate::native::Class::Exit | crate::native::Class::Halt(_) => reason,
+        crate::raise::Class::Exit | crate::raise::Class::Halt(_) => reason,
     }
 }

@@ -9,80 +9,7 @@ use lona_runtime::Cx;
 
 use crate::env::Env;
 
-/// The three classes of exception (Erlang's), plus the node-wide `halt`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
-    /// `(error reason)` and every runtime error.
-    Error,
-    /// `(throw value)`: non-local return.
-    Throw,
-    /// `(exit reason)`: the process should end.
-    Exit,
-    /// `(halt n)`: stop the node now with status `n`; not catchable.
-    Halt(i32),
-}
-
-impl Class {
-    /// The keyword `catch` clauses name: `:error`, `:throw`, `:exit`.
-    pub fn keyword(self) -> Term<'static> {
-        match self {
-            Class::Error => lona_term::kw!("error"),
-            Class::Throw => lona_term::kw!("throw"),
-            Class::Exit | Class::Halt(_) => lona_term::kw!("exit"),
-        }
-    }
-
-    /// The class a keyword names.
-    pub fn from_keyword(t: Term<'_>) -> Option<Class> {
-        match t.view() {
-            lona_term::View::Keyword(a) => match a.name() {
-                "error" => Some(Class::Error),
-                "throw" => Some(Class::Throw),
-                "exit" => Some(Class::Exit),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-}
-
-/// An exception on its way up: its class and value (a word of the process
-/// heap, or permanent).
-#[derive(Clone, Copy, Debug)]
-pub struct Raise {
-    /// The class.
-    pub class: Class,
-    /// The value.
-    pub reason: RawTerm,
-}
-
-impl Raise {
-    /// An `:error` with a reason.
-    pub fn error(reason: Term<'_>) -> Raise {
-        Raise {
-            class: Class::Error,
-            reason: reason.raw(),
-        }
-    }
-
-    /// `:badarg`
-    pub fn badarg() -> Raise {
-        Raise::error(lona_term::kw!("badarg"))
-    }
-
-    /// `:badarith`
-    pub fn badarith() -> Raise {
-        Raise::error(lona_term::kw!("badarith"))
-    }
-
-    /// `:system-limit`
-    pub fn system_limit() -> Raise {
-        Raise::error(lona_term::kw!("system-limit"))
-    }
-}
-
-/// What a built-in returns.
-pub type NResult = Result<RawTerm, Raise>;
+pub use crate::raise::{Class, NResult, Raise};
 
 /// A built-in's view of its process.
 pub struct NativeCx<'a, 'r> {
@@ -103,9 +30,10 @@ pub struct NativeCx<'a, 'r> {
     /// (`pd-put`; the VM's rarely used parts, made at first use): see
     /// [`NativeCx::dict`].
     pub dict_slot: &'a mut dyn DictSlot,
-    /// The built-in being called (where a native of the embedding program
-    /// keeps its function: [`call_user_native`]).
-    pub callee: &'static crate::bytecode::Proto,
+    /// The function of the embedding program, when the built-in being
+    /// called is one of its natives (from the callee's prototype; what
+    /// [`call_user_native`] calls).
+    pub user_native: Option<Native>,
 }
 
 /// Where a process keeps its dictionary's root: the interpreter's state
@@ -300,7 +228,7 @@ fn adopt(heap: &Heap, t: Term<'_>) -> RawTerm {
 /// The built-in every [`Native`] is defined as: calls the native kept in
 /// the callee's prototype with the arguments as terms.
 pub(crate) fn call_user_native(cx: &mut NativeCx<'_, '_>, args: &[RawTerm]) -> NResult {
-    let Some(f) = cx.callee.ext.user_native else {
+    let Some(f) = cx.user_native else {
         return Err(Raise::error(lona_term::kw!("undef")));
     };
     let heap = cx.heap;

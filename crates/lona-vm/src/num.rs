@@ -20,7 +20,7 @@ use lona_term::{Heap, Term, View};
 use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
 
-use crate::native::Raise;
+use crate::raise::Raise;
 
 /// The most bits an integer may have: 16 Mbit (2 MB). Past it, an
 /// arithmetic operation, `expt` or `bit-shift-left` raises

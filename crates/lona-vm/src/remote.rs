@@ -17,7 +17,7 @@ pub enum RemoteSendError {
     /// The message holds what Erlang's term format cannot carry.
     Encode(lona_term::etf::EncodeError),
     /// A Rust value the serde bridge cannot make a term of.
-    Bridge(crate::bridge::BridgeError),
+    Bridge(crate::error::BridgeError),
     /// The connection to the node has more queued than its limit
     /// (`dist::Config::busy_limit`): nothing was sent. Erlang's `nosuspend`;
     /// a native process awaits `Dist::until_ready` and sends again.

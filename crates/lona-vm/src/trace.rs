@@ -10,13 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::bytecode::Proto;
 
-/// A function's name and file, interned: the same for every version of
-/// the function, so that a million redefinitions keep one.
-#[derive(Debug)]
-pub(crate) struct DebugName {
-    name: Arc<str>,
-    file: Arc<str>,
-}
+pub(crate) use crate::bytecode::DebugName;
 
 /// The interned name and file of `p` (cached in the prototype: a crash
 /// pays no lock and no shared count).

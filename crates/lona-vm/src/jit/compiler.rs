@@ -235,3 +235,11 @@ impl Compiler {
         Ok((rx as usize, bytes.len()))
     }
 }
+
+/// The code heap's extent in bytes (tests: the whitebox tests of the
+/// code heap's reuse).
+#[cfg(test)]
+pub(crate) fn heap_extent() -> usize {
+    let c = compiler().lock().unwrap_or_else(|e| e.into_inner());
+    c.as_ref().map_or(0, |c| c.heap.extent())
+}

@@ -69,16 +69,14 @@ mod analysis;
 #[cfg(feature = "jit")]
 mod code;
 #[cfg(feature = "jit")]
-mod compiler;
+pub(crate) mod compiler;
 
 pub(crate) mod intrinsic;
 pub(crate) mod native;
 #[cfg(feature = "jit")]
-mod optimise;
+pub(crate) mod optimise;
 #[cfg(feature = "jit")]
-mod queue;
-#[cfg(all(test, feature = "jit"))]
-mod tests;
+pub(crate) mod queue;
 #[cfg(feature = "jit")]
 mod translate;
 #[cfg(feature = "jit")]
@@ -120,7 +118,7 @@ pub(crate) fn warm_up() {
     warm::warm_up();
 }
 
-use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 use crate::bytecode::Proto;
@@ -241,98 +239,6 @@ pub fn threshold() -> u32 {
     })
 }
 
-const COLD: u8 = 0;
-const COMPILED: u8 = 1;
-/// Compiled, but with no loop and no call of itself: called natively by
-/// compiled callers, never entered by the interpreter (entering and
-/// leaving machine code costs more than a short function gains).
-const LEAF: u8 = 3;
-const NEVER: u8 = 2;
-/// Compiled, given up for now (`JitSlot::judge`): the interpreter runs it,
-/// and after a rest of interpreter entries ([`rest_length`]) the code is
-/// tried again (`JitSlot::rearm`).
-const RESTING: u8 = 4;
-/// Found hot, its compile queued for the compiling thread
-/// (`queue.rs`): interpreted until the thread publishes its code.
-#[cfg_attr(not(feature = "jit"), allow(dead_code))]
-const QUEUED: u8 = 5;
-
-/// A prototype's tier state. Written by the workers that call it: `heat`
-/// racily (a lost count only delays compiling); `state`, `leaves`,
-/// `quick` and each arity's code under the compiler's lock (`compile`,
-/// `give_up`, `rearm`, `free_codes`, and `optimise`, which replaces
-/// quick code); read by every caller.
-///
-/// Each fixed arity of a prototype up to [`MAX_ARGS`] arguments is
-/// compiled on its own: the one whose call made the prototype hot, then
-/// each other at its first call after that (`tried`); each has its code
-/// in `arity` (`nth`'s two arities, say). The state, the counts and the
-/// judgement are the prototype's.
-///
-/// Compiled code reads `entry` and `shape` of a callee's arity it calls
-/// (`translate/calls.rs`, `closure_call`), at `layout::p_entry(argc)`
-/// and `layout::p_shape(argc)` from the prototype's address.
-#[derive(Debug, Default)]
-#[repr(C)]
-pub struct JitSlot {
-    state: AtomicU8,
-    /// How many times the code was given up (`judge`); written under the
-    /// compiler's lock by `judge`'s winner and read by `tick`.
-    rests: AtomicU8,
-    /// The arities (a bit each) whose code the interpreter does not
-    /// enter: leaves (no loop, no call of itself), called natively by
-    /// compiled callers only. Written before the code is published.
-    leaves: AtomicU8,
-    /// The arities (a bit each) compiled or found not compilable so far:
-    /// each is compiled when it is first called after the prototype is
-    /// hot (the hot arity first). Written under the compiler's lock.
-    tried: AtomicU8,
-    /// A built-in's intrinsic's arity (with `intrinsic`).
-    intrinsic_argc: AtomicU8,
-    /// The jobs of this prototype queued for the compiling thread and
-    /// not done (`queue.rs`): an arity's compile (`1 << argc`; a first
-    /// compile is claimed by the state `QUEUED` instead) and the
-    /// optimise (`queue::OPTIMISE_BIT`). Set by the worker that claims a
-    /// job (`fetch_or`: one claims it), cleared by the thread when done.
-    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
-    queued: AtomicU8,
-    /// The arities (a bit each) whose code is the quick tier's, to be
-    /// compiled again optimised (`optimise.rs`); and whether that was
-    /// done (1: arities compiled from then on are optimised at once).
-    /// Written under the compiler's lock.
-    quick: AtomicU8,
-    optimised: AtomicU8,
-    heat: AtomicU32,
-    /// Entries from the interpreter into the code, and how many of them
-    /// left before the slice's end (`JitSlot::judge`); racy counts, kept
-    /// until the code is judged.
-    entries: AtomicU32,
-    early: AtomicU32,
-    /// A built-in's [`intrinsic::Intrinsic`] (0: none); set before the
-    /// built-in is bound, never changed.
-    intrinsic: AtomicUsize,
-    /// The code of each arity, by its number of arguments.
-    arity: [ArityCode; MAX_ARGS + 1],
-}
-
-/// The machine code of one arity of a prototype.
-#[derive(Debug, Default)]
-#[repr(C)]
-struct ArityCode {
-    /// The code's address while callers may call it (0: none, or given
-    /// up). Published with Release after everything else is written.
-    entry: AtomicUsize,
-    /// `argc | nregs << 8` of the code (written before `entry` is
-    /// published): what a compiled caller checks and needs.
-    shape: AtomicU32,
-    /// The code's size, and its address, kept when the code is given up
-    /// (`entry` 0: an activation may still run it) until [`free_codes`].
-    /// Quick code replaced by optimised code leaves here for the retired
-    /// list (`optimise.rs`), which the code collector frees.
-    size: AtomicU32,
-    code: AtomicUsize,
-}
-
 /// A call from compiled code of a function not compiled yet counts as
 /// `threshold() / FROM_COMPILED` calls (`JitSlot::called_from_compiled`):
 /// 16 such calls make it hot.
@@ -363,14 +269,8 @@ fn rest_length(rests: u8) -> u32 {
         .saturating_mul(1u32 << (2 * u32::from(rests.saturating_sub(1)).min(15)))
 }
 
-/// The most arguments of a compiled function (they come in machine
-/// registers: `(ctx, base, depth, closure, args...)`).
-pub const MAX_ARGS: usize = 6;
-
-/// The machine code of a compiled prototype: called with its arity's
-/// number of arguments after `(ctx, base, depth, reductions, closure)`
-/// ([`enter`]).
-pub(crate) type Entry = usize;
+pub(crate) use crate::slot::{ArityCode, Entry, COLD, COMPILED, LEAF, NEVER, QUEUED, RESTING};
+pub use crate::slot::{JitSlot, MAX_ARGS};
 
 /// What compiled code returns: the value (0: it left) and the reductions
 /// left; two integer words, returned in two registers by the C ABI as by
@@ -755,7 +655,7 @@ impl JitSlot {
 
 /// What compiled code and the interpreter share while it runs. Machine
 /// code reads and writes it at the offsets `translate/mod.rs` names, so its
-/// layout is fixed (`repr(C)`), and so is [`Frame`](crate::vm)'s.
+/// layout is fixed (`repr(C)`), and so is `frame::Frame`'s.
 #[repr(C)]
 pub(crate) struct JitCtx {
     /// The lowest native stack address a compiled call may start from.
@@ -776,7 +676,7 @@ pub(crate) struct JitCtx {
     pub stack_len: u64,
     /// The current frame (`Vm::cur`): at a leave, the leaver's pc and
     /// base are written into it.
-    pub cur: crate::vm::Frame,
+    pub cur: crate::frame::Frame,
     /// The native depth of the activation that left.
     pub leave_depth: u64,
     /// Whether `cur`'s prototype and register count have been set to the
@@ -950,7 +850,7 @@ static CODE_BYTES: AtomicUsize = AtomicUsize::new(0);
 /// of becoming hot (`map`'s two arities took 2.8 ms together), and an
 /// arity nobody calls costs nothing.
 #[cfg(feature = "jit")]
-fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
+pub(crate) fn compile(p: &'static Proto, argc: usize) -> Option<Entry> {
     let slot = &p.ext.jit;
     // From here: the wait for the lock (another compile, the warming up)
     // counts as time from hot to installed.

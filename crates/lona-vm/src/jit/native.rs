@@ -29,7 +29,7 @@ use crate::tag;
 pub(crate) struct VmParts {
     pub heap: *const lona_term::Heap,
     pub env: *const Arc<Env>,
-    pub extra: *mut Option<Box<crate::vm::Extra>>,
+    pub extra: *mut dyn crate::native::DictSlot,
     /// The step's runtime context, when the VM runs as a process.
     pub rt: Option<*mut Cx<'static>>,
 }
@@ -132,7 +132,7 @@ pub(crate) unsafe extern "C" fn call(
             rt,
             request: None,
             dict_slot: extra,
-            callee: p,
+            user_native: p.ext.user_native,
         };
         let v = nf(&mut cx, args);
         // The common case first, testing the request's tag alone: copying

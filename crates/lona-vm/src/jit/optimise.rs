@@ -68,7 +68,7 @@ pub(super) const OPTIMISE_AFTER: u32 = 5;
 /// compiled at its first call, and the tests that run programs in that
 /// tier see both code generators' code (the first entry runs the quick
 /// code, later ones the optimised; short programs never reach 100).
-pub(super) fn optimise_after() -> u32 {
+pub(crate) fn optimise_after() -> u32 {
     if super::tier() == super::Tier::JitEager {
         2
     } else {
@@ -139,7 +139,7 @@ pub(super) fn optimised_count() -> u64 {
 }
 
 /// Whether functions are compiled quick first (`LONA_JIT_QUICK=0`: no).
-pub(super) fn quick_tier() -> bool {
+pub(crate) fn quick_tier() -> bool {
     static ON: AtomicU8 = AtomicU8::new(u8::MAX);
     match ON.load(Relaxed) {
         0 => false,

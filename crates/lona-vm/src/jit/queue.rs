@@ -245,7 +245,7 @@ fn run() {
 
 /// Held by a test to keep the thread from starting its next job.
 #[cfg(test)]
-pub(super) static GATE: Mutex<()> = Mutex::new(());
+pub(crate) static GATE: Mutex<()> = Mutex::new(());
 
 /// How far below the workers' priority the thread runs (`nice` 10: a
 /// tenth of the weight of a worker under Linux's fair scheduler).

@@ -47,7 +47,7 @@ impl Vm {
                     rt: rt.as_deref_mut(),
                     request: None,
                     dict_slot: &mut self.extra,
-                    callee: p,
+                    user_native: p.ext.user_native,
                 };
                 let r = nf(&mut cx, args);
                 if let Some(q) = cx.request {

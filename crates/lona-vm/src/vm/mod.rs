@@ -74,17 +74,7 @@ pub enum Outcome {
     HeapLimit(HeapError),
 }
 
-/// A call's frame. Compiled code reads and writes frames (`jit`), so the
-/// layout is fixed: `jit::layout` names the offsets.
-#[derive(Clone, Copy, Debug)]
-#[repr(C)]
-pub(crate) struct Frame {
-    proto: &'static Proto,
-    /// For a caller: where to continue. For `cur`: only valid when synced.
-    pc: u32,
-    base: u32,
-    nregs: u32,
-}
+pub(crate) use crate::frame::Frame;
 
 #[derive(Clone, Copy, Debug)]
 struct Handler {
@@ -579,7 +569,7 @@ impl Vm {
                                 rt: rt.as_deref_mut(),
                                 request: None,
                                 dict_slot: &mut self.extra,
-                                callee: p,
+                                user_native: p.ext.user_native,
                             };
                             let r = nf(&mut cx, args);
                             // `Redirect`: leave the fast path with the new
@@ -1421,6 +1411,3 @@ fn trampoline(argc: usize) -> &'static Proto {
     }
     c[argc]
 }
-
-#[cfg(test)]
-mod tests;

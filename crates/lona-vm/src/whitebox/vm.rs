@@ -51,7 +51,7 @@ mod table {
 
     use lona_compiler::bytecode::ops::{Flow, Kind, Raising, Yields, OPS};
 
-    const SOURCE: &str = include_str!("mod.rs");
+    const SOURCE: &str = include_str!("../vm/mod.rs");
 
     /// What allocates on the process heap, as the interpreter's arms call
     /// it: the heap's term makers, the functions that make terms on it,

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use super::JitSlot;
 use crate::bytecode::Proto;
 use crate::env::{Env, SharedBuf};
+use crate::jit::JitSlot;
 
 /// Set in the OS process the test runs itself in.
 const ALONE: &str = "LONA_TEST_CODE_HEAP_ALONE";
@@ -18,13 +18,13 @@ fn freed_code_is_reused_by_new_code_that_runs() {
     alone("freed_code_alone");
 }
 
-/// Runs the ignored test `name` (`jit::tests::NAME`) alone, in an OS
+/// Runs the ignored test `name` (`whitebox::jit::NAME`) alone, in an OS
 /// process of its own (this test binary again): its figures are the
 /// process's, or it holds the compiling thread back.
 fn alone(name: &str) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            &format!("jit::tests::{name}"),
+            &format!("whitebox::jit::{name}"),
             "--exact",
             "--ignored",
             "--nocapture",
@@ -61,11 +61,11 @@ fn queued_function_alone() {
     if std::env::var_os(ALONE).is_none() {
         return;
     }
-    super::set_tier(super::Tier::Jit);
-    super::set_background(true);
+    crate::jit::set_tier(crate::jit::Tier::Jit);
+    crate::jit::set_background(true);
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
     crate::builtins::install(&env);
-    let gate = super::queue::GATE.lock().unwrap();
+    let gate = crate::jit::queue::GATE.lock().unwrap();
     crate::eval::eval_str(
         &env,
         "defs.lona",
@@ -75,7 +75,7 @@ fn queued_function_alone() {
     let p = proto(&env, "q", "down");
     let area = p.area.load(std::sync::atomic::Ordering::Acquire) as usize;
     assert_ne!(area, 0);
-    let bytes = super::code_bytes();
+    let bytes = crate::jit::code_bytes();
     let got = crate::eval::eval_str(&env, "hot.lona", "(ns q) (down 3000)").unwrap();
     assert_eq!(got, ":done");
     assert_eq!(p.ext.jit.state_name(), "queued", "interpreted meanwhile");
@@ -83,13 +83,13 @@ fn queued_function_alone() {
     assert!(crate::purge::collect(), "the cycle ran");
     assert!(crate::purge::registered(area), "freed while queued");
     drop(gate);
-    super::settle();
+    crate::jit::settle();
     assert_eq!(p.ext.jit.state_name(), "compiled");
-    assert!(super::code_bytes() > bytes);
-    assert!(super::stats().background >= 1);
+    assert!(crate::jit::code_bytes() > bytes);
+    assert!(crate::jit::stats().background >= 1);
     assert!(crate::purge::collect(), "the cycle ran");
     assert!(!crate::purge::registered(area), "kept once compiled");
-    assert_eq!(super::code_bytes(), bytes, "its code freed with it");
+    assert_eq!(crate::jit::code_bytes(), bytes, "its code freed with it");
 }
 
 /// The prototype of the function `name` of namespace `ns`.
@@ -101,8 +101,7 @@ fn proto(env: &Env, ns: &str, name: &str) -> &'static Proto {
 }
 
 fn extent() -> usize {
-    let c = super::compiler().lock().unwrap();
-    c.as_ref().unwrap().heap.extent()
+    crate::jit::compiler::heap_extent()
 }
 
 #[test]
@@ -111,11 +110,11 @@ fn freed_code_alone() {
     if std::env::var_os(ALONE).is_none() {
         return;
     }
-    super::set_tier(super::Tier::Jit);
+    crate::jit::set_tier(crate::jit::Tier::Jit);
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
     crate::builtins::install(&env);
     const N: u64 = 60;
-    let base = super::code_bytes();
+    let base = crate::jit::code_bytes();
     let mut addrs = std::collections::HashSet::new();
     let mut first_extent = 0;
     for round in 0..4u64 {
@@ -134,12 +133,16 @@ fn freed_code_alone() {
         let mut bytes = 0;
         let mut reused = 0;
         for p in &ps {
-            assert!(super::compile(p, 1).is_some(), "{} not compiled", p.name);
+            assert!(
+                crate::jit::compile(p, 1).is_some(),
+                "{} not compiled",
+                p.name
+            );
             let code = &p.ext.jit.arity[1];
-            bytes += code.size.load(super::Relaxed) as usize;
-            reused += !addrs.insert(code.code.load(super::Relaxed)) as usize;
+            bytes += code.size.load(std::sync::atomic::Ordering::Relaxed) as usize;
+            reused += !addrs.insert(code.code.load(std::sync::atomic::Ordering::Relaxed)) as usize;
         }
-        assert_eq!(super::code_bytes(), base + bytes);
+        assert_eq!(crate::jit::code_bytes(), base + bytes);
         if round == 0 {
             first_extent = extent();
         } else {
@@ -161,22 +164,22 @@ fn freed_code_alone() {
         assert_eq!(got, format!("[{}]", want.join(" ")), "round {round}");
         for p in &ps {
             assert!(
-                p.ext.jit.entries.load(super::Relaxed) > 0,
+                p.ext.jit.entries.load(std::sync::atomic::Ordering::Relaxed) > 0,
                 "{} ran interpreted",
                 p.name
             );
         }
         for p in &ps {
             // SAFETY: the code returned, no thread holds its address.
-            unsafe { super::free_code(p) };
+            unsafe { crate::jit::free_code(p) };
             assert!(!p.ext.jit.any_entry());
         }
-        assert_eq!(super::code_bytes(), base, "round {round}");
+        assert_eq!(crate::jit::code_bytes(), base, "round {round}");
         // Freed, a function runs interpreted, and is never compiled again.
         let got = crate::eval::eval_str(&env, "again.lona", &format!("(ns {ns}) (g3 10)")).unwrap();
         assert_eq!(got, (1 + 9 * (3 + 1000 * round)).to_string());
-        assert!(super::compile(ps[3], 1).is_none());
-        assert_eq!(super::code_bytes(), base);
+        assert!(crate::jit::compile(ps[3], 1).is_none());
+        assert_eq!(crate::jit::code_bytes(), base);
     }
 }
 
@@ -187,7 +190,7 @@ fn freed_code_alone() {
 fn judge_until_optimised(p: &'static Proto, argc: usize) {
     for _ in 0..10_000 {
         if !p.ext.jit.is_quick(argc) {
-            super::settle();
+            crate::jit::settle();
             return;
         }
         p.ext.jit.judge(p, false);
@@ -201,7 +204,7 @@ fn judge_until_optimised(p: &'static Proto, argc: usize) {
 /// Whether quick code at `addr` is retired, or retired code was freed
 /// since `freed` (a collection cycle another test started may free it).
 fn retired_or_freed(addr: usize, freed: u64) -> bool {
-    JitSlot::is_retired(addr) || super::stats().retired_freed > freed
+    JitSlot::is_retired(addr) || crate::jit::stats().retired_freed > freed
 }
 
 /// A function found hot is compiled quick; at its `optimise_after()`th
@@ -211,7 +214,7 @@ fn retired_or_freed(addr: usize, freed: u64) -> bool {
 /// A leaf is optimised at once.
 #[test]
 fn quick_code_is_replaced_by_optimised_code_and_retired() {
-    if !super::optimise::quick_tier() {
+    if !crate::jit::optimise::quick_tier() {
         return;
     }
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
@@ -221,13 +224,13 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
         (defn sq [x] (* x x))";
     crate::eval::eval_str(&env, "defs.lona", src).unwrap();
     let p = proto(&env, "tiers", "count-down");
-    let quick = super::compile(p, 2).expect("compiled");
+    let quick = crate::jit::compile(p, 2).expect("compiled");
     let slot = &p.ext.jit;
     assert!(slot.is_quick(2));
     assert_eq!(slot.entry(2), Some(quick));
     // Entries short of the count change nothing.
-    let after = super::optimise::optimise_after();
-    let before = slot.entries.load(super::Relaxed);
+    let after = crate::jit::optimise::optimise_after();
+    let before = slot.entries.load(std::sync::atomic::Ordering::Relaxed);
     assert!(before < after - 1, "{before} entries already");
     for _ in before + 1..after {
         slot.judge(p, false);
@@ -237,33 +240,46 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
     // The last one: optimised code in its place, the quick code retired.
     // (Or a later one, should another test be optimising meanwhile.)
     assert!(!JitSlot::is_retired(quick));
-    let freed = super::stats().retired_freed;
+    let freed = crate::jit::stats().retired_freed;
     judge_until_optimised(p, 2);
     let optimised = slot.entry(2).expect("still compiled");
     assert_ne!(optimised, quick);
     assert!(retired_or_freed(quick, freed));
-    assert_eq!(slot.arity[2].code.load(super::Relaxed), optimised);
+    assert_eq!(
+        slot.arity[2]
+            .code
+            .load(std::sync::atomic::Ordering::Relaxed),
+        optimised
+    );
     // More entries do not compile it again.
     slot.judge(p, false);
     assert_eq!(slot.entry(2), Some(optimised));
     // It runs (the interpreter enters the optimised code), and right.
-    let entries = slot.entries.load(super::Relaxed);
+    let entries = slot.entries.load(std::sync::atomic::Ordering::Relaxed);
     let got = crate::eval::eval_str(&env, "run.lona", "(ns tiers) (count-down 100000 7)").unwrap();
     assert_eq!(got, "200007");
     assert!(
-        slot.entries.load(super::Relaxed) > entries,
+        slot.entries.load(std::sync::atomic::Ordering::Relaxed) > entries,
         "ran interpreted"
     );
     // An arity compiled from now on is optimised at once; so is a leaf.
     let leaf = proto(&env, "tiers", "sq");
-    assert!(super::compile(leaf, 1).is_none(), "a leaf is not entered");
+    assert!(
+        crate::jit::compile(leaf, 1).is_none(),
+        "a leaf is not entered"
+    );
     assert!(leaf.ext.jit.entry(1).is_some());
     assert!(!leaf.ext.jit.is_quick(1));
     // Freed with its prototype: the optimised code; the quick code stays
     // retired (the code collector frees it, once, after a cycle).
     // SAFETY: the code returned, no thread holds its address.
-    unsafe { super::free_code(p) };
-    assert_eq!(slot.arity[2].code.load(super::Relaxed), 0);
+    unsafe { crate::jit::free_code(p) };
+    assert_eq!(
+        slot.arity[2]
+            .code
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
     assert!(!slot.any_entry());
     assert!(retired_or_freed(quick, freed));
     let got = crate::eval::eval_str(&env, "again.lona", "(ns tiers) (count-down 1000 1)").unwrap();
@@ -276,7 +292,7 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
 /// install, so the two interleave).
 #[test]
 fn optimising_and_compiling_at_once() {
-    if !super::optimise::quick_tier() {
+    if !crate::jit::optimise::quick_tier() {
         return;
     }
     const N: usize = 12;
@@ -296,18 +312,18 @@ fn optimising_and_compiling_at_once() {
     // while the first is optimised.
     let mut quick = Vec::new();
     for p in &ps[..N] {
-        quick.push(super::compile(p, 2).expect("compiled"));
+        quick.push(crate::jit::compile(p, 2).expect("compiled"));
         assert!(p.ext.jit.is_quick(2), "{}", p.name);
     }
     let (first, second) = (ps[..N].to_vec(), ps[N..].to_vec());
-    let freed = super::stats().retired_freed;
+    let freed = crate::jit::stats().retired_freed;
     let optimiser = std::thread::spawn(move || {
         for p in first {
             judge_until_optimised(p, 2);
         }
     });
     for p in &second {
-        assert!(super::compile(p, 2).is_some());
+        assert!(crate::jit::compile(p, 2).is_some());
     }
     optimiser.join().unwrap();
     for (p, q) in ps[..N].iter().zip(&quick) {
@@ -325,6 +341,6 @@ fn optimising_and_compiling_at_once() {
     assert_eq!(got, format!("[{}]", want.join(" ")));
     for p in &ps {
         // SAFETY: the code returned, no thread holds its address.
-        unsafe { super::free_code(p) };
+        unsafe { crate::jit::free_code(p) };
     }
 }
