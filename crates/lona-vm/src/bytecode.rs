@@ -58,7 +58,3 @@ pub(crate) struct DebugName {
     pub(crate) name: std::sync::Arc<str>,
     pub(crate) file: std::sync::Arc<str>,
 }
-
-#[cfg(test)]
-#[path = "bytecode_tests.rs"]
-pub(crate) mod tests;

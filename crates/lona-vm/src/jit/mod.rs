@@ -65,7 +65,7 @@
 //! tiers.
 
 #[cfg(feature = "jit")]
-mod analysis;
+pub(crate) mod analysis;
 #[cfg(feature = "jit")]
 mod code;
 #[cfg(feature = "jit")]

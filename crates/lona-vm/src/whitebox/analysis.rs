@@ -3,7 +3,8 @@
 //! here, word for word, as oracles: the table must answer as they did,
 //! for every instruction kind and for all the code of the libraries.
 
-use super::*;
+use crate::bytecode::{Instr, Proto};
+use crate::jit::analysis::*;
 use lona_compiler::bytecode::ops::{Jit, COUNT};
 
 /// `how` before the table.
@@ -216,7 +217,7 @@ fn set_all(ins: Instr, v: u32) -> Instr {
 
 #[test]
 fn the_table_answers_how_as_the_old_match_did() {
-    let corpus = crate::bytecode::tests::corpus();
+    let corpus = super::ops::corpus();
     let mut kinds_compared = [false; COUNT];
     for &p in &corpus {
         for argc in 0..=3 {
@@ -277,7 +278,7 @@ fn the_table_answers_successors_as_the_old_match_did() {
             }
         }
     }
-    for p in crate::bytecode::tests::corpus() {
+    for p in super::ops::corpus() {
         for (pc, &ins) in p.code.iter().enumerate() {
             assert_eq!(successors(ins, pc), old_successors(ins, pc), "{ins:?}");
         }
@@ -287,7 +288,7 @@ fn the_table_answers_successors_as_the_old_match_did() {
 #[test]
 fn check_decides_as_before_on_all_the_code() {
     let (mut ok, mut not) = (0, 0);
-    for p in crate::bytecode::tests::corpus() {
+    for p in super::ops::corpus() {
         let Ok(arities) = arities(p) else { continue };
         for (argc, entry, _) in arities {
             let new = check(p, argc, entry as usize);
@@ -336,7 +337,7 @@ fn the_translator_has_an_arm_for_what_the_table_compiles() {
     // decides) is matched by `Translator::instr`; others reach its
     // `unreachable!`. (Some side exits are matched there too: a test of
     // the other direction would fail on them.)
-    let src = include_str!("../translate/mod.rs");
+    let src = include_str!("../jit/translate/mod.rs");
     let body = &src[src
         .find("    fn instr(&mut self, pc: u32)")
         .expect("Translator::instr")..];

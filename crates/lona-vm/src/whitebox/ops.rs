@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::Proto;
+use crate::bytecode::Proto;
 use crate::env::{Env, SharedBuf};
 use lona_compiler::bytecode::ops::*;
 
