@@ -9,7 +9,7 @@
 //!    records the aliases and, for a namespace not loaded yet, pushes a
 //!    unit for it: one that comes with Lonala (`lona.server`,
 //!    `lona.supervisor`, `lona.dynamic-supervisor`, `lona.test`, in
-//!    `src/lib/`), else `a/b.lona` found beside the
+//!    `src/lonala/`), else `a/b.lona` found beside the
 //!    running file, then in `LONA_PATH`; `(load "file.lona")` pushes a
 //!    unit for that file.
 //! 3. Any other form is compiled into a thunk, and the VM runs it, in
@@ -534,21 +534,21 @@ pub(crate) fn require_options(
 }
 
 /// The core library written in Lonala.
-const PRELUDE: &str = include_str!("prelude.lona");
+const PRELUDE: &str = include_str!("lonala/prelude.lona");
 
 /// The namespaces that come with Lonala, written in Lonala and loaded on
-/// `(:require ...)` like any other (`src/lib/`).
+/// `(:require ...)` like any other (`src/lonala/`).
 const LIBRARY: &[(&str, &str)] = &[
-    ("lona.server", include_str!("lib/server.lona")),
-    ("lona.supervisor", include_str!("lib/supervisor.lona")),
+    ("lona.server", include_str!("lonala/server.lona")),
+    ("lona.supervisor", include_str!("lonala/supervisor.lona")),
     (
         "lona.dynamic-supervisor",
-        include_str!("lib/dynamic_supervisor.lona"),
+        include_str!("lonala/dynamic_supervisor.lona"),
     ),
-    ("lona.test", include_str!("lib/test.lona")),
-    ("clojure.string", include_str!("lib/clojure_string.lona")),
-    ("clojure.set", include_str!("lib/clojure_set.lona")),
-    ("lona.http", include_str!("lib/http.lona")),
+    ("lona.test", include_str!("lonala/test.lona")),
+    ("clojure.string", include_str!("lonala/clojure_string.lona")),
+    ("clojure.set", include_str!("lonala/clojure_set.lona")),
+    ("lona.http", include_str!("lonala/http.lona")),
 ];
 
 /// The source of a namespace that comes with Lonala.
@@ -558,14 +558,14 @@ pub(crate) fn library(ns: &str) -> Option<&'static str> {
 
 /// `eval`, `load` and `require` at run time, in `lona.core`, after the
 /// prelude (`builtins/code.rs` has the Rust half).
-const CODE: &str = include_str!("code.lona");
+const CODE: &str = include_str!("lonala/load.lona");
 
 /// The `tcp` namespace's Lonala functions (over the built-ins of
 /// `builtins/tcp.rs`).
-const TCP: &str = include_str!("lib/tcp.lona");
+const TCP: &str = include_str!("lonala/tcp.lona");
 
 /// The `file` namespace's Lonala functions (over `builtins/file.rs`).
-const FILE: &str = include_str!("lib/file.lona");
+const FILE: &str = include_str!("lonala/file.lona");
 
 /// Compiles and runs the prelude into `lona.core` (at node start).
 pub fn load_prelude(env: &Arc<Env>) {

@@ -5,7 +5,7 @@
 //!    close) is a job on the runtime's blocking pool, so no scheduler
 //!    worker waits on a disk. The built-in queues it on the handle and
 //!    returns a tag at once; the job sends the caller
-//!    `[:lona.io/done tag value]`, which `lib/file.lona` receives.
+//!    `[:lona.io/done tag value]`, which `lonala/file.lona` receives.
 //! 2. **Order.** A handle's operations run one at a time, in the order
 //!    they were queued: each handle has a queue, and at most one pool job
 //!    drains it (`Inner::busy`), taking the file out of the record while

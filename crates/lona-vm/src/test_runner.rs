@@ -8,7 +8,7 @@
 //! 2. The main process loads the file (its `deftest`s register with
 //!    `lona.test`), then calls `(lona.test/run-tests {:timeout ms :file
 //!    path})`, which runs each test in a Lonala process of its own and
-//!    prints each failure (`src/lib/test.lona`).
+//!    prints each failure (`src/lonala/test.lona`).
 //! 3. The counts are read from the var `lona.test/result` (`[passed
 //!    failed]`) once the node has stopped. A file that does not load, or
 //!    whose run does not end normally, is a [`FileResult::error`].

@@ -18,11 +18,11 @@
 //! arguments (one for `inc`/`dec`) become instructions; like Erlang's
 //! arithmetic BIFs, these cannot be redefined for existing code.
 
-mod code;
 mod destructure;
 mod expand;
 mod function;
 mod host;
+mod load;
 mod macros;
 mod pattern;
 mod receive;

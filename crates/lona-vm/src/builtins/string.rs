@@ -1,5 +1,5 @@
 //! The leaf functions of `clojure.string` (installed in the `string`
-//! namespace; `src/lib/clojure_string.lona` gives them their Clojure
+//! namespace; `src/lonala/clojure_string.lona` gives them their Clojure
 //! names and adds what calls a function): search, trimming, case,
 //! replacement and splitting by a string or a pattern (`regex.rs`).
 //! Indices are character indices, as `subs`.

@@ -1,4 +1,4 @@
-//! The Rust side of `lona.test` (`src/lib/test.lona`), in namespace
+//! The Rust side of `lona.test` (`src/lonala/test.lona`), in namespace
 //! `lona.test.impl`:
 //!
 //! - `(call-form? 'sym)`: whether `(sym args...)` is a function call whose

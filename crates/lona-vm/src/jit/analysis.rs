@@ -60,7 +60,7 @@ pub(crate) enum How {
     /// Machine code of its own (calls of itself among them).
     Inline,
     /// A call through a var that held this built-in closure when compiled
-    /// (`native::call`, after checking the var still holds it).
+    /// (`callout::call`, after checking the var still holds it).
     NativeVar(u64),
     /// A tail call of such a built-in: called, then its value returned.
     NativeTail(u64),

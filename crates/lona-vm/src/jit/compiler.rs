@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, OnceLock};
 
-use super::{code, CODE_BYTES};
+use super::{code_heap, CODE_BYTES};
 
 /// Address space reserved for machine code (not memory: chunks are
 /// mapped as code fills them).
@@ -52,7 +52,7 @@ pub(super) struct Codegen {
 /// and quick code once replaced and no longer running (`free_retired`).
 pub(super) struct Compiler {
     pub gen: Codegen,
-    pub heap: code::CodeHeap,
+    pub heap: code_heap::CodeHeap,
 }
 
 /// The compiler, made at first use (`None`: Cranelift does not support
@@ -138,8 +138,8 @@ impl Compiler {
         // 65,530 after 32,741 compiled functions, and then allocation
         // failed). Past the range, compiles fail and functions stay
         // interpreted.
-        let heap =
-            code::CodeHeap::new(CODE_RESERVE).map_err(|e| format!("reserving code space: {e}"))?;
+        let heap = code_heap::CodeHeap::new(CODE_RESERVE)
+            .map_err(|e| format!("reserving code space: {e}"))?;
         Ok(Compiler { gen, heap })
     }
 
@@ -151,7 +151,10 @@ impl Compiler {
     /// `call_indirect`); its constants and jump tables are in the same
     /// buffer, reached PC-relatively, resolved by Cranelift. Any other
     /// relocation is refused: the function stays interpreted.
-    pub fn install(heap: &mut code::CodeHeap, gen: &Codegen) -> Result<(usize, usize), String> {
+    pub fn install(
+        heap: &mut code_heap::CodeHeap,
+        gen: &Codegen,
+    ) -> Result<(usize, usize), String> {
         use cranelift_codegen::binemit::Reloc;
         use cranelift_codegen::ir::ExternalName;
         use cranelift_codegen::FinalizedRelocTarget as To;
@@ -162,7 +165,7 @@ impl Compiler {
         let align = (made.buffer.alignment as usize)
             .max(gen.isa.function_alignment().minimum as usize)
             .max(gen.isa.symbol_alignment() as usize);
-        if align > code::GRAIN {
+        if align > code_heap::GRAIN {
             return Err(format!("code aligned to {align} bytes"));
         }
         // Where each relocation points, from the function's start.

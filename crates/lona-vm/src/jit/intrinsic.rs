@@ -1,6 +1,6 @@
 //! Intrinsics: the common case of a few built-ins (small integers,
 //! immediates) as plain functions that compiled code calls directly,
-//! without `native::call`'s context, when a call's callee turns out to
+//! without `callout::call`'s context, when a call's callee turns out to
 //! be one of these built-ins (`map inc`, `filter even?`, `reduce +`).
 //!
 //! An intrinsic takes the call's one or two argument words (the second

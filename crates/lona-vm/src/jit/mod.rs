@@ -67,12 +67,12 @@
 #[cfg(feature = "jit")]
 pub(crate) mod analysis;
 #[cfg(feature = "jit")]
-mod code;
+mod code_heap;
 #[cfg(feature = "jit")]
 pub(crate) mod compiler;
 
+pub(crate) mod callout;
 pub(crate) mod intrinsic;
-pub(crate) mod native;
 #[cfg(feature = "jit")]
 pub(crate) mod optimise;
 #[cfg(feature = "jit")]
@@ -689,8 +689,8 @@ pub(crate) struct JitCtx {
     pub stop: *const *mut u64,
     /// What a built-in called from compiled code needs of the VM
     /// (`native.rs`), and what it left for the interpreter to finish.
-    pub vm: native::VmParts,
-    pub pending: native::Pending,
+    pub vm: callout::VmParts,
+    pub pending: callout::Pending,
 }
 
 /// Byte offsets in [`JitCtx`] and in a frame, for the translator.
@@ -1019,7 +1019,7 @@ fn generate(
 /// compiler's, under its lock); the context is emptied either way.
 #[cfg(feature = "jit")]
 fn install(
-    heap: &mut code::CodeHeap,
+    heap: &mut code_heap::CodeHeap,
     gen: &mut Codegen,
     p: &Proto,
     made: translate::Made,

@@ -5,7 +5,7 @@
 //! `connected*`, on non-blocking sockets), and says `:wait` when it
 //! cannot; it has then armed a waker that sends the caller
 //! `[:lona.io/ready s]` when the socket becomes ready. The Lonala
-//! functions of `lib/tcp.lona` wrap them: try, and on `:wait` receive the
+//! functions of `lonala/tcp.lona` wrap them: try, and on `:wait` receive the
 //! ready message (with the caller's timeout), then try again. A process
 //! waiting on a socket is therefore waiting in `receive`, and receives
 //! anything else meanwhile only if it asks for it.

@@ -2,7 +2,7 @@
 //! blocking pool and returns a reference at once; the pool thread sends
 //! the caller `[:lona.io/done ref [:ok value]]` or `[:lona.io/done ref
 //! [:error reason]]`, which the Lonala functions (`slurp`, `spit`,
-//! `read-line` in the prelude, the `file` namespace in `lib/file.lona`)
+//! `read-line` in the prelude, the `file` namespace in `lonala/file.lona`)
 //! receive. No scheduler worker ever waits on a disk.
 //!
 //! Handles (`file/open` and the operations on what it gives) queue their

@@ -5,8 +5,8 @@
 //! node (`boot.rs`) after the machine's own (`builtins`), in the same
 //! namespaces, through the same `builtins::def`.
 
-mod code;
 mod file;
+mod load;
 mod process;
 mod tcp;
 mod udp;
@@ -16,7 +16,7 @@ use crate::env::Env;
 /// Installs the node's built-ins in `env`.
 pub(crate) fn install(env: &Env) {
     process::install(env.core);
-    code::install(env);
+    load::install(env);
     tcp::install(env.namespaces.get_or_create("tcp"));
     file::install(env.namespaces.get_or_create("file"));
     udp::install(env.namespaces.get_or_create("udp"));

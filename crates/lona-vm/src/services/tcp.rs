@@ -1,5 +1,5 @@
 //! The leaf built-ins of the `tcp` namespace (`net/mod.rs` has the
-//! design; `lib/tcp.lona` the Lonala functions users call). Each does what
+//! design; `lonala/tcp.lona` the Lonala functions users call). Each does what
 //! it can without waiting and answers `:wait` when it cannot, having armed
 //! a waker that sends the caller `[:lona.io/ready s]`.
 

@@ -3,7 +3,7 @@
 //! process, as a TCP socket), datagrams sent and received: by `recv` in
 //! passive mode, or, in active mode, read by the port process and sent
 //! to the owner as `[:udp s [host port] data]` (`net/port.rs`). The
-//! waiting half of `recv` is in `lib/tcp.lona` (`udp/recv`).
+//! waiting half of `recv` is in `lonala/tcp.lona` (`udp/recv`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 

@@ -659,8 +659,8 @@ impl Vm {
                 let pending = self.run_compiled($f, $argc, &mut reds, &mut rt);
                 reload!();
                 // What a built-in the code called left to finish (it left
-                // after the call: `jit/native.rs`).
-                use crate::jit::native::Pending;
+                // after the call: `jit/callout.rs`).
+                use crate::jit::callout::Pending;
                 match pending {
                     Pending::None | Pending::NotNative => {}
                     Pending::Raise(e, p) => {

@@ -5,7 +5,7 @@
 use lona_runtime::Cx;
 
 use super::{Frame, Vm};
-use crate::jit::native::Pending;
+use crate::jit::callout::Pending;
 
 // Compiled code reads and writes frames at these offsets.
 const _: () = {
@@ -57,7 +57,7 @@ impl Vm {
             leaver_named: 0,
             htop,
             stop,
-            vm: crate::jit::native::VmParts {
+            vm: crate::jit::callout::VmParts {
                 heap: &self.heap,
                 env: &self.env,
                 extra: &mut self.extra,

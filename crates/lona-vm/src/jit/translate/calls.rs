@@ -1,7 +1,7 @@
 //! Calls in compiled code (`mod.rs` has the protocol): of the function
 //! itself (`self_call`, with its base case taken inline), of other
 //! compiled closures (`closure_call`, natively), of built-ins (through an
-//! intrinsic or `native::call`), tail calls of other functions
+//! intrinsic or `callout::call`), tail calls of other functions
 //! (`tail_closure_call`, in the caller's place), and what a frame does
 //! when a callee left (`after_call`): its registers and frame to memory,
 //! the leaver named, the callee slot written.
@@ -357,7 +357,7 @@ impl Translator<'_, '_> {
 
     /// A call at `pc` of closure `f` (from var `var` or `R[a]`; goes into
     /// `R[a]`) with `argc` arguments: natively if it is compiled code of
-    /// that arity, else through `native::call` (`native_call`).
+    /// that arity, else through `callout::call` (`native_call`).
     pub(super) fn closure_call(&mut self, pc: u32, a: u8, argc: u8, f: Value, ret_pc: u32) {
         let slow = self.b.create_block();
         if argc as usize > crate::jit::MAX_ARGS {
@@ -529,7 +529,7 @@ impl Translator<'_, '_> {
     }
 
     /// A call at `pc` of closure `f` (from var `var` or `R[a]`; goes into
-    /// `R[a]`), with `argc` arguments, through `native::call`: a built-in
+    /// `R[a]`), with `argc` arguments, through `callout::call`: a built-in
     /// runs there; anything else is left to the interpreter (before the
     /// call: nothing happened). What a built-in leaves to finish (a raise,
     /// a request) the interpreter finishes after it (a leave at `ret_pc`).
@@ -559,10 +559,10 @@ impl Translator<'_, '_> {
         let n = self.b.ins().iconst(I64, argc as i64);
         let slot = self.b.ins().iconst(
             I64,
-            a as i64 | if tail { crate::jit::native::TAIL } else { 0 },
+            a as i64 | if tail { crate::jit::callout::TAIL } else { 0 },
         );
         let out = self.helper(
-            crate::jit::native::call as *const () as usize,
+            crate::jit::callout::call as *const () as usize,
             &[self.ctx, f, args, n, reds, slot],
             2,
         );

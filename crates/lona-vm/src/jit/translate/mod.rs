@@ -745,7 +745,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 // words bumped from the young block, as `Heap::cons_raw`
                 // takes them; where they do not fit, the heap's slow path
                 // (an overflow chunk, a collection wanted) through
-                // `native::cons`.
+                // `callout::cons`.
                 let (x, y) = (self.r(a), self.r(b));
                 let t = self.b.ins().band_imm(y, 0b111);
                 let cons = self.b.ins().icmp_imm(IntCC::Equal, t, 0b001);
@@ -757,7 +757,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.guard(list, pc);
                 let v = self.alloc_inline(pc, &[x, y], 0b001, |tr| {
                     tr.helper(
-                        super::native::cons as *const () as usize,
+                        super::callout::cons as *const () as usize,
                         &[tr.ctx, x, y],
                         1,
                     )[0]
@@ -768,7 +768,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Instr::MakeVector { dst, from, n } => {
                 // A header and `n` words bumped from the young block, as
                 // `Heap::vector_raw` lays them out; where they do not
-                // fit, the heap's slow path through `native::vector`,
+                // fit, the heap's slow path through `callout::vector`,
                 // from the words put in a stack slot.
                 let items: Vec<Value> = (0..n as i64).map(|i| self.r(from as i64 + i)).collect();
                 let head = self
@@ -790,7 +790,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                     let at = tr.b.ins().stack_addr(I64, slot, 0);
                     let count = tr.b.ins().iconst(I64, n as i64);
                     tr.helper(
-                        super::native::vector as *const () as usize,
+                        super::callout::vector as *const () as usize,
                         &[tr.ctx, at, count],
                         1,
                     )[0]

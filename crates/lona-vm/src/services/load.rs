@@ -1,4 +1,4 @@
-//! Code at run time, the Rust half (`src/code.lona` is the other):
+//! Code at run time, the Rust half (`src/lonala/load.lona` is the other):
 //! `read-string` in `lona.core`, and the leaf steps of `eval`, `load` and
 //! `require` in `lona.code` (compiling a form, reading a file's forms,
 //! applying an `ns` form, finding a namespace's source), which the Lonala

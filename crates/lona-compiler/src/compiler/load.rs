@@ -5,7 +5,7 @@
 //! `require-in`: `eval` compiles in the caller's namespace, `load` finds a
 //! relative path beside the caller's file, `require` adds aliases and
 //! refers to the caller's namespace. Used as values (`(map eval forms)`),
-//! the functions work in namespace `user` (`src/code.lona`).
+//! the functions work in namespace `user` (`src/lonala/load.lona`).
 
 use super::Compiler;
 use lona_reader::{Form, FormKind};
