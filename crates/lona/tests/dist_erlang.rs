@@ -1,7 +1,8 @@
 //! Erlang's rules across the wire, with a real `erl` node as the peer
 //! (issue 38): the signals between two processes keep their order (a
 //! monitor or link the peer makes is in place before what it sends next
-//! acts). Skipped, with a message, when `erl`
+//! acts), and the runtime's own exit reasons reach Erlang under Erlang's
+//! names and come back under Lonala's. Skipped, with a message, when `erl`
 //! is not installed (`.ci/run` installs it).
 
 mod dist_common;
@@ -115,4 +116,72 @@ fn monitors_and_links_from_erlang_keep_their_place_in_the_order() {
             "the reasons {case} got, and how often"
         );
     }
+}
+
+/// The Erlang side of the reasons test.
+const REASONS: &str = r#"L = 'LONA',
+Start = fun() -> {main, L} ! {start, self()},
+  receive {started, {ok, P}} -> P after 10000 -> exit(nostart) end end,
+Start(),
+case catch gen_server:call({counter, L}, {'case', 5}) of
+  {'EXIT', {{error, {case_clause, 5}}, {gen_server, call, _}}} -> io:format("case_clause matched~n");
+  R1 -> io:format("case_clause not matched: ~p~n", [R1])
+end,
+P2 = Start(),
+M = erlang:monitor(process, P2),
+catch gen_server:call(P2, {fclause, 2}),
+receive
+  {'DOWN', M, process, P2, {error, function_clause}} -> io:format("function_clause matched~n");
+  D -> io:format("function_clause not matched: ~p~n", [D])
+after 10000 -> io:format("no DOWN~n")
+end,
+{main, L} ! {trap, self()},
+Main = receive {trapping, Pid} -> Pid end,
+exit(Main, {case_clause, 7}),
+exit(Main, function_clause),
+spawn(fun() -> link(Main), exit(if_clause) end),
+Q = spawn(fun() -> receive go -> exit({try_clause, 3}) end end),
+{main, L} ! {watch, Q, self()},
+receive watching -> Q ! go end,
+timer:sleep(20000),
+halt()."#;
+
+/// The runtime's reasons reach an Erlang node under Erlang's names, and
+/// Erlang's reach Lonala under Lonala's (`dist/reason.rs`):
+/// - a `gen_server:call` to a Lonala server that fails on a `match`
+///   with no clause: the caller's `catch` matches
+///   `{'EXIT', {{error, {case_clause, 5}}, {gen_server, call, _}}}`
+///   (Lonala ends a process on an uncaught error `e` with `[:error e]`);
+/// - the same with a function clause: a monitor's `DOWN` says
+///   `{error, function_clause}`;
+/// - `exit(Pid, {case_clause, 7})` and `exit(Pid, function_clause)` to a
+///   trapping Lonala process, a linked Erlang process ending with
+///   `if_clause`, a monitored one with `{try_clause, 3}`: Lonala gets
+///   `[:case-clause 7]`, `:function-clause`, `:if-clause` and
+///   `[:try-clause 3]`.
+#[test]
+fn error_reasons_cross_under_erlangs_names_and_back() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(&l, "c38r", NODE);
+    lona.expect("ready");
+    let eval = REASONS.replace("LONA", &format!("{l}@{h}"));
+    let erl = Node::erl(&e, "c38r", &eval);
+    erl.expect("case_clause matched");
+    erl.expect("function_clause matched");
+    // The linked process and the monitored one are not the sender of the
+    // others: their signals may come in any order among them.
+    let mut got: Vec<String> = (0..4).map(|_| lona.expect("")).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "down [:try-clause 3]",
+            "exit :function-clause",
+            "exit :if-clause",
+            "exit [:case-clause 7]",
+        ]
+    );
 }

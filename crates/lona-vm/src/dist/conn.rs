@@ -17,6 +17,7 @@ use lona_term::{Fragment, Heap, Term};
 use super::fragment::{self, Assembler, Packet};
 use super::out::{self, Out};
 use super::outq::Outq;
+use super::reason;
 use super::reply::{self, Closer, Writer};
 use super::wire::{self, put, Control, Cursor, Frame, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
@@ -817,10 +818,11 @@ async fn spawn_for_peer(
 }
 
 /// An exit reason in external format: the standard ones as atoms, a
-/// Lonala term as itself when it can cross, else `noproc`.
+/// Lonala term as itself when it can cross (under Erlang's names:
+/// `reason.rs`), else `noproc`.
 fn reason_bytes(d: &Dist, r: &Reason) -> Vec<u8> {
     let heap = Heap::new();
-    let t = crate::msg::reason_term(&heap, r);
+    let t = reason::to_erlang(&heap, crate::msg::reason_term(&heap, r));
     let mut out = Vec::new();
     match lona_term::etf::encode_node_into(&mut out, t, &d.etf_node()) {
         Ok(()) => out,
@@ -1044,7 +1046,7 @@ async fn on_control(
             if let Some(r) = ours {
                 let heap = Heap::new();
                 let t = decode(d, &heap, reason).unwrap_or(lona_term::kw!("noproc"));
-                d.fire_down(r, t);
+                d.fire_down(r, reason::from_erlang(&heap, t));
             }
         }
         Control::UnlinkId { id, from, to } => {
@@ -1177,7 +1179,7 @@ fn spawn_replied(
         _ => {
             let why = Cursor::new(result).atom().unwrap_or("badarg");
             let why = lona_term::Atom::existing(why)
-                .map(Term::keyword_atom)
+                .map(|a| reason::from_erlang(&heap, Term::keyword_atom(a)))
                 .unwrap_or(lona_term::kw!("badarg"));
             heap.vector(&[lona_term::kw!("error"), why])
         }
@@ -1196,11 +1198,12 @@ fn remote_link(node: &str, p: &WirePid<'_>) -> super::RemoteLink {
     }
 }
 
-/// An exit reason from the wire, as the runtime's reason.
+/// An exit reason from the wire, as the runtime's reason (under
+/// Lonala's names: `reason.rs`).
 fn decode_reason(d: &Dist, bytes: &[u8]) -> Reason {
     let heap = Heap::new();
     let t = decode(d, &heap, bytes).unwrap_or(lona_term::kw!("noproc"));
-    crate::msg::term_reason(t, None)
+    crate::msg::term_reason(reason::from_erlang(&heap, t), None)
 }
 
 /// One term a peer sent (no version byte), onto `heap`: our pids and

@@ -55,6 +55,8 @@
 //!   `dist_buf_busy_limit`: senders wait while it is over);
 //! - `conn.rs`: the acceptor, writer and reader processes;
 //! - `out.rs`: what a writer's mailbox takes, and what each counts;
+//! - `reason.rs`: exit reasons under Erlang's names on the wire
+//!   (`:case-clause` is `case_clause` there);
 //! - `reply.rs`: what the reader queues for the writer in answer to the
 //!   peer, counted towards the reply limit; how the peer's signals keep
 //!   their order (the reader makes links and monitors on the writer's
@@ -67,6 +69,7 @@ mod error;
 pub mod fragment;
 mod out;
 mod outq;
+mod reason;
 mod reply;
 // The packet reader and writer: public only for the fuzz target
 // (`fuzz/fuzz_targets/dist_wire.rs`, feature `fuzzing`); not an API.
@@ -1249,6 +1252,8 @@ impl Dist {
         if self.busy(node) {
             return Err(RemoteSendError::Busy);
         }
+        let heap = lona_term::Heap::new();
+        let reason = reason::to_erlang(&heap, heap.copy_from(reason));
         let mut r = Vec::new();
         lona_term::etf::encode_node_into(&mut r, reason, &self.etf_node())
             .map_err(RemoteSendError::Encode)?;
