@@ -14,7 +14,7 @@ cargo build --release -q -p lona
 work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cp bench/erlang/dist.erl "$work/" && (cd "$work" && erlc dist.erl)
 host=$(hostname -s)
-lona=$PWD/target/release/lona
+lona=${CARGO_TARGET_DIR:-$PWD/target}/release/lona
 
 # The responder ends on the driver's stop; one that has not after 5 s is
 # killed (the run's figures are already printed).

@@ -850,3 +850,98 @@ fn a_foreign_exit_follows_the_exit_rules_and_names_its_origin() {
     });
     assert_eq!(seen, vec!["alive", "\"boom\"", "killed", "kill"]);
 }
+
+// --- 13. links and monitors made on another process's behalf ----------------
+
+/// A process that ends with reason "done" on its first `()`.
+async fn ends_on_unit(ctx: Ctx) {
+    ctx.receive::<()>().await;
+    ctx.exit(Reason::from("done")).await;
+}
+
+/// A helper monitors (or links) `P` on the test process's behalf and at
+/// once sends `P` what ends it: the monitor or link is in place before
+/// that, every time (the `Monitor`/`Link` reaches `P` in order with the
+/// helper's message), and the test process gets the `Down` or `Exit` with
+/// `P`'s reason, as if it had made it itself. 100 rounds each.
+#[test]
+fn a_monitor_made_on_anothers_behalf_is_its_own_and_keeps_the_makers_order() {
+    let reasons = run(|ctx| async move {
+        let me = ctx.pid();
+        let mut reasons = Vec::new();
+        for _ in 0..100 {
+            let p = ctx.spawn(ends_on_unit).await.unwrap();
+            let r = lona_runtime::Ref::new();
+            ctx.spawn(move |ctx| async move {
+                ctx.handle().monitor_for(me, p, r);
+                ctx.send(p, ()).await;
+            })
+            .await
+            .unwrap();
+            let d = down_of(&ctx, p).await;
+            assert_eq!(d.mref, r);
+            reasons.push(d.reason);
+        }
+        reasons
+    });
+    assert!(
+        reasons.iter().all(|r| *r == Reason::from("done")),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn a_link_made_on_anothers_behalf_is_its_own_and_keeps_the_makers_order() {
+    let reasons = run(|ctx| async move {
+        ctx.trap_exit(true).await;
+        let me = ctx.pid();
+        let mut reasons = Vec::new();
+        for _ in 0..100 {
+            let p = ctx.spawn(ends_on_unit).await.unwrap();
+            ctx.spawn(move |ctx| async move {
+                ctx.handle().link_for(me, p);
+                ctx.send(p, ()).await;
+            })
+            .await
+            .unwrap();
+            let e = ctx.receive_where(move |e: &Exit| e.from == p).await;
+            reasons.push(e.reason);
+        }
+        reasons
+    });
+    assert!(
+        reasons.iter().all(|r| *r == Reason::from("done")),
+        "{reasons:?}"
+    );
+}
+
+/// Made for a process that is gone: `Down` `noproc`, and an exit signal
+/// `noproc` through the link, as for the owner's own `monitor`/`link`; a
+/// monitor made for the caller can be taken back by it (no `Down` comes).
+#[test]
+fn on_anothers_behalf_to_a_dead_process_is_noproc_and_demonitor_works() {
+    run(|ctx| async move {
+        ctx.trap_exit(true).await;
+        let me = ctx.pid();
+        let (gone, _) = ctx.spawn_monitor(|_| async {}).await.unwrap();
+        down_of(&ctx, gone).await;
+        let r = lona_runtime::Ref::new();
+        ctx.handle().monitor_for(me, gone, r);
+        let d = down_of(&ctx, gone).await;
+        assert_eq!((d.mref, d.reason), (r, Reason::NoProc));
+        ctx.handle().link_for(me, gone);
+        let e = ctx.receive_where(move |e: &Exit| e.from == gone).await;
+        assert_eq!(e.reason, Reason::NoProc);
+
+        let p = ctx.spawn(ends_on_unit).await.unwrap();
+        let r = lona_runtime::Ref::new();
+        ctx.handle().monitor_for(me, p, r);
+        // The monitor is recorded as the caller drains its inbox (here,
+        // receiving a message sent after it).
+        ctx.send(me, "marker").await;
+        ctx.receive::<&str>().await;
+        assert!(ctx.demonitor(r).await, "the caller's own monitor");
+        ctx.send(p, ()).await;
+        assert!(ctx.receive_timeout::<Down>(SHORT).await.is_none());
+    });
+}

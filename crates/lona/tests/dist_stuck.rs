@@ -136,10 +136,10 @@ fn link(s: &Stuck, to: Pid) -> Vec<u8> {
 /// A peer's `LINK` to a live local process does not stop the reader for
 /// good while the writer is stuck. The peer links, then sends a message
 /// to another local process (registered `probe`): the message arrives
-/// (once the reader has waited its net tick time for the link) while the
-/// writer is still stuck, and the connection stays. Before, the reader
-/// waited for the writer to link without end, and read nothing more (not
-/// even the peer's ticks).
+/// while the writer is still stuck (the reader makes the link itself, on
+/// the writer's behalf, and waits for nothing: `reply.rs`), and the
+/// connection stays. Once, the reader waited for the writer to link
+/// without end, and read nothing more (not even the peer's ticks).
 #[test]
 fn a_link_does_not_stop_the_reader_behind_a_stuck_writer() {
     let Some(st) = stuck_peer() else { return };
@@ -169,8 +169,8 @@ fn a_link_does_not_stop_the_reader_behind_a_stuck_writer() {
 /// Sends `request` (a `LINK` or `MONITOR_P` of local process `victim`
 /// by the fake's process), then `[:die ...]` to `victim`, on which it
 /// ends with reason `shutdown`, then a message to `probe`. The probe's
-/// message arrives while the writer is still stuck (what is for `victim`
-/// waits behind the request, and only that); then the peer reads, up to
+/// message arrives while the writer is still stuck (the reader waits for
+/// nothing); then the peer reads, up to
 /// the first packet of control message `answer` (`EXIT`, 3, or
 /// `MONITOR_P_EXIT`, 21): returned.
 fn victim_ends(
@@ -210,14 +210,14 @@ fn victim_ends(
 }
 
 /// The link's place in the order of the peer's signals is kept while the
-/// writer is stuck: the peer links to local process `victim`, then sends
+/// writer is stuck (the reader made it, on the writer's behalf): the peer links to local process `victim`, then sends
 /// it a message on which it ends with reason `shutdown` (`victim_ends`).
 /// The peer gets the victim's `EXIT` with reason `shutdown`, as from
 /// Erlang (the link was in place when the message came), not `noproc` (a
 /// reader that went on and delivered the message before the writer linked
 /// would have let `victim` end unlinked).
 #[test]
-fn a_message_after_a_link_waits_behind_it_for_that_process_only() {
+fn a_message_after_a_link_finds_it_while_the_writer_is_stuck() {
     let Some(mut st) = stuck_peer() else { return };
     let exit = victim_ends(&mut st, link, 3);
     let text = String::from_utf8_lossy(&exit);
@@ -226,11 +226,12 @@ fn a_message_after_a_link_waits_behind_it_for_that_process_only() {
 
 /// The same for a monitor: the peer monitors `victim` (`MONITOR_P`), then
 /// sends it the message it ends on; the peer's `MONITOR_P_EXIT` says
-/// `shutdown`, not `noproc`. Before, the reader handed the monitor to the
+/// `shutdown`, not `noproc`. Once, the reader handed the monitor to the
 /// writer and delivered the message at once: the victim ended before the
-/// writer monitored it, and the peer was told `noproc`.
+/// writer monitored it, and the peer was told `noproc`. Now the reader
+/// makes the monitor itself, on the writer's behalf (`reply.rs`).
 #[test]
-fn a_message_after_a_monitor_waits_behind_it_for_that_process_only() {
+fn a_message_after_a_monitor_finds_it_while_the_writer_is_stuck() {
     let Some(mut st) = stuck_peer() else { return };
     let monitor = |st: &Stuck, to: Pid| {
         let mut b = vec![112, 131, 104, 4, 97, 19];

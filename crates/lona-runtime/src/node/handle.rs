@@ -81,6 +81,37 @@ impl Handle {
         );
     }
 
+    /// Monitor `target` on behalf of process `watcher` (links rule 13):
+    /// `watcher` gets the `Down` for `mref` (a fresh [`Ref::new`]) as if it
+    /// had called `monitor` itself, and may `demonitor` it. From inside a
+    /// process, the `Monitor` reaches `target` in order with that process's
+    /// other sends to it; and `watcher` has the monitor before anything
+    /// else that process sends it afterwards.
+    pub fn monitor_for(&self, watcher: Pid, target: Pid, mref: Ref) {
+        self.shared
+            .signal(watcher, Signal::MonitorOf { mref, target });
+        self.shared.signal(
+            target,
+            Signal::Monitor {
+                from: watcher,
+                mref,
+            },
+        );
+    }
+
+    /// Link process `owner` to `target` on its behalf (links rule 13): the
+    /// link is `owner`'s as if it had called `link` (`target`'s end, or
+    /// `noproc` if it is gone, reaches `owner` as an exit signal from the
+    /// link). From inside a process, the `Link` reaches `target` in order
+    /// with that process's other sends to it.
+    pub fn link_for(&self, owner: Pid, target: Pid) {
+        if owner == target {
+            return;
+        }
+        self.shared.signal(owner, Signal::LinkOf { target });
+        self.shared.signal(target, Signal::Link { from: owner });
+    }
+
     /// Register `name` for `pid`.
     pub fn register(&self, name: &str, pid: Pid) -> Result<(), RegisterError> {
         self.shared.register(name, pid)

@@ -72,6 +72,20 @@
 //!    `Down` still in flight is dropped when it arrives; with `flush`, a
 //!    `Down` already in the mailbox is removed too.
 //!
+//! 13. A link or monitor may be made *on behalf of* another process
+//!     (`Handle::link_for`, `Handle::monitor_for`: the distribution's
+//!     reader makes them for its writer, which then owns them, in order
+//!     with what it delivers next). The caller signals the owner first
+//!     (`LinkOf`, `MonitorOf`: the owner records the link, in force, or
+//!     the monitor, when it drains), then the target (`Link`, `Monitor`,
+//!     from the owner). The owner's record is in its inbox before anything
+//!     the target can send back, so the target's exit signal or `Down`
+//!     (`noproc` if it is gone) finds the link or monitor in place, as if
+//!     the owner had made it itself; and the target gets the `Link` or
+//!     `Monitor` in order with the caller's later messages and signals to
+//!     it. If the owner is gone, the target keeps a link or monitor to a
+//!     dead process: its end signals nobody.
+//!
 //! # Ending
 //! 9. A process ends (`worker::finish`): its registered name is released
 //!    and *then* its state becomes exited (so nobody sees it dead while its
@@ -174,6 +188,15 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
         Signal::Demonitor { mref } => {
             if let Some(x) = cx.p.extra.as_mut() {
                 x.monitored_by.remove(&mref);
+            }
+        }
+        // Rule 13: made on the receiver's behalf.
+        Signal::MonitorOf { mref, target } => {
+            cx.p.extra().monitors.insert(mref, target);
+        }
+        Signal::LinkOf { target } => {
+            if target != cx.pid {
+                cx.p.extra().links.insert(target, ACTIVE);
             }
         }
         Signal::Down { mref, pid, reason } => {

@@ -48,6 +48,20 @@ pub(crate) enum Signal {
     Demonitor {
         mref: Ref,
     },
+    /// The receiver watches `target` under `mref` from now on: a monitor
+    /// made on its behalf (`Handle::monitor_for`), recorded here before
+    /// `target` gets its `Monitor`, so the `Down` is the receiver's.
+    MonitorOf {
+        mref: Ref,
+        target: Pid,
+    },
+    /// The receiver is linked to `target` from now on (in force, as
+    /// `link` would make it): a link made on its behalf
+    /// (`Handle::link_for`), recorded here before `target` gets its
+    /// `Link`.
+    LinkOf {
+        target: Pid,
+    },
     /// The monitored process `pid` went down.
     Down {
         mref: Ref,

@@ -17,7 +17,8 @@ use lona_term::{Fragment, Heap, Term};
 use super::fragment::{self, Assembler, Packet};
 use super::out::{self, Out};
 use super::outq::Outq;
-use super::reply::{self, Behind, Closer, Done, Writer};
+use super::reason;
+use super::reply::{self, Closer, Writer};
 use super::wire::{self, put, Control, Cursor, Frame, WireError, WirePid};
 use super::{Dist, MAX_PACKET};
 
@@ -290,10 +291,8 @@ async fn run(ctx: &Ctx, d: &Arc<Dist>, node: &str, stream: TcpStream, frags: boo
     // The reader's reason, or `disconnect`'s, when they ended it: the
     // socket shut down, a write that failed for it is not the reason.
     let end = closer.why().unwrap_or(end);
-    deliver_left(ctx, d, held).await;
     // The local processes linked to the writer get `noconnection` from
     // their remote partners (`forget`), not the writer's own end.
-    watches.linked.clear();
     unlink_partners(ctx, d, node).await;
     d.forget(node, me);
     // `shutdown`: a connection's end is logged here, not crash-reported,
@@ -320,34 +319,15 @@ struct Watch {
     mref: Vec<u8>,
 }
 
-/// What the writer still had to deliver to local processes for the peer
-/// (`Out::Deliver`, behind a link or monitor it had to make: `reply.rs`)
-/// as the connection ends: delivered now, before they hear of the end
-/// (`Dist::forget`), as Erlang delivers what came before a connection
-/// went. The rest of the mailbox is dropped.
-async fn deliver_left(ctx: &Ctx, d: &Dist, held: VecDeque<Envelope>) {
-    for env in held {
-        if let Ok(Out::Deliver { act, .. }) = env.downcast::<Out>() {
-            act(d);
-        }
-    }
-    let deliver = |o: &Out| matches!(o, Out::Deliver { .. });
-    while let Some(o) = ctx.receive_where_timeout(deliver, Duration::ZERO).await {
-        if let Out::Deliver { act, .. } = o {
-            act(d);
-        }
-    }
-}
-
 /// What a writer watches on the local side: the peer's monitors of local
-/// processes (by the writer's own monitor reference), and the local
-/// processes linked to the writer because they have links to the peer's
-/// (a runtime link: the local process's end reaches the writer, with its
+/// processes (by the writer's own monitor reference, made by the reader on
+/// its behalf or with a spawn), and its reader. The local processes that
+/// have links to the peer's are linked to the writer (a runtime link made
+/// on its behalf: the local process's end reaches the writer, with its
 /// reason, as an `Exit`).
 #[derive(Default)]
 struct Watching {
     monitors: HashMap<Ref, Watch>,
-    linked: std::collections::HashSet<Pid>,
     reader: Option<Pid>,
 }
 
@@ -661,13 +641,13 @@ async fn handle(
                 Out::Message { packet, .. } => packet.append_to(buf),
                 Out::Packet(packet) | Out::Reply(packet) => buf.extend_from_slice(&packet),
                 Out::Monitor {
-                    target,
+                    r,
                     toproc,
                     watcher,
                     mref,
-                    id,
                 } => {
-                    let r = ctx.monitor(target).await;
+                    // The reader made the monitor (after sending this):
+                    // its `Down` comes after this.
                     watches.monitors.insert(
                         r,
                         Watch {
@@ -676,7 +656,6 @@ async fn handle(
                             mref,
                         },
                     );
-                    done(ctx, watches, id).await;
                 }
                 Out::Demonitor { mref } => {
                     let found = watches
@@ -692,21 +671,6 @@ async fn handle(
                 Out::Adopt(..) => {
                     // A second connection to a node we are connected to:
                     // dropped (closed).
-                }
-                Out::LinkLocal { pid, id } => {
-                    // A process already gone: the writer traps exits, so
-                    // the link gives `Exit` `noproc` (the error is for
-                    // processes that do not trap), which sends the peer
-                    // `EXIT` `noproc` below, as Erlang answers a `LINK` to
-                    // a process that is gone (`reply.rs`).
-                    if watches.linked.insert(pid) {
-                        let _ = ctx.link(pid).await;
-                    }
-                    done(ctx, watches, id).await;
-                }
-                Out::Deliver { id, act, .. } => {
-                    act(d);
-                    done(ctx, watches, id).await;
                 }
                 Out::Spawn {
                     bytes: _,
@@ -738,7 +702,6 @@ async fn handle(
         // the link came: `noproc`, as Erlang's): `EXIT` to each of its
         // partners there.
         Ok(e) => {
-            watches.linked.remove(&e.from);
             let links = d.take_links(e.from, node);
             if !links.is_empty() {
                 let reason = reason_bytes(d, &e.reason);
@@ -768,13 +731,6 @@ async fn handle(
         }
     }
     Ok(None)
-}
-
-/// Tells the reader the writer has done its hand-off `id` (`reply.rs`).
-async fn done(ctx: &Ctx, watches: &Watching, id: u64) {
-    if let Some(r) = watches.reader {
-        ctx.send(r, Done(id)).await;
-    }
 }
 
 /// Spawns `qualified` for the peer's process `from` and writes the
@@ -827,7 +783,6 @@ async fn spawn_for_peer(
                         pid: from,
                     },
                 );
-                watches.linked.insert(child);
                 flags |= 1;
             }
             let mut child_bytes = Vec::new();
@@ -863,10 +818,11 @@ async fn spawn_for_peer(
 }
 
 /// An exit reason in external format: the standard ones as atoms, a
-/// Lonala term as itself when it can cross, else `noproc`.
+/// Lonala term as itself when it can cross (under Erlang's names:
+/// `reason.rs`), else `noproc`.
 fn reason_bytes(d: &Dist, r: &Reason) -> Vec<u8> {
     let heap = Heap::new();
-    let t = crate::msg::reason_term(&heap, r);
+    let t = reason::to_erlang(&heap, crate::msg::reason_term(&heap, r));
     let mut out = Vec::new();
     match lona_term::etf::encode_node_into(&mut out, t, &d.etf_node()) {
         Ok(()) => out,
@@ -899,8 +855,6 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
     let mut idle_big = 0u32;
     // Fragmented messages: at most a packet's limit in all.
     let mut asm = Assembler::new(MAX_PACKET);
-    // What the writer has yet to do for local processes (`reply.rs`).
-    let mut behind = Behind::default();
     loop {
         // Whole packets in the buffer.
         loop {
@@ -920,7 +874,7 @@ async fn read_loop(ctx: &Ctx, d: &Dist, node: &str, stream: &TcpStream, writer: 
             if len == 0 {
                 continue; // a tick
             }
-            let r = on_packet(ctx, d, node, packet, &mut asm, &mut behind, writer).await;
+            let r = on_packet(ctx, d, node, packet, &mut asm, writer).await;
             if let Err(e) = r {
                 return format!("malformed packet: {e}");
             }
@@ -983,12 +937,11 @@ async fn on_packet(
     node: &str,
     p: &[u8],
     asm: &mut Assembler,
-    behind: &mut Behind,
     writer: &Writer,
 ) -> Result<(), WireError> {
     let joined: Arc<Vec<u8>>;
     let ctl = match wire::frame(p)? {
-        Frame::Whole(c) => return on_control(ctx, d, node, c, None, behind, writer).await,
+        Frame::Whole(c) => return on_control(ctx, d, node, c, None, writer).await,
         Frame::First { seq, count, body } => {
             // Relaxed: a statistic.
             d.frags_in.fetch_add(1, Relaxed);
@@ -1002,40 +955,35 @@ async fn on_packet(
             }
         },
     };
-    on_control(ctx, d, node, ctl, Some(&joined), behind, writer).await
+    on_control(ctx, d, node, ctl, Some(&joined), writer).await
 }
 
 /// Acts on one control message (and the message it carries). `joined`:
 /// the buffer a fragmented message was joined into, which its large
-/// binary may keep instead of a copy. What is for a local process the
-/// writer has work for goes through the writer, behind that work
-/// (`behind`, `reply.rs`).
+/// binary may keep instead of a copy. Every signal of the peer to a local
+/// process is sent from here, the reader, as the packets come: links and
+/// monitors too, made on the writer's behalf (`reply.rs`), so they keep
+/// the peer's order.
 async fn on_control(
     ctx: &Ctx,
     d: &Dist,
     node: &str,
     ctl: Control<'_>,
     joined: Option<&Arc<Vec<u8>>>,
-    behind: &mut Behind,
     writer: &Writer,
 ) -> Result<(), WireError> {
-    behind.catch_up(ctx).await;
     match ctl {
         Control::Send { to, msg, .. } => {
             if let Some(pid) = our_pid(d, &to) {
                 if let Some(m) = message(d, node, msg, joined) {
-                    let n = m.words() * 8;
-                    let send = move |d: &Dist| d.handle.send(pid, m);
-                    behind.deliver(ctx, d, writer, pid, n, send).await;
+                    d.handle.send(pid, m);
                 }
             }
         }
         Control::RegSend { name, msg, .. } => {
             if let Some(pid) = ctx.handle().whereis(name) {
                 if let Some(m) = message(d, node, msg, joined) {
-                    let n = m.words() * 8;
-                    let send = move |d: &Dist| d.handle.send(pid, m);
-                    behind.deliver(ctx, d, writer, pid, n, send).await;
+                    d.handle.send(pid, m);
                 }
             } else if name == "net_kernel" {
                 reply::net_kernel(ctx, msg, writer).await?;
@@ -1060,18 +1008,20 @@ async fn on_control(
                 }
             };
             match target {
-                // A process already gone gets a `DOWN` `noproc` from the
-                // writer's own monitor. What the peer sends the target
-                // next waits behind the monitor (`reply.rs`).
+                // The writer learns of the monitor first, then the reader
+                // makes it on the writer's behalf, before anything the
+                // peer sends next (`reply.rs`). A process already gone
+                // gives the writer a `DOWN` `noproc`.
                 Some(target) => {
+                    let r = Ref::new();
                     let out = Out::Monitor {
-                        target,
+                        r,
                         toproc: toproc.to_vec(),
                         watcher: watcher.to_vec(),
                         mref: mref.to_vec(),
-                        id: behind.id_for(target),
                     };
-                    writer.hand(ctx, out).await
+                    writer.hand(ctx, out).await;
+                    d.handle.monitor_for(writer.pid, target, r);
                 }
                 None => {
                     let mut out = Vec::new();
@@ -1092,14 +1042,11 @@ async fn on_control(
         }
         Control::MonitorPExit { mref, reason, .. } => {
             let ours = Cursor::new(mref).reference()?.ours(&d.name, d.creation);
-            // The watcher, unless the monitor was taken back.
-            if let Some((r, w)) = ours.and_then(|r| Some((r, d.down_watcher(r)?))) {
+            // To the watcher, unless the monitor was taken back.
+            if let Some(r) = ours {
                 let heap = Heap::new();
                 let t = decode(d, &heap, reason).unwrap_or(lona_term::kw!("noproc"));
-                let t = Fragment::new(t);
-                let n = t.words() * 8;
-                let fire = move |d: &Dist| d.fire_down(r, t.root());
-                behind.deliver(ctx, d, writer, w, n, fire).await;
+                d.fire_down(r, reason::from_erlang(&heap, t));
             }
         }
         Control::UnlinkId { id, from, to } => {
@@ -1120,10 +1067,10 @@ async fn on_control(
         }
         Control::Link { from, to } => {
             if let Some(pid) = our_pid(d, &to) {
-                // Recorded now; the writer links, and the reader waits
-                // for it, up to a point (`reply.rs`).
+                // Recorded now, and made at once on the writer's behalf
+                // (`reply.rs`).
                 if d.add_link(pid, remote_link(node, &from)) {
-                    behind.link(ctx, writer, pid, d.tick_time).await;
+                    d.handle.link_for(writer.pid, pid);
                 }
             } else {
                 // A pid of an earlier incarnation: gone.
@@ -1150,10 +1097,7 @@ async fn on_control(
                 if !link || d.remove_link(pid, &l) {
                     let r = decode_reason(d, reason);
                     let origin = d.origin(&l);
-                    let exit = move |d: &Dist| d.handle.send_foreign_exit(pid, origin, r, link);
-                    behind
-                        .deliver(ctx, d, writer, pid, reason.len(), exit)
-                        .await;
+                    d.handle.send_foreign_exit(pid, origin, r, link);
                 }
             }
         }
@@ -1194,7 +1138,7 @@ async fn on_control(
             let ours = Cursor::new(req).reference()?.ours(&d.name, d.creation);
             if let (Some(r), Some(me)) = (ours, our_pid(d, &to)) {
                 if d.take_spawn(r).is_some() {
-                    spawn_replied(ctx, d, node, me, r, flags, result, behind, writer).await?;
+                    spawn_replied(d, node, me, r, flags, result, writer)?;
                 }
             }
         }
@@ -1208,16 +1152,13 @@ async fn on_control(
 /// Our spawn request `r` of `me` was answered: the link and monitor it
 /// made are recorded, and `me` gets `[:spawn-reply ref pid]` (or
 /// `[:spawn-reply ref [:error reason]]`).
-#[allow(clippy::too_many_arguments)]
-async fn spawn_replied(
-    ctx: &Ctx,
+fn spawn_replied(
     d: &Dist,
     node: &str,
     me: Pid,
     r: u64,
     flags: i64,
     result: &[u8],
-    behind: &mut Behind,
     writer: &Writer,
 ) -> Result<(), WireError> {
     let heap = Heap::new();
@@ -1227,9 +1168,8 @@ async fn spawn_replied(
             let node_atom = lona_term::Atom::try_new(node).map_err(|_| WireError("a node name"))?;
             let child_term = heap.ext_pid(node_atom, child.id, child.serial, child.creation);
             if flags & 1 != 0 && d.add_link(me, remote_link(node, &child)) {
-                // The writer links, and the reader waits for it, up to a
-                // point (`reply.rs`).
-                behind.link(ctx, writer, me, d.tick_time).await;
+                // Made at once on the writer's behalf (`reply.rs`).
+                d.handle.link_for(writer.pid, me);
             }
             if flags & 2 != 0 {
                 d.add_remote_monitor(me, node, r, child_term, result.to_vec());
@@ -1239,16 +1179,14 @@ async fn spawn_replied(
         _ => {
             let why = Cursor::new(result).atom().unwrap_or("badarg");
             let why = lona_term::Atom::existing(why)
-                .map(Term::keyword_atom)
+                .map(|a| reason::from_erlang(&heap, Term::keyword_atom(a)))
                 .unwrap_or(lona_term::kw!("badarg"));
             heap.vector(&[lona_term::kw!("error"), why])
         }
     };
     let msg =
         Fragment::new(heap.vector(&[lona_term::kw!("spawn-reply"), heap.reference(r), answer]));
-    let n = msg.words() * 8;
-    let send = move |d: &Dist| d.handle.send(me, msg);
-    behind.deliver(ctx, d, writer, me, n, send).await;
+    d.handle.send(me, msg);
     Ok(())
 }
 
@@ -1260,11 +1198,12 @@ fn remote_link(node: &str, p: &WirePid<'_>) -> super::RemoteLink {
     }
 }
 
-/// An exit reason from the wire, as the runtime's reason.
+/// An exit reason from the wire, as the runtime's reason (under
+/// Lonala's names: `reason.rs`).
 fn decode_reason(d: &Dist, bytes: &[u8]) -> Reason {
     let heap = Heap::new();
     let t = decode(d, &heap, bytes).unwrap_or(lona_term::kw!("noproc"));
-    crate::msg::term_reason(t, None)
+    crate::msg::term_reason(reason::from_erlang(&heap, t), None)
 }
 
 /// One term a peer sent (no version byte), onto `heap`: our pids and

@@ -28,11 +28,10 @@
 //!    limit) ends the other, and the node table entry goes. The reader
 //!    shuts the socket down as it ends, and so does `disconnect`: a
 //!    writer waiting to write to a peer that does not read fails then,
-//!    instead of waiting on. The reader waits for the writer to link a
-//!    local process to the peer's, so the link is in place before the
-//!    peer's next packet acts, but at most the net tick time: the writer
-//!    may be stuck writing; then the peer's signals to that process follow
-//!    through the writer, behind the link (`reply.rs`).
+//!    instead of waiting on. The reader sends every signal of the peer to
+//!    local processes itself, as the packets come (links and monitors
+//!    too, made on the writer's behalf), so they keep the peer's order
+//!    and the reader never waits for the writer (`reply.rs`).
 //!
 //! # What a peer cannot do
 //! Every length is checked against the bytes that came; a packet is read
@@ -56,11 +55,12 @@
 //!   `dist_buf_busy_limit`: senders wait while it is over);
 //! - `conn.rs`: the acceptor, writer and reader processes;
 //! - `out.rs`: what a writer's mailbox takes, and what each counts;
+//! - `reason.rs`: exit reasons under Erlang's names on the wire
+//!   (`:case-clause` is `case_clause` there);
 //! - `reply.rs`: what the reader queues for the writer in answer to the
-//!   peer, counted towards the reply limit; how the peer's signals to a
-//!   local process wait behind the link or monitor the writer makes for
-//!   it, so that the reader never waits long for the writer; and the
-//!   socket as those who close a connection hold it.
+//!   peer, counted towards the reply limit; how the peer's signals keep
+//!   their order (the reader makes links and monitors on the writer's
+//!   behalf); and the socket as those who close a connection hold it.
 
 mod conn;
 pub mod cookie;
@@ -69,6 +69,7 @@ mod error;
 pub mod fragment;
 mod out;
 mod outq;
+mod reason;
 mod reply;
 // The packet reader and writer: public only for the fuzz target
 // (`fuzz/fuzz_targets/dist_wire.rs`, feature `fuzzing`); not an API.
@@ -1036,15 +1037,6 @@ impl Dist {
         }
     }
 
-    /// The watcher of our remote monitor `mref`, unless it was taken back.
-    fn down_watcher(&self, mref: u64) -> Option<Pid> {
-        self.remote_mons
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&mref)
-            .map(|m| m.watcher)
-    }
-
     /// `watcher` monitors a process of `node` (`target` is what the
     /// `DOWN` will name). Connects if need be; a node that cannot be
     /// reached gives `DOWN` `:noconnection`.
@@ -1260,6 +1252,8 @@ impl Dist {
         if self.busy(node) {
             return Err(RemoteSendError::Busy);
         }
+        let heap = lona_term::Heap::new();
+        let reason = reason::to_erlang(&heap, heap.copy_from(reason));
         let mut r = Vec::new();
         lona_term::etf::encode_node_into(&mut r, reason, &self.etf_node())
             .map_err(RemoteSendError::Encode)?;

@@ -2,16 +2,14 @@
 //! each of those counts in the connection's [`Outq`](super::outq::Outq):
 //! the busy count (a packet's bytes) and the peer's backlog of replies
 //! (`outq.rs`, "The peer's own backlog"): everything the reader hands
-//! the writer for the peer counts there, the links and deliveries too,
-//! since the reader does not wait for them without end (`reply.rs`).
+//! the writer for the peer counts there (`reply.rs`).
 
 use lona_runtime::io::TcpStream;
-use lona_runtime::{Envelope, Pid};
+use lona_runtime::{Envelope, Pid, Ref};
 use lona_term::Fragment;
 
 use super::fragment::Packet;
 use super::outq::ENVELOPE;
-use super::Dist;
 
 /// What a writer's mailbox takes.
 pub(crate) enum Out {
@@ -23,17 +21,16 @@ pub(crate) enum Out {
     /// A whole packet the reader composed in answer to the peer's own
     /// request (counted among the replies too: `reply.rs`).
     Reply(Vec<u8>),
-    /// The peer monitors local process `target`: when it ends, send
+    /// The peer monitors a local process: the writer's monitor `r`, which
+    /// the reader makes on its behalf right after sending this
+    /// (`reply.rs`), so its `Down` comes after this. When it comes, send
     /// `MONITOR_P_EXIT` naming `toproc` (the pid or name the peer used),
-    /// `watcher` and `mref` (their bytes as the peer sent them). Then
-    /// answer the reader `Done(id)` (`reply.rs`: what the peer sends
-    /// `target` meanwhile waits behind the monitor).
+    /// `watcher` and `mref` (their bytes as the peer sent them).
     Monitor {
-        target: Pid,
+        r: Ref,
         toproc: Vec<u8>,
         watcher: Vec<u8>,
         mref: Vec<u8>,
-        id: u64,
     },
     /// The peer no longer monitors (its reference's bytes).
     Demonitor { mref: Vec<u8> },
@@ -41,23 +38,6 @@ pub(crate) enum Out {
     /// trying to reach the same node: use it (`.1`: the peer takes
     /// fragments).
     Adopt(TcpStream, bool),
-    /// The peer linked one of its processes to local process `pid` (the
-    /// node's link table has it already): the writer links to it (so its
-    /// end comes as an `Exit` with its reason, `noproc` if it is gone)
-    /// and then answers the reader `Done(id)`. The reader waits for that
-    /// answer at most the net tick time, and not at all while the writer
-    /// is stuck; until it comes, what the peer sends `pid` waits behind
-    /// the link, as `Deliver`s (`reply.rs`).
-    LinkLocal { pid: Pid, id: u64 },
-    /// What the peer sent a local process while the writer had work for
-    /// that process still to do (a link or monitor to make): delivered
-    /// (`act`) after that work, then `Done(id)` to the reader. `bytes`:
-    /// what it counts among the replies until delivered.
-    Deliver {
-        id: u64,
-        bytes: usize,
-        act: Box<dyn FnOnce(&Dist) + Send>,
-    },
     /// The peer asked us to spawn `qualified` (`ns/name`) with `args`
     /// for its process `from` (`SPAWN_REQUEST`): the writer spawns it (so
     /// a link or monitor is in place from the start) and replies.
@@ -96,8 +76,7 @@ pub(super) fn backlog(out: &Out) -> usize {
                 ..
             } => toproc.len() + watcher.len() + mref.len(),
             Out::Demonitor { mref } => mref.len(),
-            Out::Spawn { bytes, .. } | Out::Deliver { bytes, .. } => *bytes,
-            Out::LinkLocal { .. } => 0,
+            Out::Spawn { bytes, .. } => *bytes,
             _ => return 0,
         }
 }

@@ -54,10 +54,9 @@
 //! them. So they are counted a second time, apart ([`Outq::replies`]): the
 //! bytes of replies queued and not yet written, and of the work the
 //! reader handed the writer for the peer and the writer has not done yet
-//! (`LINK`, `MONITOR_P` and `DEMONITOR_P` of a live process,
-//! `SPAWN_REQUEST` with its arguments, and what the peer sent a local
-//! process meanwhile, which waits behind a link or monitor: `reply.rs`),
-//! each with [`ENVELOPE`] bytes more for its envelope.
+//! (`MONITOR_P` and `DEMONITOR_P` of a live process, `SPAWN_REQUEST` with
+//! its arguments: `reply.rs`), each with [`ENVELOPE`] bytes more for its
+//! envelope.
 //! Once that passes the node's reply limit
 //! ([`Config::reply_limit`](super::Config::reply_limit), default
 //! [`default_reply_limit`]: 16 times the busy limit, at least 16 MB; `lona
