@@ -24,7 +24,7 @@
 //! ```
 //!
 //! Any other kind of process (the Lonala interpreter, a hand-written state
-//! machine) implements [`Process`] and does the same through [`Cx`].
+//! machine) implements [`Process`] and does the same through [`StepCx`].
 //!
 //! # `block_on(..)??`: two layers of result
 //! [`Runtime::block_on`] runs its closure's future as the program's main
@@ -132,7 +132,11 @@ pub use node::stats::{ProcessEntry, RuntimeInfo, Snapshot, WorkerInfo};
 pub use node::visit::{visit_all, Visit};
 pub use rules::info::{ProcessInfo, Status};
 pub use rules::signal::{AliveReply, Down, Exit, ForeignExit, InfoReply, Origin};
-pub use sched::cx::{Cx, Peeked, Scan, SpawnOpts};
+pub use sched::cx::{Peeked, Scan, SpawnOpts, StepCx};
+
+/// The old name of [`StepCx`] (it was one letter from [`Ctx`]).
+#[deprecated(note = "renamed `StepCx`")]
+pub type Cx<'a> = StepCx<'a>;
 pub use sched::process::{Process, Step, SLICE_REDUCTIONS};
 pub use sched::registry::RegisterError;
 pub use sched::report::panic_reason;

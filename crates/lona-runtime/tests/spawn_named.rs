@@ -1,4 +1,4 @@
-//! `Cx::spawn_named`: the name is registered before the process runs, a
+//! `StepCx::spawn_named`: the name is registered before the process runs, a
 //! taken name spawns nothing; every process spawned by a process knows its
 //! parent (`ProcessInfo::parent`).
 
@@ -7,7 +7,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lona_runtime::{Cx, Pid, Process, Runtime, SpawnError, SpawnOpts, Step};
+use lona_runtime::{Pid, Process, Runtime, SpawnError, SpawnOpts, Step, StepCx};
 
 #[derive(Default, Debug)]
 struct Seen {
@@ -25,7 +25,7 @@ struct Seen {
 struct Child(Arc<Mutex<Seen>>);
 
 impl Process for Child {
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         let me = cx.pid();
         let named = cx.whereis("worker");
         let parent = cx.info().parent;
@@ -37,7 +37,7 @@ impl Process for Child {
 struct Ghost(Arc<Mutex<Seen>>);
 
 impl Process for Ghost {
-    fn step(&mut self, _cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, _cx: &mut StepCx<'_>) -> Step {
         self.0.lock().unwrap().ghost_ran = true;
         Step::Exit(lona_runtime::Reason::Normal)
     }
@@ -46,7 +46,7 @@ impl Process for Ghost {
 struct Spawner(Arc<Mutex<Seen>>);
 
 impl Process for Spawner {
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         let s = self.0.clone();
         let first = cx
             .spawn_named("worker", SpawnOpts::default(), move |_| Box::new(Child(s)))

@@ -1,8 +1,8 @@
 //! The links/monitors conformance rules (`src/links.rs`, rules 1-9), run
 //! through a hand-written, non-async [`Process`]: a small script
-//! interpreter driven by explicit states over [`Cx`]. The test's main
+//! interpreter driven by explicit states over [`StepCx`]. The test's main
 //! process (async, the *controller*) sends it [`Cmd`]s; it performs each
-//! through `Cx`, answers with an [`Out`] message, and forwards every `Exit`
+//! through `StepCx`, answers with an [`Out`] message, and forwards every `Exit`
 //! and `Down` it receives (unless told to hold them in its mailbox); an
 //! `Exit` from the runtime (shutdown) ends it, as it should a trapping
 //! process.
@@ -10,8 +10,8 @@
 mod common;
 
 use lona_runtime::{
-    AliveReply, Ctx, Cx, Down, Exit, InfoReply, Pid, Process, ProcessInfo, Reason, Ref,
-    RegisterError, Runtime, Scan, SpawnOpts, Step, RUNTIME_PID,
+    AliveReply, Ctx, Down, Exit, InfoReply, Pid, Process, ProcessInfo, Reason, Ref, RegisterError,
+    Runtime, Scan, SpawnOpts, Step, StepCx, RUNTIME_PID,
 };
 use std::collections::VecDeque;
 use std::future::Future;
@@ -107,18 +107,18 @@ impl Interp {
         }
     }
 
-    fn reply(&self, cx: &mut Cx<'_>, r: Reply) {
+    fn reply(&self, cx: &mut StepCx<'_>, r: Reply) {
         let me = cx.pid();
         cx.send(self.controller, Out(me, r));
     }
 
-    fn await_answer(&mut self, cx: &mut Cx<'_>, tag: Ref) -> Option<Step> {
+    fn await_answer(&mut self, cx: &mut StepCx<'_>, tag: Ref) -> Option<Step> {
         self.state = State::Answer(cx.new_receive(), tag);
         None
     }
 
     /// Perform one command. `Some(step)` ends the step.
-    fn exec(&mut self, cx: &mut Cx<'_>, cmd: Cmd) -> Option<Step> {
+    fn exec(&mut self, cx: &mut StepCx<'_>, cmd: Cmd) -> Option<Step> {
         self.state = State::Ready(None);
         let r = match cmd {
             Cmd::Link(p) => Reply::Linked(cx.link(p)),
@@ -199,7 +199,7 @@ impl Interp {
     }
 
     /// Handle a message the current state accepted; `Some` ends the step.
-    fn on_message(&mut self, cx: &mut Cx<'_>, e: lona_runtime::Envelope) -> Option<Step> {
+    fn on_message(&mut self, cx: &mut StepCx<'_>, e: lona_runtime::Envelope) -> Option<Step> {
         self.state = State::Ready(None);
         let e = match e.downcast::<Cmd>() {
             Ok(cmd) => return self.exec(cx, cmd),
@@ -223,7 +223,7 @@ impl Interp {
 }
 
 impl Process for Interp {
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         loop {
             cx.drain();
             if cx.exiting() {
@@ -287,7 +287,7 @@ struct Blocker {
 }
 
 impl Process for Blocker {
-    fn step(&mut self, _cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, _cx: &mut StepCx<'_>) -> Step {
         if !self.blocked {
             self.blocked = true;
             self.entered.store(true, SeqCst);
@@ -657,7 +657,7 @@ fn a_registered_name_is_freed_when_the_state_machine_ends() {
     });
 }
 
-// --- Cx: budget and selective receive -----------------------------------------
+// --- StepCx: budget and selective receive -----------------------------------------
 
 #[test]
 fn a_long_selective_receive_runs_out_of_budget_and_resumes_where_it_stopped() {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lona_runtime::{visit_all, Builder, Cx, Process, Step};
+use lona_runtime::{visit_all, Builder, Process, Step, StepCx};
 
 /// What the test asks: each process of test `.0` adds its id (visits go
 /// to every runtime of the OS process: the other tests' too).
@@ -25,7 +25,7 @@ struct Worker {
 }
 
 impl Process for Worker {
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         self.steps.fetch_add(1, Ordering::Relaxed);
         if self.busy > 0 {
             self.busy -= 1;

@@ -17,7 +17,7 @@ pub type Proto = lona_compiler::bytecode::Proto<ProtoExt>;
 /// their arguments as raw words of the process heap and may allocate on it
 /// (allocation never moves the heap; see [`crate::vm`]).
 pub(crate) type NativeFn =
-    fn(&mut crate::native::NativeCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
+    fn(&mut crate::native::BuiltinCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
 
 /// The machine's part of a prototype ([`Proto::ext`]): what the front
 /// leaves empty.

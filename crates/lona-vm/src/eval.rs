@@ -180,7 +180,11 @@ impl Evaluator {
 
     /// Runs for at most `budget` reductions as the process `rt` is the
     /// runtime of.
-    pub fn step_in(&mut self, budget: i32, mut rt: Option<&mut lona_runtime::Cx<'_>>) -> Progress {
+    pub fn step_in(
+        &mut self,
+        budget: i32,
+        mut rt: Option<&mut lona_runtime::StepCx<'_>>,
+    ) -> Progress {
         let mut budget = budget;
         loop {
             if self.running {

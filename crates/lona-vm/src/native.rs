@@ -5,14 +5,14 @@ use lona_term::{Heap, RawTerm, Term};
 
 use std::sync::Arc;
 
-use lona_runtime::Cx;
+use lona_runtime::StepCx;
 
 use crate::env::Env;
 
 pub use crate::raise::{Class, NResult, Raise};
 
 /// A built-in's view of its process.
-pub struct NativeCx<'a, 'r> {
+pub struct BuiltinCx<'a, 'r> {
     /// The process heap: allocate results here. Allocation never moves
     /// anything, so the argument words stay valid for the whole call.
     pub heap: &'a Heap,
@@ -20,15 +20,15 @@ pub struct NativeCx<'a, 'r> {
     pub env: &'a Arc<Env>,
     /// The runtime, when the VM runs as a process (`None` for a scratch
     /// VM, e.g. macro expansion): process built-ins raise without it.
-    pub rt: Option<&'a mut Cx<'r>>,
+    pub rt: Option<&'a mut StepCx<'r>>,
     /// Something the VM does after the built-in returns.
     pub request: Option<Request>,
     /// Reductions left in this slice; a built-in doing work proportional
-    /// to its input charges it with [`NativeCx::charge`].
+    /// to its input charges it with [`BuiltinCx::charge`].
     pub reds: &'a mut i32,
     /// Where the process keeps its dictionary's root once it has one
     /// (`pd-put`; the VM's rarely used parts, made at first use): see
-    /// [`NativeCx::dict`].
+    /// [`BuiltinCx::dict`].
     pub dict_slot: &'a mut dyn DictSlot,
     /// The function of the embedding program, when the built-in being
     /// called is one of its natives (from the callee's prototype; what
@@ -46,7 +46,7 @@ pub trait DictSlot {
     fn set_dict(&mut self, r: lona_term::Root);
 }
 
-impl<'a, 'r> NativeCx<'a, 'r> {
+impl<'a, 'r> BuiltinCx<'a, 'r> {
     /// Charges `n` reductions (for work proportional to an input's size).
     #[inline]
     pub fn charge(&mut self, n: usize) {
@@ -66,7 +66,7 @@ impl<'a, 'r> NativeCx<'a, 'r> {
 
     /// The runtime, or `:no-process` when the VM does not run as a
     /// process.
-    pub fn rt(&mut self) -> Result<&mut Cx<'r>, Raise> {
+    pub fn rt(&mut self) -> Result<&mut StepCx<'r>, Raise> {
         self.rt
             .as_deref_mut()
             .ok_or_else(|| Raise::error(lona_term::kw!("no-process")))
@@ -227,7 +227,7 @@ fn adopt(heap: &Heap, t: Term<'_>) -> RawTerm {
 
 /// The built-in every [`Native`] is defined as: calls the native kept in
 /// the callee's prototype with the arguments as terms.
-pub(crate) fn call_user_native(cx: &mut NativeCx<'_, '_>, args: &[RawTerm]) -> NResult {
+pub(crate) fn call_user_native(cx: &mut BuiltinCx<'_, '_>, args: &[RawTerm]) -> NResult {
     let Some(f) = cx.user_native else {
         return Err(Raise::error(lona_term::kw!("undef")));
     };

@@ -5,7 +5,7 @@
 //! [`spawned_heap`]; `:min-heap-size` and `:max-heap-size` from
 //! `spawn-opt`), its register stack and its frames. The runtime knows nothing of terms or
 //! bytecode: it calls [`Process::step`] with the slice's reductions, and
-//! the VM uses the runtime only through [`Cx`], the API every kind of
+//! the VM uses the runtime only through [`StepCx`], the API every kind of
 //! process uses.
 //!
 //! # A step
@@ -48,7 +48,7 @@
 
 use std::sync::Arc;
 
-use lona_runtime::{Cx, Process, Reason, Step};
+use lona_runtime::{Process, Reason, Step, StepCx};
 use lona_term::{Fragment, Heap, HeapConfig, HeapError, RawTerm, View};
 
 use crate::env::Env;
@@ -182,14 +182,14 @@ impl LonaProcess {
 }
 
 /// Charges what the VM spent to the runtime's budget.
-fn charge(cx: &mut Cx<'_>, before: u64, after: u64) {
+fn charge(cx: &mut StepCx<'_>, before: u64, after: u64) {
     let spent = (after - before).min(u32::MAX as u64) as u32;
     cx.charge(spent.min(cx.budget()));
 }
 
 /// How a process that outgrew its limit or the node's memory ends
 /// (module documentation, "Memory").
-pub(crate) fn heap_limit(cx: &Cx<'_>, e: HeapError) -> Step {
+pub(crate) fn heap_limit(cx: &StepCx<'_>, e: HeapError) -> Step {
     // Erlang kills a process over its max_heap_size with reason `killed`
     // and logs it; so do we (the runtime adds its crash report if nobody
     // watches it).
@@ -258,14 +258,14 @@ impl Process for LonaProcess {
         }
     }
 
-    fn init(&mut self, _cx: &mut Cx<'_>) {
+    fn init(&mut self, _cx: &mut StepCx<'_>) {
         if let Body::Main { ev, .. } = &mut self.body {
             // Now a process's, visited by the code collector (`purge`).
             ev.vm.adopt();
         }
     }
 
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         match catch_heap_error(|| self.step_vm(cx)) {
             Ok(s) => s,
             Err(e) => {
@@ -288,7 +288,7 @@ impl Process for LonaProcess {
 impl LonaProcess {
     /// A step; an allocation past the limit or the node's memory unwinds
     /// out of it (caught by `step`).
-    fn step_vm(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step_vm(&mut self, cx: &mut StepCx<'_>) -> Step {
         let budget = i32::try_from(cx.budget().max(1)).unwrap_or(i32::MAX);
         match &mut self.body {
             Body::Call { vm, start } => {

@@ -100,7 +100,7 @@
 //! ```compile_fail,E0603
 //! #![forbid(unsafe_code)]
 //! type Raw = fn(
-//!     &mut lona_vm::native::NativeCx<'_, '_>,
+//!     &mut lona_vm::native::BuiltinCx<'_, '_>,
 //!     &[lona_term::RawTerm],
 //! ) -> lona_vm::native::NResult;
 //! ```

@@ -18,7 +18,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use lona_runtime::{Cx, Process, Reason, Scan, Step};
+use lona_runtime::{Process, Reason, Scan, Step, StepCx};
 
 use crate::env::Env;
 use crate::eval::{EvalError, Evaluator, Progress};
@@ -114,12 +114,12 @@ impl Process for Shell {
         }
     }
 
-    fn init(&mut self, _cx: &mut Cx<'_>) {
+    fn init(&mut self, _cx: &mut StepCx<'_>) {
         // Now a process's, visited by the code collector (`purge`).
         self.ev.vm.adopt();
     }
 
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         loop {
             if !self.busy {
                 if self.recv == 0 {

@@ -14,7 +14,7 @@ pub enum SpawnError {
     },
     /// The runtime is shutting down.
     ShuttingDown,
-    /// A spawn with a name ([`Cx::spawn_named`](crate::Cx::spawn_named)):
+    /// A spawn with a name ([`StepCx::spawn_named`](crate::StepCx::spawn_named)):
     /// the name is taken, so no process was made.
     NameTaken {
         /// The name.

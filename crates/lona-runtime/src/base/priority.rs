@@ -38,7 +38,7 @@
 //!    popped process (it is *queued*, in no queue).
 //! 5. The priority itself is two bits of the state word (`state`): set by
 //!    the spawner with the generation, then changed only by the process
-//!    itself (`Cx::set_priority`, an RMW), read by whoever queues it (who
+//!    itself (`StepCx::set_priority`, an RMW), read by whoever queues it (who
 //!    has just touched that word anyway). A change takes effect the next
 //!    time the process is queued. A slot stays 104 bytes.
 

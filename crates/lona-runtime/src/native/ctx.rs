@@ -1,5 +1,5 @@
 //! [`Ctx`]: a native process's API, a thin `async` layer over
-//! [`Cx`](crate::Cx) (see the module doc of `native`).
+//! [`StepCx`](crate::StepCx) (see the module doc of `native`).
 
 use super::receive::{Charge, Done, ExitNow, Receive, ReceiveTimeout, RecvCore, YieldNow};
 use super::timeout::{Deadline, Sleep};
@@ -8,7 +8,7 @@ use crate::base::envelope::Envelope;
 use crate::base::error::{SendError, SpawnError};
 use crate::base::pid::Dest;
 use crate::rules::signal::{AliveReply, InfoReply};
-use crate::sched::cx::{Cx, SpawnOpts};
+use crate::sched::cx::{SpawnOpts, StepCx};
 use crate::sched::timer::TimerRef;
 use crate::{Handle, Pid, Priority, ProcessInfo, Reason, Ref, RegisterError};
 use std::future::Future;
@@ -35,10 +35,10 @@ impl Ctx {
         Ctx { pid }
     }
 
-    /// Run `f` on the process's `Cx` now; the future returned is the
+    /// Run `f` on the process's `StepCx` now; the future returned is the
     /// operation's `await` point (module doc of `native`).
     #[inline]
-    fn op<R>(&self, f: impl FnOnce(&mut Cx<'_>) -> R) -> Done<R> {
+    fn op<R>(&self, f: impl FnOnce(&mut StepCx<'_>) -> R) -> Done<R> {
         Done::call(self.pid, f)
     }
 
@@ -326,7 +326,7 @@ impl Ctx {
     }
 
     /// Set this process's priority; returns the old one (Erlang's
-    /// `process_flag(priority, P)`; see [`Cx::set_priority`]).
+    /// `process_flag(priority, P)`; see [`StepCx::set_priority`]).
     pub fn set_priority(&self, prio: Priority) -> impl Future<Output = Priority> + Send {
         self.op(move |cx| cx.set_priority(prio))
     }

@@ -3,11 +3,11 @@
 //!
 //! A native process is a future; [`Native`] polls it as its step. Inside, a
 //! [`Ctx`] (given to the spawn closure) is the process's handle on the
-//! runtime: a thin `async` layer over [`Cx`], where every operation and
+//! runtime: a thin `async` layer over [`StepCx`], where every operation and
 //! its rules live.
 //!
 //! # Floor
-//! Above `node`: uses `base`, `sched` (`Cx`, `Process`, the polled `Cx`),
+//! Above `node`: uses `base`, `sched` (`StepCx`, `Process`, the polled `StepCx`),
 //! `rules` (the reply messages) and `node` (`Handle::spawn`,
 //! `Runtime::block_on`); nothing uses it but the crate's public API.
 //!
@@ -41,8 +41,8 @@
 //!
 //! # How calls reach the runtime
 //! While a worker polls a native process, a thread-local points at the
-//! process's [`Cx`] (`sched::polled`). `Ctx` methods use it, so none can run inside a
-//! receive predicate (the receive holds the `Cx`: such a call panics with
+//! process's [`StepCx`] (`sched::polled`). `Ctx` methods use it, so none can run inside a
+//! receive predicate (the receive holds the `StepCx`: such a call panics with
 //! a clear message) or outside the process's own poll. A `Ctx` is not `Clone`:
 //! a child cannot capture its parent's (it gets its own), and a `Ctx` moved
 //! into another process anyway panics with a clear message when used there.
@@ -61,7 +61,7 @@ pub use receive::{Charge, ExitNow, Receive, ReceiveTimeout, YieldNow};
 pub use spawn::native_process;
 pub use timeout::{Deadline, Elapsed, Sleep};
 
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::polled;
 use crate::sched::process::{Process, Step};
 use crate::{Pid, Reason};
@@ -69,9 +69,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 
-/// Run `f` with the current process's `Cx`, checking it is `pid`'s.
+/// Run `f` with the current process's `StepCx`, checking it is `pid`'s.
 #[inline]
-pub(crate) fn with_cx<R>(pid: Pid, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
+pub(crate) fn with_cx<R>(pid: Pid, f: impl FnOnce(&mut StepCx<'_>) -> R) -> R {
     let r = polled::with_polled(|cx| {
         assert_eq!(cx.pid, pid, "a Ctx was used outside its own process");
         f(cx)
@@ -83,9 +83,9 @@ pub(crate) fn with_cx<R>(pid: Pid, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
 }
 
 /// Poll `fut` as the body of the process running in `cx`.
-fn poll_process<F: Future>(cx: &mut Cx<'_>, fut: Pin<&mut F>) -> Poll<F::Output> {
+fn poll_process<F: Future>(cx: &mut StepCx<'_>, fut: Pin<&mut F>) -> Poll<F::Output> {
     // The waker's data is taken from `cx` first: from the moment the raw
-    // pointer is published below, the future reaches the `Cx` only through
+    // pointer is published below, the future reaches the `StepCx` only through
     // it, so no reference to `cx` may be alive across the poll (Miri, Tree
     // Borrows, caught one passed to the waker's function).
     let wake = waker::WakeData::of(cx);
@@ -93,7 +93,7 @@ fn poll_process<F: Future>(cx: &mut Cx<'_>, fut: Pin<&mut F>) -> Poll<F::Output>
     wake.with_waker(|context| fut.poll(context))
 }
 
-fn pending_step(cx: &Cx<'_>) -> Step {
+fn pending_step(cx: &StepCx<'_>) -> Step {
     if cx.yielded {
         Step::Yield
     } else {
@@ -113,7 +113,7 @@ impl<F> Native<F> {
 }
 
 impl<F: Future<Output = ()> + Send + 'static> Process for Native<F> {
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         // SAFETY: a process lives in a Box that is never moved out of
         // (only the Box pointer moves), so `fut` is pinned in place.
         let fut = unsafe { Pin::new_unchecked(&mut self.fut) };

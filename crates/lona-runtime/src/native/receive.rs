@@ -5,7 +5,7 @@
 
 use super::with_cx;
 use crate::base::envelope::Envelope;
-use crate::sched::cx::{Cx, Scan};
+use crate::sched::cx::{Scan, StepCx};
 use crate::sched::polled::with_polled_if;
 use crate::sched::timer::TimerRef;
 use crate::Pid;
@@ -36,9 +36,9 @@ pub(crate) struct Done<R> {
 impl<R> Unpin for Done<R> {}
 
 impl<R> Done<R> {
-    /// Run `f` on `pid`'s [`Cx`] now (which charges it) and keep its result.
+    /// Run `f` on `pid`'s [`StepCx`] now (which charges it) and keep its result.
     #[inline]
-    pub(crate) fn call(pid: Pid, f: impl FnOnce(&mut Cx<'_>) -> R) -> Done<R> {
+    pub(crate) fn call(pid: Pid, f: impl FnOnce(&mut StepCx<'_>) -> R) -> Done<R> {
         with_cx(pid, |cx| {
             let value = f(cx);
             Done {

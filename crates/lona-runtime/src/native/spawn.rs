@@ -3,7 +3,7 @@
 
 use super::{pending_step, poll_process, Ctx, Native};
 use crate::base::error::SpawnError;
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::process::{Process, Step};
 use crate::Priority;
 use crate::{Handle, Pid, Reason, Runtime};
@@ -31,7 +31,7 @@ impl Handle {
     }
 }
 
-/// A native process, as [`Cx::spawn`] takes one: how a process of
+/// A native process, as [`StepCx::spawn`] takes one: how a process of
 /// another kind (the Lonala interpreter) starts an `async` Rust process,
 /// e.g. linked to itself with [`crate::SpawnOpts`].
 pub fn native_process<F, Fut>(f: F) -> impl FnOnce(Pid) -> Box<dyn Process>
@@ -132,7 +132,7 @@ impl<T> Main<T> {
 }
 
 impl<T: Send + 'static, F: Future<Output = T> + Send + 'static> Process for Main<T, F> {
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         // SAFETY: pinned in its Box, as for `Native`.
         let fut = unsafe { Pin::new_unchecked(&mut self.fut) };
         match poll_process(cx, fut) {

@@ -4,7 +4,7 @@
 //! owned, reference-counted one that holds the runtime weakly, so a waker
 //! kept past shutdown wakes nothing.
 
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::shared::Shared;
 use crate::Pid;
 use std::mem::ManuallyDrop;
@@ -75,11 +75,11 @@ unsafe fn owned_drop(data: *const ()) {
     drop(unsafe { Arc::from_raw(data as *const WakeTarget) });
 }
 
-/// What a poll's waker needs, copied out of the process's `Cx`.
+/// What a poll's waker needs, copied out of the process's `StepCx`.
 pub(super) struct WakeData(BorrowedWake);
 
 impl WakeData {
-    pub(super) fn of(cx: &Cx<'_>) -> WakeData {
+    pub(super) fn of(cx: &StepCx<'_>) -> WakeData {
         WakeData(BorrowedWake {
             shared: cx.shared,
             arc: Arc::as_ptr(&cx.worker.shared) as *const (),

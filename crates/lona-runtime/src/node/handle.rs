@@ -1,13 +1,13 @@
 //! [`Handle`]: a cloneable handle on a runtime, usable from any thread:
 //! spawning, sending, exit signals, names, timers, and seeing the node
-//! from outside; and [`Cx::handle`], a process's way to one.
+//! from outside; and [`StepCx::handle`], a process's way to one.
 
 use crate::base::error::{SendError, SpawnError};
 use crate::base::pid::{Dest, RUNTIME_PID};
 use crate::base::priority::Priority;
 use crate::node::stats::{self, worker_infos, RuntimeInfo, Snapshot};
 use crate::rules::signal::{InfoTo, OneShot, ReplyTo, Signal};
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::registry::RegisterError;
 use crate::sched::shared::Shared;
 use crate::sched::timer::TimerRef;
@@ -145,7 +145,7 @@ impl Handle {
     /// When called from inside a process of this runtime: it would block a
     /// worker on an answer that worker may be the one to give. Processes
     /// ask with `Ctx::is_alive` (the same guarantee for the signals the
-    /// process sent), or [`Cx::is_alive_now`](crate::Cx::is_alive_now) for
+    /// process sent), or [`StepCx::is_alive_now`](crate::StepCx::is_alive_now) for
     /// the state alone. The same rule as [`Handle::snapshot`] and
     /// `Runtime::block_on`: a `Handle` method that waits for processes
     /// means the same wherever it is called, or refuses.
@@ -280,7 +280,7 @@ impl Handle {
     }
 }
 
-impl Cx<'_> {
+impl StepCx<'_> {
     /// A handle to the runtime.
     pub fn handle(&self) -> Handle {
         Handle {

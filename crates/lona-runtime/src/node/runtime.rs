@@ -7,7 +7,7 @@
 //!    one timer thread.
 //! 2. Processes are spawned from outside ([`Handle::spawn_process`], and
 //!    the native layer's `Handle::spawn`, into the global injection queue)
-//!    or from inside ([`Cx::spawn`](crate::Cx::spawn), into the spawner's
+//!    or from inside ([`StepCx::spawn`](crate::StepCx::spawn), into the spawner's
 //!    local queue); the native layer's `Runtime::block_on` runs a main
 //!    process to completion and returns its result.
 //! 3. [`Runtime::shutdown`] (also on drop) sends every process an exit

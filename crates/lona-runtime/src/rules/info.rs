@@ -8,7 +8,7 @@
 //! or ending, answers `None`.
 
 use crate::base::priority::Priority;
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::process::Private;
 use crate::sched::shared::Shared;
 use crate::Pid;
@@ -96,7 +96,7 @@ pub(crate) fn info_of(shared: &Shared, pid: Pid, p: &Private, status: Status) ->
     }
 }
 
-impl Cx<'_> {
+impl StepCx<'_> {
     /// This process's own [`ProcessInfo`].
     pub fn info(&mut self) -> ProcessInfo {
         self.charge_op();

@@ -1,7 +1,7 @@
 //! Links, monitors and exit signals: the rules, written once, and the code
 //! that applies them for every kind of process (Erlang/OTP's semantics;
 //! reference manual, "Processes", and module `erlang`). The operations are
-//! methods of [`Cx`], so a native process, the Lonala interpreter and any
+//! methods of [`StepCx`], so a native process, the Lonala interpreter and any
 //! other [`Process`](crate::Process) get the same behaviour.
 //!
 //! # Delivery
@@ -9,7 +9,7 @@
 //!   down, info and alive requests) travels in the receiver's one inbox with
 //!   its messages, so between two processes everything arrives in the order
 //!   sent. A signal takes effect when the receiver drains its inbox
-//!   ([`Cx::drain`], which hands it to `on_signal_or_stale` through
+//!   ([`StepCx::drain`], which hands it to `on_signal_or_stale` through
 //!   [`RULES`], the scheduler's way up to this floor: `sched::rules`).
 //! - A signal to a process that is gone, or that is ending, is *answered*
 //!   by exactly one party (see `inbox`, "Closing"): a link with an exit
@@ -114,7 +114,7 @@
 use crate::base::envelope::{header_is, Envelope};
 use crate::rules::info::info_of;
 use crate::rules::signal::{Down, Exit, InfoTo, ReplyTo, Signal};
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::process::{Extra, Private, ACTIVE};
 use crate::sched::rules::Rules;
 use crate::sched::shared::Shared;
@@ -147,9 +147,9 @@ impl Shared {
 
 /// Act on a node taken from the inbox of a running process that is not
 /// ending (rule set above), other than a message of this process, which
-/// the drain moved into the mailbox itself (`Cx::drain`): a signal, or a
+/// the drain moved into the mailbox itself (`StepCx::drain`): a signal, or a
 /// node addressed to an earlier process in the slot.
-fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
+fn on_signal_or_stale(cx: &mut StepCx<'_>, e: Envelope) {
     let h = e.header();
     if h.gen() != cx.p.gen {
         // Addressed to an earlier process in this slot.
@@ -157,7 +157,7 @@ fn on_signal_or_stale(cx: &mut Cx<'_>, e: Envelope) {
         answer_dead(cx.shared, dead, e);
         return;
     }
-    // Messages of this generation took the inline path in `Cx::drain`.
+    // Messages of this generation took the inline path in `StepCx::drain`.
     let Ok(sig) = e.downcast::<Signal>() else {
         unreachable!("signal flag on a non-signal node")
     };
@@ -243,7 +243,7 @@ fn unlink_acked(p: &mut Private, from: Pid, id: u64) {
     }
 }
 
-fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
+fn on_exit(cx: &mut StepCx<'_>, from: Pid, reason: Reason, link: bool) {
     if link {
         // Rule 3: only a link in force counts, and it is gone now.
         let linked = cx.p.extra.as_mut().is_some_and(|x| {
@@ -278,7 +278,7 @@ fn on_exit(cx: &mut Cx<'_>, from: Pid, reason: Reason, link: bool) {
 }
 
 /// Rule 12: an exit signal from outside the runtime.
-fn on_foreign_exit(cx: &mut Cx<'_>, origin: crate::Origin, reason: Reason, link: bool) {
+fn on_foreign_exit(cx: &mut StepCx<'_>, origin: crate::Origin, reason: Reason, link: bool) {
     if !link && matches!(reason, Reason::Kill) {
         cx.exit(Reason::Killed);
         cx.p.exit_by_signal = true;
@@ -390,8 +390,8 @@ pub(crate) fn notify_end(shared: &Shared, pid: Pid, reason: &Reason, extra: &mut
 
 /// The operations, for every kind of process. Each is charged one
 /// reduction (saturating: a process that must yield checks
-/// [`Cx::budget`] before calling; the native layer does).
-impl Cx<'_> {
+/// [`StepCx::budget`] before calling; the native layer does).
+impl StepCx<'_> {
     /// Link to `pid` (rule 5). `Err(Reason::NoProc)` if `pid` is known dead
     /// and this process does not trap exits; a trapping one gets
     /// `Exit { from: pid, reason: NoProc }` in its mailbox instead.
@@ -484,7 +484,7 @@ impl Cx<'_> {
     }
 
     /// Send an exit signal to `pid` (Erlang's `exit/2`; rules 1-4). To
-    /// oneself it takes effect at once: afterwards [`Cx::exiting`] says
+    /// oneself it takes effect at once: afterwards [`StepCx::exiting`] says
     /// whether it ended the process.
     pub fn send_exit(&mut self, pid: Pid, reason: Reason) {
         self.charge_op();

@@ -151,7 +151,7 @@ impl OneShot {
     }
 }
 
-/// The answer to [`Cx::request_info`](crate::Cx::request_info), delivered
+/// The answer to [`StepCx::request_info`](crate::StepCx::request_info), delivered
 /// as a message: `info` is `None` if the process was gone (or ending).
 #[derive(Debug)]
 pub struct InfoReply {
@@ -161,7 +161,7 @@ pub struct InfoReply {
     pub info: Option<ProcessInfo>,
 }
 
-/// The answer to [`Cx::request_alive`](crate::Cx::request_alive),
+/// The answer to [`StepCx::request_alive`](crate::StepCx::request_alive),
 /// delivered as a message after every signal the asker sent the process
 /// before asking.
 #[derive(Debug)]

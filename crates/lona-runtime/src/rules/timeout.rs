@@ -7,14 +7,14 @@
 
 use crate::base::envelope::Envelope;
 use crate::rules::signal::Signal;
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::timer::{Target, TimerRef};
 use std::time::Duration;
 
-impl Cx<'_> {
+impl StepCx<'_> {
     /// Arm a receive timeout of `after`; returns its token and timer, or
     /// `None` when `after` is longer than [`MAX_DELAY`](crate::MAX_DELAY)
-    /// (an infinite wait: no timer). When it fires, [`Cx::timed_out`] with
+    /// (an infinite wait: no timer). When it fires, [`StepCx::timed_out`] with
     /// that token becomes true (and the process is woken). The timer is
     /// cancelled when the process ends, however many are armed.
     pub fn start_receive_timer(&mut self, after: Duration) -> Option<(u64, TimerRef)> {

@@ -1,5 +1,5 @@
-//! [`Cx`]: what a process sees of the runtime while it runs, for every kind
-//! of process. Everything a process can do is a method of `Cx`: here,
+//! [`StepCx`]: what a process sees of the runtime while it runs, for every kind
+//! of process. Everything a process can do is a method of `StepCx`: here,
 //! send, drain and selective receive, spawn, names, timers, priority and
 //! trap-exit; on the floors above, what needs them: links, monitors, exit
 //! signals, aliases and the questions one process asks another
@@ -14,7 +14,7 @@
 //! Every operation is charged: one reduction, and a selective receive one
 //! more per message it rejects. Operations never block and never fail for
 //! lack of budget: a caller that must be preemptible checks
-//! [`Cx::budget`] and ends its step with [`Step::Yield`](crate::Step) when
+//! [`StepCx::budget`] and ends its step with [`Step::Yield`](crate::Step) when
 //! it is zero (the native layer does this at every call).
 
 use crate::base::envelope::{Envelope, Header};
@@ -32,10 +32,10 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::time::Duration;
 
-/// Reductions between two [`Cx::tick`]s (a power of two).
+/// Reductions between two [`StepCx::tick`]s (a power of two).
 pub(crate) const TICK: u32 = 64;
 
-/// Options for [`Cx::spawn`] and `Ctx::spawn_opt` (Erlang's `spawn_opt`
+/// Options for [`StepCx::spawn`] and `Ctx::spawn_opt` (Erlang's `spawn_opt`
 /// options), built by chaining:
 ///
 /// ```
@@ -97,7 +97,7 @@ impl SpawnOpts {
     }
 }
 
-/// How a selective receive's scan ended ([`Cx::take_message`]).
+/// How a selective receive's scan ended ([`StepCx::take_message`]).
 #[derive(Debug)]
 pub enum Scan {
     /// The first message the predicate accepted, removed from the mailbox.
@@ -109,7 +109,7 @@ pub enum Scan {
     OutOfBudget,
 }
 
-/// A message in the mailbox, seen by [`Cx::peek_message`] (a borrowed
+/// A message in the mailbox, seen by [`StepCx::peek_message`] (a borrowed
 /// view: it stays in the mailbox).
 pub struct Peeked<'a> {
     e: std::mem::ManuallyDrop<Envelope>,
@@ -124,7 +124,7 @@ impl std::ops::Deref for Peeked<'_> {
 }
 
 /// What a process sees of the runtime during `init`/`step`.
-pub struct Cx<'a> {
+pub struct StepCx<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) worker: &'a WorkerCore,
     pub(crate) slot: &'a Slot,
@@ -136,7 +136,7 @@ pub struct Cx<'a> {
     pub(crate) yielded: bool,
 }
 
-impl Cx<'_> {
+impl StepCx<'_> {
     /// This process's pid.
     pub fn pid(&self) -> Pid {
         self.pid
@@ -248,14 +248,14 @@ impl Cx<'_> {
         self.slot.state.set_priority(prio)
     }
 
-    /// A new receive id (non-zero) for [`Cx::take_message`].
+    /// A new receive id (non-zero) for [`StepCx::take_message`].
     pub fn new_receive(&mut self) -> u64 {
         self.p.receive_seq = self.p.receive_seq.wrapping_add(1).max(1);
         self.p.receive_seq as u64
     }
 
     /// Move everything that arrived into the mailbox, acting on signals.
-    /// Afterwards, [`Cx::exiting`] tells whether a signal ended the process;
+    /// Afterwards, [`StepCx::exiting`] tells whether a signal ended the process;
     /// what came behind that signal is answered as for a process that is
     /// gone (see `links`, "Delivery").
     #[inline]
@@ -335,14 +335,14 @@ impl Cx<'_> {
     }
 
     /// The message receive `id` looks at next, without removing it: the
-    /// one after those it already rejected ([`Cx::skip_message`]), or the
+    /// one after those it already rejected ([`StepCx::skip_message`]), or the
     /// oldest for a new receive. When it has seen every message, the inbox
     /// is drained first; `None` means there is nothing more to look at (or
-    /// a signal just ended the process: check [`Cx::exiting`]).
+    /// a signal just ended the process: check [`StepCx::exiting`]).
     ///
     /// This is selective receive one step at a time, for an interpreter
     /// whose patterns are code (BEAM's `loop_rec` / `remove_message`):
-    /// look, then [`Cx::skip_message`] or [`Cx::take_peeked`]. The view
+    /// look, then [`StepCx::skip_message`] or [`StepCx::take_peeked`]. The view
     /// borrows the runtime; the message itself stays where it is (its
     /// address does not change) until it is taken or the process ends.
     #[inline]
@@ -363,15 +363,15 @@ impl Cx<'_> {
         })
     }
 
-    /// Receive `id` rejects the message [`Cx::peek_message`] showed it
-    /// (a reduction, as in [`Cx::take_message`]).
+    /// Receive `id` rejects the message [`StepCx::peek_message`] showed it
+    /// (a reduction, as in [`StepCx::take_message`]).
     #[inline]
     pub fn skip_message(&mut self, id: u64) {
         self.charge_saturating(1);
         self.p.mailbox.skip(id as u32);
     }
 
-    /// [`Cx::peek_message`] and [`Cx::skip_message`] in one loop: receive
+    /// [`StepCx::peek_message`] and [`StepCx::skip_message`] in one loop: receive
     /// `id` rejects every message `accept` rejects (a reduction each, at
     /// most `limit` of them, draining the inbox when it has seen them
     /// all), and shows the first one `accept` takes, left in the mailbox.
@@ -417,7 +417,7 @@ impl Cx<'_> {
         (peeked, rejected)
     }
 
-    /// Receive `id` takes the message [`Cx::peek_message`] showed it: it
+    /// Receive `id` takes the message [`StepCx::peek_message`] showed it: it
     /// leaves the mailbox, the others keep their order.
     #[inline]
     pub fn take_peeked(&mut self, id: u64) -> Option<Envelope> {
@@ -435,7 +435,7 @@ impl Cx<'_> {
         self.spawn_inner(None, opts, make)
     }
 
-    /// [`Cx::spawn`] registered as `name` before the process can run
+    /// [`StepCx::spawn`] registered as `name` before the process can run
     /// (Erlang's `proc_lib` start with a name, atomic): if the name is
     /// taken, no process is made ([`SpawnError::NameTaken`]).
     pub fn spawn_named(
@@ -525,7 +525,7 @@ impl Cx<'_> {
 
     /// Whether `pid` is alive right now, by its state word alone (no
     /// ordering with signals this process sent it; see
-    /// [`Cx::request_alive`] for Erlang's guarantee).
+    /// [`StepCx::request_alive`] for Erlang's guarantee).
     pub fn is_alive_now(&mut self, pid: Pid) -> bool {
         self.charge_op();
         self.shared.is_alive(pid)

@@ -1,6 +1,6 @@
 //! The scheduler: what a process is ([`Process`](crate::Process), its
 //! private part, its slot in the process table), what it sees while it
-//! runs ([`Cx`](crate::Cx)), the state the workers share (`shared`:
+//! runs ([`StepCx`](crate::StepCx)), the state the workers share (`shared`:
 //! delivery, waking, scheduling, spawning, ending), the worker threads
 //! (`worker`, `idle`), and the services they drive: timers, registered
 //! names, the reactor idle workers wait in, visits' tickets, panics and
@@ -9,7 +9,7 @@
 //! Uses only `base`. The signal rules, one floor up, are reached through
 //! [`rules::Rules`]: three function pointers the builder sets, so this
 //! floor never names a rule. Its core types are mutually recursive (a
-//! slot holds a process, whose step takes a `Cx` pointing at the slot,
+//! slot holds a process, whose step takes a `StepCx` pointing at the slot,
 //! the shared state and the worker), so `cx`, `process`, `rules`,
 //! `shared` and `worker` use each other; every other file here uses only
 //! files below it.

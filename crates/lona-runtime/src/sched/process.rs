@@ -1,6 +1,6 @@
 //! The `Process` abstraction the scheduler drives, and the private state
 //! every process has (what a process sees of the runtime while it runs is
-//! [`Cx`](crate::Cx), in `cx`).
+//! [`StepCx`](crate::StepCx), in `cx`).
 //!
 //! A process has three operations (`docs/design.md`, "Scheduler"): init,
 //! step and close. Here they are [`Process::init`]
@@ -12,7 +12,7 @@
 //! steps its VM for the slice's reductions).
 
 use crate::base::mailbox::Mailbox;
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::table;
 use crate::sched::ticket::Ticket;
 use crate::{Pid, Reason, Ref, RUNTIME_PID};
@@ -51,13 +51,13 @@ pub const SLICE_REDUCTIONS: u32 = 2000;
 /// A process the scheduler can run.
 pub trait Process: Send + 'static {
     /// Called once, on the process's first run, before the first `step`.
-    fn init(&mut self, _cx: &mut Cx<'_>) {}
+    fn init(&mut self, _cx: &mut StepCx<'_>) {}
 
     /// Run until the slice's reductions are spent ([`Step::Yield`]), the
     /// process must wait for a message ([`Step::Wait`]) or it ends
     /// ([`Step::Exit`]). A process that returns `Wait` is stepped again when
     /// anything arrives in its inbox (also spuriously: it must re-check).
-    fn step(&mut self, cx: &mut Cx<'_>) -> Step;
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Step;
 
     /// Called once when the process ends, whatever the reason (also when it
     /// is killed while waiting, or panicked in `step`).
@@ -133,7 +133,7 @@ pub(crate) struct Private {
     pub(crate) waiting: bool,
     /// `pending_exit` came from another process's exit signal (such an end
     /// is not reported as a crash: its cause already was, or was handled),
-    /// or the process reports its own end (`Cx::suppress_crash_report`).
+    /// or the process reports its own end (`StepCx::suppress_crash_report`).
     pub(crate) exit_by_signal: bool,
     pub(crate) trap_exit: bool,
     /// Set when a signal (or the process itself) ended it; acted on by the

@@ -4,12 +4,12 @@
 //! points only, and calls them through these plain function pointers,
 //! set once when the runtime is built (`node::builder`), so this floor
 //! never names a rule. Messages never go through them: a drain moves a
-//! message of the running process into its mailbox itself (`Cx::drain`),
+//! message of the running process into its mailbox itself (`StepCx::drain`),
 //! and only a signal, or a node addressed to an earlier process in the
 //! slot, costs the indirect call.
 
 use crate::base::envelope::Envelope;
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::process::{Extra, Private};
 use crate::sched::shared::Shared;
 use crate::{Pid, Reason};
@@ -20,7 +20,7 @@ use crate::{Pid, Reason};
 pub(crate) struct Rules {
     /// A drain of a running process that is not ending met a signal, or
     /// a node addressed to an earlier process in its slot: act on it.
-    pub(crate) on_signal: fn(&mut Cx<'_>, Envelope),
+    pub(crate) on_signal: fn(&mut StepCx<'_>, Envelope),
     /// A node reached a process that is ending (its drain after an exit
     /// signal took effect, or its closed inbox in `worker::finish`):
     /// answer it as a dead process would.

@@ -61,7 +61,7 @@
 use crate::base::envelope::Envelope;
 use crate::base::priority::Priority;
 use crate::base::state::Park;
-use crate::sched::cx::Cx;
+use crate::sched::cx::StepCx;
 use crate::sched::process::Slot;
 use crate::sched::process::{Private, Step, SLICE_REDUCTIONS};
 use crate::sched::report;
@@ -82,7 +82,7 @@ const LIFO_STREAK_REDS: u32 = SLICE_REDUCTIONS;
 /// A LIFO run counts as at least this many reductions (a run that spends
 /// none still costs a switch), so a streak holds at most 250 runs.
 const LIFO_MIN_CHARGE: u32 = 8;
-/// Reduction ticks (of 64, see `Cx::tick`) the running process may spend
+/// Reduction ticks (of 64, see `StepCx::tick`) the running process may spend
 /// after filling the LIFO slot before its occupant is made stealable
 /// (module doc): 3 to 4 ticks, about 200 reductions.
 const LIFO_SPILL_TICKS: u32 = 3;
@@ -659,7 +659,7 @@ impl WorkerCore {
         let pid = Pid::new(index, p.gen);
         let mut budget = SLICE_REDUCTIONS;
         loop {
-            let mut cx = Cx {
+            let mut cx = StepCx {
                 shared,
                 worker: self,
                 slot,
@@ -719,7 +719,7 @@ fn steal_from(victim: &Stealer<u32>, local: &Deque<u32>) -> Option<u32> {
 }
 
 /// Steps 2-3 of a slice: drain, then step (unless a signal ended it).
-fn step_once(cx: &mut Cx<'_>) -> Step {
+fn step_once(cx: &mut StepCx<'_>) -> Step {
     cx.drain();
     if let Some(r) = cx.p.pending_exit.take() {
         return Step::Exit(*r);

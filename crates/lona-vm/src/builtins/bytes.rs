@@ -4,14 +4,14 @@
 use lona_term::{RawTerm, Term, View};
 
 use super::def;
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
-fn bytes_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a [u8], Raise> {
+fn bytes_arg<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Result<&'a [u8], Raise> {
     match t(cx, r).view() {
         View::Binary(b) => Ok(b),
         _ => Err(Raise::badarg()),
@@ -20,7 +20,7 @@ fn bytes_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a [u8], Raise> {
 
 /// `(bytes x)`: a string's UTF-8 bytes, a vector or list of integers
 /// 0-255, or a binary as it is.
-fn bytes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn bytes(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let v: Vec<u8> = match x.view() {
         View::Binary(_) => return Ok(x.raw()),
@@ -43,7 +43,7 @@ fn bytes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(bytes->string b)`: the UTF-8 text of `b` (`:badarg` if it is not
 /// UTF-8); `(bytes->string b :replace)` puts U+FFFD for bad sequences.
-fn to_string(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn to_string(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let b = bytes_arg(cx, a[0])?;
     cx.charge(b.len() / 64);
     let lossy = match a.get(1).map(|r| t(cx, *r).view()) {
@@ -59,12 +59,12 @@ fn to_string(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.string(&s).raw())
 }
 
-fn is_binary(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_binary(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(matches!(t(cx, a[0]).view(), View::Binary(_))).raw())
 }
 
 /// `(byte-count b)`: its length in bytes (also a string's).
-fn byte_count(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn byte_count(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = match t(cx, a[0]).view() {
         View::Binary(b) => b.len(),
         View::Str(s) => s.len(),
@@ -74,7 +74,7 @@ fn byte_count(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(subbytes b start [end])`: bytes `start` to `end` (exclusive).
-fn subbytes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn subbytes(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let b = bytes_arg(cx, a[0])?;
     let idx = |r: RawTerm| {
         t(cx, r)
@@ -97,7 +97,7 @@ fn subbytes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(concat-bytes coll)`: one binary of the binaries (or strings) of
 /// `coll`, in order.
-fn concat_bytes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn concat_bytes(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let c = t(cx, a[0]);
     let items: Vec<lona_term::Term<'_>> = match c.view() {
         View::Vector(v) => v.to_vec(),

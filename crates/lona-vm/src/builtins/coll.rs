@@ -3,10 +3,10 @@
 use lona_term::{Heap, RawTerm, Term, View};
 
 use super::{def, get, ANY};
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
@@ -34,21 +34,21 @@ pub(crate) fn items<'h>(heap: &'h Heap, x: Term<'h>) -> Result<Vec<Term<'h>>, Ra
     }
 }
 
-fn seq_items<'a>(cx: &mut NativeCx<'a, '_>, r: RawTerm) -> Result<Vec<Term<'a>>, Raise> {
+fn seq_items<'a>(cx: &mut BuiltinCx<'a, '_>, r: RawTerm) -> Result<Vec<Term<'a>>, Raise> {
     let v = items(cx.heap, t(cx, r))?;
     cx.charge(v.len() / 8);
     Ok(v)
 }
 
-fn list(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn list(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v: Vec<Term<'_>> = a.iter().map(|r| t(cx, *r)).collect();
     Ok(cx.heap.list(&v).raw())
 }
-fn vector(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn vector(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v: Vec<Term<'_>> = a.iter().map(|r| t(cx, *r)).collect();
     Ok(cx.heap.vector(&v).raw())
 }
-fn hash_map(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn hash_map(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if !a.len().is_multiple_of(2) {
         return Err(Raise::badarg());
     }
@@ -56,11 +56,11 @@ fn hash_map(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         a.chunks(2).map(|p| (t(cx, p[0]), t(cx, p[1]))).collect();
     Ok(cx.heap.map(&pairs).raw())
 }
-fn vec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn vec(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v = seq_items(cx, a[0])?;
     Ok(cx.heap.vector(&v).raw())
 }
-pub(super) fn seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn seq(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     match x.view() {
         View::Cons(..) => Ok(x.raw()),
@@ -75,7 +75,7 @@ pub(super) fn seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 
-fn count(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn count(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let n = match x.view() {
         View::Nil | View::EmptyList => 0,
@@ -96,7 +96,7 @@ fn count(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.int(n as i64).raw())
 }
 
-pub(super) fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn is_empty(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let e = match t(cx, a[0]).view() {
         View::Nil | View::EmptyList => true,
         View::Cons(..) => false,
@@ -108,7 +108,7 @@ pub(super) fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(e).raw())
 }
 
-pub(super) fn first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn first(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     Ok(match x.view() {
         View::Cons(h, _) => h.raw(),
@@ -119,10 +119,10 @@ pub(super) fn first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
             .map_or(Term::NIL.raw(), |x| x.raw()),
     })
 }
-fn second(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn second(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     nth_or_nil(cx, a[0], 1)
 }
-fn nth_or_nil(cx: &mut NativeCx<'_, '_>, r: RawTerm, i: usize) -> NResult {
+fn nth_or_nil(cx: &mut BuiltinCx<'_, '_>, r: RawTerm, i: usize) -> NResult {
     let x = t(cx, r);
     Ok(match x.view() {
         View::Vector(v) => v.get(i).map_or(Term::NIL.raw(), |x| x.raw()),
@@ -132,7 +132,7 @@ fn nth_or_nil(cx: &mut NativeCx<'_, '_>, r: RawTerm, i: usize) -> NResult {
             .map_or(Term::NIL.raw(), |x| x.raw()),
     })
 }
-pub(super) fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn rest(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     Ok(match x.view() {
         View::Cons(_, tl) => tl.raw(),
@@ -143,7 +143,7 @@ pub(super) fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         }
     })
 }
-pub(super) fn next(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn next(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let r = rest(cx, a)?;
     Ok(if r == Term::EMPTY_LIST.raw() {
         Term::NIL.raw()
@@ -151,11 +151,11 @@ pub(super) fn next(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         r
     })
 }
-fn last(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn last(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v = seq_items(cx, a[0])?;
     Ok(v.last().map_or(Term::NIL.raw(), |x| x.raw()))
 }
-fn nth(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn nth(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(i) = t(cx, a[1]).as_i64().filter(|i| *i >= 0) else {
         return Err(Raise::badarg());
     };
@@ -174,11 +174,11 @@ fn nth(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         (None, None) => Err(Raise::badarg()),
     }
 }
-fn get_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn get_fn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let d = a.get(2).copied().unwrap_or(Term::NIL.raw());
     Ok(get(t(cx, a[0]), t(cx, a[1])).map_or(d, |v| v.raw()))
 }
-fn contains(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn contains(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let c = t(cx, a[0]);
     let found = match c.view() {
         View::Map(_) | View::Set(_) | View::Vector(_) => get(c, t(cx, a[1])).is_some(),
@@ -187,7 +187,7 @@ fn contains(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     };
     Ok(Term::bool(found).raw())
 }
-fn keys(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn keys(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Map(m) => {
             let v: Vec<Term<'_>> = m.iter().map(|(k, _)| k).collect();
@@ -198,7 +198,7 @@ fn keys(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         _ => Err(Raise::badarg()),
     }
 }
-fn vals(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn vals(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Map(m) => {
             let v: Vec<Term<'_>> = m.iter().map(|(_, v)| v).collect();
@@ -211,7 +211,7 @@ fn vals(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(assoc m k v ...)` on maps (and `nil`), `(assoc v i x)` on vectors.
-fn assoc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn assoc(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if a.len().is_multiple_of(2) {
         return Err(Raise::badarg());
     }
@@ -248,7 +248,7 @@ pub(crate) fn assoc1<'h>(
     }
 }
 
-fn dissoc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn dissoc(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut m = t(cx, a[0]);
     match m.view() {
         View::Nil => return Ok(Term::NIL.raw()),
@@ -261,7 +261,7 @@ fn dissoc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(m.raw())
 }
 
-fn conj(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn conj(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut c = t(cx, a[0]);
     for x in &a[1..] {
         let x = t(cx, *x);
@@ -299,7 +299,7 @@ fn conj(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(disj set x ...)`: the set without the `x`s; `(disj nil x)` is nil.
-fn disj(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn disj(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut s = t(cx, a[0]);
     match s.view() {
         View::Nil => return Ok(Term::NIL.raw()),
@@ -313,14 +313,14 @@ fn disj(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(hash-set x ...)`: a set of the arguments.
-fn hash_set(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn hash_set(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v: Vec<Term<'_>> = a.iter().map(|r| t(cx, *r)).collect();
     cx.charge(v.len() / 8);
     Ok(cx.heap.set(&v).raw())
 }
 
 /// `(set coll)`: a set of the collection's elements.
-fn set(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn set(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let View::Set(_) = t(cx, a[0]).view() {
         return Ok(a[0]);
     }
@@ -328,7 +328,7 @@ fn set(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.set(&v).raw())
 }
 
-fn cons(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn cons(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cons_any(cx.heap, t(cx, a[0]), t(cx, a[1]))?.raw())
 }
 
@@ -346,7 +346,7 @@ pub(crate) fn cons_any<'h>(heap: &'h Heap, x: Term<'h>, c: Term<'h>) -> Result<T
     }
 }
 
-fn concat(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn concat(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut all = Vec::new();
     for x in a {
         all.extend(seq_items(cx, *x)?);
@@ -355,7 +355,7 @@ fn concat(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&all).raw())
 }
 
-fn into(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn into(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut args = vec![a[0]];
     for x in seq_items(cx, a[1])? {
         args.push(x.raw());
@@ -363,7 +363,7 @@ fn into(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     conj(cx, &args)
 }
 
-fn merge(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn merge(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut acc = Term::NIL;
     for m in a {
         let m = t(cx, *m);
@@ -385,7 +385,7 @@ fn merge(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(acc.raw())
 }
 
-fn reverse(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn reverse(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     if let View::Cons(..) = x.view() {
         // A proper list: its length first, then its cells at once.
@@ -428,14 +428,14 @@ fn small_raw(v: i64) -> RawTerm {
     crate::tag::raw(crate::tag::small(v))
 }
 
-fn int_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<i64, Raise> {
+fn int_arg(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<i64, Raise> {
     t(cx, r).as_i64().ok_or_else(Raise::badarg)
 }
 
 /// Most elements `range` and `repeat` build at once.
 const MAX_BUILD: i64 = 1 << 27;
 
-fn range(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn range(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (from, to, step) = match a.len() {
         1 => (0, int_arg(cx, a[0])?, 1),
         2 => (int_arg(cx, a[0])?, int_arg(cx, a[1])?, 1),
@@ -477,7 +477,7 @@ fn range(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(acc)
 }
 
-fn take(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn take(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = int_arg(cx, a[0])?.max(0) as usize;
     let x = t(cx, a[1]);
     let v: Vec<Term<'_>> = match x.view() {
@@ -487,7 +487,7 @@ fn take(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     cx.charge(v.len() / 8);
     Ok(cx.heap.list(&v).raw())
 }
-fn drop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn drop(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = int_arg(cx, a[0])?.max(0) as usize;
     let x = t(cx, a[1]);
     match x.view() {
@@ -508,7 +508,7 @@ fn drop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         }
     }
 }
-fn repeat(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn repeat(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = int_arg(cx, a[0])?;
     if n > MAX_BUILD {
         return Err(Raise::system_limit());
@@ -519,7 +519,7 @@ fn repeat(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&v).raw())
 }
 
-fn sort(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn sort(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut v = seq_items(cx, a[0])?;
     let n = v.len();
     cx.charge(n * (usize::BITS - n.leading_zeros()) as usize / 16);
@@ -529,7 +529,7 @@ fn sort(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(sort-pairs coll)`: sorts `[key value]` vectors by key (stable); the
 /// core of `sort-by`.
-fn sort_pairs(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn sort_pairs(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut v = seq_items(cx, a[0])?;
     let n = v.len();
     cx.charge(n * (usize::BITS - n.leading_zeros()) as usize / 16);
@@ -555,7 +555,7 @@ fn sort_pairs(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.list(&out).raw())
 }
 
-fn frequencies(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn frequencies(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v = seq_items(cx, a[0])?;
     let mut m = cx.heap.map(&[]);
     for x in v {
@@ -567,7 +567,7 @@ fn frequencies(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
     Ok(m.raw())
 }
-fn zipmap(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn zipmap(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let ks = seq_items(cx, a[0])?;
     let vs = seq_items(cx, a[1])?;
     let pairs: Vec<(Term<'_>, Term<'_>)> = ks.into_iter().zip(vs).collect();

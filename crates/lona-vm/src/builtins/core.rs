@@ -5,15 +5,15 @@ use std::cmp::Ordering;
 use lona_term::{RawTerm, Term, View};
 
 use super::{def, ANY};
-use crate::native::{Class, NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, Class, NResult, Raise};
 use crate::num::{self, Op};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
-fn fold(cx: &mut NativeCx<'_, '_>, args: &[RawTerm], op: Op, unit: i64) -> NResult {
+fn fold(cx: &mut BuiltinCx<'_, '_>, args: &[RawTerm], op: Op, unit: i64) -> NResult {
     let mut acc = Term::small_int(unit).unwrap_or(Term::NIL);
     if args.is_empty() {
         return Ok(acc.raw());
@@ -32,7 +32,7 @@ fn fold(cx: &mut NativeCx<'_, '_>, args: &[RawTerm], op: Op, unit: i64) -> NResu
     Ok(acc.raw())
 }
 
-fn add(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn add(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let [x, y] = a {
         if crate::tag::both_small(x.bits(), y.bits()) {
             if let Some(v) = crate::tag::add_small(x.bits(), y.bits()) {
@@ -42,32 +42,32 @@ fn add(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
     fold(cx, a, Op::Add, 0)
 }
-fn mul(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn mul(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     fold(cx, a, Op::Mul, 1)
 }
-fn sub(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn sub(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if a.len() == 1 {
         return Ok(num::negate(cx.heap, t(cx, a[0]))?.raw());
     }
     fold(cx, a, Op::Sub, 0)
 }
-fn div(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn div(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if a.len() == 1 {
         let one = Term::small_int(1).unwrap_or(Term::NIL);
         return Ok(num::arith(cx.heap, Op::Div, one, t(cx, a[0]))?.raw());
     }
     fold(cx, a, Op::Div, 1)
 }
-fn quot(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn quot(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(num::arith(cx.heap, Op::Quot, t(cx, a[0]), t(cx, a[1]))?.raw())
 }
-fn rem(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn rem(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(num::arith(cx.heap, Op::Rem, t(cx, a[0]), t(cx, a[1]))?.raw())
 }
-fn modulo(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn modulo(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(num::arith(cx.heap, Op::Mod, t(cx, a[0]), t(cx, a[1]))?.raw())
 }
-fn inc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn inc(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if crate::tag::is_small(a[0].bits()) {
         if let Some(v) = crate::tag::add_small(a[0].bits(), crate::tag::small(1)) {
             return Ok(crate::tag::raw(v));
@@ -76,18 +76,18 @@ fn inc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let one = Term::small_int(1).unwrap_or(Term::NIL);
     Ok(num::arith(cx.heap, Op::Add, t(cx, a[0]), one)?.raw())
 }
-fn dec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn dec(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let one = Term::small_int(1).unwrap_or(Term::NIL);
     Ok(num::arith(cx.heap, Op::Sub, t(cx, a[0]), one)?.raw())
 }
-fn abs(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn abs(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(num::abs(cx.heap, t(cx, a[0]))?.raw())
 }
 
 /// `(int x)`: an integer as is; a float truncated toward zero (Erlang's
 /// `trunc/1`); `:badarg` for a float that is not finite or beyond 64
 /// bits, or anything else.
-fn int(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn int(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Int(_) | View::BigInt(_) => Ok(a[0]),
         View::Float(f) if f.is_finite() && f.abs() < 9.2e18 => {
@@ -97,7 +97,7 @@ fn int(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 
-fn extreme(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], want: Ordering) -> NResult {
+fn extreme(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], want: Ordering) -> NResult {
     let mut best = t(cx, a[0]);
     if num::num_of(best).is_none() {
         return Err(Raise::badarith());
@@ -113,14 +113,14 @@ fn extreme(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], want: Ordering) -> NResult 
     }
     Ok(best.raw())
 }
-fn max(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn max(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     extreme(cx, a, Ordering::Greater)
 }
-fn min(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn min(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     extreme(cx, a, Ordering::Less)
 }
 
-fn chain(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], ok: fn(Ordering) -> bool) -> NResult {
+fn chain(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], ok: fn(Ordering) -> bool) -> NResult {
     for w in a.windows(2) {
         if !ok(num::compare_values(t(cx, w[0]), t(cx, w[1]))) {
             return Ok(Term::FALSE.raw());
@@ -128,19 +128,19 @@ fn chain(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], ok: fn(Ordering) -> bool) -> 
     }
     Ok(Term::TRUE.raw())
 }
-fn lt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn lt(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     chain(cx, a, Ordering::is_lt)
 }
-fn le(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn le(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     chain(cx, a, Ordering::is_le)
 }
-fn gt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn gt(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     chain(cx, a, Ordering::is_gt)
 }
-fn ge(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn ge(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     chain(cx, a, Ordering::is_ge)
 }
-fn num_eq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn num_eq(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     for w in a.windows(2) {
         if !num::num_eq(t(cx, w[0]), t(cx, w[1]))? {
             return Ok(Term::FALSE.raw());
@@ -151,31 +151,31 @@ fn num_eq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
     Ok(Term::TRUE.raw())
 }
-fn eq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn eq(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let ok = a
         .windows(2)
         .all(|w| lona_term::equal(t(cx, w[0]), t(cx, w[1])));
     Ok(Term::bool(ok).raw())
 }
-fn not_eq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn not_eq(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let e = eq(cx, a)?;
     Ok(Term::bool(e == Term::FALSE.raw()).raw())
 }
-fn compare(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn compare(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let o = num::compare_values(t(cx, a[0]), t(cx, a[1]));
     Ok(cx.heap.int(o as i64).raw())
 }
-fn hash(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn hash(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let h = lona_term::term_hash(t(cx, a[0])) >> 4;
     Ok(cx.heap.int(h as i64).raw())
 }
-fn not(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn not(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(!crate::tag::truthy(t(cx, a[0]).bits())).raw())
 }
 
 macro_rules! pred {
     ($name:ident, $v:ident => $e:expr) => {
-        fn $name(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+        fn $name(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             let $v = t(cx, a[0]).view();
             Ok(Term::bool($e).raw())
         }
@@ -200,7 +200,7 @@ pred!(is_pid, v => matches!(v, View::Pid(_) | View::ExtPid { .. }));
 pred!(is_ref, v => matches!(v, View::Ref(_) | View::ExtRef { .. }));
 pred!(is_boolean, v => matches!(v, View::Bool(_)));
 
-fn sign(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Ordering, Raise> {
+fn sign(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<Ordering, Raise> {
     let x = t(cx, r);
     if num::num_of(x).is_none() {
         return Err(Raise::badarith());
@@ -210,16 +210,16 @@ fn sign(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Ordering, Raise> {
         Term::small_int(0).unwrap_or(Term::NIL),
     ))
 }
-fn is_zero(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_zero(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(sign(cx, a[0])? == Ordering::Equal).raw())
 }
-fn is_pos(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_pos(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(sign(cx, a[0])? == Ordering::Greater).raw())
 }
-fn is_neg(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_neg(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(sign(cx, a[0])? == Ordering::Less).raw())
 }
-fn parity(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<bool, Raise> {
+fn parity(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<bool, Raise> {
     if crate::tag::is_small(r.bits()) {
         return Ok(crate::tag::small_value(r.bits()) % 2 == 0);
     }
@@ -229,26 +229,26 @@ fn parity(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<bool, Raise> {
         _ => Err(Raise::badarg()),
     }
 }
-fn is_even(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_even(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(parity(cx, a[0])?).raw())
 }
-fn is_odd(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_odd(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(!parity(cx, a[0])?).raw())
 }
 
-fn throw(_cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn throw(_cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Err(Raise {
         class: Class::Throw,
         reason: a[0],
     })
 }
-fn error(_cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn error(_cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Err(Raise {
         class: Class::Error,
         reason: a[0],
     })
 }
-fn halt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn halt(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let code = match a.first() {
         None => 0,
         Some(r) => match t(cx, *r).as_i64() {
@@ -262,14 +262,14 @@ fn halt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     })
 }
 
-fn now_ms(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn now_ms(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
     Ok(cx.heap.int(ms).raw())
 }
-fn monotonic_ms(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn monotonic_ms(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     let ms = START
         .get_or_init(std::time::Instant::now)
@@ -283,9 +283,9 @@ fn monotonic_ms(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 /// var now (a function, for calling a behaviour's callbacks by namespace,
 /// as Erlang's `apply(Module, Function, Args)`: through the var, so a
 /// redefinition is seen at the next call). `[:undef sym]` if unbound.
-fn var_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn var_get(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     // No allocation on the way: behaviours call this for every message.
-    fn name_of<'h>(cx: &NativeCx<'h, '_>, r: RawTerm) -> Result<&'h str, Raise> {
+    fn name_of<'h>(cx: &BuiltinCx<'h, '_>, r: RawTerm) -> Result<&'h str, Raise> {
         match cx.term(r).view() {
             View::Symbol(s) | View::Keyword(s) => Ok(s.name()),
             _ => Err(Raise::badarg()),
@@ -315,7 +315,7 @@ fn var_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(memory)`: the node's resident memory in bytes (Linux: from
 /// `/proc/self/statm`; 0 where unknown), for benchmarks and the shell.
-fn memory(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn memory(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let bytes = crate::introspect::resident_bytes();
     Ok(cx.heap.int(i64::try_from(bytes).unwrap_or(i64::MAX)).raw())
 }
@@ -337,7 +337,7 @@ fn next_random() -> u64 {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     })
 }
-fn rand(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn rand(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let f = (next_random() >> 11) as f64 / (1u64 << 53) as f64;
     let scale = match a.first() {
         None => 1.0,
@@ -349,13 +349,13 @@ fn rand(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     };
     Ok(cx.heap.float(f * scale).raw())
 }
-fn rand_int(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn rand_int(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).as_i64() {
         Some(n) if n > 0 => Ok(cx.heap.int((next_random() % n as u64) as i64).raw()),
         _ => Err(Raise::badarg()),
     }
 }
-fn identity(_cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn identity(_cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(a[0])
 }
 

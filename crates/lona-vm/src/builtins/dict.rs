@@ -17,11 +17,11 @@
 use lona_term::{RawTerm, Term, View};
 
 use super::def;
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::var::Namespace;
 
 /// The dictionary as a map (`nil` when it was never written).
-fn dict<'a>(cx: &NativeCx<'a, '_>) -> Term<'a> {
+fn dict<'a>(cx: &BuiltinCx<'a, '_>) -> Term<'a> {
     match cx.dict() {
         Some(r) => cx.heap.root(r),
         None => Term::NIL,
@@ -35,7 +35,7 @@ fn lookup<'a>(d: Term<'a>, k: Term<'_>) -> Term<'a> {
     }
 }
 
-fn pd_put(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn pd_put(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (k, v) = (cx.term(a[0]), cx.term(a[1]));
     let d = dict(cx);
     let old = lookup(d, k);
@@ -53,7 +53,7 @@ fn pd_put(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(old.raw())
 }
 
-fn pd_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn pd_get(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let d = dict(cx);
     match a.first() {
         Some(k) => Ok(lookup(d, cx.term(*k)).raw()),
@@ -62,7 +62,7 @@ fn pd_get(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 
-fn pd_erase(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn pd_erase(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let k = cx.term(a[0]);
     let d = dict(cx);
     let old = lookup(d, k);
@@ -73,7 +73,7 @@ fn pd_erase(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(old.raw())
 }
 
-fn pd_keys(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn pd_keys(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let d = dict(cx);
     let keys: Vec<Term<'_>> = match d.view() {
         View::Map(m) => m.iter().map(|(k, _)| k).collect(),

@@ -20,13 +20,13 @@ use std::fmt::Write;
 use lona_term::{RawTerm, Term, View};
 
 use super::{def, ANY};
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::num::{self, Num};
 use crate::var::Namespace;
 
 const MAX_WIDTH: usize = 1 << 16;
 
-fn bad(cx: &NativeCx<'_, '_>, msg: &str) -> Raise {
+fn bad(cx: &BuiltinCx<'_, '_>, msg: &str) -> Raise {
     let m = cx.heap.string(msg);
     Raise::error(cx.heap.vector(&[lona_term::kw!("bad-format"), m]))
 }
@@ -107,7 +107,7 @@ fn scientific(m: f64, prec: usize) -> String {
     format!("{mant}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
 }
 
-fn format(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn format(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let f = cx.term(a[0]).as_str().ok_or_else(Raise::badarg)?;
     let mut out = String::new();
     let mut args = a[1..].iter();

@@ -8,16 +8,16 @@ use num_traits::{Signed, ToPrimitive, Zero};
 use lona_term::{RawTerm, Term, View};
 
 use super::{def, ANY};
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::num::{self, Num, Op, MAX_BITS};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
 /// A number as a float; `:badarith` for anything else.
-fn float_of(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<f64, Raise> {
+fn float_of(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<f64, Raise> {
     match num::num_of(t(cx, r)) {
         Some(Num::Small(i)) => Ok(i as f64),
         Some(Num::Int(b)) => Ok(b.to_f64().unwrap_or(f64::NAN)),
@@ -27,7 +27,7 @@ fn float_of(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<f64, Raise> {
 }
 
 /// An integer as a big integer; `:badarg` for anything else.
-fn big_of(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<BigInt, Raise> {
+fn big_of(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<BigInt, Raise> {
     match t(cx, r).view() {
         View::Int(i) => Ok(BigInt::from(i)),
         View::BigInt(b) => Ok(b),
@@ -37,7 +37,7 @@ fn big_of(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<BigInt, Raise> {
 
 /// A finite float result, else `:badarith` (NaN and infinities are not
 /// Lonala values).
-fn float_result(cx: &mut NativeCx<'_, '_>, f: f64) -> NResult {
+fn float_result(cx: &mut BuiltinCx<'_, '_>, f: f64) -> NResult {
     if f.is_finite() {
         Ok(cx.heap.float(f).raw())
     } else {
@@ -47,7 +47,7 @@ fn float_result(cx: &mut NativeCx<'_, '_>, f: f64) -> NResult {
 
 macro_rules! float_fn {
     ($name:ident, $x:ident => $e:expr) => {
-        fn $name(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+        fn $name(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             let $x = float_of(cx, a[0])?;
             float_result(cx, $e)
         }
@@ -63,18 +63,18 @@ float_fn!(tan, x => x.tan());
 float_fn!(atan, x => x.atan());
 float_fn!(to_float, x => x);
 
-fn pow(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn pow(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (x, y) = (float_of(cx, a[0])?, float_of(cx, a[1])?);
     float_result(cx, x.powf(y))
 }
-fn atan2(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn atan2(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (y, x) = (float_of(cx, a[0])?, float_of(cx, a[1])?);
     float_result(cx, y.atan2(x))
 }
 
 /// `(expt base n)`: an exact integer power for an integer base and a
 /// non-negative integer exponent; a float otherwise (as `pow`).
-fn expt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn expt(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (b, n) = (t(cx, a[0]), t(cx, a[1]));
     match (b.view(), n.view()) {
         (View::Int(_) | View::BigInt(_), View::Int(n)) if n >= 0 => {
@@ -93,7 +93,7 @@ fn expt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// Rounds a float to an integer by `f`; an integer stays as it is.
-fn to_int(cx: &mut NativeCx<'_, '_>, r: RawTerm, f: fn(f64) -> f64) -> NResult {
+fn to_int(cx: &mut BuiltinCx<'_, '_>, r: RawTerm, f: fn(f64) -> f64) -> NResult {
     match t(cx, r).view() {
         View::Int(_) | View::BigInt(_) => Ok(r),
         View::Float(x) => {
@@ -118,20 +118,20 @@ fn to_int(cx: &mut NativeCx<'_, '_>, r: RawTerm, f: fn(f64) -> f64) -> NResult {
 
 /// `(round x)`: the nearest integer, halves away from zero (Erlang's
 /// `round/1`); an integer as it is.
-fn round(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn round(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     to_int(cx, a[0], f64::round)
 }
 
 /// `(floor x)`, `(ceil x)`: a float rounded down/up, as a float (Clojure's
 /// `Math/floor`); an integer as it is.
-fn floor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn floor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Int(_) | View::BigInt(_) => Ok(a[0]),
         View::Float(x) => float_result(cx, x.floor()),
         _ => Err(Raise::badarith()),
     }
 }
-fn ceil(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn ceil(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Int(_) | View::BigInt(_) => Ok(a[0]),
         View::Float(x) => float_result(cx, x.ceil()),
@@ -142,7 +142,7 @@ fn ceil(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `quot`, `rem`, `mod` as Clojure's: integers exactly (any size), floats
 /// too (`(mod 5.5 2)` is 1.5); `mod` has the sign of the divisor, `rem` of
 /// the dividend; a zero divisor is `:badarith`.
-fn divide(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], op: Op) -> NResult {
+fn divide(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], op: Op) -> NResult {
     let (x, y) = (t(cx, a[0]), t(cx, a[1]));
     let float = matches!(x.view(), View::Float(_)) || matches!(y.view(), View::Float(_));
     if !float {
@@ -166,19 +166,19 @@ fn divide(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], op: Op) -> NResult {
     };
     float_result(cx, r)
 }
-fn quot(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn quot(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     divide(cx, a, Op::Quot)
 }
-fn rem(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn rem(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     divide(cx, a, Op::Rem)
 }
-fn modulo(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn modulo(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     divide(cx, a, Op::Mod)
 }
 
 /// A bit operation over two or more integers.
 fn bits(
-    cx: &mut NativeCx<'_, '_>,
+    cx: &mut BuiltinCx<'_, '_>,
     a: &[RawTerm],
     small: fn(i64, i64) -> i64,
     big: fn(BigInt, BigInt) -> BigInt,
@@ -210,19 +210,19 @@ fn bits(
         (None, None) => Ok(a[0]),
     }
 }
-fn bit_and(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn bit_and(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     bits(cx, a, |x, y| x & y, |x, y| x & y)
 }
-fn bit_or(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn bit_or(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     bits(cx, a, |x, y| x | y, |x, y| x | y)
 }
-fn bit_xor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn bit_xor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     bits(cx, a, |x, y| x ^ y, |x, y| x ^ y)
 }
-fn bit_and_not(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn bit_and_not(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     bits(cx, a, |x, y| x & !y, |x, y| x & !y)
 }
-fn bit_not(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn bit_not(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Int(i) => Ok(cx.heap.int(!i).raw()),
         View::BigInt(b) => Ok(cx.heap.bigint(&!b).raw()),
@@ -232,7 +232,7 @@ fn bit_not(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// Shifts `x` left by `n` bits (right for a negative `n`); a right shift
 /// rounds toward negative infinity (arithmetic, as Clojure's and Erlang's).
-fn shift(cx: &mut NativeCx<'_, '_>, x: RawTerm, n: RawTerm, left: bool) -> NResult {
+fn shift(cx: &mut BuiltinCx<'_, '_>, x: RawTerm, n: RawTerm, left: bool) -> NResult {
     let x = big_of(cx, x)?;
     let n = match t(cx, n).view() {
         View::Int(n) => n,
@@ -269,14 +269,14 @@ fn shift(cx: &mut NativeCx<'_, '_>, x: RawTerm, n: RawTerm, left: bool) -> NResu
     };
     Ok(cx.heap.bigint(&r).raw())
 }
-fn shift_left(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn shift_left(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     shift(cx, a[0], a[1], true)
 }
-fn shift_right(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn shift_right(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     shift(cx, a[0], a[1], false)
 }
 /// `(bit-test x n)`: whether bit `n` of `x` (two's complement) is set.
-fn bit_test(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn bit_test(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = big_of(cx, a[0])?;
     let n = t(cx, a[1])
         .as_i64()

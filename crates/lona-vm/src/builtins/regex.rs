@@ -24,7 +24,7 @@ use lona_term::{RawTerm, Term, View};
 use regex::{Captures, Regex, RegexBuilder};
 
 use super::def;
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::var::Namespace;
 
 /// The longest pattern source accepted.
@@ -36,7 +36,7 @@ const NEST_LIMIT: u32 = 64;
 /// Patterns cached per worker thread.
 const CACHE_MAX: usize = 256;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
@@ -48,7 +48,7 @@ pub(crate) fn pattern_of(x: Term<'_>) -> Option<&str> {
     }
 }
 
-fn bad_regex(cx: &NativeCx<'_, '_>, msg: &str) -> Raise {
+fn bad_regex(cx: &BuiltinCx<'_, '_>, msg: &str) -> Raise {
     let m = cx.heap.string(msg);
     Raise::error(cx.heap.vector(&[lona_term::kw!("bad-regex"), m]))
 }
@@ -58,7 +58,7 @@ thread_local! {
 }
 
 /// The compiled regex of `src` (cached).
-fn compile(cx: &mut NativeCx<'_, '_>, src: &str) -> Result<Rc<Regex>, Raise> {
+fn compile(cx: &mut BuiltinCx<'_, '_>, src: &str) -> Result<Rc<Regex>, Raise> {
     if let Some(r) = CACHE.with(|c| c.borrow().get(src).cloned()) {
         return Ok(r);
     }
@@ -84,18 +84,18 @@ fn compile(cx: &mut NativeCx<'_, '_>, src: &str) -> Result<Rc<Regex>, Raise> {
 }
 
 /// The regex of a pattern argument (a pattern value; `:badarg` otherwise).
-pub(crate) fn regex_arg(cx: &mut NativeCx<'_, '_>, r: RawTerm) -> Result<Rc<Regex>, Raise> {
+pub(crate) fn regex_arg(cx: &mut BuiltinCx<'_, '_>, r: RawTerm) -> Result<Rc<Regex>, Raise> {
     let x = t(cx, r);
     let src = pattern_of(x).ok_or_else(Raise::badarg)?;
     compile(cx, src)
 }
 
-fn string_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
+fn string_arg<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
     t(cx, r).as_str().ok_or_else(Raise::badarg)
 }
 
 /// `(re-pattern s)`: the pattern of a source string (a pattern as is).
-fn re_pattern(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn re_pattern(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     if pattern_of(x).is_some() {
         return Ok(a[0]);
@@ -106,14 +106,14 @@ fn re_pattern(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(regex? x)`
-fn is_regex(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_regex(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(pattern_of(t(cx, a[0])).is_some()).raw())
 }
 
 /// What Clojure's matching functions return for one match: the matched
 /// string without groups, else `[whole group1 ...]` (nil for a group that
 /// took no part).
-fn result<'h>(cx: &NativeCx<'h, '_>, c: &Captures<'_>) -> Term<'h> {
+fn result<'h>(cx: &BuiltinCx<'h, '_>, c: &Captures<'_>) -> Term<'h> {
     if c.len() == 1 {
         return cx.heap.string(c.get(0).map_or("", |m| m.as_str()));
     }
@@ -125,7 +125,7 @@ fn result<'h>(cx: &NativeCx<'h, '_>, c: &Captures<'_>) -> Term<'h> {
 }
 
 /// `(re-find re s)`: the first match (see `result`), or nil.
-fn re_find(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn re_find(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let re = regex_arg(cx, a[0])?;
     let s = string_arg(cx, a[1])?;
     cx.charge(s.len() / 64);
@@ -136,7 +136,7 @@ fn re_find(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(re-matches re s)`: the match of the whole string, or nil.
-fn re_matches(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn re_matches(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let re = regex_arg(cx, a[0])?;
     let s = string_arg(cx, a[1])?;
     cx.charge(s.len() / 64);
@@ -150,7 +150,7 @@ fn re_matches(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(re-seq re s)`: every match in turn (a list), or nil.
-fn re_seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn re_seq(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let re = regex_arg(cx, a[0])?;
     let s = string_arg(cx, a[1])?;
     cx.charge(s.len() / 64);
@@ -166,7 +166,7 @@ fn re_seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// or only the first): a list of strings (the text between) and
 /// one-element vectors holding each match's `result`, for a replacement
 /// computed by a function.
-fn re_parts(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn re_parts(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let re = regex_arg(cx, a[0])?;
     let s = string_arg(cx, a[1])?;
     let all = crate::tag::truthy(a[2].bits());

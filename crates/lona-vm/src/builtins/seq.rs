@@ -21,10 +21,10 @@ use lona_term::{RawTerm, Term, View};
 use super::coll;
 use super::{def, ANY};
 
-use crate::native::{NResult, NativeCx, Raise, Request};
+use crate::native::{BuiltinCx, NResult, Raise, Request};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
@@ -32,7 +32,7 @@ fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
 static LAZY: OnceLock<u64> = OnceLock::new();
 
 /// Calling a lazy sequence as a function is a `:badarg`.
-fn lazy_called(_cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn lazy_called(_cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Err(Raise::badarg())
 }
 
@@ -61,7 +61,7 @@ pub(crate) fn lazy_thunk(x: Term<'_>) -> Option<Term<'_>> {
 }
 
 /// `(lazy-seq* thunk)`: a lazy sequence of a function of no arguments.
-fn make_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn make_lazy(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let f = t(cx, a[0]);
     if !matches!(f.view(), View::Closure { .. }) {
         return Err(Raise::badarg());
@@ -75,7 +75,7 @@ fn make_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// keys and values (keyword arguments, `& {:keys [opt]}`) becomes a map,
 /// as in Clojure 1.11 (a trailing map is merged in); anything else reads
 /// as a map with no keys.
-fn destructure_map(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn destructure_map(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     if lazy_thunk(x).is_some() {
         return redirect(cx, "destructure-map-lazy");
@@ -108,12 +108,12 @@ fn destructure_map(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(lazy-seq? x)`
-fn is_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_lazy(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(lazy_thunk(t(cx, a[0])).is_some()).raw())
 }
 
 /// `(lazy-seq-fn s)`: the thunk of a lazy sequence.
-fn lazy_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn lazy_fn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     lazy_thunk(t(cx, a[0]))
         .map(|f| f.raw())
         .ok_or_else(Raise::badarg)
@@ -122,7 +122,7 @@ fn lazy_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(has-lazy? x)`: whether `x` is a lazy sequence or a list whose tail
 /// is one (what a built-in cannot walk); `(has-lazy? x n)` looks at the
 /// first `n` cells only (for `take`, `drop`, `nth`: O(n), not O(length)).
-fn has_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn has_lazy(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let limit = match a.get(1) {
         Some(r) => t(cx, *r).as_i64().map_or(0, |n| n.max(0) as usize),
@@ -143,7 +143,7 @@ fn has_lazy(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(peek coll)`: a vector's last element, a list's first; nil if empty.
-fn peek(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn peek(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(match t(cx, a[0]).view() {
         View::Vector(v) => v.last().map_or(Term::NIL.raw(), |x| x.raw()),
         View::Cons(h, _) => h.raw(),
@@ -154,7 +154,7 @@ fn peek(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(pop coll)`: a vector without its last element, a list without its
 /// first; `:badarg` for an empty one (Clojure's `IllegalStateException`).
-fn pop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn pop(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match t(cx, a[0]).view() {
         View::Vector(v) if !v.is_empty() => {
             cx.charge(v.len() / 8);
@@ -168,7 +168,7 @@ fn pop(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(subvec v start)`, `(subvec v start end)`: the elements from `start`
 /// to `end` (exclusive); `:badarg` out of bounds.
-fn subvec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn subvec(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let View::Vector(v) = t(cx, a[0]).view() else {
         return Err(Raise::badarg());
     };
@@ -186,7 +186,7 @@ fn subvec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// The call continues in the prelude's `name` (a Lonala function), with
 /// the same arguments: how a leaf built-in walks a lazy sequence.
-pub(crate) fn redirect(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
+pub(crate) fn redirect(cx: &mut BuiltinCx<'_, '_>, name: &str) -> NResult {
     let f = cx
         .env
         .core
@@ -197,12 +197,12 @@ pub(crate) fn redirect(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
     Ok(f)
 }
 
-fn lazy(cx: &NativeCx<'_, '_>, r: RawTerm) -> bool {
+fn lazy(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> bool {
     lazy_thunk(t(cx, r)).is_some()
 }
 
 /// `(seq c)`: the built-in for collections, `seq-lazy` for a lazy one.
-fn seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn seq(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if lazy(cx, a[0]) {
         return redirect(cx, "seq-lazy");
     }
@@ -210,7 +210,7 @@ fn seq(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(first c)`
-fn first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn first(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if lazy(cx, a[0]) {
         return redirect(cx, "first-lazy");
     }
@@ -218,7 +218,7 @@ fn first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(rest c)`: a lazy tail is returned as it is (still lazy).
-fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn rest(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if lazy(cx, a[0]) {
         return redirect(cx, "rest-lazy");
     }
@@ -226,7 +226,7 @@ fn rest(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(next c)`: `seq` of the rest, so a lazy rest is walked in Lonala.
-fn next(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn next(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if lazy(cx, a[0]) {
         return redirect(cx, "next-lazy");
     }
@@ -238,7 +238,7 @@ fn next(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(empty? c)`
-fn is_empty(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_empty(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if lazy(cx, a[0]) {
         return redirect(cx, "empty-lazy?");
     }

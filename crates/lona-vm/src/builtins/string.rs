@@ -8,18 +8,18 @@ use lona_term::{RawTerm, Term, View};
 
 use super::def;
 use super::regex::{pattern_of, regex_arg};
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
-fn string_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
+fn string_arg<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
     t(cx, r).as_str().ok_or_else(Raise::badarg)
 }
 
-fn string(cx: &mut NativeCx<'_, '_>, s: &str) -> NResult {
+fn string(cx: &mut BuiltinCx<'_, '_>, s: &str) -> NResult {
     cx.charge(s.len() / 64);
     Ok(cx.heap.string(s).raw())
 }
@@ -34,18 +34,18 @@ fn byte_index(s: &str, ch: usize) -> usize {
     s.char_indices().nth(ch).map_or(s.len(), |(b, _)| b)
 }
 
-fn starts_with(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn starts_with(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (s, p) = (string_arg(cx, a[0])?, string_arg(cx, a[1])?);
     Ok(Term::bool(s.starts_with(p)).raw())
 }
-fn ends_with(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn ends_with(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (s, p) = (string_arg(cx, a[0])?, string_arg(cx, a[1])?);
     Ok(Term::bool(s.ends_with(p)).raw())
 }
 
 /// `(index-of s value)`, `(index-of s value from)`: the character index
 /// of the first `value` (a string) at or after `from`, or nil.
-fn index_of(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn index_of(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (s, v) = (string_arg(cx, a[0])?, string_arg(cx, a[1])?);
     let from = match a.get(2) {
         Some(r) => t(cx, *r).as_i64().ok_or_else(Raise::badarg)?.max(0) as usize,
@@ -61,7 +61,7 @@ fn index_of(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(last-index-of s value)`, `(last-index-of s value from)`: the
 /// character index of the last `value` starting at or before `from`.
-fn last_index_of(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn last_index_of(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (s, v) = (string_arg(cx, a[0])?, string_arg(cx, a[1])?);
     cx.charge(s.len() / 64);
     let end = match a.get(2) {
@@ -85,7 +85,7 @@ fn last_index_of(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(blank? s)`: nil, empty or only whitespace.
-fn is_blank(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn is_blank(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let b = match x.view() {
         View::Nil => true,
@@ -95,21 +95,21 @@ fn is_blank(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(b).raw())
 }
 
-fn triml(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn triml(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.trim_start();
     string(cx, s)
 }
-fn trimr(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn trimr(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.trim_end();
     string(cx, s)
 }
 /// `(trim-newline s)`: `s` without its trailing newlines and returns.
-fn trim_newline(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn trim_newline(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.trim_end_matches(['\n', '\r']);
     string(cx, s)
 }
 /// `(capitalize s)`: the first character upper case, the rest lower.
-fn capitalize(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn capitalize(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let mut cs = s.chars();
     let out = match cs.next() {
@@ -122,7 +122,7 @@ fn capitalize(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     string(cx, &out)
 }
 /// `(reverse s)`: the characters of `s` backwards.
-fn reverse(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn reverse(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s: String = string_arg(cx, a[0])?.chars().rev().collect();
     string(cx, &s)
 }
@@ -131,7 +131,7 @@ fn reverse(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// (replaced literally) or a pattern (the replacement may name groups as
 /// `$1`, `${name}`; `$$` is a dollar). A function as replacement is
 /// handled in Lonala (`re-parts`).
-fn replace_with(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], all: bool) -> NResult {
+fn replace_with(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], all: bool) -> NResult {
     let s = string_arg(cx, a[0])?;
     let with = string_arg(cx, a[2])?;
     cx.charge(s.len() / 32);
@@ -163,10 +163,10 @@ fn replace_with(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], all: bool) -> NResult 
     };
     string(cx, &out)
 }
-fn replace(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn replace(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     replace_with(cx, a, true)
 }
-fn replace_first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn replace_first(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     replace_with(cx, a, false)
 }
 
@@ -174,7 +174,7 @@ fn replace_first(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `sep` (a pattern, or a string matched literally), as Java's
 /// `String.split`: trailing empty strings dropped, and with a positive
 /// `limit`, at most `limit` parts (the last holding the rest).
-fn split_by(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn split_by(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let limit = match a.get(2) {
         Some(r) => t(cx, *r).as_i64().ok_or_else(Raise::badarg)?,
@@ -218,7 +218,7 @@ fn split_by(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(split-lines s)`: `s` cut at `\n` and `\r\n` (trailing empties dropped).
-fn split_lines(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn split_lines(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     cx.charge(s.len() / 32);
     let mut parts: Vec<&str> = s

@@ -12,7 +12,7 @@ use lona_term::{RawTerm, Term, View};
 
 use super::def;
 use crate::env::Env;
-use crate::native::{NResult, NativeCx};
+use crate::native::{BuiltinCx, NResult};
 
 /// Heads the compiler handles itself (special forms and built-in
 /// expansions), plus the expansions other Lonala versions add.
@@ -71,7 +71,7 @@ const SPECIAL: &[&str] = &[
     "set!",
 ];
 
-fn call_form(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn call_form(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = match cx.term(a[0]).view() {
         View::Symbol(s) => s.name().to_string(),
         _ => return Ok(Term::FALSE.raw()),

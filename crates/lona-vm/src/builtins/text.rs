@@ -5,11 +5,11 @@ use std::fmt::Write;
 use lona_term::{RawTerm, Term, View};
 
 use super::{coll::items, def, ANY};
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::print::{display_into, readable_into};
 use crate::var::Namespace;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
@@ -18,7 +18,7 @@ fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
 /// string with `(str s chunk)` in a loop appends in place (amortised O(1)
 /// per byte, as Erlang's binary append), and is charged for the new bytes
 /// only.
-fn str_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn str_fn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     thread_local! {
         // One buffer per worker thread, reused: `str` is called in loops.
         static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
@@ -52,7 +52,7 @@ fn str_fn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     })
 }
 
-fn joined(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], readable: bool) -> String {
+fn joined(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], readable: bool) -> String {
     let mut s = String::new();
     for (i, x) in a.iter().enumerate() {
         if i > 0 {
@@ -70,14 +70,14 @@ fn joined(cx: &mut NativeCx<'_, '_>, a: &[RawTerm], readable: bool) -> String {
     s
 }
 
-fn println(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn println(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut s = joined(cx, a, false);
     s.push('\n');
     cx.env.write_out(&s);
     Ok(Term::NIL.raw())
 }
 /// `(eprintln & xs)`: as `println`, to standard error (reports, errors).
-fn eprintln(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn eprintln(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut s = joined(cx, a, false);
     s.push('\n');
     cx.env.flush_out();
@@ -87,7 +87,7 @@ fn eprintln(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 /// `(report & xs)`: as `eprintln`, unless reports are silenced
 /// (`reports!`): how the supervisors of `lona.supervisor` report.
-fn report(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn report(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     // Relaxed: a switch; no data is published through it.
     if cx.env.reports.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln(cx, a)?;
@@ -95,7 +95,7 @@ fn report(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::NIL.raw())
 }
 /// `(reports! on)`: turns reports on or off for the node; the old setting.
-fn reports_switch(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn reports_switch(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let on = match t(cx, a[0]).view() {
         View::Bool(b) => b,
         View::Nil => false,
@@ -108,27 +108,27 @@ fn reports_switch(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
         .swap(on, std::sync::atomic::Ordering::Relaxed);
     Ok(Term::bool(old).raw())
 }
-fn print(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn print(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = joined(cx, a, false);
     cx.env.write_out(&s);
     Ok(Term::NIL.raw())
 }
-fn prn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn prn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut s = joined(cx, a, true);
     s.push('\n');
     cx.env.write_out(&s);
     Ok(Term::NIL.raw())
 }
-fn pr_str(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn pr_str(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = joined(cx, a, true);
     Ok(cx.heap.string(&s).raw())
 }
 
-fn string_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
+fn string_arg<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
     t(cx, r).as_str().ok_or_else(Raise::badarg)
 }
 
-fn subs(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn subs(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let n = s.chars().count() as i64;
     let from = t(cx, a[1]).as_i64().ok_or_else(Raise::badarg)?;
@@ -147,7 +147,7 @@ fn subs(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.string(&out).raw())
 }
 
-fn split(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn split(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let sep = string_arg(cx, a[1])?;
     if sep.is_empty() {
@@ -164,7 +164,7 @@ fn split(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.vector(&parts).raw())
 }
 
-fn join(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn join(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (sep, coll) = if a.len() == 1 {
         ("", a[0])
     } else {
@@ -182,19 +182,19 @@ fn join(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.string(&s).raw())
 }
 
-fn upper(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn upper(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.to_uppercase();
     Ok(cx.heap.string(&s).raw())
 }
-fn lower(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn lower(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.to_lowercase();
     Ok(cx.heap.string(&s).raw())
 }
-fn trim(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn trim(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.trim();
     Ok(cx.heap.string(s).raw())
 }
-fn includes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn includes(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let sub = string_arg(cx, a[1])?;
     Ok(Term::bool(s.contains(sub)).raw())
@@ -202,7 +202,7 @@ fn includes(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(format "x=%s n=%d f=%.2f %%" ...)`: `%s` (as `str`), `%d`, `%f`
 /// with an optional precision, `%x`, `%%`, `%n`.
-fn format(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn format(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let f = string_arg(cx, a[0])?;
     let mut out = String::new();
     let mut args = a[1..].iter();
@@ -265,7 +265,7 @@ fn format(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(keyword s)`, `(symbol s)`: `:system-limit` when the node's atom table
 /// is full or `s` has more than 255 characters (`lona_term`'s `atom.rs`).
-fn keyword(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn keyword(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let name = match x.view() {
         View::Str(s) => s.to_string(),
@@ -276,12 +276,12 @@ fn keyword(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let atom = lona_term::Atom::try_new(&name).map_err(|_| Raise::system_limit())?;
     Ok(Term::keyword_atom(atom).raw())
 }
-fn symbol(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn symbol(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let atom = lona_term::Atom::try_new(s).map_err(|_| Raise::system_limit())?;
     Ok(Term::symbol_atom(atom).raw())
 }
-fn name(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn name(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     let s = match x.view() {
         View::Str(_) => return Ok(x.raw()),
@@ -300,7 +300,7 @@ fn name(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// that spells no integer, and, as `parse-long` past 64 bits, for one
 /// past the limit. The limit is applied to the count of digits before
 /// the conversion, whose time grows with the square of the length.
-fn parse_int(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn parse_int(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.trim();
     match crate::num::parse_decimal(s, crate::num::MAX_BITS) {
         Some(b) => Ok(cx.heap.bigint(&b).raw()),
@@ -311,7 +311,7 @@ fn parse_int(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(parse-long s)`: the integer `s` spells (an optional sign and
 /// decimal digits, nothing else), if it fits 64 bits; `nil` otherwise
 /// (Clojure 1.11's).
-fn parse_long(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn parse_long(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?;
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -326,7 +326,7 @@ fn parse_long(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(parse-double s)`: the float `s` spells (surrounding whitespace
 /// allowed; digits, a point, an exponent, or `NaN` and `Infinity` with
 /// an optional sign), or `nil`.
-fn parse_double(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn parse_double(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = string_arg(cx, a[0])?.trim();
     let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
     let f = match unsigned {
@@ -348,7 +348,7 @@ fn parse_double(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(parse-boolean s)`: `true` for `"true"`, `false` for `"false"`,
 /// `nil` for anything else.
-fn parse_boolean(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn parse_boolean(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(match string_arg(cx, a[0])? {
         "true" => Term::bool(true),
         "false" => Term::bool(false),

@@ -1,6 +1,6 @@
 //! Calls from compiled code into Rust: built-ins, and a cons cell.
 //!
-//! Compiled code calls these `extern "C"` helpers with the `JitCtx`. No
+//! Compiled code calls these `extern "C"` helpers with the `CompiledCx`. No
 //! Rust panic may unwind through machine code (it has no unwind tables),
 //! so each helper catches one and hands it to the interpreter, which
 //! resumes it once the compiled frames are gone (`Pending::Panic`).
@@ -14,13 +14,13 @@
 
 use std::sync::Arc;
 
-use lona_runtime::Cx;
+use lona_runtime::StepCx;
 use lona_term::RawTerm;
 
-use super::{JitCtx, Returned};
+use super::{CompiledCx, Returned};
 use crate::bytecode::Proto;
 use crate::env::Env;
-use crate::native::{NativeCx, Raise, Request};
+use crate::native::{BuiltinCx, Raise, Request};
 use crate::tag;
 
 /// The parts of the VM a built-in needs, as raw pointers taken from the
@@ -31,7 +31,7 @@ pub(crate) struct VmParts {
     pub env: *const Arc<Env>,
     pub extra: *mut dyn crate::native::DictSlot,
     /// The step's runtime context, when the VM runs as a process.
-    pub rt: Option<*mut Cx<'static>>,
+    pub rt: Option<*mut StepCx<'static>>,
 }
 
 /// What a built-in called from compiled code left for the interpreter.
@@ -85,7 +85,7 @@ pub(crate) const TAIL: i64 = 0x100;
 /// terms of the process heap.
 #[cfg_attr(not(feature = "jit"), allow(dead_code))]
 pub(crate) unsafe extern "C" fn call(
-    ctx: *mut JitCtx,
+    ctx: *mut CompiledCx,
     f: u64,
     args: *const u64,
     argc: u64,
@@ -95,7 +95,7 @@ pub(crate) unsafe extern "C" fn call(
     // SAFETY: per the contract; nothing else touches the context now.
     let ctx = unsafe { &mut *ctx };
     // 1 (never a term word: a cons cell at address 0): nothing happened.
-    let not = |ctx: &mut JitCtx| {
+    let not = |ctx: &mut CompiledCx| {
         ctx.pending = Pending::NotNative;
         Returned { value: 1, reds }
     };
@@ -125,7 +125,7 @@ pub(crate) unsafe extern "C" fn call(
         let rt = parts.rt.map(|p| unsafe { &mut *p });
         // SAFETY: RawTerm is repr(transparent) over u64.
         let args: &[RawTerm] = unsafe { std::slice::from_raw_parts(args as *const RawTerm, n) };
-        let mut cx = NativeCx {
+        let mut cx = BuiltinCx {
             heap,
             env,
             reds: &mut r,
@@ -202,7 +202,7 @@ pub(crate) unsafe extern "C" fn call(
 /// As for [`call`]; `items` points to `n` terms of the process heap (or
 /// permanent), readable.
 #[cfg_attr(not(feature = "jit"), allow(dead_code))]
-pub(crate) unsafe extern "C" fn vector(ctx: *mut JitCtx, items: *const u64, n: u64) -> u64 {
+pub(crate) unsafe extern "C" fn vector(ctx: *mut CompiledCx, items: *const u64, n: u64) -> u64 {
     // SAFETY: per the contract.
     let heap = unsafe { &*(*ctx).vm.heap };
     // SAFETY: per the contract; a `RawTerm` is a `u64` (transparent).
@@ -221,7 +221,7 @@ pub(crate) unsafe extern "C" fn vector(ctx: *mut JitCtx, items: *const u64, n: u
 /// # Safety
 /// As for [`call`]; `x` and `y` are terms of the process heap.
 #[cfg_attr(not(feature = "jit"), allow(dead_code))]
-pub(crate) unsafe extern "C" fn cons(ctx: *mut JitCtx, x: u64, y: u64) -> u64 {
+pub(crate) unsafe extern "C" fn cons(ctx: *mut CompiledCx, x: u64, y: u64) -> u64 {
     if !(tag::is_cons(y) || y == tag::EMPTY_LIST) {
         return 0;
     }

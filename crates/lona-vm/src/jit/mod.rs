@@ -30,7 +30,7 @@
 //! 2. Where the interpreter has just made a compiled prototype's frame
 //!    current (a call it pushed, a self tail call it took), it enters the
 //!    machine code (`enter`) with the frame's base, closure, arguments
-//!    and reductions, and a `JitCtx`: its frame stack's buffer and room,
+//!    and reductions, and a `CompiledCx`: its frame stack's buffer and room,
 //!    its register stack, `cur`.
 //! 3. Machine code keeps registers in machine registers (Cranelift SSA)
 //!    and charges a reduction where the interpreter's `safepoint!` would.
@@ -291,14 +291,14 @@ pub(crate) struct Returned {
 #[inline(always)]
 pub(crate) unsafe fn enter(
     f: Entry,
-    ctx: &mut JitCtx,
+    ctx: &mut CompiledCx,
     base: u64,
     reds: i64,
     me: u64,
     args: &[u64],
 ) -> Returned {
     type W = u64;
-    type C = *mut JitCtx;
+    type C = *mut CompiledCx;
     let c: C = ctx;
     // SAFETY: per the contract, `f` was compiled with exactly this
     // signature (`translate::compile`: five words, then the arguments;
@@ -657,7 +657,7 @@ impl JitSlot {
 /// code reads and writes it at the offsets `translate/mod.rs` names, so its
 /// layout is fixed (`repr(C)`), and so is `frame::Frame`'s.
 #[repr(C)]
-pub(crate) struct JitCtx {
+pub(crate) struct CompiledCx {
     /// The lowest native stack address a compiled call may start from.
     pub sp_limit: u64,
     /// The frame stack's buffer and its first free frame at the entry.
@@ -693,7 +693,7 @@ pub(crate) struct JitCtx {
     pub pending: callout::Pending,
 }
 
-/// Byte offsets in [`JitCtx`] and in a frame, for the translator.
+/// Byte offsets in [`CompiledCx`] and in a frame, for the translator.
 #[cfg_attr(not(feature = "jit"), allow(dead_code))]
 pub(crate) mod layout {
     pub const SP_LIMIT: i32 = 0;
@@ -736,17 +736,17 @@ pub(crate) mod layout {
 const _: () = {
     use layout::*;
     use std::mem::offset_of;
-    assert!(offset_of!(JitCtx, sp_limit) == SP_LIMIT as usize);
-    assert!(offset_of!(JitCtx, frames) == FRAMES as usize);
-    assert!(offset_of!(JitCtx, frames_top) == FRAMES_TOP as usize);
-    assert!(offset_of!(JitCtx, frames_room) == FRAMES_ROOM as usize);
-    assert!(offset_of!(JitCtx, stack) == STACK as usize);
-    assert!(offset_of!(JitCtx, stack_len) == STACK_LEN as usize);
-    assert!(offset_of!(JitCtx, cur) == CUR as usize);
-    assert!(offset_of!(JitCtx, leave_depth) == LEAVE_DEPTH as usize);
-    assert!(offset_of!(JitCtx, leaver_named) == LEAVER_NAMED as usize);
-    assert!(offset_of!(JitCtx, htop) == HTOP as usize);
-    assert!(offset_of!(JitCtx, stop) == STOP as usize);
+    assert!(offset_of!(CompiledCx, sp_limit) == SP_LIMIT as usize);
+    assert!(offset_of!(CompiledCx, frames) == FRAMES as usize);
+    assert!(offset_of!(CompiledCx, frames_top) == FRAMES_TOP as usize);
+    assert!(offset_of!(CompiledCx, frames_room) == FRAMES_ROOM as usize);
+    assert!(offset_of!(CompiledCx, stack) == STACK as usize);
+    assert!(offset_of!(CompiledCx, stack_len) == STACK_LEN as usize);
+    assert!(offset_of!(CompiledCx, cur) == CUR as usize);
+    assert!(offset_of!(CompiledCx, leave_depth) == LEAVE_DEPTH as usize);
+    assert!(offset_of!(CompiledCx, leaver_named) == LEAVER_NAMED as usize);
+    assert!(offset_of!(CompiledCx, htop) == HTOP as usize);
+    assert!(offset_of!(CompiledCx, stop) == STOP as usize);
 };
 
 #[cfg(not(feature = "jit"))]

@@ -29,7 +29,7 @@ use lona_term::{Fragment, Heap, RawTerm, Term, View};
 
 use crate::builtins::def;
 use crate::files::{self, over, read_whole, FileRec, Op, Refused, MAX_LINE, MAX_WHOLE};
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::net::error_name;
 use crate::var::Namespace;
 
@@ -122,7 +122,7 @@ enum Done {
     Nil,
 }
 
-fn path_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
+fn path_arg(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
     cx.term(r)
         .as_str()
         .map(str::to_string)
@@ -131,7 +131,7 @@ fn path_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
 
 /// Queues `f`; its result goes to the caller as `[:lona.io/done ref r]`.
 fn job(
-    cx: &mut NativeCx<'_, '_>,
+    cx: &mut BuiltinCx<'_, '_>,
     f: impl FnOnce() -> std::io::Result<Done> + Send + 'static,
 ) -> NResult {
     let rt = cx.rt()?;
@@ -166,13 +166,13 @@ fn job(
 
 /// `(file/slurp* path)`: the file's text (`:badarg` if not UTF-8,
 /// `:file-too-large` past [`MAX_WHOLE`]).
-fn slurp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn slurp(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
     job(cx, move || read_text(&p).map(Done::Str))
 }
 
 /// `(file/spit* path text append?)`
-fn spit(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn spit(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
     let data: Vec<u8> = match cx.term(a[1]).view() {
         View::Str(s) => s.as_bytes().to_vec(),
@@ -199,7 +199,7 @@ fn spit(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(file/list-dir* path)`: entry names, sorted.
-fn list_dir(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn list_dir(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
     job(cx, move || {
         let mut v = std::fs::read_dir(p)?
@@ -211,7 +211,7 @@ fn list_dir(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(file/exists?* path)`
-fn exists(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn exists(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
     job(cx, move || {
         std::path::Path::new(&p).try_exists().map(Done::Bool)
@@ -219,14 +219,14 @@ fn exists(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(file/delete* path)`
-fn delete(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn delete(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
     job(cx, move || std::fs::remove_file(p).map(|()| Done::Nil))
 }
 
 /// `(file/read-lines* path)`: the lines, without their ends
 /// (`:line-too-long`, `:file-too-large`: [`all_lines`]).
-fn read_lines(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn read_lines(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
     job(cx, move || {
         let mut f = std::io::BufReader::new(std::fs::File::open(p)?);
@@ -243,7 +243,7 @@ static SKIP_LINE: AtomicBool = AtomicBool::new(false);
 /// or nil at its end; `:line-too-long` past [`MAX_LINE`] bytes, and the
 /// next call goes on after that line. `(file/read-line* f)`: a handle's,
 /// see [`read_line_of`].
-fn read_line(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn read_line(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if !a.is_empty() {
         return read_line_of(cx, a);
     }
@@ -270,7 +270,7 @@ fn read_line(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// rules: `:write` truncates unless with `:read` or `:append`; `:write`,
 /// `:append` and `:exclusive` create a missing file, `:exclusive` fails
 /// with `:eexist` when it exists; no mode is `:read`).
-fn open_options(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<std::fs::OpenOptions, Raise> {
+fn open_options(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<std::fs::OpenOptions, Raise> {
     let mut modes: Vec<Term<'_>> = Vec::new();
     let t = cx.term(r);
     match t.view() {
@@ -304,7 +304,7 @@ fn open_options(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<std::fs::OpenOption
 /// `(file/open* path modes)`: a tag; the answer is `[:ok f]` or
 /// `[:error reason]`. The handle belongs to the caller, watched by a
 /// process linked to it (`files.rs`).
-fn open(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn open(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let p = path_arg(cx, a[0])?;
     let o = open_options(cx, a[1])?;
     let rt = cx.rt()?;
@@ -324,7 +324,7 @@ fn open(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// The handle a term names (`None`: closed, or never one).
-fn handle(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<FileRec>>, Raise> {
+fn handle(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<FileRec>>, Raise> {
     match cx.term(r).view() {
         View::Ref(id) => Ok(files::get(id)),
         _ => Err(Raise::badarg()),
@@ -332,7 +332,7 @@ fn handle(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<FileRec>>, Rai
 }
 
 /// Queues `op` on the handle `f`: the tag to wait for, or an error value.
-fn submit(cx: &mut NativeCx<'_, '_>, f: RawTerm, op: Op) -> NResult {
+fn submit(cx: &mut BuiltinCx<'_, '_>, f: RawTerm, op: Op) -> NResult {
     let Some(rec) = handle(cx, f)? else {
         return Ok(super::tcp::error_tuple(cx, "closed"));
     };
@@ -346,7 +346,7 @@ fn submit(cx: &mut NativeCx<'_, '_>, f: RawTerm, op: Op) -> NResult {
 
 /// `(file/read* f n)`: answers `[:ok binary]` (up to `n` bytes; fewer
 /// only at the end) or `:eof`.
-fn read(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn read(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let n = cx
         .term(a[1])
         .as_i64()
@@ -358,12 +358,12 @@ fn read(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(file/read-line* f)`: answers `[:ok line]` (without its end), `:eof`,
 /// or `[:error :line-too-long]`.
-fn read_line_of(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn read_line_of(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     submit(cx, a[0], Op::ReadLine)
 }
 
 /// `(file/write* f data)`: a string or a binary; answers `:ok`.
-fn write(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn write(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let data = super::tcp::data_arg(cx, a[1])?.to_vec();
     cx.charge(data.len() / 4096);
     submit(cx, a[0], Op::Write(data))
@@ -372,7 +372,7 @@ fn write(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(file/position* f pos)`: `pos` an offset from the start, or `:bof`,
 /// `:cur`, `:eof`, or `[:bof n]`, `[:cur n]`, `[:eof n]` (Erlang's);
 /// answers `[:ok offset]`.
-fn position(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn position(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     use std::io::SeekFrom;
     let t = cx.term(a[1]);
     let (whence, n) = match t.view() {
@@ -395,12 +395,12 @@ fn position(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(file/close* f)`: answers `:ok` once what was queued before it is
 /// done and the file is closed.
-fn close(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn close(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     submit(cx, a[0], Op::Close)
 }
 
 /// `(file/open-count)`: how many handles of the node are open (tests).
-fn open_count(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn open_count(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(cx.heap.int(files::count() as i64).raw())
 }
 

@@ -17,16 +17,16 @@ use crate::bytecode::Proto;
 use crate::compiler::{form_to_term, term_to_form, Compiler};
 use crate::env::Env;
 use crate::host::NodeHost;
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use lona_reader::Reader;
 use lona_reader::{Form, FormKind, Pos, Source};
 
-fn fail(cx: &NativeCx<'_, '_>, kind: &str, msg: &str) -> Raise {
+fn fail(cx: &BuiltinCx<'_, '_>, kind: &str, msg: &str) -> Raise {
     Raise::error(cx.heap.vector(&[Term::keyword(kind), cx.heap.string(msg)]))
 }
 
 /// A string argument (or a symbol's name, or `nil` as "").
-fn text_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
+fn text_arg(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
     match cx.term(r).view() {
         View::Str(s) => Ok(s.to_string()),
         View::Symbol(a) => Ok(a.name().to_string()),
@@ -35,7 +35,7 @@ fn text_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
     }
 }
 
-fn symbol_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
+fn symbol_arg(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
     match cx.term(r).view() {
         View::Symbol(a) => Ok(a.name().to_string()),
         _ => Err(Raise::badarg()),
@@ -43,7 +43,7 @@ fn symbol_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
 }
 
 /// `(read-string s)`: the first form of `s`, as data.
-fn read_string(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn read_string(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let View::Str(s) = cx.term(a[0]).view() else {
         return Err(Raise::badarg());
     };
@@ -60,7 +60,7 @@ fn read_string(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(lona.code/read-all text name)`: every form of `text`, as a list.
-fn read_all(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn read_all(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let text = text_arg(cx, a[0])?;
     let name = text_arg(cx, a[1])?;
     cx.charge(text.len() / 16);
@@ -75,7 +75,7 @@ fn read_all(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(lona.code/slurp path)`: a file's text, of at most 64 MB
 /// (`builtins/file.rs`'s bound on a whole file).
-fn slurp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn slurp(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let path = text_arg(cx, a[0])?;
     let text = super::file::read_text(&path).map_err(|e| {
         let why = if crate::files::is_limit(&e) {
@@ -94,7 +94,7 @@ fn slurp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(lona.code/compile form ns file)`: a function of no arguments that
 /// runs `form`, compiled in namespace `ns` (made if needed).
-fn compile(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn compile(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let ns = symbol_arg(cx, a[1])?;
     let file = text_arg(cx, a[2])?;
     let file = if file.is_empty() {
@@ -130,7 +130,7 @@ fn is_ns_form(f: &Form) -> bool {
 /// `(lona.code/ns! form file)`: applies `(ns name (:require ...))` (the
 /// namespace, its aliases and refers) and returns `[name targets]`, the
 /// namespaces it requires, in order.
-fn ns_bang(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn ns_bang(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let file = text_arg(cx, a[1])?;
     let form = term_to_form(cx.term(a[0]), Pos::default())
         .map_err(|m| fail(cx, "compile-error", &format!("{file}: {m}")))?;
@@ -181,7 +181,7 @@ fn apply_spec(ns: &'static crate::var::Namespace, spec: &Form) -> Result<String,
 
 /// `(lona.code/require-spec! ns spec)`: applies a require spec to `ns`;
 /// the namespace it names (a symbol).
-fn require_spec(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn require_spec(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let ns = symbol_arg(cx, a[0])?;
     let spec =
         term_to_form(cx.term(a[1]), Pos::default()).map_err(|m| fail(cx, "load-error", &m))?;
@@ -223,7 +223,7 @@ fn search_dirs(env: &Env, file: &str, ns: Option<&str>) -> Vec<PathBuf> {
 /// `(lona.code/resolve-load path file)`: the file `(load path)` in `file`
 /// means: an absolute path as is; a relative one beside `file`, then in
 /// each `LONA_PATH` directory, then from the current directory.
-fn resolve_load(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn resolve_load(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let path = text_arg(cx, a[0])?;
     let file = text_arg(cx, a[1])?;
     let p = Path::new(&path);
@@ -250,7 +250,7 @@ fn resolve_load(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `target`, required by namespace `ns` written in `file`: one that comes
 /// with Lonala, else `a/b.lona` under `file`'s source root, beside `file`,
 /// then in `LONA_PATH`; `nil` if none.
-fn ns_source(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn ns_source(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let target = symbol_arg(cx, a[0])?;
     let file = text_arg(cx, a[1])?;
     let from = symbol_arg(cx, a[2])?;
@@ -275,7 +275,7 @@ fn ns_source(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(lona.code/loaded? target)`: whether the namespace was loaded (or
 /// defined some other way).
-fn loaded(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn loaded(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let target = symbol_arg(cx, a[0])?;
     let env = cx.env;
     let yes = env
@@ -291,7 +291,7 @@ fn loaded(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(lona.code/mark-loaded! target)`.
-fn mark_loaded(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn mark_loaded(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let target = symbol_arg(cx, a[0])?;
     cx.env
         .loaded

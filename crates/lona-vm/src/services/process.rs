@@ -1,5 +1,5 @@
 //! The process functions of `lona.core` (lonala.md, "Processes"), over the
-//! runtime's [`Cx`](lona_runtime::Cx), with Erlang's semantics and error
+//! runtime's [`StepCx`](lona_runtime::StepCx), with Erlang's semantics and error
 //! reasons. `receive` is compiled (`compiler/receive.rs`); `sleep`,
 //! `alive?` and `process-info` of another process wait for an answer, so
 //! they are Lonala code in `prelude.lona` over `request-alive` and
@@ -32,7 +32,7 @@ use lona_term::{Fragment, Heap, HeapConfig, RawTerm, Term, View};
 
 use crate::builtins::{def, ANY};
 use crate::msg::{info_term, pid_term, ref_term, term_pid, term_reason};
-use crate::native::{NResult, NativeCx, Raise, Request};
+use crate::native::{BuiltinCx, NResult, Raise, Request};
 use crate::remote::{Distribution, RemoteSendError, Watched};
 use crate::var::Namespace;
 
@@ -40,22 +40,22 @@ use crate::var::Namespace;
 /// references never reach it), so the two kinds never compare equal.
 const TIMER_BIT: u64 = 1 << 63;
 
-fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
-fn pid_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Pid, Raise> {
+fn pid_arg(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<Pid, Raise> {
     term_pid(t(cx, r)).ok_or_else(Raise::badarg)
 }
 
-fn name_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
+fn name_arg<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Result<&'a str, Raise> {
     match t(cx, r).view() {
         View::Keyword(a) => Ok(a.name()),
         _ => Err(Raise::badarg()),
     }
 }
 
-fn ref_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u64, Raise> {
+fn ref_arg(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<u64, Raise> {
     match t(cx, r).view() {
         View::Ref(id) => Ok(id),
         _ => Err(Raise::badarg()),
@@ -64,17 +64,17 @@ fn ref_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u64, Raise> {
 
 /// `(yield)`: ends the slice; the runtime queues the process behind the
 /// others that are runnable.
-fn yield_(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn yield_(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     cx.request = Some(Request::Yield);
     Ok(Term::TRUE.raw())
 }
 
-fn self_(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn self_(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let me = cx.rt()?.pid();
     Ok(pid_term(cx.heap, me).raw())
 }
 
-fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn send(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let msg = t(cx, a[1]);
     let dest = t(cx, a[0]);
     match dest.view() {
@@ -147,7 +147,7 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// with the same arguments, which waits for the connection to drain
 /// (`dist-wait*`) and calls the built-in again. As Erlang suspends a
 /// process sending to a busy distribution port; no worker blocks.
-fn busy(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
+fn busy(cx: &mut BuiltinCx<'_, '_>, name: &str) -> NResult {
     crate::builtins::seq::redirect(cx, name)
 }
 
@@ -156,7 +156,7 @@ fn busy(cx: &mut NativeCx<'_, '_>, name: &str) -> NResult {
 /// busy, arms a
 /// `[:lona.dist/ready ref]` message for the caller when it has drained
 /// (or ended) and returns `ref`; otherwise nil (send now).
-fn dist_await(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn dist_await(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let node = match t(cx, a[0]).view() {
         View::ExtPid { node, .. } => node.name().to_string(),
         View::Vector(v) if v.len() == 2 => match v[1].view() {
@@ -177,7 +177,7 @@ fn dist_await(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// Charges for a message encoded for another node, or raises
 /// `[:badarg why]` for one that cannot go.
-fn remote_sent(cx: &mut NativeCx<'_, '_>, r: Result<usize, RemoteSendError>) -> Result<(), Raise> {
+fn remote_sent(cx: &mut BuiltinCx<'_, '_>, r: Result<usize, RemoteSendError>) -> Result<(), Raise> {
     match r {
         Ok(bytes) => {
             cx.charge(bytes / 512);
@@ -195,7 +195,7 @@ fn remote_sent(cx: &mut NativeCx<'_, '_>, r: Result<usize, RemoteSendError>) -> 
 /// What a spawned process starts with: `[f & args]`, copied into a
 /// fragment it attaches to its own heap; its closures are not pinned
 /// (`area::spawned`).
-fn start_fragment(cx: &NativeCx<'_, '_>, f: RawTerm, args: &[RawTerm]) -> Result<Fragment, Raise> {
+fn start_fragment(cx: &BuiltinCx<'_, '_>, f: RawTerm, args: &[RawTerm]) -> Result<Fragment, Raise> {
     let ft = t(cx, f);
     if !matches!(ft.view(), View::Closure { .. }) {
         return Err(Raise::badarg());
@@ -217,7 +217,7 @@ fn start_fragment(cx: &NativeCx<'_, '_>, f: RawTerm, args: &[RawTerm]) -> Result
 }
 
 fn do_spawn(
-    cx: &mut NativeCx<'_, '_>,
+    cx: &mut BuiltinCx<'_, '_>,
     f: RawTerm,
     args: &[RawTerm],
     opts: SpawnOpts,
@@ -227,7 +227,7 @@ fn do_spawn(
 }
 
 fn do_spawn_named(
-    cx: &mut NativeCx<'_, '_>,
+    cx: &mut BuiltinCx<'_, '_>,
     name: Option<&str>,
     f: RawTerm,
     args: &[RawTerm],
@@ -283,7 +283,7 @@ enum SpawnHeap {
     Made(Box<Heap>),
 }
 
-fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn spawn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let (pid, _) = do_spawn(
         cx,
         a[0],
@@ -294,7 +294,7 @@ fn spawn(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(pid_term(cx.heap, pid).raw())
 }
 
-fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn spawn_link(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let opts = SpawnOpts::new().link(true);
     let (pid, _) = do_spawn(
         cx,
@@ -306,7 +306,7 @@ fn spawn_link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(pid_term(cx.heap, pid).raw())
 }
 
-fn spawn_monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn spawn_monitor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let opts = SpawnOpts::new().monitor(true);
     let (pid, mref) = do_spawn(
         cx,
@@ -322,7 +322,7 @@ fn spawn_monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(v.raw())
 }
 
-fn spawn_opt(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn spawn_opt(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let View::Map(m) = t(cx, a[1]).view() else {
         return Err(Raise::badarg());
     };
@@ -368,7 +368,7 @@ type RemoteArg = (Arc<dyn Distribution>, &'static str, (u32, u32, u32));
 
 /// A pid of another node (`node`, (id, serial, creation)) and this
 /// node's distribution, when `r` is one and this node is distributed.
-fn remote_pid(cx: &NativeCx<'_, '_>, r: RawTerm) -> Option<RemoteArg> {
+fn remote_pid(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Option<RemoteArg> {
     match t(cx, r).view() {
         View::ExtPid {
             node,
@@ -383,7 +383,7 @@ fn remote_pid(cx: &NativeCx<'_, '_>, r: RawTerm) -> Option<RemoteArg> {
     }
 }
 
-fn link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn link(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some((d, node, rpid)) = remote_pid(cx, a[0]) {
         if d.busy(node) {
             return busy(cx, "link-busy*");
@@ -402,7 +402,7 @@ fn link(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::TRUE.raw())
 }
 
-fn unlink(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn unlink(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some((d, node, rpid)) = remote_pid(cx, a[0]) {
         let me = cx.rt()?.pid();
         d.unlink(me, node, rpid);
@@ -413,7 +413,7 @@ fn unlink(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::TRUE.raw())
 }
 
-fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn monitor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let target = t(cx, a[0]);
     let pid = match target.view() {
         View::Pid(p) => Pid::from_bits(p.0),
@@ -473,7 +473,7 @@ fn monitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// A monitor that fires at once (as Erlang's on a name nobody holds, or
 /// a node that cannot be reached): its `DOWN` names `target`.
-fn down_at_once(cx: &mut NativeCx<'_, '_>, target: Term<'_>, reason: Term<'_>) -> NResult {
+fn down_at_once(cx: &mut BuiltinCx<'_, '_>, target: Term<'_>, reason: Term<'_>) -> NResult {
     let mref = Ref::new();
     let rt = cx.rt()?;
     let me = rt.pid();
@@ -487,7 +487,7 @@ fn down_at_once(cx: &mut NativeCx<'_, '_>, target: Term<'_>, reason: Term<'_>) -
     Ok(ref_term(cx.heap, mref).raw())
 }
 
-fn demonitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn demonitor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let id = ref_arg(cx, a[0])?;
     let (mut flush, mut info) = (false, false);
     if let Some(o) = a.get(1) {
@@ -519,7 +519,7 @@ fn demonitor(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// Removes the `[:DOWN ref ...]` message of monitor `id` from the
 /// mailbox, if one is there.
-fn flush_down(cx: &mut NativeCx<'_, '_>, id: u64) -> Result<(), Raise> {
+fn flush_down(cx: &mut BuiltinCx<'_, '_>, id: u64) -> Result<(), Raise> {
     let rt = cx.rt()?;
     rt.drain();
     let rid = rt.new_receive();
@@ -543,7 +543,7 @@ fn flush_down(cx: &mut NativeCx<'_, '_>, id: u64) -> Result<(), Raise> {
     }
 }
 
-fn exit(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn exit(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let [reason] = a {
         return Err(Raise {
             class: crate::native::Class::Exit,
@@ -578,7 +578,7 @@ fn priority_arg(v: Term<'_>) -> Result<Priority, Raise> {
     }
 }
 
-fn process_flag(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn process_flag(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     match name_arg(cx, a[0])? {
         "trap-exit" => {}
         "max-heap-size" => {
@@ -608,14 +608,14 @@ fn process_flag(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(old).raw())
 }
 
-fn register(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn register(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = name_arg(cx, a[0])?;
     let pid = pid_arg(cx, a[1])?;
     cx.rt()?.register(name, pid).map_err(|_| Raise::badarg())?;
     Ok(Term::TRUE.raw())
 }
 
-fn unregister(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn unregister(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = name_arg(cx, a[0])?;
     if !cx.rt()?.unregister(name) {
         return Err(Raise::badarg());
@@ -623,7 +623,7 @@ fn unregister(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::TRUE.raw())
 }
 
-fn whereis(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn whereis(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = name_arg(cx, a[0])?;
     Ok(match cx.rt()?.whereis(name) {
         Some(p) => pid_term(cx.heap, p).raw(),
@@ -631,7 +631,7 @@ fn whereis(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     })
 }
 
-fn processes(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn processes(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let all = cx.rt()?.handle().processes();
     cx.charge(all.len() / 8);
     let items: Vec<Term<'_>> = all.iter().map(|p| pid_term(cx.heap, *p)).collect();
@@ -642,7 +642,7 @@ fn processes(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 /// process and returns it: a message sent to it with `send-alias` arrives
 /// only while it is active (Erlang's `alias/0`, used for replies that
 /// must not arrive after a timeout).
-fn alias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn alias(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let id = ref_arg(cx, a[0])?;
     if id & TIMER_BIT != 0 {
         return Err(Raise::badarg());
@@ -653,14 +653,14 @@ fn alias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(unalias ref)`: deactivates the alias; `true` if it was active. A
 /// message sent to it afterwards is dropped, even one already on its way.
-fn unalias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn unalias(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let id = ref_arg(cx, a[0])?;
     Ok(Term::bool(cx.rt()?.unalias(Ref::from_bits(id))).raw())
 }
 
 /// `(send-alias pid ref msg)`: sends `msg` to `pid` through its alias
 /// `ref`; dropped on arrival unless the alias is active. Returns `msg`.
-fn send_alias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn send_alias(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let View::ExtPid { .. } = t(cx, a[0]).view() {
         // Another node's process: the message goes to the pid (as
         // Erlang's `gen:reply` does for a tag that is not an alias).
@@ -676,7 +676,7 @@ fn send_alias(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(request-snapshot)`: starts the walk of `(i)` (see `introspect`); the
 /// table comes as `[:snapshot-reply tag text]` with the returned tag.
-fn request_snapshot(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn request_snapshot(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let rt = cx.rt()?;
     let tag = Ref::new();
     crate::introspect::start_table(rt.handle(), rt.pid(), tag)
@@ -685,14 +685,14 @@ fn request_snapshot(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 }
 
 /// `(runtime-info)`: the node's figures (see `introspect`).
-fn runtime_info(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn runtime_info(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let info = cx.rt()?.handle().runtime_info();
     Ok(crate::introspect::runtime_info_term(cx.heap, &info).raw())
 }
 
 /// `(request-alive pid)`: `true`/`false` when known at once, else the tag
 /// of the question; the answer comes as `[:alive-reply tag bool]`.
-fn request_alive(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn request_alive(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let pid = pid_arg(cx, a[0])?;
     Ok(match cx.rt()?.request_alive(pid) {
         Ok(b) => Term::bool(b).raw(),
@@ -703,7 +703,7 @@ fn request_alive(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(request-info pid)`: this process's info map (or `nil`) when known at
 /// once, else the tag of the question; the answer comes as
 /// `[:info-reply tag info-or-nil]`.
-fn request_info(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn request_info(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let pid = pid_arg(cx, a[0])?;
     let rt = cx.rt()?;
     if pid == rt.pid() {
@@ -721,11 +721,11 @@ fn request_info(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(ref_term(cx.heap, tag).raw())
 }
 
-fn make_ref(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn make_ref(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(ref_term(cx.heap, Ref::new()).raw())
 }
 
-fn node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     // `(node x)`: the node of a pid or reference.
     if let Some(x) = a.first() {
         match t(cx, *x).view() {
@@ -746,7 +746,7 @@ fn node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// spawn `ns/f` with `args` (a vector) for this process; the reference of
 /// the request, answered by a `[:spawn-reply ref pid-or-[:error why]]`
 /// message (`spawn-on` and friends wait for it).
-fn spawn_request(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn spawn_request(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let node = node_name(cx, a[0])?;
     let (module, function) = match t(cx, a[1]).view() {
         View::Symbol(s) => match s.name().rsplit_once('/') {
@@ -785,7 +785,7 @@ fn spawn_request(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(monitor-node node flag)`: with true, `[:nodedown node]` comes when
 /// the connection to `node` goes (at once if it cannot be made); with
 /// false, one such request less. `true`.
-fn monitor_node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn monitor_node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = node_name(cx, a[0])?;
     let on = crate::tag::truthy(a[1].bits());
     let me = cx.rt()?.pid();
@@ -802,7 +802,7 @@ fn monitor_node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(nodes)`: the nodes this one is connected to, as keywords.
-fn nodes(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn nodes(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     let names = cx.env.dist.get().map(|d| d.nodes()).unwrap_or_default();
     let items: Vec<Term<'_>> = names
         .iter()
@@ -812,7 +812,7 @@ fn nodes(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 }
 
 /// A node name argument: a keyword or a string.
-fn node_name(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
+fn node_name(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
     match t(cx, r).view() {
         View::Keyword(k) => Ok(k.name().to_string()),
         View::Str(s) => Ok(s.to_string()),
@@ -823,7 +823,7 @@ fn node_name(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
 /// `(connect-node n)`: connects to node `n` and waits for the
 /// handshake: true once connected, false when it cannot be reached (or
 /// this node is not distributed); true for this node itself.
-fn connect_node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn connect_node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = node_name(cx, a[0])?;
     let Some(d) = cx.env.dist.get().cloned() else {
         return Ok(Term::FALSE.raw());
@@ -836,7 +836,7 @@ fn connect_node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(node-state* n)`: `:up` when a connection to `n` is up, `:pending`
 /// while one is being made, `nil` when there is none.
-fn node_state(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn node_state(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = node_name(cx, a[0])?;
     Ok(match cx.env.dist.get().and_then(|d| d.state(&name)) {
         Some(true) => lona_term::kw!("up").raw(),
@@ -847,13 +847,13 @@ fn node_state(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(disconnect-node n)`: closes the connection to `n`: true if there
 /// was one.
-fn disconnect_node(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn disconnect_node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = node_name(cx, a[0])?;
     let was = cx.env.dist.get().is_some_and(|d| d.disconnect(&name));
     Ok(Term::bool(was).raw())
 }
 
-fn millis(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Duration, Raise> {
+fn millis(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<Duration, Raise> {
     match t(cx, r).view() {
         View::Int(n) if n >= 0 => Ok(Duration::from_millis(n as u64)),
         View::BigInt(b) if b.sign() != num_bigint::Sign::Minus => Ok(Duration::MAX),
@@ -861,7 +861,7 @@ fn millis(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Duration, Raise> {
     }
 }
 
-fn send_after(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn send_after(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let after = millis(cx, a[0])?;
     let dest = match t(cx, a[1]).view() {
         View::Pid(p) => Dest::Pid(Pid::from_bits(p.0)),
@@ -873,7 +873,7 @@ fn send_after(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.reference(tref.to_bits() | TIMER_BIT).raw())
 }
 
-fn cancel_timer(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn cancel_timer(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let id = ref_arg(cx, a[0])?;
     if id & TIMER_BIT == 0 {
         return Err(Raise::badarg());
@@ -889,7 +889,7 @@ fn cancel_timer(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     })
 }
 
-fn gc(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn gc(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let full = match a.first() {
         None => false,
         Some(k) if name_arg(cx, *k)? == "full" => true,

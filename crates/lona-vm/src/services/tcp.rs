@@ -12,14 +12,14 @@ use lona_term::{RawTerm, Term, View};
 
 use crate::builtins::def;
 use crate::msg::term_pid;
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::net::frame::{self, Packet};
 use crate::net::port::{self, Cmd};
 use crate::net::table::{self, Active, Io, Sock, State, HIGH_WATERMARK};
 use crate::net::{error_name, stream_error_name};
 use crate::var::Namespace;
 
-pub(super) fn t<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Term<'a> {
+pub(super) fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
     cx.term(r)
 }
 
@@ -31,7 +31,7 @@ pub(super) fn kw(s: &str) -> RawTerm {
     Term::keyword(s).raw()
 }
 
-pub(super) fn error_tuple(cx: &NativeCx<'_, '_>, reason: &str) -> RawTerm {
+pub(super) fn error_tuple(cx: &BuiltinCx<'_, '_>, reason: &str) -> RawTerm {
     cx.heap
         .vector(&[lona_term::kw!("error"), Term::keyword(reason)])
         .raw()
@@ -52,7 +52,7 @@ pub(super) const DEFAULT_OPTS: Opts = Opts {
 };
 
 pub(super) fn opts(
-    cx: &NativeCx<'_, '_>,
+    cx: &BuiltinCx<'_, '_>,
     r: RawTerm,
     base: Opts,
 ) -> Result<(Opts, Option<IpAddr>), Raise> {
@@ -101,7 +101,7 @@ pub(super) fn opts(
     Ok((o, ip))
 }
 
-pub(super) fn ip_arg(_cx: &NativeCx<'_, '_>, v: Term<'_>) -> Result<IpAddr, Raise> {
+pub(super) fn ip_arg(_cx: &BuiltinCx<'_, '_>, v: Term<'_>) -> Result<IpAddr, Raise> {
     let s = v.as_str().ok_or_else(Raise::badarg)?;
     if s == "localhost" {
         return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
@@ -111,7 +111,7 @@ pub(super) fn ip_arg(_cx: &NativeCx<'_, '_>, v: Term<'_>) -> Result<IpAddr, Rais
         .map_err(|_| Raise::error(lona_term::kw!("einval")))
 }
 
-pub(super) fn port_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u16, Raise> {
+pub(super) fn port_arg(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<u16, Raise> {
     t(cx, r)
         .as_i64()
         .and_then(|p| u16::try_from(p).ok())
@@ -119,7 +119,7 @@ pub(super) fn port_arg(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<u16, Raise> 
 }
 
 /// The socket a term names; `None` if it is closed (or never was one).
-pub(super) fn sock(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<Sock>>, Raise> {
+pub(super) fn sock(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<Sock>>, Raise> {
     match t(cx, r).view() {
         View::Ref(id) => Ok(table::get(id)),
         _ => Err(Raise::badarg()),
@@ -128,7 +128,7 @@ pub(super) fn sock(cx: &NativeCx<'_, '_>, r: RawTerm) -> Result<Option<Arc<Sock>
 
 /// Makes a socket owned by the caller, with its port process linked to
 /// the caller, and its term.
-pub(super) fn open(cx: &mut NativeCx<'_, '_>, io: Io, o: Opts) -> NResult {
+pub(super) fn open(cx: &mut BuiltinCx<'_, '_>, io: Io, o: Opts) -> NResult {
     let rt = cx.rt()?;
     let owner = rt.pid();
     let id = Ref::new().to_bits();
@@ -168,7 +168,7 @@ pub(super) fn open(cx: &mut NativeCx<'_, '_>, io: Io, o: Opts) -> NResult {
     Ok(cx.heap.reference(id).raw())
 }
 
-fn notify_port(cx: &mut NativeCx<'_, '_>, s: &Sock, cmd: Cmd) -> Result<(), Raise> {
+fn notify_port(cx: &mut BuiltinCx<'_, '_>, s: &Sock, cmd: Cmd) -> Result<(), Raise> {
     if let Some(p) = s.port.get() {
         cx.rt()?.send(*p, cmd);
     }
@@ -176,7 +176,7 @@ fn notify_port(cx: &mut NativeCx<'_, '_>, s: &Sock, cmd: Cmd) -> Result<(), Rais
 }
 
 /// `(tcp/listen* port opts)`: a listening socket, or an error raised.
-fn listen(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn listen(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let port = port_arg(cx, a[0])?;
     let (o, ip) = opts(cx, a[1], DEFAULT_OPTS)?;
     let addr = SocketAddr::new(ip.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)), port);
@@ -186,7 +186,7 @@ fn listen(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(tcp/accept* l)`: a connected socket (owned by the caller, with the
 /// listener's options), `:wait`, or an error raised.
-fn accept(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn accept(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(l) = sock(cx, a[0])? else {
         return Err(Raise::error(lona_term::kw!("closed")));
     };
@@ -222,7 +222,7 @@ fn accept(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(tcp/connect* host port opts)`: a socket being connected (see
 /// `connected*`), or an error raised.
-fn connect(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn connect(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let ip = ip_arg(cx, t(cx, a[0]))?;
     let port = port_arg(cx, a[1])?;
     let (o, _) = opts(cx, a[2], DEFAULT_OPTS)?;
@@ -233,7 +233,7 @@ fn connect(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(tcp/connected* s)`: `:ok` once connected, `:wait`, or the error
 /// raised (the socket is closed).
-fn connected(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn connected(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Err(Raise::error(lona_term::kw!("closed")));
     };
@@ -249,7 +249,7 @@ fn connected(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 
-pub(super) fn data_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a [u8], Raise> {
+pub(super) fn data_arg<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Result<&'a [u8], Raise> {
     match t(cx, r).view() {
         View::Binary(b) => Ok(b),
         View::Str(s) => Ok(s.as_bytes()),
@@ -266,7 +266,7 @@ pub(super) fn data_arg<'a>(cx: &NativeCx<'a, '_>, r: RawTerm) -> Result<&'a [u8]
 /// calls again with that count. The bytes not yet taken stay in the
 /// caller's hands (a large binary is written from where it lies, never
 /// copied whole), so a peer that does not read holds at most the queue.
-fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn send(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
@@ -376,7 +376,7 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(tcp/send-abort* s)`: the caller gave up waiting to send (a timeout):
 /// it no longer waits for `[:lona.io/sent s r]`, and no message for it is
 /// sent after this returns (one sent before is in its mailbox).
-fn send_abort(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn send_abort(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some(s) = sock(cx, a[0])? {
         let me = cx.rt()?.pid();
         s.state().forget_sender(me);
@@ -385,7 +385,7 @@ fn send_abort(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(tcp/recv* s n)`: `[:ok data]`, `[:error reason]`, or `:wait`.
-fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn recv(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
@@ -466,7 +466,7 @@ fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(tcp/disarm* s)`: forget an armed wait (it timed out).
-fn disarm(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn disarm(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some(s) = sock(cx, a[0])? {
         s.disarm(&s.state());
     }
@@ -474,7 +474,7 @@ fn disarm(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(tcp/close s)`: `:ok` (also for a socket already closed).
-pub(super) fn close(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn close(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let Some(s) = sock(cx, a[0])? {
         let me = cx.rt()?.pid();
         table::remove(s.id);
@@ -490,7 +490,7 @@ pub(super) fn close(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(tcp/controlling-process s pid)`: `:ok`, or `[:error :not-owner]`
 /// when the caller does not own `s`.
-pub(super) fn controlling_process(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn controlling_process(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
@@ -508,7 +508,7 @@ pub(super) fn controlling_process(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> N
 }
 
 /// `(tcp/set-opts s opts)`: `:ok`; active data already read is delivered.
-pub(super) fn set_opts(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn set_opts(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
@@ -531,7 +531,7 @@ pub(super) fn set_opts(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(tcp/port s)`: the local port number.
-pub(super) fn local_port(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+pub(super) fn local_port(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
@@ -546,7 +546,7 @@ pub(super) fn local_port(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 /// `(tcp/open-count)`: how many sockets of the node are open (tests).
-fn open_count(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
+fn open_count(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
     Ok(cx.heap.int(table::count() as i64).raw())
 }
 
@@ -559,7 +559,7 @@ fn open_count(cx: &mut NativeCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 /// nil, or anything else as `str` writes it). Raises
 /// `[:bad-response :status]` for a status outside 100-999 and
 /// `[:bad-response :header]` for a header holding CR or LF.
-fn http_response(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn http_response(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     thread_local! {
         // One buffer per worker thread, reused (one response at a time).
         static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -596,7 +596,7 @@ fn http_response(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// The error `http-response` and `http-head` raise for a response they
 /// refuse.
-fn bad_response(cx: &NativeCx<'_, '_>, e: crate::net::http::EncodeError) -> Raise {
+fn bad_response(cx: &BuiltinCx<'_, '_>, e: crate::net::http::EncodeError) -> Raise {
     let what = match e {
         crate::net::http::EncodeError::Status => "status",
         crate::net::http::EncodeError::Header => "header",
@@ -612,7 +612,7 @@ fn bad_response(cx: &NativeCx<'_, '_>, e: crate::net::http::EncodeError) -> Rais
 /// counted, not copied), for a large body sent after it with its own
 /// `send`: it is then written from where it lies. Raises as
 /// `http-response` does.
-fn http_head(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn http_head(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let status = t(cx, a[0]).as_i64().ok_or_else(Raise::badarg)?;
     let headers = t(cx, a[1]);
     let len = data_arg(cx, a[2])?.len();
@@ -624,7 +624,7 @@ fn http_head(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(http-reason status)`: HTTP's reason phrase for `status` (`"Status"`
 /// for one not known).
-fn http_reason(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn http_reason(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let status = t(cx, a[0]).as_i64().ok_or_else(Raise::badarg)?;
     Ok(cx.heap.string(crate::net::http::reason(status)).raw())
 }

@@ -14,7 +14,7 @@ use super::tcp::{
     data_arg, error_tuple, io_error, ip_arg, kw, open, opts, port_arg, sock, t, DEFAULT_OPTS,
 };
 use crate::builtins::def;
-use crate::native::{NResult, NativeCx, Raise};
+use crate::native::{BuiltinCx, NResult, Raise};
 use crate::net::error_name;
 use crate::net::frame::Packet;
 use crate::net::table::{Active, Io, State};
@@ -27,7 +27,7 @@ const MAX_DATAGRAM: usize = 65_535;
 /// (default: all interfaces), owned by the caller, `:active` as a TCP
 /// socket's (`:packet` does not apply: a datagram is a packet); an error
 /// is raised.
-fn open_udp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn open_udp(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let port = port_arg(cx, a[0])?;
     let (o, ip) = opts(cx, a[1], DEFAULT_OPTS)?;
     if o.packet != Packet::Raw {
@@ -40,7 +40,7 @@ fn open_udp(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(udp/send s host port data)`: `:ok` or `[:error reason]` (a full
 /// send buffer drops the datagram, as UDP may: `[:error :eagain]`).
-fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn send(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };
@@ -63,7 +63,7 @@ fn send(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(udp/recv* s)`: `[:ok [host port data]]`, `[:error reason]`
 /// (`[:error :einval]` in active mode), or `:wait` (a ready message is
 /// armed).
-fn recv(cx: &mut NativeCx<'_, '_>, a: &[RawTerm]) -> NResult {
+fn recv(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let Some(s) = sock(cx, a[0])? else {
         return Ok(error_tuple(cx, "closed"));
     };

@@ -4,12 +4,12 @@
 //! of the VM (`Request`). The interpreter's fast paths (`call_fast!`, the
 //! self tail call) and compiled code fall back to these.
 
-use lona_runtime::Cx;
+use lona_runtime::StepCx;
 use lona_term::{RawTerm, Term, View};
 
 use super::{Frame, Outcome, Vm};
 use crate::bytecode::{Entry, Proto};
-use crate::native::{NativeCx, Raise, Request};
+use crate::native::{BuiltinCx, Raise, Request};
 use crate::tag;
 
 impl Vm {
@@ -23,7 +23,7 @@ impl Vm {
         argc: usize,
         tail: bool,
         reds: &mut i32,
-        rt: &mut Option<&mut Cx<'_>>,
+        rt: &mut Option<&mut StepCx<'_>>,
     ) -> Result<bool, Raise> {
         let f = self.stack[slot];
         if let Some(code) = tag::closure_code(f) {
@@ -40,7 +40,7 @@ impl Vm {
                 let args: &[RawTerm] = unsafe {
                     std::slice::from_raw_parts(words.as_ptr() as *const RawTerm, words.len())
                 };
-                let mut cx = NativeCx {
+                let mut cx = BuiltinCx {
                     heap: &self.heap,
                     env: &self.env,
                     reds,
@@ -121,7 +121,7 @@ impl Vm {
         Ok(false)
     }
 
-    /// Acts on what a built-in asked for (`NativeCx::request`).
+    /// Acts on what a built-in asked for (`BuiltinCx::request`).
     pub(super) fn request(&mut self, q: Request, reds: &mut i32) {
         match q {
             Request::Gc { full } => {
@@ -220,7 +220,7 @@ impl Vm {
         &mut self,
         argc: usize,
         reds: &mut i32,
-        rt: &mut Option<&mut Cx<'_>>,
+        rt: &mut Option<&mut StepCx<'_>>,
     ) -> Result<Option<Outcome>, Raise> {
         let slot = self.cur.base as usize - 1;
         if self.enter(slot, argc, true, reds, rt)? {

@@ -46,12 +46,12 @@ mod trace;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lona_runtime::{Cx, TimerRef};
+use lona_runtime::{StepCx, TimerRef};
 use lona_term::{Fragment, GcKind, Heap, HeapError, RawTerm, Term, View};
 
 use crate::bytecode::{Instr, Proto, NO_TIMEOUT};
 use crate::env::Env;
-use crate::native::{Class, NativeCx, Raise, Request};
+use crate::native::{BuiltinCx, Class, Raise, Request};
 use crate::num;
 use crate::tag::{self, NIL};
 
@@ -137,7 +137,7 @@ pub(crate) struct Extra {
     /// Set when a collection found the heap over its maximum.
     heap_error: Option<HeapError>,
     /// The process dictionary (a map in a heap root), made by its first
-    /// `pd-put` (`builtins/dict.rs`, through `NativeCx::dict_slot`).
+    /// `pd-put` (`builtins/dict.rs`, through `BuiltinCx::dict_slot`).
     pub(crate) dict: Option<lona_term::Root>,
     /// Most words the register stack may grow to.
     max_stack: usize,
@@ -379,7 +379,7 @@ impl Vm {
 
     /// Runs the current call for at most `budget` reductions as the
     /// process `rt` is the runtime of.
-    pub fn run_in(&mut self, budget: i32, rt: Option<&mut Cx<'_>>) -> Outcome {
+    pub fn run_in(&mut self, budget: i32, rt: Option<&mut StepCx<'_>>) -> Outcome {
         if !self.active {
             return Outcome::Done(Term::NIL.raw());
         }
@@ -390,7 +390,7 @@ impl Vm {
     }
 
     #[allow(clippy::too_many_lines)]
-    fn interpret(&mut self, reds_out: &mut i32, mut rt: Option<&mut Cx<'_>>) -> Outcome {
+    fn interpret(&mut self, reds_out: &mut i32, mut rt: Option<&mut StepCx<'_>>) -> Outcome {
         let mut reds = *reds_out;
         let mut proto: &'static Proto;
         let mut code: *const Instr;
@@ -562,7 +562,7 @@ impl Vm {
                                     argc,
                                 )
                             };
-                            let mut cx = NativeCx {
+                            let mut cx = BuiltinCx {
                                 heap: &self.heap,
                                 env: &self.env,
                                 reds: &mut reds,

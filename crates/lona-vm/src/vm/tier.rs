@@ -2,7 +2,7 @@
 //! context compiled code works on, made from the VM's own fields, and the
 //! frame stack and current frame set from what it did.
 
-use lona_runtime::Cx;
+use lona_runtime::StepCx;
 
 use super::{Frame, Vm};
 use crate::jit::callout::Pending;
@@ -38,13 +38,13 @@ impl Vm {
         f: crate::jit::Entry,
         argc: usize,
         reds: &mut i32,
-        rt: &mut Option<&mut Cx<'_>>,
+        rt: &mut Option<&mut StepCx<'_>>,
     ) -> Pending {
         const FS: usize = std::mem::size_of::<Frame>();
         let frames = self.frames.as_mut_ptr() as *mut u8;
         let len0 = self.frames.len();
         let (htop, stop) = self.heap.bump_cursor();
-        let mut jc = crate::jit::JitCtx {
+        let mut jc = crate::jit::CompiledCx {
             sp_limit: 0,
             frames,
             // SAFETY: within (or one past) the vector's buffer.
@@ -63,13 +63,13 @@ impl Vm {
                 extra: &mut self.extra,
                 rt: rt
                     .as_deref_mut()
-                    .map(|c| (c as *mut Cx<'_>).cast::<Cx<'static>>()),
+                    .map(|c| (c as *mut StepCx<'_>).cast::<StepCx<'static>>()),
             },
             pending: Default::default(),
         };
         // Native calls may take the stack below this frame (`jc`
         // lives in it) down by `NATIVE_STACK`.
-        jc.sp_limit = (&jc as *const crate::jit::JitCtx as usize)
+        jc.sp_limit = (&jc as *const crate::jit::CompiledCx as usize)
             .saturating_sub(crate::jit::NATIVE_STACK) as u64;
         let base = self.cur.base as usize;
         // SAFETY: the code was made for `cur`'s prototype, whose

@@ -195,7 +195,7 @@ struct Translator<'a, 'b> {
     depth: Value,
     /// One variable per register.
     vars: Vec<Variable>,
-    /// Reductions left: in `JitCtx::reds` only at leaves, calls and
+    /// Reductions left: in `CompiledCx::reds` only at leaves, calls and
     /// returns.
     reds: Variable,
     /// The registers some instruction writes (a bit each): only these can
