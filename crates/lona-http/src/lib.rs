@@ -61,6 +61,9 @@
 //! - `wire.rs`: writing heads, header checks, the `date` header;
 //! - `io.rs`: a connection's read and write buffers, with timeouts.
 
+// No unsafe code here; should some come, each block says why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 #![forbid(unsafe_code)]
 
 mod body;

@@ -38,6 +38,9 @@
 //! assert_eq!(total, Ok(42));
 //! ```
 
+// No unsafe code here; should some come, each block says why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod dynamic;
 mod server;
 mod supervisor;

@@ -7,6 +7,9 @@
 //! text can make the reader build (nesting depth, integer size) is here,
 //! with the error that says where it was passed.
 
+// No unsafe code here; should some come, each block says why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod form;
 mod reader;
 

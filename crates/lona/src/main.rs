@@ -1,5 +1,8 @@
 //! `lona`: the command-line node.
 
+// Every unsafe block says why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod bench;
 mod program;
 mod repl;
