@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lona_vm::dist::{fragment, wire};
+use lona_vm::dist::{pieces, wire};
 
 /// The oracle: a control message read from hostile bytes, written again,
 /// reads back the same.
@@ -18,7 +18,7 @@ fn round_trips(c: &wire::Control<'_>) {
 fuzz_target!(|data: &[u8]| {
     // The input is a connection's packets, each a 2-byte length and its
     // bytes: whole packets and fragments, joined as a reader does.
-    let mut asm = fragment::Assembler::new(1 << 20);
+    let mut asm = pieces::Assembler::new(1 << 20);
     let mut rest = data;
     while rest.len() >= 2 {
         let n = usize::from(u16::from_be_bytes([rest[0], rest[1]])).min(rest.len() - 2);

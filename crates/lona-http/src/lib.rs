@@ -63,7 +63,6 @@
 
 // No unsafe code here; should some come, each block says why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
-
 #![forbid(unsafe_code)]
 
 mod body;

@@ -14,9 +14,9 @@ use lona_runtime::{Ctx, Down, Envelope, Pid, Reason, Ref};
 use lona_term::etf::AtomBudget;
 use lona_term::{Fragment, Heap, Term};
 
-use super::fragment::{self, Assembler, Packet};
 use super::out::{self, Out};
 use super::outq::Outq;
+use super::pieces::{self, Assembler, Packet};
 use super::reason;
 use super::reply::{self, Closer, Writer};
 use super::wire::{self, put, Control, Cursor, Frame, WireError, WirePid};
@@ -538,7 +538,7 @@ async fn write_fragmented(
         }
     }
     let segments = big.packet.segments();
-    let mut frags = fragment::fragments(&segments, big.seq, FRAGMENT).peekable();
+    let mut frags = pieces::pieces(&segments, big.seq, FRAGMENT).peekable();
     // The large packet's bytes come off the queue count as its fragments
     // are written; the small packets' as the batch between is.
     let mut left = big.packet.len();

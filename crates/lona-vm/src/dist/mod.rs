@@ -50,7 +50,7 @@
 //! - `cookie.rs`: `~/.erlang.cookie`;
 //! - `epmd.rs`: registration and port lookup;
 //! - `wire.rs`: packets and control messages, read from bytes;
-//! - `fragment.rs`: large messages cut into fragments and joined again;
+//! - `pieces.rs`: large messages cut into pieces (Erlang's fragments) and joined again;
 //! - `outq.rs`: the bound of what is queued for a connection (Erlang's
 //!   `dist_buf_busy_limit`: senders wait while it is over);
 //! - `conn.rs`: the acceptor, writer and reader processes;
@@ -66,9 +66,13 @@ mod conn;
 pub mod cookie;
 pub mod epmd;
 mod error;
-pub mod fragment;
 mod out;
 mod outq;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod pieces;
+#[cfg(not(feature = "fuzzing"))]
+pub(crate) mod pieces;
 mod reason;
 mod reply;
 // The packet reader and writer: public only for the fuzz target
@@ -792,7 +796,7 @@ impl Dist {
             &mut splices,
         )
         .map_err(RemoteSendError::Encode)?;
-        let mut packet = fragment::Packet { bytes: p, splices };
+        let mut packet = pieces::Packet { bytes: p, splices };
         let n = packet.len();
         if n - 4 > u32::MAX as usize {
             return Err(RemoteSendError::Encode(

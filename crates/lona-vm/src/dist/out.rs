@@ -8,8 +8,8 @@ use lona_runtime::io::TcpStream;
 use lona_runtime::{Envelope, Pid, Ref};
 use lona_term::Fragment;
 
-use super::fragment::Packet;
 use super::outq::ENVELOPE;
+use super::pieces::Packet;
 
 /// What a writer's mailbox takes.
 pub(crate) enum Out {

@@ -941,7 +941,7 @@ pub mod put {
     }
 
     /// Writes the length of the packet started at `at` that has `extra`
-    /// bytes spliced in besides `out`'s ([`crate::dist::fragment::Packet`]).
+    /// bytes spliced in besides `out`'s ([`crate::dist::pieces::Packet`]).
     pub fn finish_spliced(out: &mut [u8], at: usize, extra: usize) {
         let len = (out.len() - at - 4 + extra) as u32;
         out[at..at + 4].copy_from_slice(&len.to_be_bytes());

@@ -1,7 +1,9 @@
-//! Large messages in fragments (`DFLAG_FRAGMENTS`): a packet as a sender
-//! made it, with its large binaries referenced rather than copied
-//! ([`Packet`]); cutting it into fragments ([`fragments`]); joining the
-//! fragments a peer sends ([`Assembler`]). `wire.rs` reads a fragment's
+//! Large messages in pieces (Erlang's distribution fragments,
+//! `DFLAG_FRAGMENTS`; called pieces here, since a `Fragment` is a heap
+//! fragment, `lona_term`'s message): a packet as a sender made it, with
+//! its large binaries referenced rather than copied ([`Packet`]); cutting
+//! it into pieces ([`pieces`]); joining the pieces a peer sends
+//! ([`Assembler`]). `wire.rs` reads a fragment's
 //! header (`wire::frame`).
 
 use lona_term::SharedBinary;
@@ -36,6 +38,7 @@ impl Packet {
     }
 
     /// True for a packet of no bytes (never one we send).
+    #[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -67,7 +70,7 @@ impl Packet {
 /// prefix and header, the message's bytes it carries, as slices of the
 /// segments)`: at most `size` bytes of the message each. The packet's
 /// own prefix and header must lie in its first segment.
-pub fn fragments<'a>(
+pub fn pieces<'a>(
     segments: &[&'a [u8]],
     seq: u64,
     size: usize,
@@ -149,7 +152,8 @@ impl Assembler {
         }
     }
 
-    /// The number of messages under way.
+    /// The number of messages under way (the fuzz target's oracle).
+    #[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
     pub fn under_way(&self) -> usize {
         self.open.len()
     }
@@ -271,9 +275,9 @@ mod tests {
                 .into_iter()
                 .chain(whole[cut_at..].chunks(333))
                 .collect();
-            let one: Vec<(Vec<u8>, Vec<&[u8]>)> = fragments(&[&whole], 42, size).collect();
+            let one: Vec<(Vec<u8>, Vec<&[u8]>)> = super::pieces(&[&whole], 42, size).collect();
             for other in [&pieces, &split] {
-                let cut: Vec<(Vec<u8>, Vec<u8>)> = fragments(other, 42, size)
+                let cut: Vec<(Vec<u8>, Vec<u8>)> = super::pieces(other, 42, size)
                     .map(|(h, parts)| (h, parts.concat()))
                     .collect();
                 let one: Vec<(Vec<u8>, Vec<u8>)> =
@@ -310,7 +314,7 @@ mod tests {
     #[test]
     fn fragments_out_of_order_or_over_the_limit_are_errors() {
         let whole = big_send(10_000);
-        let frags: Vec<(Vec<u8>, Vec<&[u8]>)> = fragments(&[&whole], 9, 1000).collect();
+        let frags: Vec<(Vec<u8>, Vec<&[u8]>)> = pieces(&[&whole], 9, 1000).collect();
         let (count, body) = match frame(&[&frags[0].0[4..], &frags[0].1.concat()].concat()) {
             Ok(Frame::First { count, body, .. }) => (count, body.to_vec()),
             other => panic!("{other:?}"),
