@@ -149,3 +149,22 @@ fn a_closure_inside_a_form_is_a_prototype_of_its_own_in_the_same_area() {
     );
     assert!(!p.area.load(std::sync::atomic::Ordering::Acquire).is_null());
 }
+
+#[test]
+fn a_qualified_name_is_refused_where_a_binding_form_or_a_pattern_binds() {
+    let host = TestHost::new(Err(ExpandError::Halt));
+    let e = compile(&host, "(let [a/b 1] 2)").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("bad binding: a/b is qualified; a binding form binds plain names"),
+        "{e}"
+    );
+    let e = compile(&host, "(match 1 a/b 2)").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("bad pattern: a/b is qualified; a pattern binds plain names"),
+        "{e}"
+    );
+    // `/` alone is a name like any other.
+    assert!(compile(&host, "(let [/ 1] /)").is_ok());
+}

@@ -48,12 +48,7 @@ impl<X: Default + 'static> Compiler<'_, X> {
             FormKind::Symbol(s) if s == "_" => Ok(()),
             FormKind::Symbol(s) if s == "&" => Err(self.err(p.pos, "& outside a vector form")),
             FormKind::Symbol(s) => {
-                if s.contains('/') && s != "/" {
-                    return Err(self.err(
-                        p.pos,
-                        format!("bad binding: {s} is qualified; a binding form binds plain names"),
-                    ));
-                }
+                self.plain_name(p.pos, s, "binding", "a binding form")?;
                 bound.push((s.clone(), subj));
                 Ok(())
             }

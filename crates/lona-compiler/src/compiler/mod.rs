@@ -179,6 +179,18 @@ impl<'e, X: Default + 'static> Compiler<'e, X> {
         }
     }
 
+    /// Refuses a qualified name where `form` (a binding form, a pattern)
+    /// binds one: `bad {kind}: a/b is qualified`.
+    fn plain_name(&self, pos: Pos, s: &str, kind: &str, form: &str) -> R<()> {
+        if s.contains('/') && s != "/" {
+            return Err(self.err(
+                pos,
+                format!("bad {kind}: {s} is qualified; {form} binds plain names"),
+            ));
+        }
+        Ok(())
+    }
+
     fn st(&mut self) -> &mut FnState<X> {
         self.fns.last_mut().expect("inside a function")
     }

@@ -35,12 +35,7 @@ impl<X: Default + 'static> Compiler<'_, X> {
             FormKind::Symbol(s) if s == "_" => Ok(()),
             FormKind::Symbol(s) if s == "&" => Err(self.err(p.pos, "& outside a sequence pattern")),
             FormKind::Symbol(s) => {
-                if s.contains('/') && s != "/" {
-                    return Err(self.err(
-                        p.pos,
-                        format!("bad pattern: {s} is qualified; a pattern binds plain names"),
-                    ));
-                }
+                self.plain_name(p.pos, s, "pattern", "a pattern")?;
                 if let Some((_, r)) = bound.iter().find(|(n, _)| n == s) {
                     let r = *r;
                     fail.push(self.emit(Instr::TestEqReg {
