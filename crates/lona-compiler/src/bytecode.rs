@@ -246,6 +246,14 @@ impl<X: 'static> Proto<X> {
         Box::leak(Box::new(self))
     }
 
+    /// Makes the prototype a box of its own and gives up the box: the
+    /// pointer an owner (a code area, [`crate::collect::make`]) frees it
+    /// through, `Box::from_raw` of this very pointer (a pointer made from
+    /// a `&'static` one may not free it: it only grants reading).
+    pub fn into_raw(self) -> std::ptr::NonNull<Proto<X>> {
+        std::ptr::NonNull::from(Box::leak(Box::new(self)))
+    }
+
     /// The prototype a closure's code id names.
     ///
     /// # Safety

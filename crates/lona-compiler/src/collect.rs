@@ -7,6 +7,7 @@
 
 use std::any::TypeId;
 use std::collections::HashSet;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 
 use lona_term::Heap;
@@ -59,37 +60,46 @@ unsafe fn drop_proto<X: 'static>(p: *const ()) {
 /// constants), and registers it.
 ///
 /// # Safety
-/// Each prototype was leaked from a `Box` and belongs to no area, and
+/// Each prototype is a box given up by [`Proto::into_raw`] (this very
+/// pointer), belongs to no area, and
 /// from now on it is reached only as the module documentation says
 /// (through vars, processes that report it, pinned messages): a cycle
 /// frees the area when none of those holds it, whatever else does.
-pub unsafe fn make<X: 'static>(protos: Vec<&'static Proto<X>>, heap: Heap) {
-    let edges = edges_of(&heap, &protos);
+pub unsafe fn make<X: 'static>(protos: Vec<NonNull<Proto<X>>>, heap: Heap) {
+    // SAFETY: per the caller, live prototypes, only read from here on.
+    let refs: Vec<&'static Proto<X>> = protos.iter().map(|p| unsafe { p.as_ref() }).collect();
+    let edges = edges_of(&heap, &refs);
     let bytes = (heap.heap_words() + heap.fragment_words()) * 8
-        + protos
+        + refs
             .iter()
             .map(|p| std::mem::size_of::<Proto<X>>() + p.code.len() * 8 + p.consts.len() * 8)
             .sum::<usize>();
     let area: &'static Area = Box::leak(Box::new(Area {
         pins: AtomicUsize::new(0),
         seen: AtomicU64::new(0),
-        protos: protos
-            .iter()
-            .map(|p| *p as *const Proto<X> as *const ())
-            .collect(),
+        // The boxes' own pointers: what `drop_proto` frees them through.
+        protos: protos.iter().map(|p| p.as_ptr() as *const ()).collect(),
         ty: TypeId::of::<X>(),
         drop_proto: drop_proto::<X>,
         heap: true,
         edges,
         bytes,
     }));
-    for p in &protos {
+    for p in &refs {
         // Release: a thread that reads the area through a closure of `p`
         // (published later, itself with release) sees it made.
         p.area.store(area as *const Area as *mut Area, Release);
     }
     area::register(area, heap);
 }
+
+/// The area `p` belongs to, once [`make`] made it (`None` before, and for
+/// code that belongs to none).
+pub fn area_of<X: 'static>(p: &Proto<X>) -> Option<AreaRef> {
+    let a = p.area.load(Acquire);
+    (!a.is_null()).then_some(AreaRef(a as usize))
+}
+
 impl Sweep {
     /// Reports a prototype in a frame or trace.
     pub fn proto<X: 'static>(&self, p: &Proto<X>) {

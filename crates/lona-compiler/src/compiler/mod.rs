@@ -28,6 +28,7 @@ mod pattern;
 mod receive;
 
 use std::collections::HashMap;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use lona_term::{Heap, RawTerm, Term};
@@ -115,7 +116,7 @@ pub struct Compiler<'e, X: 'static> {
     fns: Vec<FnState<X>>,
     /// Every prototype made so far: they and `lits` become one area of
     /// the code collector (`purge`), or are freed if compiling fails.
-    made: Vec<&'static Proto<X>>,
+    made: Vec<NonNull<Proto<X>>>,
     /// Nesting of `expr` calls (bounded, so the compiler's recursion
     /// cannot exhaust the Rust stack).
     depth: usize,
@@ -230,9 +231,12 @@ impl<'e, X: Default + 'static> Compiler<'e, X> {
             area: Default::default(),
             ext: X::default(),
         }
-        .leak();
+        .into_raw();
         self.made.push(proto);
-        proto
+        // SAFETY: just leaked; freed only by the collector (through
+        // `made`'s pointer, whose provenance it keeps) or by `drop` if
+        // this compile fails, after which no reference to it is used.
+        unsafe { proto.as_ref() }
     }
 
     // ---- emission helpers ------------------------------------------------
@@ -1457,8 +1461,9 @@ impl<X: 'static> Drop for Compiler<'_, X> {
     /// (no closure of it exists, no var holds it).
     fn drop(&mut self) {
         for p in self.made.drain(..) {
-            // SAFETY: leaked from a box by `finish`, never published.
-            drop(unsafe { Box::from_raw(p as *const Proto<X> as *mut Proto<X>) });
+            // SAFETY: leaked from a box by `finish` (this is the box's own
+            // pointer), never published.
+            drop(unsafe { Box::from_raw(p.as_ptr()) });
         }
     }
 }
