@@ -29,8 +29,13 @@ async fn main() {
         .route("/count", get(count))
         .route("/slow", get(slow))
         .with_state(Arc::new(AtomicU64::new(0)));
-    let listener = tokio::net::TcpListener::bind(("0.0.0.0", port)).await.unwrap();
-    println!("axum listening port={}", listener.local_addr().unwrap().port());
+    let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
+        .await
+        .unwrap();
+    println!(
+        "axum listening port={}",
+        listener.local_addr().unwrap().port()
+    );
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
