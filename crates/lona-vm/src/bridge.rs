@@ -38,7 +38,7 @@
 
 use std::fmt;
 
-use lona_term::{Fragment, Heap, Term, View};
+use lona_term::{Heap, View};
 use num_bigint::BigInt;
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::ser::{self, Serialize};
@@ -55,6 +55,11 @@ const REF_NAME: &str = "$lona::Ref";
 const EXT_PID_NAME: &str = "$lona::ExtPid";
 
 pub use crate::error::BridgeError;
+
+/// A message for or from a Lonala process (what [`to_message`] makes and
+/// [`from_message`] reads), and a term in one: re-exported so a program
+/// that talks to Lonala needs no `lona-term` dependency of its own.
+pub use lona_term::{Fragment, Term};
 
 /// The keyword for a Rust field or variant name (kebab-cased): an error,
 /// not a panic, when the atom table is full or the name too long.
@@ -567,6 +572,15 @@ pub fn from_term<'de, T: de::Deserialize<'de>>(t: Term<'de>) -> Result<T, Bridge
 /// Deserializes a message fragment.
 pub fn from_message<T: de::DeserializeOwned>(m: &Fragment) -> Result<T, BridgeError> {
     from_term(m.root())
+}
+
+/// Deserializes an exit reason: a Lonala process's (what it raised or
+/// exited with, say `[:error [:badarith ...]]`), or one of the runtime's
+/// (`:normal`, `:killed`, `:noproc`, ... as keywords), as a monitor's
+/// `Down`, a link's `Exit` or [`crate::otp::LonaCallError::Exit`] give it.
+pub fn from_reason<T: de::DeserializeOwned>(r: &lona_runtime::Reason) -> Result<T, BridgeError> {
+    let heap = Heap::new();
+    from_term(crate::msg::reason_term(&heap, r))
 }
 
 /// A term being deserialized, and how deeply it is nested.

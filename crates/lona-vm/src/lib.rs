@@ -5,7 +5,8 @@
 //! slices of reductions; `builtins` and `prelude.lona` are the core
 //! library; `eval` drives files, namespaces and programs; `var` holds the
 //! global names; `msg` and `process` make a Lonala program a process of
-//! `lona-runtime` (messages and exit reasons as terms); `shell` is the
+//! `lona-runtime` (messages and exit reasons as terms); `otp` supervises and
+//! calls Lonala processes from Rust; `shell` is the
 //! REPL's process and `introspect` the process table and node figures.
 
 // Every unsafe block of the library says why it is sound (tests may be
@@ -32,6 +33,7 @@ mod native;
 mod net;
 pub mod node;
 mod num;
+pub mod otp;
 mod print;
 pub mod process;
 pub mod purge;
@@ -47,6 +49,7 @@ mod vm;
 
 pub use lona_compiler::{form_to_term, CompileError, QuoteError};
 // The front's modules, under the names this crate always used.
+pub use bridge::Fragment;
 pub use env::{Env, SharedBuf, CORE_NS};
 pub use error::{EvalError, LookupError, NodeError, PathError, TierError};
 pub use eval::{eval_str, Evaluator, Progress};

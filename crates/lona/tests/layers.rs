@@ -28,6 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "lona-compiler",
             "lona-term",
             "lona-runtime",
+            "lona-otp",
             "lona-http",
         ],
     ),

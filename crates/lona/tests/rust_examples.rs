@@ -192,3 +192,114 @@ fn http_example() {
     let doc: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(doc, serde_json::json!({"hello": "rust", "method": "get"}));
 }
+
+/// The example binary `name`, built beside this test (by `cargo test`,
+/// which builds the examples; built here if it is missing).
+fn example_binary(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/this-test → target/<profile>/examples/<name>
+    let profile = exe.parent().unwrap().parent().unwrap();
+    let bin = profile.join("examples").join(name);
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = std::process::Command::new(cargo);
+        build.args(["build", "-p", "lona", "--example", name]);
+        if profile.file_name().is_some_and(|p| p == "release") {
+            build.arg("--release");
+        }
+        assert!(build.status().unwrap().success(), "building {name}");
+    }
+    bin
+}
+
+/// Sends `GET path` on a new connection; the response's body.
+fn get_body(addr: SocketAddr, path: &str) -> String {
+    let mut s = connect(addr);
+    let resp = http_get(&mut s, "GET", path);
+    assert!(resp.starts_with("HTTP/1.1 200 OK\r\n"), "{path}: {resp}");
+    resp.split_once("\r\n\r\n").unwrap().1.to_string()
+}
+
+#[test]
+fn service_example() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    use std::sync::{Arc, Mutex};
+
+    let mut child = Command::new(example_binary("service"))
+        .arg("0")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let port: u16 = line
+        .trim()
+        .strip_prefix("service listening port=")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .parse()
+        .unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+
+    // /count: the counter server's numbers, one more each request.
+    let counts: Vec<u64> = (0..5)
+        .map(|_| get_body(addr, "/count").trim().parse().unwrap())
+        .collect();
+    assert_eq!(counts, vec![1, 2, 3, 4, 5]);
+
+    // /ticks: the Lonala server, fed by the native ticker; the ticks go
+    // up (waiting for the next one, however long it takes).
+    let first: u64 = get_body(addr, "/ticks").trim().parse().unwrap();
+    let later = loop {
+        let n: u64 = get_body(addr, "/ticks").trim().parse().unwrap();
+        if n > first {
+            break n;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(later > first);
+
+    // Four /slow requests (more than the runtime's workers) in flight,
+    // then /count: it answers before any of them, so a waiting handler
+    // holds no worker.
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let slows: Vec<_> = (0..4)
+        .map(|_| {
+            let mut s = connect(addr);
+            s.write_all(b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\n")
+                .unwrap();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut got = Vec::new();
+                let mut buf = [0; 256];
+                while !got.ends_with(b"slow\n") {
+                    let n = s.read(&mut buf).unwrap();
+                    assert!(n > 0, "closed: {got:?}");
+                    got.extend_from_slice(&buf[..n]);
+                }
+                done.lock().unwrap().push("slow".to_string());
+            })
+        })
+        .collect();
+    let n = get_body(addr, "/count");
+    done.lock().unwrap().push(format!("count {}", n.trim()));
+    for s in slows {
+        s.join().unwrap();
+    }
+    assert_eq!(
+        *done.lock().unwrap(),
+        vec!["count 6", "slow", "slow", "slow", "slow"]
+    );
+
+    // SIGTERM: an orderly stop and a clean exit.
+    // SAFETY: kill(2) on the child's pid, which this test owns and has
+    // not waited for, so the pid is not reused.
+    let r = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(r, 0);
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{status:?}: {rest}");
+    assert_eq!(rest, "stopped by SIGTERM\n");
+}
