@@ -219,6 +219,9 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "spawn-reply",
     "not-distributed",
     "lona.dist/ready",
+    // lona_vm::otp: calls and casts to a Lonala server from Rust.
+    "$gen_call",
+    "$gen_cast",
 ];
 
 /// An interned name.
