@@ -166,6 +166,13 @@ fn nth(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             cx.charge(i as usize / 16);
             x.list_iter().nth(i as usize)
         }
+        // A string's `i`th character, a one-character string (Lonala's
+        // characters).
+        View::Str(s) => {
+            cx.charge(i as usize / 16);
+            let c = s.chars().nth(i as usize);
+            c.map(|c| cx.heap.string(c.encode_utf8(&mut [0u8; 4])))
+        }
         _ => return Err(Raise::badarg()),
     };
     match (found, a.get(2)) {
