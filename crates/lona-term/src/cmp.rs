@@ -94,6 +94,15 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A cursor over `v`, if it is a sequential (not measured).
+    fn start(t: Term<'a>, v: &View<'a>) -> Option<Cursor<'a>> {
+        match v {
+            View::Vector(items) => Some(Cursor::Vec(items)),
+            View::EmptyList | View::Cons(..) => Some(Cursor::List(t)),
+            _ => None,
+        }
+    }
+
     /// The first element and the rest, or `None` at the end.
     fn step(self) -> Option<(Term<'a>, Cursor<'a>)> {
         match self {
@@ -121,29 +130,42 @@ enum Todo<'a, 'b> {
     Seqs(Cursor<'a>, Cursor<'b>),
 }
 
+/// What a walk answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// The order: sequentials by length first.
+    Order,
+    /// Only whether equal (`Equal` or not): two lists are walked once, in
+    /// step, not measured first.
+    Equal,
+    /// As `Equal`, and a vector never equals a list.
+    Exact,
+}
+
 /// The total order of terms (see the module docs).
 pub fn compare(a: Term<'_>, b: Term<'_>) -> Ordering {
-    walk(a, b, false)
+    walk(a, b, Mode::Order)
 }
 
 /// Structural equality (`=`): a vector equals a list of equal elements.
+/// The same as `compare(a, b) == Equal`.
 pub fn equal(a: Term<'_>, b: Term<'_>) -> bool {
-    walk(a, b, false) == Ordering::Equal
+    walk(a, b, Mode::Equal) == Ordering::Equal
 }
 
 /// The equality of patterns (`match`, `receive`, a quoted literal in a
 /// pattern): as [`equal`], but a vector never equals a list, at any depth.
 pub fn equal_exact(a: Term<'_>, b: Term<'_>) -> bool {
-    walk(a, b, true) == Ordering::Equal
+    walk(a, b, Mode::Exact) == Ordering::Equal
 }
 
-fn walk(a: Term<'_>, b: Term<'_>, exact: bool) -> Ordering {
+fn walk(a: Term<'_>, b: Term<'_>, mode: Mode) -> Ordering {
     let mut todo: Vec<Todo<'_, '_>> = Vec::new();
     let mut next = Todo::Pair(a, b);
     loop {
         let o = match next {
             Todo::Pair(x, y) if x.bits() == y.bits() => Ordering::Equal,
-            Todo::Pair(x, y) => shallow(x, y, &mut todo, exact),
+            Todo::Pair(x, y) => shallow(x, y, &mut todo, mode),
             Todo::Seqs(c1, c2) => match (c1.step(), c2.step()) {
                 (Some((h1, r1)), Some((h2, r2))) => {
                     todo.push(Todo::Seqs(r1, r2));
@@ -151,10 +173,13 @@ fn walk(a: Term<'_>, b: Term<'_>, exact: bool) -> Ordering {
                     Ordering::Equal
                 }
                 // Equal lengths: both end together; then the tails.
-                _ => {
+                (None, None) => {
                     todo.push(Todo::Pair(c1.tail(), c2.tail()));
                     Ordering::Equal
                 }
+                // Only when not measured first (equality): not equal.
+                (None, Some(_)) => Ordering::Less,
+                (Some(_), None) => Ordering::Greater,
             },
         };
         if o != Ordering::Equal {
@@ -169,24 +194,28 @@ fn walk(a: Term<'_>, b: Term<'_>, exact: bool) -> Ordering {
 
 /// Compares what can be compared without descending; pushes the child pairs
 /// still to compare (first child last) when that part is equal.
-fn shallow<'a, 'b>(
-    x: Term<'a>,
-    y: Term<'b>,
-    todo: &mut Vec<Todo<'a, 'b>>,
-    exact: bool,
-) -> Ordering {
+fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<Todo<'a, 'b>>, mode: Mode) -> Ordering {
     let (vx, vy) = (x.view(), y.view());
     let (rx, ry) = (rank(&vx), rank(&vy));
     if rx != ry {
         return rx.cmp(&ry);
     }
-    if let (Some((c1, n1)), Some((c2, n2))) = (Cursor::of(x, &vx), Cursor::of(y, &vy)) {
-        if exact {
-            let (v1, v2) = (matches!(vx, View::Vector(_)), matches!(vy, View::Vector(_)));
-            if v1 != v2 {
-                return v2.cmp(&v1);
+    if mode != Mode::Order {
+        if let (Some(c1), Some(c2)) = (Cursor::start(x, &vx), Cursor::start(y, &vy)) {
+            if mode == Mode::Exact && matches!(vx, View::Vector(_)) != matches!(vy, View::Vector(_))
+            {
+                return Ordering::Less;
             }
+            if let (View::Vector(a1), View::Vector(a2)) = (&vx, &vy) {
+                if a1.len() != a2.len() {
+                    return Ordering::Less;
+                }
+            }
+            todo.push(Todo::Seqs(c1, c2));
+            return Ordering::Equal;
         }
+    }
+    if let (Some((c1, n1)), Some((c2, n2))) = (Cursor::of(x, &vx), Cursor::of(y, &vy)) {
         return n1.cmp(&n2).then_with(|| {
             todo.push(Todo::Seqs(c1, c2));
             Ordering::Equal
@@ -595,6 +624,11 @@ mod tests {
         // Length first, then the elements (Clojure's vector order).
         assert!(h.list(&[two]) < h.vector(&[one, one]));
         assert!(h.vector(&[one, one]) < h.list(&[one, two]));
+        // Equality walks in step; it agrees with the order.
+        let l3 = h.list(&[one, two, one]);
+        assert!(!equal(l, l3) && compare(l, l3) == Ordering::Less);
+        assert!(!equal(l3, h.list(&[one, two])));
+        assert!(equal(l3, h.vector(&[one, two, one])));
         // An improper tail counts after the elements.
         let improper = h.cons(one, two);
         assert_ne!(improper, h.vector(&[one]));
