@@ -201,17 +201,6 @@ fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<Todo<'a, 'b>>, mode:
         return rx.cmp(&ry);
     }
     if mode != Mode::Order {
-        match (&vx, &vy) {
-            // Two lists: cell by cell, as before vectors joined them.
-            (View::Cons(h1, t1), View::Cons(h2, t2)) => {
-                todo.push(Todo::Pair(*t1, *t2));
-                todo.push(Todo::Pair(*h1, *h2));
-                return Ordering::Equal;
-            }
-            (View::Cons(..), View::EmptyList) => return Ordering::Greater,
-            (View::EmptyList, View::Cons(..)) => return Ordering::Less,
-            _ => {}
-        }
         if let (Some(c1), Some(c2)) = (Cursor::start(x, &vx), Cursor::start(y, &vy)) {
             if mode == Mode::Exact && matches!(vx, View::Vector(_)) != matches!(vy, View::Vector(_))
             {
