@@ -47,8 +47,8 @@ pub(crate) fn key_hash(t: Term<'_>) -> u64 {
     if let Some(h) = tests::FORCED_HASH.with(|f| f.get()) {
         return h;
     }
-    if t.is_immediate() {
-        // Equal immediates are the same word. A multiplicative mix
+    if t.is_immediate() && t.bits() != Term::EMPTY_LIST.bits() {
+        // Equal immediates are the same word (but `()` equals `[]`). A multiplicative mix
         // (Fibonacci hashing) spreads nearby integers over all bits.
         let x = t.bits().wrapping_mul(0x9E37_79B9_7F4A_7C15);
         x ^ (x >> 29)

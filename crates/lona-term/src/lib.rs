@@ -56,7 +56,7 @@ pub use block::{
     block_cache_bytes, block_cache_grown, trim_block_cache, CACHE_MAX_BLOCKS, CACHE_MAX_BYTES,
     CACHE_MIN_WORDS,
 };
-pub use cmp::{compare, equal, term_hash};
+pub use cmp::{compare, equal, equal_exact, term_hash};
 pub use codec::{decode, decode_with, encode, EncodeError};
 pub use error::HeapError;
 pub use fragment::Fragment;

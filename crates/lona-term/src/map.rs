@@ -151,9 +151,9 @@ impl<'h> MapView<'h> {
             // SAFETY: a HamtMap term borrowed for 'h; its words live as long.
             return unsafe { hamt::get(m.bits(), key).map(|w| Term::from_bits(w)) };
         };
-        if key.is_immediate() {
+        if key.is_immediate() && key.bits() != Term::EMPTY_LIST.bits() {
             // An immediate key (a keyword, a small integer...) equals only
-            // the same word, so a scan of a small map's keys by word finds
+            // the same word (`()` also equals `[]`), so a scan of a small map's keys by word finds
             // it without comparing names (the binary search compares a
             // keyword by its name: most of a record lookup's cost).
             return keys

@@ -127,7 +127,11 @@ proptest! {
                 prop_assert_eq!(o, compare(*y, *x).reverse());
                 // the same comparison across heaps gives the same answer
                 prop_assert_eq!(o, compare(a[i], b[j]));
-                prop_assert_eq!(o == Ordering::Equal, model(*x) == model(*y));
+                prop_assert_eq!(o == Ordering::Equal, eq_model(model(*x)) == eq_model(model(*y)));
+                prop_assert_eq!(o == Ordering::Equal, lona_term::equal(*x, *y));
+                if o == Ordering::Equal {
+                    prop_assert_eq!(term_hash(*x), term_hash(*y));
+                }
             }
         }
         let mut sorted = a.clone();

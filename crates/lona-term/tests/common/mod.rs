@@ -244,3 +244,23 @@ pub fn cases(n: u32) -> ProptestConfig {
         ..ProptestConfig::default()
     }
 }
+
+/// The model as `=` sees it: a vector is the list of its elements (`[]`
+/// is `()`), at any depth.
+pub fn eq_model(m: M) -> M {
+    let all = |v: Vec<M>| v.into_iter().map(eq_model).collect::<Vec<M>>();
+    let pairs = |v: Vec<(M, M)>| {
+        v.into_iter()
+            .map(|(a, b)| (eq_model(a), eq_model(b)))
+            .collect()
+    };
+    match m {
+        M::Vector(items) if items.is_empty() => M::EmptyList,
+        M::Vector(items) => M::List(all(items), Box::new(M::EmptyList)),
+        M::List(items, tail) => M::List(all(items), Box::new(eq_model(*tail))),
+        M::Map(p) => M::Map(pairs(p)),
+        M::Set(p) => M::Set(pairs(p)),
+        M::Closure(c, items) => M::Closure(c, all(items)),
+        other => other,
+    }
+}

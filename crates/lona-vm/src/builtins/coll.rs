@@ -166,6 +166,13 @@ fn nth(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             cx.charge(i as usize / 16);
             x.list_iter().nth(i as usize)
         }
+        // A string's `i`th character, a one-character string (Lonala's
+        // characters).
+        View::Str(s) => {
+            cx.charge(i as usize / 16);
+            let c = s.chars().nth(i as usize);
+            c.map(|c| cx.heap.string(c.encode_utf8(&mut [0u8; 4])))
+        }
         _ => return Err(Raise::badarg()),
     };
     match (found, a.get(2)) {
@@ -441,6 +448,18 @@ fn range(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
         2 => (int_arg(cx, a[0])?, int_arg(cx, a[1])?, 1),
         _ => (int_arg(cx, a[0])?, int_arg(cx, a[1])?, int_arg(cx, a[2])?),
     };
+    range_onto(cx, from, to, step, Term::EMPTY_LIST.raw())
+}
+
+/// `(range-onto* start end step tail)`: the cells of `(range start end
+/// step)` ending in `tail` (the prelude's lazy `range` puts each chunk
+/// before the lazy rest this way).
+fn range_onto_fn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let (from, to, step) = (int_arg(cx, a[0])?, int_arg(cx, a[1])?, int_arg(cx, a[2])?);
+    range_onto(cx, from, to, step, a[3])
+}
+
+fn range_onto(cx: &mut BuiltinCx<'_, '_>, from: i64, to: i64, step: i64, tail: RawTerm) -> NResult {
     if step == 0 {
         return Err(Raise::badarg());
     }
@@ -462,10 +481,10 @@ fn range(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     {
         // Small integers from end to end (and so between): the cells at once.
         let items = ExactLen((0..n).rev().map(|i| small_raw(from + i * step)), n as usize);
-        // SAFETY: immediates.
-        return Ok(unsafe { cx.heap.list_raw_rev(items, Term::EMPTY_LIST.raw()) });
+        // SAFETY: immediates, onto `tail`, an argument: a word of this heap.
+        return Ok(unsafe { cx.heap.list_raw_rev(items, tail) });
     }
-    let mut acc = Term::EMPTY_LIST.raw();
+    let mut acc = tail;
     for i in (0..n).rev() {
         let v = Term::small_int(from + i * step)
             .map(|x| x.raw())
@@ -604,6 +623,7 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "merge", 0, ANY, merge);
     def(ns, "reverse", 1, 1, reverse);
     def(ns, "range", 1, 3, range);
+    def(ns, "range-onto*", 4, 4, range_onto_fn);
     def(ns, "take", 2, 2, take);
     def(ns, "drop", 2, 2, drop);
     def(ns, "repeat", 2, 2, repeat);

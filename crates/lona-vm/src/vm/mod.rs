@@ -1135,7 +1135,8 @@ impl Vm {
                     let x = r!(r);
                     let y = proto.consts[k as usize].bits();
                     let eq = x == y
-                        || (!tag::both_immediate(x, y) && lona_term::equal(term!(x), term!(y)));
+                        || (!tag::both_immediate(x, y)
+                            && lona_term::equal_exact(term!(x), term!(y)));
                     if !eq {
                         jump!(fail);
                     }
@@ -1143,7 +1144,8 @@ impl Vm {
                 Instr::TestEqReg { a, b, fail } => {
                     let (x, y) = (r!(a), r!(b));
                     let eq = x == y
-                        || (!tag::both_immediate(x, y) && lona_term::equal(term!(x), term!(y)));
+                        || (!tag::both_immediate(x, y)
+                            && lona_term::equal_exact(term!(x), term!(y)));
                     if !eq {
                         jump!(fail);
                     }
