@@ -122,14 +122,16 @@ fn the_main_process_is_limited_by_the_node_default() {
 
 #[test]
 fn a_built_in_building_a_value_far_past_the_limit_is_killed_while_building_it() {
-    // `range` builds 20 million words in one call, dead as soon as `=`
-    // (an instruction, not a call: no safepoint) has looked at it. The
-    // old check, at collections only, let it build all of it (160 MB) and
-    // end `:normal` before any collection; Erlang's collections during the
-    // build would have killed it, and so does the overflow check now.
+    // `range` builds 2 million words in one call (a range of at most 2^20
+    // integers is a list made at once; longer ones are lazy), dead as
+    // soon as `=` (an instruction, not a call: no safepoint) has looked at
+    // it. The old check, at collections only, let it build all of it
+    // (16 MB, 200 times the limit) and end `:normal` before any
+    // collection; Erlang's collections during the build would have killed
+    // it, and so does the overflow check now.
     let src = format!(
         "{RUNAWAY}
-        (let [[pid m] (spawn-opt (fn [] (= (range 10000000) nil))
+        (let [[pid m] (spawn-opt (fn [] (= (range 1000000) nil))
                                  {{:monitor true :max-heap-size 10000}})]
           (println :range (down-of m)))
         (let [[pid m] (spawn-opt (fn [] (println :fits (count (range 1000))))
