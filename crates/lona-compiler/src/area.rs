@@ -67,7 +67,9 @@ use std::sync::{LazyLock, Mutex, OnceLock};
 
 use lona_term::{Foreign, Heap};
 
-/// Code and constants freed together (module documentation).
+/// Code and constants freed together (module documentation). Every area
+/// owns a permanent heap (`lona_term::make_freeable`, its owner token the
+/// area's address), freed with it.
 pub struct Area {
     /// Fragments holding a closure of this area's code. Written by the
     /// pin hooks (any thread); read by the collector in step 4.
@@ -80,9 +82,6 @@ pub struct Area {
     pub(crate) protos: Box<[*const ()]>,
     pub(crate) ty: TypeId,
     pub(crate) drop_proto: unsafe fn(*const ()),
-    /// Whether it owns a permanent heap (`lona_term::make_freeable`, its
-    /// owner token the area's address).
-    pub(crate) heap: bool,
     /// The other areas its terms and prototypes point into.
     pub(crate) edges: Box<[*const Area]>,
     /// Bytes it holds, for statistics.
@@ -297,22 +296,41 @@ pub(crate) fn heap_edges(heap: &Heap, edges: &mut HashSet<usize>) {
     });
 }
 
-/// Registers `area` (leaked by the caller) and makes `heap` its own, and
-/// asks for a cycle if enough was made since the last one.
-pub(crate) fn register(area: &'static Area, heap: Heap) {
+/// Makes an area of `heap` and the prototypes `protos` (boxes of type
+/// `ty`, dropped by `drop_proto`, of `proto_bytes` bytes), pointing into
+/// `edges`, registers it, and asks for a cycle if enough was made since
+/// the last one.
+pub(crate) fn register(
+    heap: Heap,
+    protos: Box<[*const ()]>,
+    (ty, drop_proto): (TypeId, unsafe fn(*const ())),
+    edges: HashSet<usize>,
+    proto_bytes: usize,
+) -> &'static Area {
+    let bytes = (heap.heap_words() + heap.fragment_words()) * 8 + proto_bytes;
+    let area: &'static Area = Box::leak(Box::new(Area {
+        pins: AtomicUsize::new(0),
+        seen: AtomicU64::new(0),
+        protos,
+        ty,
+        drop_proto,
+        edges: edges.into_iter().map(|a| a as *const Area).collect(),
+        bytes,
+    }));
     let token = area as *const Area as usize as u64;
     lona_term::make_freeable(heap, token);
     let start = {
         let mut r = registry();
         r.areas.insert(token as usize);
-        r.bytes += area.bytes;
+        r.bytes += bytes;
         r.new_areas += 1;
-        r.new_bytes += area.bytes;
+        r.new_bytes += bytes;
         r.new_areas >= trigger_areas() || r.new_bytes >= TRIGGER_BYTES
     };
     if start {
         request_cycle();
     }
+    area
 }
 
 /// Asks the collector for a cycle soon (what [`set_trigger`] set; nothing
@@ -341,18 +359,13 @@ pub(crate) unsafe fn unregister(dead: &[AreaRef]) {
 pub(crate) fn make_value(heap: Heap) {
     let mut edges = HashSet::new();
     heap_edges(&heap, &mut edges);
-    let bytes = (heap.heap_words() + heap.fragment_words()) * 8;
-    let area: &'static Area = Box::leak(Box::new(Area {
-        pins: AtomicUsize::new(0),
-        seen: AtomicU64::new(0),
-        protos: Box::new([]),
-        ty: TypeId::of::<()>(),
-        drop_proto: drop_nothing,
-        heap: true,
-        edges: edges.into_iter().map(|a| a as *const Area).collect(),
-        bytes,
-    }));
-    register(area, heap);
+    register(
+        heap,
+        Box::new([]),
+        (TypeId::of::<()>(), drop_nothing),
+        edges,
+        0,
+    );
 }
 
 /// The `drop_proto` of an area without prototypes: never called.

@@ -8,7 +8,7 @@
 use std::any::TypeId;
 use std::collections::HashSet;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::atomic::Ordering::*;
 
 use lona_term::Heap;
 
@@ -33,7 +33,7 @@ pub unsafe fn release<X: 'static>(p: &Proto<X>) {
 
 /// The edges of a new area: what `heap` and the constants of `protos`
 /// point into outside themselves.
-fn edges_of<X: 'static>(heap: &Heap, protos: &[&'static Proto<X>]) -> Box<[*const Area]> {
+fn edges_of<X: 'static>(heap: &Heap, protos: &[&'static Proto<X>]) -> HashSet<usize> {
     let mut edges: HashSet<usize> = HashSet::new();
     area::heap_edges(heap, &mut edges);
     for p in protos {
@@ -43,7 +43,7 @@ fn edges_of<X: 'static>(heap: &Heap, protos: &[&'static Proto<X>]) -> Box<[*cons
             }
         }
     }
-    edges.into_iter().map(|a| a as *const Area).collect()
+    edges
 }
 
 /// Drops a prototype `make` was given.
@@ -69,28 +69,23 @@ pub unsafe fn make<X: 'static>(protos: Vec<NonNull<Proto<X>>>, heap: Heap) {
     // SAFETY: per the caller, live prototypes, only read from here on.
     let refs: Vec<&'static Proto<X>> = protos.iter().map(|p| unsafe { p.as_ref() }).collect();
     let edges = edges_of(&heap, &refs);
-    let bytes = (heap.heap_words() + heap.fragment_words()) * 8
-        + refs
-            .iter()
-            .map(|p| std::mem::size_of::<Proto<X>>() + p.code.len() * 8 + p.consts.len() * 8)
-            .sum::<usize>();
-    let area: &'static Area = Box::leak(Box::new(Area {
-        pins: AtomicUsize::new(0),
-        seen: AtomicU64::new(0),
+    let proto_bytes = refs
+        .iter()
+        .map(|p| std::mem::size_of::<Proto<X>>() + p.code.len() * 8 + p.consts.len() * 8)
+        .sum::<usize>();
+    let area = area::register(
+        heap,
         // The boxes' own pointers: what `drop_proto` frees them through.
-        protos: protos.iter().map(|p| p.as_ptr() as *const ()).collect(),
-        ty: TypeId::of::<X>(),
-        drop_proto: drop_proto::<X>,
-        heap: true,
+        protos.iter().map(|p| p.as_ptr() as *const ()).collect(),
+        (TypeId::of::<X>(), drop_proto::<X>),
         edges,
-        bytes,
-    }));
+        proto_bytes,
+    );
     for p in &refs {
         // Release: a thread that reads the area through a closure of `p`
         // (published later, itself with release) sees it made.
         p.area.store(area as *const Area as *mut Area, Release);
     }
-    area::register(area, heap);
 }
 
 /// The area `p` belongs to, once [`make`] made it (`None` before, and for
@@ -120,12 +115,7 @@ impl Sweep {
 pub unsafe fn free<X: 'static>(dead: Vec<AreaRef>, free_codes: impl FnOnce(&[&Proto<X>])) {
     // SAFETY: per the caller.
     unsafe { area::unregister(&dead) };
-    let heaps: Vec<u64> = dead
-        .iter()
-        // SAFETY: as above.
-        .filter(|a| unsafe { a.get() }.heap)
-        .map(|a| a.0 as u64)
-        .collect();
+    let heaps: Vec<u64> = dead.iter().map(|a| a.0 as u64).collect();
     // SAFETY: per the caller.
     unsafe { lona_term::free_permanent(&heaps) };
     let protos: Vec<&Proto<X>> = dead
