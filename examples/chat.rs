@@ -182,7 +182,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(p) => p.parse()?,
         None => 7070,
     };
-    let listener = TcpListener::bind(SocketAddr::from(([0, 0, 0, 0], port)))?;
+    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))?;
     println!("chat listening port={}", listener.local_addr()?.port());
     std::io::stdout().flush()?;
     let rt = Runtime::new()?;

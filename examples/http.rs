@@ -45,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(p) => p.parse()?,
         None => 8080,
     };
-    let listener = TcpListener::bind(SocketAddr::from(([0, 0, 0, 0], port)))?;
+    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))?;
     println!("http listening port={}", listener.local_addr()?.port());
     std::io::stdout().flush()?;
     let rt = Runtime::new()?;

@@ -141,7 +141,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         Some(p) => p.parse()?,
         None => 8080,
     };
-    let listener = TcpListener::bind(SocketAddr::from(([0, 0, 0, 0], port)))?;
+    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))?;
     let port = listener.local_addr()?.port();
     let env = lonala().map_err(|e| e.to_string())?;
     let rt = Runtime::new()?;

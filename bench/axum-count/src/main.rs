@@ -29,7 +29,7 @@ async fn main() {
         .route("/count", get(count))
         .route("/slow", get(slow))
         .with_state(Arc::new(AtomicU64::new(0)));
-    let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .unwrap();
     println!(

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 pub fn run(rt: &Runtime, port: u16) -> Result<(), String> {
-    let addr = SocketAddr::from(([0, 0, 0, 0], port));
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let listener = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     println!("echo listening port={port}");
