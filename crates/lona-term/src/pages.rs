@@ -6,8 +6,8 @@
 //! (`MADV_HUGEPAGE`). A process whose heap grows that large copies
 //! megabytes into fresh memory at each collection; with 4 KiB pages each
 //! first touch is a page fault (512 per 2 MiB), and those faults cost
-//! more than the copying itself (`strings`, `docs/benchmarks.md`). With a
-//! huge page it is one fault per 2 MiB.
+//! more than the copying itself (`strings`, `docs/benchmarks-history.md`,
+//! session 14). With a huge page it is one fault per 2 MiB.
 //!
 //! Why not the global allocator: mimalloc's own large allocations took
 //! 4 KiB faults even when advised, and the kernel only backs a 2 MiB

@@ -11,7 +11,8 @@
 //! two of at most 4 KiB, whose blocks are naturally aligned): a
 //! `LonaProcess` of 640 bytes took a 768-byte block, one of 440 takes
 //! 448. [`mi_block`] counts every request that way, which is what a
-//! stream of same-sized requests gets (`docs/benchmarks.md`, session 21).
+//! stream of same-sized requests gets (`docs/benchmarks-history.md`,
+//! session 21).
 //!
 //! A Lonala program on one worker spawns a batch of processes that block
 //! in `receive`, yields so that each of them runs its first step and

@@ -6,9 +6,9 @@
 //! it was that long a pause for the process that called it and for every
 //! process queued behind it on that worker: `gcpause`'s ping-pong pair
 //! paid 0.5 ms for `measure` and `pong` becoming hot, its maximum round
-//! trip (`docs/benchmarks.md`, "What stalls gcpause's pair"). HotSpot,
-//! V8 and LuaJIT's successors compile on background threads for the same
-//! reason. The protocol:
+//! trip (`docs/benchmarks-history.md`, "What stalls gcpause's pair").
+//! HotSpot, V8 and LuaJIT's successors compile on background threads for
+//! the same reason. The protocol:
 //!
 //! 1. A worker finds an arity hot (`JitSlot::hot`) or compiled quick
 //!    code ready to be optimised (`JitSlot::judge`). It claims the job in

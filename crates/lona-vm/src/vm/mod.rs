@@ -121,7 +121,7 @@ pub struct Vm {
 /// every process; with the heap's registers and roots boxed apart too
 /// (`lona_term`'s `heap::Extra`), `LonaProcess` went from 640 bytes (a
 /// 768-byte block of the allocator) to 440 (448): issue 36,
-/// `docs/benchmarks.md`, session 21. Keep out of `Vm` what an idle
+/// `docs/benchmarks-history.md`, session 21. Keep out of `Vm` what an idle
 /// process does not use: `tests/idle_memory.rs` fails when one costs
 /// more.
 pub(crate) struct Extra {
