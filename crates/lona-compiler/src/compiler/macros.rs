@@ -332,11 +332,7 @@ fn leaf_hash(f: &Form, h: &mut std::collections::hash_map::DefaultHasher) {
         FormKind::Bool(b) => b.hash(h),
         FormKind::Int(i) => i.hash(h),
         FormKind::BigInt(b) => b.hash(h),
-        FormKind::Float(x) => {
-            if !x.is_nan() {
-                x.to_bits().hash(h)
-            }
-        }
+        FormKind::Float(x) if !x.is_nan() => x.to_bits().hash(h),
         FormKind::Str(s) | FormKind::Keyword(s) | FormKind::Symbol(s) | FormKind::Regex(s) => {
             s.hash(h)
         }

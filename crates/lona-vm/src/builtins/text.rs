@@ -62,6 +62,14 @@ fn joined(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], readable: bool) -> String {
         if readable || x.same(Term::NIL) {
             // `print` shows nil as `nil` (only `str` makes it empty).
             readable_into(&mut s, x);
+        } else if matches!(
+            x.view(),
+            View::Vector(_) | View::Cons(..) | View::Map(_) | View::Set(_)
+        ) {
+            // Strings inside collections without quotes, as Clojure's
+            // `print` (`(println [:a "b"])` shows `[:a b]`; `str` and
+            // `pr` keep them readable).
+            let _ = write!(s, "{}", lona_term::Plain(x));
         } else {
             display_into(&mut s, x);
         }
