@@ -55,7 +55,7 @@ pub struct Form {
 }
 
 /// The kinds of form. Reader macros expand to lists: `'x` is
-/// `(quote x)`, `` `x `` is `(syntax-quote x)`, `~x` is `(unquote x)`,
+/// `(quote x)`, `@x` is `(deref x)`, `` `x `` is `(syntax-quote x)`, `~x` is `(unquote x)`,
 /// `~@x` is `(unquote-splicing x)`, `#(f %)` is `(fn [%1] (f %1))`. A
 /// character literal `\a` is the one-character string `"a"`.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,7 +72,10 @@ pub enum FormKind {
     Float(f64),
     /// A string, escapes resolved.
     Str(String),
-    /// A keyword, without its colon: `ok`, `app/ready`.
+    /// A keyword, without its colon: `ok`, `app/ready`. An
+    /// auto-resolved keyword (`::a`, `::alias/a`) keeps its second colon
+    /// (`:a`, `:alias/a`): the reader knows no namespace, the compiler
+    /// resolves it.
     Keyword(String),
     /// A symbol: `foo`, `app.util/parse`, `+`.
     Symbol(String),

@@ -7,16 +7,22 @@
 //! list     = "(" form* ")"      vector = "[" form* "]"     map = "{" (form form)* "}"
 //! set      = "#{" form* "}"     anon-fn = "#(" form* ")"  (% %1 %2 .. %& its parameters)
 //! prefix   = "'" (quote) | "`" (syntax-quote) | "~" (unquote) | "~@" (unquote-splicing)
-//!          | "#_" (discard the next form) | "^" form (metadata: read and dropped)
+//!          | "@" (deref) | "#_" (discard the next form)
+//!          | "^" form (metadata: `^{:k v}`, `^:kw`, `^Sym`; read and dropped)
 //! atom     = nil | true | false | integer | float | string | keyword | symbol
 //!          | regex | char
 //! regex    = '#"' (char | '\' char)* '"'     the source as written, backslashes kept
 //! char     = '\' char | '\' name | '\u' hex{4}   (newline space tab return
 //!            backspace formfeed): the one-character string
-//! integer  = [+-]? digits | [+-]? 0x hexdigits          (any size: big integers)
+//! integer  = [+-]? digits N? | [+-]? 0x hexdigits N?    (any size: big integers;
+//!            the `N` of Clojure's big-integer literals changes nothing)
+//!          | [+-]? radix [rR] alnum+                     (radix 2 to 36: `2r1010`, `-16rFF`)
 //! float    = [+-]? digits ("." digits)? ([eE] [+-]? digits)?  | ##Inf | ##-Inf | ##NaN
 //! string   = '"' (char | \n \t \r \" \\ \0 \uXXXX)* '"'
 //! keyword  = ":" symbol-char+   symbol = symbol-char+ (not a number, not nil/true/false)
+//!          | "::" symbol-char+  (auto-resolved: the keyword `:name` with a leading
+//!                                `:` in its name, which the compiler resolves to
+//!                                the current namespace, or `::alias/a` to the alias's)
 //! symbol-char = letter | digit | one of * + ! - _ ' ? < > = / . & % $
 //!             | "#" (not first: `x#`, syntax quote's fresh names)
 //! ```
@@ -363,12 +369,13 @@ impl<'s> Reader<'s> {
                         None => return Err(self.err(pos, format!("unexpected '{c}'"), false)),
                     }
                 }
-                '\'' | '`' | '~' => {
+                '\'' | '`' | '~' | '@' => {
                     self.check_depth(stack.len(), pos)?;
                     self.bump();
                     let (head, text) = match c {
                         '\'' => ("quote", "quote (')"),
                         '`' => ("syntax-quote", "syntax-quote (`)"),
+                        '@' => ("deref", "deref (@)"),
                         _ => {
                             if self.peek() == Some('@') {
                                 self.bump();
@@ -596,8 +603,28 @@ impl<'s> Reader<'s> {
                 {
                     self.number(tok, start)?
                 } else if let Some(name) = tok.strip_prefix(':') {
+                    // `::a`, `::alias/a`: auto-resolved, kept as the name
+                    // `:a` / `:alias/a` for the compiler to resolve.
+                    let (auto, name) = match name.strip_prefix(':') {
+                        Some(n) => (true, n),
+                        None => (false, name),
+                    };
                     if name.is_empty() {
-                        return Err(self.err(start, "expected a keyword name after ':'", false));
+                        return Err(self.err(
+                            start,
+                            format!(
+                                "expected a keyword name after '{}'",
+                                if auto { "::" } else { ":" }
+                            ),
+                            false,
+                        ));
+                    }
+                    if auto && (name.starts_with('/') || name.ends_with('/')) {
+                        return Err(self.err(
+                            start,
+                            format!("bad auto-resolved keyword {}", shown(tok)),
+                            false,
+                        ));
                     }
                     let bad = name
                         .chars()
@@ -610,7 +637,11 @@ impl<'s> Reader<'s> {
                             false,
                         ));
                     }
-                    FormKind::Keyword(name.to_string())
+                    FormKind::Keyword(if auto {
+                        format!(":{name}")
+                    } else {
+                        name.to_string()
+                    })
                 } else if first == '#' {
                     return Err(self.err(
                         start,
@@ -640,11 +671,33 @@ impl<'s> Reader<'s> {
             Some(b'+') => (false, &tok[1..]),
             _ => (false, tok),
         };
+        // `NNrDIGITS`: Clojure's radix literal, radix 2 to 36.
+        let radix_split = body
+            .find(['r', 'R'])
+            .filter(|&i| (1..=2).contains(&i) && body[..i].bytes().all(|b| b.is_ascii_digit()));
+        if let Some(i) = radix_split {
+            let radix: u32 = body[..i].parse().unwrap_or(0);
+            if !(2..=36).contains(&radix) || body.starts_with('0') {
+                return Err(self.err(
+                    start,
+                    format!("radix must be 2 to 36 in {}", shown(tok)),
+                    false,
+                ));
+            }
+            let digits = &body[i + 1..];
+            return self.integer(tok, start, neg, radix, digits, "a digit of the radix");
+        }
         let (radix, digits, what) =
             match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
                 Some(h) => (16, h, "a hex digit"),
                 None => (10, body, "a decimal digit"),
             };
+        // `1N`, `0xffN`: Clojure's big-integer suffix (Lonala's integers
+        // are one kind, of any size: the value is the same).
+        let digits = match digits.strip_suffix('N') {
+            Some(d) if !d.is_empty() => d,
+            _ => digits,
+        };
         if radix == 10 && digits.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
             return match tok.parse::<f64>() {
                 Ok(x) if x.is_finite() => Ok(FormKind::Float(x)),
@@ -663,6 +716,20 @@ impl<'s> Reader<'s> {
                 )),
             };
         }
+        self.integer(tok, start, neg, radix, digits, what)
+    }
+
+    /// The integer of `digits` in `radix` (`tok` the whole token, for
+    /// messages).
+    fn integer(
+        &self,
+        tok: &str,
+        start: Pos,
+        neg: bool,
+        radix: u32,
+        digits: &str,
+        what: &str,
+    ) -> Result<FormKind, ReadError> {
         // Check the digits, and take the value while it fits a u64 (most
         // literals: no big integer for them).
         let mut small = Some(0u64);
@@ -692,11 +759,7 @@ impl<'s> Reader<'s> {
         // megabyte of digits from being parsed at all (a decimal digit
         // carries log2(10) < 10/3 bits; the exact check is after parsing).
         let significant = digits.trim_start_matches('0');
-        let bits_estimate = if radix == 16 {
-            significant.len() as u64 * 4
-        } else {
-            significant.len() as u64 * 10 / 3
-        };
+        let bits_estimate = (significant.len() as f64 * f64::from(radix).log2()) as u64;
         let too_large = || self.err(start, "integer literal too large", false);
         if bits_estimate > MAX_INT_BITS + 64 {
             return Err(too_large());

@@ -148,6 +148,62 @@ fn integers_and_big_integers() {
 }
 
 #[test]
+fn clojure_number_literals() {
+    // `N`: Clojure's big integers; Lonala's integers are one kind.
+    assert_eq!(one("1N"), FormKind::Int(1));
+    assert_eq!(one("-7N"), FormKind::Int(-7));
+    assert_eq!(one("0xffN"), FormKind::Int(255));
+    assert_eq!(
+        one("99999999999999999999N"),
+        FormKind::BigInt("99999999999999999999".parse().unwrap())
+    );
+    // radix literals, 2 to 36, either sign, either case of r and digits
+    assert_eq!(one("2r1010"), FormKind::Int(10));
+    assert_eq!(one("16rFF"), FormKind::Int(255));
+    assert_eq!(one("16rff"), FormKind::Int(255));
+    assert_eq!(one("8R17"), FormKind::Int(15));
+    assert_eq!(one("36rZZ"), FormKind::Int(1295));
+    assert_eq!(one("-2r1010"), FormKind::Int(-10));
+    assert_eq!(one("+36rz"), FormKind::Int(35));
+    assert_eq!(
+        one(&format!("2r1{}", "0".repeat(64))),
+        FormKind::BigInt(BigInt::from(1) << 64usize)
+    );
+    let e = read(&format!("2r1{}", "0".repeat(4096))).expect_err("too large");
+    assert_eq!(e.message, "integer literal too large");
+    assert_eq!(round_trip("[2r11 16rA 1N]"), "[3 10 1]");
+}
+
+#[test]
+fn deref_auto_keywords_and_metadata() {
+    assert_eq!(round_trip("@x"), "(deref x)");
+    assert_eq!(round_trip("[@a @(f b)]"), "[(deref a) (deref (f b))]");
+    let v = read("\n @x").unwrap();
+    assert_eq!(v[0].pos, at(2, 2));
+    // `~@` stays unquote-splicing
+    assert_eq!(
+        round_trip("`(~@x)"),
+        "(syntax-quote ((unquote-splicing x)))"
+    );
+    // `::a` keeps its second colon for the compiler to resolve
+    assert_eq!(one("::a"), FormKind::Keyword(":a".into()));
+    assert_eq!(one("::str/a"), FormKind::Keyword(":str/a".into()));
+    assert_eq!(round_trip("{::a 1}"), "{::a 1}");
+    // metadata is read and dropped, in each of its three forms
+    assert_eq!(round_trip("^{:doc \"x\" :k 1} [a]"), "[a]");
+    assert_eq!(round_trip("^:private f"), "f");
+    assert_eq!(round_trip("^String s"), "s");
+    assert_eq!(
+        round_trip("(defn ^:private ^long f [^long x] x)"),
+        "(defn f [x] x)"
+    );
+    assert_eq!(
+        err("^:k"),
+        "t.lona:1:4: expected a form after metadata (^) at 1:1"
+    );
+}
+
+#[test]
 fn strings_and_escapes() {
     assert_eq!(one(r#""a\n\"b\"""#), FormKind::Str("a\n\"b\"".into()));
     assert_eq!(one(r#""\t\r\\\0""#), FormKind::Str("\t\r\\\0".into()));
@@ -431,7 +487,24 @@ fn errors_name_the_place_and_what_was_expected() {
         // keywords
         (":", "1:1: expected a keyword name after ':'", false),
         (": a", "1:1: expected a keyword name after ':'", false),
-        ("::a", "1:1: unexpected ':' in keyword ::a", false),
+        (":::a", "1:1: unexpected ':' in keyword :::a", false),
+        ("::", "1:1: expected a keyword name after '::'", false),
+        ("::/a", "1:1: bad auto-resolved keyword ::/a", false),
+        ("::a/", "1:1: bad auto-resolved keyword ::a/", false),
+        ("1r0", "1:1: radix must be 2 to 36 in 1r0", false),
+        ("37r1", "1:1: radix must be 2 to 36 in 37r1", false),
+        (
+            "2r102",
+            "1:1: expected a digit of the radix, found '2' in 2r102",
+            false,
+        ),
+        ("16r", "1:1: expected a digit of the radix after 16r", false),
+        (
+            "1.5N",
+            "1:1: expected a float like 1.5, -2.0 or 1e-3, found 1.5N",
+            false,
+        ),
+        ("@", "1:2: expected a form after deref (@) at 1:1", true),
         // `@` may follow the first character (node names: `:lona@host`).
         (":@b", "1:1: unexpected '@' in keyword :@b", false),
         (":#a", "1:1: unexpected '#' in keyword :#a", false),
@@ -468,7 +541,7 @@ fn errors_name_the_place_and_what_was_expected() {
         ("-1e400", "1:1: float literal out of range: -1e400", false),
         // symbols and other characters
         ("a\\b", "1:1: unexpected '\\' in symbol a\\b", false),
-        ("@x", "1:1: unexpected '@' in symbol @x", false),
+        ("a@x", "1:1: unexpected '@' in symbol a@x", false),
         ("a:b", "1:1: unexpected ':' in symbol a:b", false),
         ("λ→", "1:1: unexpected '→' in symbol λ→", false),
         (

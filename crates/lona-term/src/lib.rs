@@ -40,6 +40,7 @@ mod pages;
 mod permanent;
 mod pins;
 mod print;
+pub use print::Plain;
 mod ranges;
 mod scan;
 mod serial;

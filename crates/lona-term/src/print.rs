@@ -34,7 +34,24 @@ enum Task<'h> {
 
 impl fmt::Display for Term<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut todo = vec![Task::Term(*self)];
+        write_term(f, *self, true)
+    }
+}
+
+/// A term as `print` shows it (Clojure's `*print-readably*` false):
+/// strings without quotes or escapes, also inside collections
+/// (`[:a b]` for `[:a "b"]`); everything else as `Display`.
+pub struct Plain<'h>(pub Term<'h>);
+
+impl fmt::Display for Plain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_term(f, self.0, false)
+    }
+}
+
+fn write_term(f: &mut fmt::Formatter<'_>, term: Term<'_>, readable: bool) -> fmt::Result {
+    {
+        let mut todo = vec![Task::Term(term)];
         while let Some(task) = todo.pop() {
             match task {
                 Task::Text(s) => f.write_str(s)?,
@@ -82,7 +99,8 @@ impl fmt::Display for Term<'_> {
                         Some(name) => write!(f, "#fn<{}>", name(code))?,
                         None => write!(f, "#fn<{code}>")?,
                     },
-                    View::Str(s) => write_string(f, s)?,
+                    View::Str(s) if readable => write_string(f, s)?,
+                    View::Str(s) => f.write_str(s)?,
                     View::Binary(b) => {
                         f.write_str("#bin[")?;
                         for (i, byte) in b.iter().enumerate() {

@@ -184,6 +184,21 @@ pub fn arith<'h>(heap: &'h Heap, op: Op, a: Term<'_>, b: Term<'_>) -> Result<Ter
     let (Some(x), Some(y)) = (num_of(a), num_of(b)) else {
         return Err(Raise::badarith());
     };
+    // `/` of two integers that divide exactly is the integer (Clojure's
+    // `(/ 42 2)` is 21); otherwise a float (Lonala has no ratios).
+    if op == Op::Div && !x.is_float() && !y.is_float() {
+        if let (Num::Small(p), Num::Small(q)) = (&x, &y) {
+            if *q != 0 && p.checked_rem(*q) == Some(0) {
+                if let Some(r) = p.checked_div(*q) {
+                    return Ok(heap.int(r));
+                }
+            }
+        }
+        let (p, q) = (x.to_big(), y.to_big());
+        if !q.is_zero() && (&p % &q).is_zero() {
+            return Ok(heap.bigint(&(p / q)));
+        }
+    }
     if op == Op::Div || x.is_float() || y.is_float() {
         if matches!(op, Op::Quot | Op::Rem | Op::Mod) {
             return Err(Raise::badarith());

@@ -83,7 +83,7 @@ fn a_rust_value_that_is_not_a_term_arrives_as_foreign_and_harms_nothing() {
         h.send(p, lona_term::Fragment::new(ok));
     });
     assert_eq!(ending, Ending::Normal);
-    assert_eq!(out, "[:foreign \"alloc::string::String\"]\n42\n");
+    assert_eq!(out, "[:foreign alloc::string::String]\n42\n");
 }
 
 #[test]

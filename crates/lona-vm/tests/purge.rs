@@ -103,8 +103,8 @@ fn old_code_held_by_processes_survives_collection_and_the_rest_is_freed() {
     assert_eq!(
         lines,
         vec![
-            "keeper: old:1 a string literal of the first version of lit [:old \"a value of the first version\"]",
-            "now: new:4 [:new \"a value of a later version\"] :new-waiter a later literal",
+            "keeper: old:1 a string literal of the first version of lit [:old a value of the first version]",
+            "now: new:4 [:new a value of a later version] :new-waiter a later literal",
             "sleeper: old:2",
             "timer: old:3",
             "waiter: waiter continues in old code new:7",

@@ -179,7 +179,7 @@ fn whole_file_reads_of_endless_files_are_errors_and_the_node_goes_on() {
         format!(
             "read-lines [:caught :line-too-long]\n\
          slurp [:caught :file-too-large]\n\
-         load [:caught [:load-error \"{big}: file too large (more than 64 MB)\"]]\n\
+         load [:caught [:load-error {big}: file too large (more than 64 MB)]]\n\
          many lines [:caught :file-too-large]\n\
          alive\n"
         )

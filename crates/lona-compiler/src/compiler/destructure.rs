@@ -5,22 +5,23 @@
 //!
 //! | binding form | binds |
 //! | --- | --- |
-//! | `x` | the value (a name bound twice in one form: the later one wins) |
-//! | `_` | nothing |
+//! | `x`, `_`, `&` | the value (a name bound twice in one form: the later one wins; `_` is an ordinary name, as in Clojure) |
 //! | `[a b]` | the first and second element of any sequential value (vector, list, lazy sequence, string, nil); `nil` for each missing one, extra ones ignored |
 //! | `[a & r]` | `r`: `(next v)` after the named elements, `nil` when none are left |
 //! | `[a :as v]` | `v`: the whole value |
 //! | `{a :a, [x y] :pos}` | `(get m :a)` for each key, the value destructured by its binding form |
 //! | `{:keys [a b] :strs [c] :syms [d]}` | `(get m :a)`, `(get m "c")`, `(get m 'd)` |
+//! | `{:ns/keys [a] :ns/syms [b]}` | `(get m :ns/a)`, `(get m 'ns/b)` |
 //! | `{:or {a 1}}` | `1` when `:a` is missing (the default is evaluated before the form's names are bound) |
-//! | `{:as m}` | the whole value |
+//! | `{:as m}` | the map read (the value, or the map made of a seq) |
 //! | a literal, `'sym` | nothing: the value must be equal (else `:badmatch`, or `:function-clause` for a parameter) |
 //! | `{:k pat}` (a literal key) | the key must be present (Erlang's map pattern), its value destructured by `pat` |
 //! | `(a b)` | an exact list pattern, as in `match` |
 //!
 //! A map form takes a map as it is, makes a map of a list of keys and
-//! values (`& {:keys [opt]}`, Clojure's keyword arguments), and reads
-//! every key of anything else as missing.
+//! values (`& {:keys [opt]}`, Clojure's keyword arguments; a seq of one
+//! map is that map), and reads the keys of anything else with `get`
+//! (Clojure 1.11's rules).
 //!
 //! Code: a vector form without `& rest` first tests for a vector long
 //! enough (`TestVectorMin`) and loads the elements (`GetElem`), as a match
@@ -45,8 +46,9 @@ impl<X: Default + 'static> Compiler<'_, X> {
         bound: &mut Vec<(String, Reg)>,
     ) -> R<()> {
         match &p.kind {
-            FormKind::Symbol(s) if s == "_" => Ok(()),
-            FormKind::Symbol(s) if s == "&" => Err(self.err(p.pos, "& outside a vector form")),
+            // `_` and `&` are ordinary names here, as in Clojure (`_` is
+            // a wildcard only in patterns; `&` marks the rest only in a
+            // vector form).
             FormKind::Symbol(s) => {
                 self.plain_name(p.pos, s, "binding", "a binding form")?;
                 bound.push((s.clone(), subj));
@@ -83,13 +85,12 @@ impl<X: Default + 'static> Compiler<'_, X> {
             }
             self.destructure(a, subj, fail, bound)?;
         }
-        let wanted = |f: &Form| f.as_symbol() != Some("_");
-        if fixed.iter().all(|f| !wanted(f)) && rest.is_none_or(|r| !wanted(r)) {
+        if fixed.is_empty() && rest.is_none() {
             return Ok(());
         }
         let regs: Vec<Option<Reg>> = fixed
             .iter()
-            .map(|f| wanted(f).then(|| self.alloc(f.pos)).transpose())
+            .map(|f| self.alloc(f.pos).map(Some))
             .collect::<R<_>>()?;
         let mut done = None;
         if rest.is_none() {
@@ -183,10 +184,13 @@ impl<X: Default + 'static> Compiler<'_, X> {
                     if v.as_symbol().is_none() {
                         return Err(self.err(v.pos, "bad binding: :as takes a name"));
                     }
-                    self.destructure(v, subj, fail, bound)?;
+                    // The map read (Clojure 1.11: a seq of keys and values
+                    // binds the map made of it).
+                    self.destructure(v, m, fail, bound)?;
                     continue;
                 }
-                Some(kind @ ("keys" | "strs" | "syms")) => {
+                Some(k) if map_key_kind(k).is_some() => {
+                    let (kind, key_ns) = map_key_kind(k).unwrap_or(("keys", None));
                     let Some(names) = v.as_vector() else {
                         return Err(self.err(
                             v.pos,
@@ -196,7 +200,7 @@ impl<X: Default + 'static> Compiler<'_, X> {
                     for n in names {
                         let name = match &n.kind {
                             FormKind::Symbol(s) => s.as_str(),
-                            FormKind::Keyword(s) if kind == "keys" => s.as_str(),
+                            FormKind::Keyword(s) if kind != "strs" => s.as_str(),
                             _ => {
                                 return Err(
                                     self.err(n.pos, format!("bad binding: :{kind} takes names"))
@@ -205,6 +209,16 @@ impl<X: Default + 'static> Compiler<'_, X> {
                         };
                         // `:keys [ns/a]` reads `:ns/a` and binds `a`.
                         let local = name.rsplit('/').next().unwrap_or(name);
+                        // `{:ns/keys [a]}` reads `:ns/a` (a qualified name
+                        // keeps its own namespace).
+                        let qualified;
+                        let name = match key_ns {
+                            Some(ns) if !name.contains('/') => {
+                                qualified = format!("{ns}/{name}");
+                                qualified.as_str()
+                            }
+                            _ => name,
+                        };
                         let key = match kind {
                             "keys" => FormKind::Keyword(name.to_string()),
                             "strs" => FormKind::Str(name.to_string()),
@@ -309,4 +323,20 @@ impl<X: Default + 'static> Compiler<'_, X> {
         self.release(m);
         Ok(())
     }
+}
+
+/// What a keyword key of a map binding form names: `:keys`, `:strs`,
+/// `:syms`, or `:ns/keys`, `:ns/syms` (keys of that namespace).
+fn map_key_kind(k: &str) -> Option<(&'static str, Option<&str>)> {
+    let (ns, kind) = match k.rsplit_once('/') {
+        Some((ns, kind)) if !ns.is_empty() => (Some(ns), kind),
+        _ => (None, k),
+    };
+    let kind = match kind {
+        "keys" => "keys",
+        "syms" => "syms",
+        "strs" if ns.is_none() => "strs",
+        _ => return None,
+    };
+    Some((kind, ns))
 }

@@ -16,6 +16,7 @@
 //! same one everywhere in one syntax quote.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 use lona_term::{Term, View};
 
@@ -59,7 +60,7 @@ impl<X: Default + 'static> Compiler<'_, X> {
         };
         let items = call.as_list().unwrap_or(&[]);
         let args = items.get(1..).unwrap_or(&[]);
-        self.host.expand(fw, args, call.pos).map_err(|e| match e {
+        let expanded = self.host.expand(fw, args, call.pos).map_err(|e| match e {
             ExpandError::Quote(pos, m) => self.err(pos, m.to_string()),
             ExpandError::Unfinished => self.err(
                 call.pos,
@@ -72,7 +73,8 @@ impl<X: Default + 'static> Compiler<'_, X> {
             ExpandError::Halt => self.err(call.pos, "halt during macro expansion"),
             ExpandError::Wait => self.err(call.pos, "a macro cannot wait for messages"),
             ExpandError::NotForm(m) => self.err(call.pos, format!("{}: {m}", v.qualified())),
-        })
+        })?;
+        Ok(restore_positions(expanded, args))
     }
 
     /// The code that builds `` `f ``.
@@ -289,4 +291,117 @@ fn to_form(t: Term<'_>, pos: Pos, depth: &mut usize) -> Result<Form, String> {
     };
     *depth -= 1;
     Ok(Form::new(kind, pos))
+}
+
+/// An expansion with the positions of the call's arguments given back
+/// where it holds them unchanged: a macro's result is a term, which has
+/// no positions (`term_to_form` places all of it at the call), so each
+/// list, vector, map or set of the expansion that is the same as one of
+/// the arguments' (or one inside them) takes that one's positions, and a
+/// symbol that is an argument its own. So an error in the body of a
+/// `deftest` or a `when` names the line and column of the offending form,
+/// not of the macro call.
+fn restore_positions(mut expanded: Form, args: &[Form]) -> Form {
+    let mut table: HashMap<u64, Vec<&Form>> = HashMap::new();
+    let mut syms: HashMap<&str, Pos> = HashMap::new();
+    for a in args {
+        index(a, &mut table);
+        if let FormKind::Symbol(s) = &a.kind {
+            syms.entry(s.as_str()).or_insert(a.pos);
+        }
+    }
+    if !table.is_empty() || !syms.is_empty() {
+        restore(&mut expanded, &table, &syms, 0);
+    }
+    expanded
+}
+
+fn is_compound(f: &Form) -> bool {
+    match &f.kind {
+        FormKind::List(v) | FormKind::Vector(v) | FormKind::Set(v) => !v.is_empty(),
+        FormKind::Map(m) => !m.is_empty(),
+        _ => false,
+    }
+}
+
+/// A hash of a form's shape, positions left out (equal for forms that
+/// are `same_as` each other).
+fn leaf_hash(f: &Form, h: &mut std::collections::hash_map::DefaultHasher) {
+    std::mem::discriminant(&f.kind).hash(h);
+    match &f.kind {
+        FormKind::Bool(b) => b.hash(h),
+        FormKind::Int(i) => i.hash(h),
+        FormKind::BigInt(b) => b.hash(h),
+        FormKind::Float(x) if !x.is_nan() => x.to_bits().hash(h),
+        FormKind::Str(s) | FormKind::Keyword(s) | FormKind::Symbol(s) | FormKind::Regex(s) => {
+            s.hash(h)
+        }
+        _ => {}
+    }
+}
+
+/// Hashes `f` and every compound form inside it into `table`.
+fn index<'f>(f: &'f Form, table: &mut HashMap<u64, Vec<&'f Form>>) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    leaf_hash(f, &mut h);
+    match &f.kind {
+        FormKind::List(v) | FormKind::Vector(v) | FormKind::Set(v) => {
+            for x in v {
+                index(x, table).hash(&mut h);
+            }
+        }
+        FormKind::Map(m) => {
+            for (k, x) in m {
+                index(k, table).hash(&mut h);
+                index(x, table).hash(&mut h);
+            }
+        }
+        _ => {}
+    }
+    let h = h.finish();
+    if is_compound(f) {
+        table.entry(h).or_default().push(f);
+    }
+    h
+}
+
+/// Gives `f` (and what is inside it) the positions of an equal form of
+/// `table`; returns its hash.
+fn restore(
+    f: &mut Form,
+    table: &HashMap<u64, Vec<&Form>>,
+    syms: &HashMap<&str, Pos>,
+    depth: usize,
+) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    leaf_hash(f, &mut h);
+    // Deeper than the reader nests, only the hash matters (no position
+    // is restored there).
+    let deep = depth > lona_reader::MAX_DEPTH;
+    match &mut f.kind {
+        FormKind::List(v) | FormKind::Vector(v) | FormKind::Set(v) => {
+            for x in v {
+                restore(x, table, syms, depth + 1).hash(&mut h);
+            }
+        }
+        FormKind::Map(m) => {
+            for (k, x) in m {
+                restore(k, table, syms, depth + 1).hash(&mut h);
+                restore(x, table, syms, depth + 1).hash(&mut h);
+            }
+        }
+        FormKind::Symbol(s) if !deep => {
+            if let Some(p) = syms.get(s.as_str()) {
+                f.pos = *p;
+            }
+        }
+        _ => {}
+    }
+    let h = h.finish();
+    if is_compound(f) && !deep {
+        if let Some(orig) = table.get(&h).and_then(|v| v.iter().find(|o| o.same_as(f))) {
+            *f = (*orig).clone();
+        }
+    }
+    h
 }

@@ -199,9 +199,13 @@ fn keys(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
         View::Map(m) => {
             let v: Vec<Term<'_>> = m.iter().map(|(k, _)| k).collect();
             cx.charge(v.len() / 8);
+            // Clojure's: nil for an empty map.
+            if v.is_empty() {
+                return Ok(Term::NIL.raw());
+            }
             Ok(cx.heap.list(&v).raw())
         }
-        View::Nil => Ok(Term::EMPTY_LIST.raw()),
+        View::Nil => Ok(Term::NIL.raw()),
         _ => Err(Raise::badarg()),
     }
 }
@@ -210,9 +214,13 @@ fn vals(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
         View::Map(m) => {
             let v: Vec<Term<'_>> = m.iter().map(|(_, v)| v).collect();
             cx.charge(v.len() / 8);
+            // Clojure's: nil for an empty map.
+            if v.is_empty() {
+                return Ok(Term::NIL.raw());
+            }
             Ok(cx.heap.list(&v).raw())
         }
-        View::Nil => Ok(Term::EMPTY_LIST.raw()),
+        View::Nil => Ok(Term::NIL.raw()),
         _ => Err(Raise::badarg()),
     }
 }

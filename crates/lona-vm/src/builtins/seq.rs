@@ -73,8 +73,8 @@ fn make_lazy(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(destructure-map* x)`: what a map binding form reads its keys from
 /// when its value is not a map (see `compiler/destructure.rs`). A list of
 /// keys and values (keyword arguments, `& {:keys [opt]}`) becomes a map,
-/// as in Clojure 1.11 (a trailing map is merged in); anything else reads
-/// as a map with no keys.
+/// as in Clojure 1.11 (a trailing map is merged in); anything else is
+/// read as it is (its keys with `get`: nil, a vector by index).
 fn destructure_map(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let x = t(cx, a[0]);
     if lazy_thunk(x).is_some() {
@@ -103,7 +103,8 @@ fn destructure_map(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             }
             Ok(cx.heap.map(&pairs).raw())
         }
-        _ => Ok(cx.heap.map(&[]).raw()),
+        View::EmptyList => Ok(cx.heap.map(&[]).raw()),
+        _ => Ok(x.raw()),
     }
 }
 

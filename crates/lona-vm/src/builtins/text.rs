@@ -62,6 +62,14 @@ fn joined(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], readable: bool) -> String {
         if readable || x.same(Term::NIL) {
             // `print` shows nil as `nil` (only `str` makes it empty).
             readable_into(&mut s, x);
+        } else if matches!(
+            x.view(),
+            View::Vector(_) | View::Cons(..) | View::Map(_) | View::Set(_)
+        ) {
+            // Strings inside collections without quotes, as Clojure's
+            // `print` (`(println [:a "b"])` shows `[:a b]`; `str` and
+            // `pr` keep them readable).
+            let _ = write!(s, "{}", lona_term::Plain(x));
         } else {
             display_into(&mut s, x);
         }
@@ -266,6 +274,17 @@ fn format(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(keyword s)`, `(symbol s)`: `:system-limit` when the node's atom table
 /// is full or `s` has more than 255 characters (`lona_term`'s `atom.rs`).
 fn keyword(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let [ns, n] = a {
+        // `(keyword ns name)`: `:ns/name` (`:name` for a nil ns).
+        let n = string_arg(cx, *n)?.to_string();
+        let name = match t(cx, *ns).view() {
+            View::Nil => n,
+            View::Str(ns) => format!("{ns}/{n}"),
+            _ => return Err(Raise::badarg()),
+        };
+        let atom = lona_term::Atom::try_new(&name).map_err(|_| Raise::system_limit())?;
+        return Ok(Term::keyword_atom(atom).raw());
+    }
     let x = t(cx, a[0]);
     let name = match x.view() {
         View::Str(s) => s.to_string(),
@@ -277,6 +296,17 @@ fn keyword(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::keyword_atom(atom).raw())
 }
 fn symbol(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let [ns, n] = a {
+        // `(symbol ns name)`: `ns/name` (`name` for a nil ns).
+        let n = string_arg(cx, *n)?.to_string();
+        let name = match t(cx, *ns).view() {
+            View::Nil => n,
+            View::Str(ns) => format!("{ns}/{n}"),
+            _ => return Err(Raise::badarg()),
+        };
+        let atom = lona_term::Atom::try_new(&name).map_err(|_| Raise::system_limit())?;
+        return Ok(Term::symbol_atom(atom).raw());
+    }
     let s = string_arg(cx, a[0])?;
     let atom = lona_term::Atom::try_new(s).map_err(|_| Raise::system_limit())?;
     Ok(Term::symbol_atom(atom).raw())
@@ -368,8 +398,8 @@ pub(super) fn install(core: &'static Namespace, string: &'static Namespace) {
     def(core, "prn", 0, ANY, prn);
     def(core, "pr-str", 0, ANY, pr_str);
     def(core, "format", 1, ANY, format);
-    def(core, "keyword", 1, 1, keyword);
-    def(core, "symbol", 1, 1, symbol);
+    def(core, "keyword", 1, 2, keyword);
+    def(core, "symbol", 1, 2, symbol);
     def(core, "name", 1, 1, name);
     def(core, "parse-int", 1, 1, parse_int);
     def(core, "parse-long", 1, 1, parse_long);
