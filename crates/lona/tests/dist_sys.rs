@@ -33,6 +33,9 @@ const EVAL: &str = r#"L = 'LONA',
 S = {counter, L},
 P = fun(F, A) -> io:format(F ++ "~n", A) end,
 P("state ~p", [sys:get_state(S)]),
+P("replace ~p", [sys:replace_state(S, fun user:bump/1)]),
+P("badfun ~p", [element(1, catch sys:replace_state(S, fun(X) -> X + 1 end))]),
+P("after badfun ~p", [sys:get_state(S)]),
 {status, Pid, {module, gen_server}, [_, running, _, _, Misc]} = sys:get_status(S),
 P("status ~p ~p", [is_pid(Pid), lists:last(Misc)]),
 Me = self(),
@@ -47,7 +50,7 @@ Suspended = fun(N) ->
   After = receive {answer, A} -> A after 5000 -> none end,
   {Before =:= N, Sys, Early, After =:= N + 1}
 end,
-Results = [Suspended(N) || N <- lists:seq(0, RUNS - 1)],
+Results = [Suspended(100 + N) || N <- lists:seq(0, RUNS - 1)],
 P("suspend ~p", [lists:usort(Results)]),
 ok = sys:statistics(S, true),
 gen_server:call(S, get),
@@ -71,7 +74,9 @@ timer:sleep(200),
 P("restarted ~p ~p", [is_pid(C2) andalso C2 =/= C, sys:get_state(S)]),
 halt()."#;
 
-/// `sys:get_state`, `get_status` in OTP's shape, `suspend`/`resume` (a cast and a call
+/// `sys:get_state`, `replace_state` (an export fun naming a Lonala
+/// function; a local fun fails with an error, the state kept),
+/// `get_status` in OTP's shape, `suspend`/`resume` (a cast and a call
 /// sent while suspended wait; system messages are still answered; 100
 /// times), `statistics`, `trace` (printed by the Lonala node),
 /// `supervisor:which_children`/`count_children` on a Lonala supervisor,
@@ -89,7 +94,10 @@ fn sys_and_supervisor_calls_from_erlang() {
         .replace("RUNS", &RUNS.to_string());
     let erl = Node::erl(&e, "c38s", &eval);
     erl.expect("state 0");
-    erl.expect(r#"status true {data,[{<<"State">>,0}]}"#);
+    erl.expect("replace 100");
+    erl.expect("badfun EXIT");
+    erl.expect("after badfun 100");
+    erl.expect(r#"status true {data,[{<<"State">>,100}]}"#);
     erl.expect("suspend [{true,suspended,queued,true}]");
     erl.expect("stats 2 1");
     erl.expect("nostats no_statistics");
