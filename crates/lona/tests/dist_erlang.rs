@@ -220,6 +220,6 @@ fn funs_and_bit_strings_from_erlang_arrive_and_go_back_unchanged() {
     erl.expect("same true");
     erl.expect("callable 8 [2,4]");
     lona.expect(
-        r#"echo (:erlang/fun :erlang/bits :erlang/bits :erlang/local-fun [:erlang/fun :erlang :self 0] #bin[112 108 97 105 110])"#,
+        r#"echo (:erlang/fun :erlang/bits :erlang/bits :erlang/local-fun [:erlang/fun :erlang :self 0] #bin"plain")"#,
     );
 }
