@@ -95,7 +95,7 @@ fn sys_and_supervisor_calls_from_erlang() {
     let erl = Node::erl(&e, "c38s", &eval);
     erl.expect("state 0");
     erl.expect("replace 100");
-    erl.expect("badfun EXIT");
+    erl.expect("badfun 'EXIT'");
     erl.expect("after badfun 100");
     erl.expect(r#"status true {data,[{<<"State">>,100}]}"#);
     erl.expect("suspend [{true,suspended,queued,true}]");
