@@ -91,6 +91,8 @@ pub enum FormKind {
     /// `#"..."`: a regular expression's source, exactly as written
     /// between the quotes (backslashes kept: `#"\d+"` is `\d+`).
     Regex(String),
+    /// `#bin"..."` or `#bin[1 2 255]`: a binary's bytes.
+    Binary(Vec<u8>),
 }
 
 impl Form {

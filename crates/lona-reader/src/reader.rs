@@ -10,8 +10,9 @@
 //!          | "@" (deref) | "#_" (discard the next form)
 //!          | "^" form (metadata: `^{:k v}`, `^:kw`, `^Sym`; read and dropped)
 //! atom     = nil | true | false | integer | float | string | keyword | symbol
-//!          | regex | char
+//!          | regex | char | binary
 //! regex    = '#"' (char | '\' char)* '"'     the source as written, backslashes kept
+//! binary   = '#bin' string | '#bin[' (0..255)* ']'   a binary: the string's UTF-8, or the bytes
 //! char     = '\' char | '\' name | '\u' hex{4}   (newline space tab return
 //!            backspace formfeed): the one-character string
 //! integer  = [+-]? digits N? | [+-]? 0x hexdigits N?    (any size: big integers;
@@ -312,6 +313,11 @@ impl<'s> Reader<'s> {
                     continue;
                 }
                 '#' if self.peek2() == Some('"') => form = self.regex()?,
+                '#' if self.text[self.i..].starts_with("#bin\"")
+                    || self.text[self.i..].starts_with("#bin[") =>
+                {
+                    form = self.binary()?
+                }
                 '\\' => form = self.character()?,
                 '^' => {
                     self.check_depth(stack.len() + 1, pos)?;
@@ -506,6 +512,57 @@ impl<'s> Reader<'s> {
                     }
                 }
                 c => s.push(c),
+            }
+        }
+    }
+
+    /// `#bin"..."` (a string's text, escapes as in a string, as UTF-8
+    /// bytes) or `#bin[1 2 255]` (the bytes as integers 0 to 255): a
+    /// binary, as binaries print.
+    fn binary(&mut self) -> Result<Form, ReadError> {
+        let start = self.pos();
+        for _ in 0..4 {
+            self.bump();
+        }
+        if self.peek() == Some('"') {
+            let form = self.string()?;
+            let FormKind::Str(s) = form.kind else {
+                unreachable!("a string reads as a string")
+            };
+            return Ok(Form::new(FormKind::Binary(s.into_bytes()), start));
+        }
+        self.bump();
+        let mut bytes = Vec::new();
+        loop {
+            self.skip_ws();
+            let here = self.pos();
+            match self.peek() {
+                Some(']') => {
+                    self.bump();
+                    return Ok(Form::new(FormKind::Binary(bytes), start));
+                }
+                None => {
+                    return Err(self.err(
+                        here,
+                        format!("expected ']' to close the binary opened at {start}"),
+                        true,
+                    ))
+                }
+                Some(_) => {
+                    let tok = self.take_until(|c| c.is_whitespace() || c == ',' || c == ']');
+                    match tok.parse::<u8>() {
+                        Ok(b) => bytes.push(b),
+                        Err(_) => {
+                            return Err(self.err(
+                                here,
+                                format!(
+                                    "a byte in #bin[...] is an integer from 0 to 255, not {tok}"
+                                ),
+                                false,
+                            ))
+                        }
+                    }
+                }
             }
         }
     }
@@ -938,6 +995,16 @@ impl std::fmt::Display for Form {
                             todo.push(T::S(" "));
                         }
                     }
+                }
+                FormKind::Binary(b) => {
+                    f.write_str("#bin[")?;
+                    for (i, byte) in b.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(" ")?;
+                        }
+                        write!(f, "{byte}")?;
+                    }
+                    f.write_str("]")?
                 }
                 FormKind::Regex(s) => {
                     f.write_str("#\"")?;

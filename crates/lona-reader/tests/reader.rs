@@ -858,3 +858,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn binaries() {
+    assert_eq!(
+        one(r#"#bin"hé\n""#),
+        FormKind::Binary("hé\n".as_bytes().to_vec())
+    );
+    assert_eq!(
+        one("#bin[104 195, 169]"),
+        FormKind::Binary(vec![104, 195, 169])
+    );
+    assert_eq!(one("#bin[]"), FormKind::Binary(vec![]));
+    assert_eq!(one(r#"#bin"""#), FormKind::Binary(vec![]));
+    assert!(
+        err("#bin[1 256]").contains("0 to 255"),
+        "{}",
+        err("#bin[1 256]")
+    );
+    assert!(err("#bin[1 x]").contains("0 to 255"));
+    assert!(read("#bin[1 2").unwrap_err().incomplete);
+    assert!(read("#bin\"ab").unwrap_err().incomplete);
+    // in a collection, and printed back as bytes
+    assert_eq!(round_trip("[#bin[1 2] #bin\"a\"]"), "[#bin[1 2] #bin[97]]");
+}

@@ -138,6 +138,10 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "process-table",
     // other values the built-ins return
     "infinity",
+    // Erlang terms with no Lonala kind of their own (`etf.rs`)
+    "erlang/fun",
+    "erlang/bits",
+    "erlang/local-fun",
     // sockets (`tcp`): messages, options, errors
     "tcp",
     "tcp-closed",

@@ -16,25 +16,34 @@
 //! | list (proper or improper)   | `LIST_EXT`, its tail encoded after the elements | `LIST_EXT` (an improper tail stays improper); `STRING_EXT` gives a list of integers |
 //! | map                         | `MAP_EXT`                                 | `MAP_EXT` (equal keys are an error)            |
 //! | binary                      | `BINARY_EXT`                              | `BINARY_EXT`, `BIT_BINARY_EXT` of whole bytes  |
+//! | vector `[:erlang/bits bytes size]`, `bytes` a non-empty binary, `8 * (n - 1) < size < 8 * n` | `BIT_BINARY_EXT` (the last byte's unused low bits cleared) | `BIT_BINARY_EXT` of 1 to 7 bits in the last byte, those bits cleared |
+//! | vector `[:erlang/fun m f arity]`, `m` and `f` atoms, arity 0..=255 | `EXPORT_EXT` (`fun m:f/arity`) | `EXPORT_EXT` |
+//! | vector `[:erlang/local-fun "module" arity bytes]`, `bytes` a whole `NEW_FUN_EXT` (tag, `Size` equal to its length - 1) | `bytes`, unchanged | `NEW_FUN_EXT`: Lona cannot run Erlang's code, so the fun is kept as its encoding, bounded by its `Size`; only its arity and module name (a string: no atom made) are read from it |
 //! | string                      | `BINARY_EXT` of its UTF-8 (as Elixir strings): **it decodes as a binary** | — |
 //! | symbol, set, regex          | [`EncodeError::Unsupported`]: Erlang has no such kind; a tagged tuple convention can come later if Lona nodes need them | — |
 //! | local pid (index, generation) | with a [`Node`] ([`encode_node`]): `NEW_PID_EXT` of the node's name and creation, ID = index, Serial = generation; without one [`EncodeError::Unsupported`] | with a [`Node`] ([`decode_node`]): `NEW_PID_EXT`, `PID_EXT` whose node and creation are the context's; without one refused ([`DecodeError::Unsupported`]) |
 //! | pid of another node (`ExtPid`) | with a [`Node`]: `NEW_PID_EXT` of its own node, id, serial, creation; without one [`EncodeError::Unsupported`] | with a [`Node`]: any other `NEW_PID_EXT`, `PID_EXT` (another node name, or our name with another creation) |
 //! | local reference (`u64` id)  | with a [`Node`]: `NEWER_REFERENCE_EXT` of the node's name and creation, 3 id words: low 32 bits, high 32 bits, 0; without one [`EncodeError::Unsupported`] | with a [`Node`]: `NEWER_REFERENCE_EXT`, `NEW_REFERENCE_EXT` whose node and creation are the context's and whose ids are 3 words, the third 0 (id = w0 \| w1 << 32); without one refused |
 //! | reference of another node (`ExtRef`) | with a [`Node`]: `NEWER_REFERENCE_EXT` of its own fields; without one [`EncodeError::Unsupported`] | with a [`Node`]: any other `NEWER_REFERENCE_EXT`, `NEW_REFERENCE_EXT` (1 to 5 id words, [`DecodeError::BadRefLength`] otherwise) |
-//! | function                    | [`EncodeError::Unsupported`]: code never crosses (as in `codec.rs`) | refused (`NEW_FUN_EXT`, `EXPORT_EXT`) |
+//! | function                    | [`EncodeError::Unsupported`]: code never crosses (as in `codec.rs`) | — (Erlang's funs: the two rows above) |
 //!
 //! Lossy corners: a string comes back as a binary; the keywords `:nil`,
 //! `:true` and `:false` become the atoms `nil`, `true`, `false`, which
-//! decode as `nil`, `true`, `false` (Elixir has the same identity).
-//! Everything else in the table decodes to a term equal to the one encoded.
+//! decode as `nil`, `true`, `false` (Elixir has the same identity); an
+//! Erlang tuple of the shape of one of the three tagged vectors
+//! (`{'erlang/fun', m, f, 2}`) goes back out as that fun or bit string.
+//! Everything else in the table decodes to a term equal to the one
+//! encoded, and the tagged vectors to the Erlang term they came from.
 //!
 //! Refused on decode with a clear error: compressed terms (tag 80,
 //! [`DecodeError::Compressed`]), pids and references without a [`Node`],
-//! the old `REFERENCE_EXT`, ports, funs, atom cache references and
-//! `LOCAL_EXT` ([`DecodeError::Unsupported`]), a pid's or reference's node
-//! that is not an atom ([`DecodeError::BadNode`]), bit strings that are
-//! not whole bytes, non-finite floats, and unknown tags.
+//! the old `REFERENCE_EXT`, ports, the old `FUN_EXT`, a `NEW_FUN_EXT`
+//! too short for its fields or without a module atom, an `EXPORT_EXT`
+//! whose parts are not atoms and a small integer, atom cache references
+//! and `LOCAL_EXT` ([`DecodeError::Unsupported`]), a pid's or
+//! reference's node that is not an atom ([`DecodeError::BadNode`]), bit
+//! strings with 0 or more than 8 bits in their last byte
+//! ([`DecodeError::NotWholeBytes`]), non-finite floats, and unknown tags.
 //!
 //! # Node identity
 //!
@@ -329,6 +338,9 @@ fn encode_impl(
             View::Str(s) => put_bytes(out, t, s.as_bytes(), &mut splice)?,
             View::Binary(b) => put_bytes(out, t, b, &mut splice)?,
             View::Vector(items) => {
+                if put_special(out, items)? {
+                    continue;
+                }
                 match u8::try_from(items.len()) {
                     Ok(n) => out.extend([SMALL_TUPLE_EXT, n]),
                     Err(_) => {
@@ -380,6 +392,81 @@ fn encode_impl(
         }
     }
     Ok(())
+}
+
+/// An atom's name, for a term that is one (a keyword, or `nil`, `true`,
+/// `false`, which are atoms in Erlang).
+fn atom_of<'t>(t: &'t View<'_>) -> Option<&'t str> {
+    match t {
+        View::Keyword(a) => Some(a.name()),
+        View::Nil => Some("nil"),
+        View::Bool(true) => Some("true"),
+        View::Bool(false) => Some("false"),
+        _ => None,
+    }
+}
+
+/// The vectors that stand for Erlang terms with no Lonala kind (see the
+/// module's table), written as those terms: an export fun, a bit string,
+/// a local fun received from Erlang. Any other vector (one of the wrong
+/// shape too) is a tuple: `false`.
+fn put_special(out: &mut Vec<u8>, items: &[Term<'_>]) -> Result<bool, EncodeError> {
+    let Some(View::Keyword(tag)) = items.first().map(|t| t.view()) else {
+        return Ok(false);
+    };
+    match (tag.name(), items.len()) {
+        ("erlang/fun", 4) => {
+            let (m, f) = (items[1].view(), items[2].view());
+            let (Some(m), Some(f), View::Int(arity @ 0..=255)) =
+                (atom_of(&m), atom_of(&f), items[3].view())
+            else {
+                return Ok(false);
+            };
+            out.push(EXPORT_EXT);
+            put_atom(out, m);
+            put_atom(out, f);
+            out.extend([SMALL_INTEGER_EXT, arity as u8]);
+            Ok(true)
+        }
+        ("erlang/bits", 3) => {
+            let (View::Binary(b), View::Int(size)) = (items[1].view(), items[2].view()) else {
+                return Ok(false);
+            };
+            let whole = (b.len() as i64) * 8;
+            if b.is_empty() || size <= whole - 8 || size >= whole {
+                return Ok(false);
+            }
+            let bits = (size - (whole - 8)) as u8;
+            // Only as the decoder makes it: the unused bits clear.
+            if b[b.len() - 1] & !(0xffu8 << (8 - bits)) != 0 {
+                return Ok(false);
+            }
+            out.push(BIT_BINARY_EXT);
+            put_u32(out, b.len(), "binary over 2^32 - 1 bytes")?;
+            out.push(bits);
+            out.extend_from_slice(b);
+            Ok(true)
+        }
+        ("erlang/local-fun", 4) => {
+            let (View::Str(module), View::Int(arity), View::Binary(raw)) =
+                (items[1].view(), items[2].view(), items[3].view())
+            else {
+                return Ok(false);
+            };
+            // Only what the decoder makes of these bytes: the same fun,
+            // with this module and arity, and nothing after it.
+            let mut r = Reader::new(raw);
+            let same = r.u8() == Ok(NEW_FUN_EXT)
+                && fun_fields(&mut r).is_ok_and(|(m, a, _)| m == module && i64::from(a) == arity)
+                && r.pos == raw.len();
+            if !same {
+                return Ok(false);
+            }
+            out.extend_from_slice(raw);
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 /// The external term format's lengths: big-endian integers.
@@ -608,11 +695,24 @@ fn decode_body<'h>(
                 let n = r.u32()?;
                 let bits = r.u8()?;
                 let data = r.bytes(n)?;
-                if bits != 8 && !(n == 0 && bits == 0) {
-                    return Err(DecodeError::NotWholeBytes);
+                match (n, bits) {
+                    (_, 8) | (0, 0) => heap.binary(data),
+                    (1.., 1..=7) => bitstring(heap, data, bits),
+                    _ => return Err(DecodeError::NotWholeBytes),
                 }
-                heap.binary(data)
             }
+            EXPORT_EXT => {
+                let m = export_atom(&mut r, atoms)?;
+                let f = export_atom(&mut r, atoms)?;
+                if r.u8()? != SMALL_INTEGER_EXT {
+                    return Err(DecodeError::Unsupported(
+                        "export (fun M:F/A) without a small arity",
+                    ));
+                }
+                let arity = heap.int(i64::from(r.u8()?));
+                heap.vector(&[crate::kw!("erlang/fun"), m, f, arity])
+            }
+            NEW_FUN_EXT => local_fun(heap, &mut r)?,
             SMALL_TUPLE_EXT | LARGE_TUPLE_EXT => {
                 let n = if tag == SMALL_TUPLE_EXT {
                     usize::from(r.u8()?)
@@ -650,6 +750,75 @@ fn decode_body<'h>(
         if let Some(t) = stack.add(heap, value)? {
             return Ok((t, r.pos));
         }
+    }
+}
+
+/// A bit string of `data` whose last byte holds `bits` (1 to 7) bits:
+/// `[:erlang/bits bytes bit-size]`, the unused low bits of the last byte
+/// cleared.
+fn bitstring<'h>(heap: &'h Heap, data: &[u8], bits: u8) -> Term<'h> {
+    let mut bytes = data.to_vec();
+    let last = bytes.len() - 1;
+    bytes[last] &= 0xffu8 << (8 - bits);
+    let size = (bytes.len() as i64 - 1) * 8 + i64::from(bits);
+    heap.vector(&[
+        crate::kw!("erlang/bits"),
+        heap.binary(&bytes),
+        heap.int(size),
+    ])
+}
+
+/// The module or function of an `EXPORT_EXT`: an atom term.
+fn export_atom(r: &mut Reader<'_>, atoms: &mut AtomBudget) -> Result<Term<'static>, DecodeError> {
+    match r.u8()? {
+        tag @ (ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT | ATOM_EXT | SMALL_ATOM_EXT) => {
+            atom(&atom_name(tag, r)?, atoms)
+        }
+        ATOM_CACHE_REF => Err(unsupported(ATOM_CACHE_REF)),
+        _ => Err(DecodeError::Unsupported("export (fun M:F/A) of a non-atom")),
+    }
+}
+
+/// A local fun (`NEW_FUN_EXT`, its tag read): Lona cannot run Erlang's
+/// code, so it becomes `[:erlang/local-fun "module" arity bytes]`,
+/// `bytes` its whole encoding (tag included), which [`encode`] writes
+/// back unchanged. Its `Size` bounds it; only the arity and the module's
+/// name are read from inside (the name as a string, so no atom is made).
+fn local_fun<'h>(heap: &'h Heap, r: &mut Reader<'_>) -> Result<Term<'h>, DecodeError> {
+    let (module, arity, raw) = fun_fields(r)?;
+    Ok(heap.vector(&[
+        crate::kw!("erlang/local-fun"),
+        heap.string(&module),
+        heap.int(i64::from(arity)),
+        heap.binary(raw),
+    ]))
+}
+
+/// A `NEW_FUN_EXT` whose tag `r` has just read: its module's name, its
+/// arity and its whole encoding (from the tag).
+fn fun_fields<'a>(r: &mut Reader<'a>) -> Result<(Cow<'a, str>, u8, &'a [u8]), DecodeError> {
+    const BAD: DecodeError = DecodeError::Unsupported("malformed fun (NEW_FUN_EXT)");
+    let start = r.pos - 1;
+    let size: [u8; 4] = r.array()?;
+    let size =
+        usize::try_from(u32::from_be_bytes(size)).map_err(|_| DecodeError::LengthTooLarge)?;
+    // Size counts itself: then Arity, Uniq (16), Index (4), NumFree (4)
+    // and the module's atom (at least 2 bytes) at least.
+    let body = size
+        .checked_sub(4)
+        .filter(|&b| b >= 1 + 16 + 4 + 4 + 2)
+        .ok_or(BAD)?;
+    let inner = r.bytes(body)?;
+    let raw = &r.buf[start..r.pos];
+    let mut fun = Reader::new(inner);
+    let arity = fun.u8()?;
+    fun.take(24)?;
+    let tag = fun.u8()?;
+    match tag {
+        ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT | ATOM_EXT | SMALL_ATOM_EXT => {
+            Ok((atom_name(tag, &mut fun)?, arity, raw))
+        }
+        _ => Err(BAD),
     }
 }
 

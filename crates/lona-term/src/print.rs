@@ -7,7 +7,8 @@
 //! node `#pid<NODE/ID.SERIAL.CREATION>` and its reference
 //! `#ref<NODE/CREATION.W0.W1...>` (the node name may hold any character,
 //! so the fields are the numbers after its last `/`), `#fn<CODE>`,
-//! `#bin[1 2 255]`, sets `#{1 2}` (elements in term order), regexes
+//! a binary `#bin"text"` when its bytes are printable UTF-8 (as a
+//! string prints; otherwise `#bin[1 2 255]`; both read back), sets `#{1 2}` (elements in term order), regexes
 //! `#"a+"`. Printing walks with an explicit stack, so any depth and
 //! length prints.
 
@@ -30,6 +31,16 @@ enum Task<'h> {
     Text(&'static str),
     /// The rest of a list after an element.
     Rest(Term<'h>),
+}
+
+/// A binary's bytes as text when they print as text (as Elixir's
+/// `inspect` shows a printable binary as a string): valid UTF-8 with no
+/// control character but newline, tab and carriage return.
+fn printable(b: &[u8]) -> Option<&str> {
+    let s = std::str::from_utf8(b).ok()?;
+    s.chars()
+        .all(|c| !c.is_control() || matches!(c, '\n' | '\t' | '\r'))
+        .then_some(s)
 }
 
 impl fmt::Display for Term<'_> {
@@ -101,16 +112,22 @@ fn write_term(f: &mut fmt::Formatter<'_>, term: Term<'_>, readable: bool) -> fmt
                     },
                     View::Str(s) if readable => write_string(f, s)?,
                     View::Str(s) => f.write_str(s)?,
-                    View::Binary(b) => {
-                        f.write_str("#bin[")?;
-                        for (i, byte) in b.iter().enumerate() {
-                            if i > 0 {
-                                f.write_char(' ')?;
-                            }
-                            write!(f, "{byte}")?;
+                    View::Binary(b) => match printable(b) {
+                        Some(s) => {
+                            f.write_str("#bin")?;
+                            write_string(f, s)?;
                         }
-                        f.write_char(']')?;
-                    }
+                        None => {
+                            f.write_str("#bin[")?;
+                            for (i, byte) in b.iter().enumerate() {
+                                if i > 0 {
+                                    f.write_char(' ')?;
+                                }
+                                write!(f, "{byte}")?;
+                            }
+                            f.write_char(']')?;
+                        }
+                    },
                     View::Cons(h, rest) => {
                         f.write_char('(')?;
                         todo.push(Task::Text(")"));
@@ -260,6 +277,13 @@ mod tests {
         assert_eq!(Term::symbol("foo").to_string(), "foo");
         assert_eq!(Term::NIL.to_string(), "nil");
         assert_eq!(h.binary(&[1, 2, 255]).to_string(), "#bin[1 2 255]");
+        assert_eq!(
+            h.binary("hé\n\"x\"".as_bytes()).to_string(),
+            "#bin\"hé\\n\\\"x\\\"\""
+        );
+        assert_eq!(h.binary(b"").to_string(), "#bin\"\"");
+        assert_eq!(h.binary(&[104, 0]).to_string(), "#bin[104 0]");
+        assert_eq!(h.binary(&[195]).to_string(), "#bin[195]");
         assert_eq!(h.vector(&[]).to_string(), "[]");
         // SAFETY: no closure namer is set in this crate's tests, so the
         // printer shows the code word without following it.

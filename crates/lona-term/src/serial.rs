@@ -60,7 +60,8 @@ pub enum DecodeError {
     /// Erlang's: a float that is not finite, or a `FLOAT_EXT` that is no
     /// number.
     BadFloat,
-    /// Erlang's: a bit string that is not a whole number of bytes.
+    /// Erlang's: a bit string with 0 or more than 8 bits in its last
+    /// byte, or bits and no byte.
     NotWholeBytes,
     /// Bytes after the term.
     TrailingBytes,
@@ -169,7 +170,7 @@ impl AtomBudget {
 /// nothing is reserved from a length before [`Reader::fits`] says the
 /// input can hold what it declares.
 pub(crate) struct Reader<'a> {
-    buf: &'a [u8],
+    pub(crate) buf: &'a [u8],
     /// Bytes read so far.
     pub(crate) pos: usize,
 }

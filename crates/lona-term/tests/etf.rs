@@ -102,6 +102,11 @@ enum G {
     Tuple(Vec<G>),
     List(Vec<G>, Option<Box<G>>),
     Map(Vec<(G, G)>),
+    /// An export fun `fun M:F/A`: `[:erlang/fun m f a]`.
+    Export(usize, usize, u8),
+    /// A bit string of these bytes whose last holds 1 to 7 bits:
+    /// `[:erlang/bits bytes size]`.
+    Bits(Vec<u8>, u8),
 }
 
 fn leaf() -> impl Strategy<Value = G> {
@@ -131,6 +136,8 @@ fn leaf() -> impl Strategy<Value = G> {
             .prop_map(G::Float),
         (0..names().len()).prop_map(G::Kw),
         prop::collection::vec(any::<u8>(), 0..80).prop_map(G::Bin),
+        (0..names().len(), 0..names().len(), any::<u8>()).prop_map(|(m, f, a)| G::Export(m, f, a)),
+        (prop::collection::vec(any::<u8>(), 1..20), 1u8..=7).prop_map(|(b, n)| G::Bits(b, n)),
     ]
 }
 
@@ -178,7 +185,24 @@ fn build<'h>(h: &'h Heap, g: &G) -> Term<'h> {
                 .map(|(k, v)| (build(h, k), build(h, v)))
                 .collect::<Vec<_>>(),
         ),
+        G::Export(m, f, a) => h.vector(&[
+            Term::keyword("erlang/fun"),
+            Term::keyword(&names()[*m]),
+            Term::keyword(&names()[*f]),
+            h.int((*a).into()),
+        ]),
+        G::Bits(b, n) => bits(h, b, *n),
     }
+}
+
+/// `[:erlang/bits bytes size]` for `b` whose last byte holds `n` bits
+/// (the unused ones cleared, as the decoder clears them).
+fn bits<'h>(h: &'h Heap, b: &[u8], n: u8) -> Term<'h> {
+    let mut b = b.to_vec();
+    let last = b.len() - 1;
+    b[last] &= 0xffu8 << (8 - n);
+    let size = last as i64 * 8 + i64::from(n);
+    h.vector(&[Term::keyword("erlang/bits"), h.binary(&b), h.int(size)])
 }
 
 /// Decoding, then encoding and decoding what came out, gives an equal term
@@ -377,11 +401,83 @@ fn containers() {
     let s = encode(h.string("hi")).unwrap();
     assert_eq!(s, [131, 109, 0, 0, 0, 2, b'h', b'i']);
     assert_eq!(decode(&h, &s), Ok(h.binary(b"hi")));
-    // bit strings: whole bytes only
+    // bit strings: whole bytes are a binary, others [:erlang/bits bytes size]
     assert_eq!(decode(&h, &[131, 77, 0, 0, 0, 1, 8, 5]), Ok(h.binary(&[5])));
+    let b13 = [131, 77, 0, 0, 0, 1, 3, 32]; // <<1:3>>
+    assert_eq!(decode(&h, &b13), Ok(bits(&h, &[32], 3)));
+    assert_eq!(encode(bits(&h, &[32], 3)).unwrap(), b13);
+    assert_eq!(bits(&h, &[32], 3).to_string(), "[:erlang/bits #bin\" \" 3]");
+    // the unused low bits are cleared
     assert_eq!(
-        decode(&h, &[131, 77, 0, 0, 0, 1, 3, 160]),
-        Err(DecodeError::NotWholeBytes)
+        decode(&h, &[131, 77, 0, 0, 0, 2, 7, 1, 255]),
+        Ok(bits(&h, &[1, 254], 7))
+    );
+    for bad in [
+        &[131, 77, 0, 0, 0, 1, 0, 5][..], // no bits in the last byte
+        &[131, 77, 0, 0, 0, 1, 9, 5],     // more than 8
+        &[131, 77, 0, 0, 0, 0, 3],        // bits of no byte
+    ] {
+        assert_eq!(decode(&h, bad), Err(DecodeError::NotWholeBytes), "{bad:?}");
+    }
+    // a vector of another shape stays a tuple
+    for t in [
+        h.vector(&[Term::keyword("erlang/bits"), h.binary(&[1]), h.int(8)]),
+        h.vector(&[Term::keyword("erlang/bits"), h.binary(&[]), h.int(0)]),
+        h.vector(&[Term::keyword("erlang/bits"), h.int(1), h.int(3)]),
+        h.vector(&[
+            Term::keyword("erlang/fun"),
+            h.int(1),
+            Term::keyword("f"),
+            h.int(1),
+        ]),
+        h.vector(&[
+            Term::keyword("erlang/fun"),
+            Term::keyword("m"),
+            Term::keyword("f"),
+            h.int(256),
+        ]),
+        h.vector(&[
+            Term::keyword("erlang/local-fun"),
+            h.int(1),
+            h.int(0),
+            h.binary(&[112, 0]),
+        ]),
+        h.vector(&[
+            Term::keyword("erlang/local-fun"),
+            h.string("m"),
+            h.int(0),
+            h.binary(&[112, 0, 0, 0, 4]),
+        ]),
+        // unused bits set: not what the decoder makes
+        h.vector(&[Term::keyword("erlang/bits"), h.binary(&[255]), h.int(3)]),
+    ] {
+        assert_eq!(encode(t).unwrap()[1], 104, "{t}");
+    }
+    // export funs: [:erlang/fun m f arity], both ways
+    let export = [
+        &[131, 113, 119, 5][..],
+        b"lists",
+        &[119, 3],
+        b"map",
+        &[97, 2],
+    ]
+    .concat();
+    let want = h.vector(&[
+        Term::keyword("erlang/fun"),
+        Term::keyword("lists"),
+        Term::keyword("map"),
+        h.int(2),
+    ]);
+    assert_eq!(decode(&h, &export), Ok(want));
+    assert_eq!(encode(want).unwrap(), export);
+    assert_eq!(
+        decode(
+            &h,
+            &[&export[..export.len() - 2], &[98, 0, 0, 0, 2]].concat()
+        ),
+        Err(DecodeError::Unsupported(
+            "export (fun M:F/A) without a small arity"
+        ))
     );
     // equal map keys
     assert_eq!(
@@ -421,9 +517,16 @@ fn framing_and_refusals() {
         decode(&h, &[131, 90]),
         Err(DecodeError::Unsupported("reference"))
     );
+    // the old FUN_EXT (before OTP R8); NEW_FUN_EXT is read
     assert_eq!(
-        decode(&h, &[131, 112]),
+        decode(&h, &[131, 117]),
         Err(DecodeError::Unsupported("fun"))
+    );
+    assert_eq!(decode(&h, &[131, 112]), Err(DecodeError::UnexpectedEnd));
+    // a size too small to hold a fun's fields
+    assert_eq!(
+        decode(&h, &[131, 112, 0, 0, 0, 5, 0]),
+        Err(DecodeError::Unsupported("malformed fun (NEW_FUN_EXT)"))
     );
     assert_eq!(decode(&h, &[131, 1]), Err(DecodeError::UnknownTag(1)));
     assert_eq!(
@@ -497,7 +600,7 @@ try
            1 bsl 2100, 3.25, -2.5e300, <<1,2,3>>, <<>>, "abc", [1|2], {},
            {a, {b, c}}, list_to_tuple(lists:seq(1, 256)),
            #{a => 1, <<"k">> => [1.5]}, #{}, [], nil, true, false,
-           lists:seq(1, 300), <<1:3>>, self(), make_ref(), fun() -> ok end],
+           lists:seq(1, 300), <<1:3>>, self(), make_ref(), fun lists:map/2],
   Theirs = [Enc(T, [0, 1, 2]) || T <- Fixed],
   Z = term_to_binary(lists:duplicate(1000, 0), [compressed]),
   ok = file:write_file(Out, [Mine, Theirs, Frame(Z)]),
@@ -571,10 +674,10 @@ fn expected_fixed(h: &Heap) -> Vec<Result<Term<'_>, DecodeError>> {
         Ok(Term::TRUE),
         Ok(Term::FALSE),
         Ok(seq(300)),
-        Err(DecodeError::NotWholeBytes),
+        Ok(bits(h, &[32], 3)),
         Err(DecodeError::Unsupported("pid")),
         Err(DecodeError::Unsupported("reference")),
-        Err(DecodeError::Unsupported("fun")),
+        Ok(h.vector(&[kw("erlang/fun"), kw("lists"), kw("map"), h.int(2)])),
     ]
 }
 
@@ -645,7 +748,7 @@ fn against_real_erlang() {
     }
     // Erlang's own terms, in minor versions 0, 1 and 2
     let theirs = &fr[2 * terms.len()..];
-    let mut atoms = AtomBudget::new(10);
+    let mut atoms = AtomBudget::new(20);
     for (i, want) in expected.iter().enumerate() {
         for b in &theirs[3 * i..3 * i + 3] {
             assert_eq!(
@@ -661,6 +764,94 @@ fn against_real_erlang() {
     );
 }
 
+/// Erlang encodes local funs (with free variables too), export funs and
+/// bit strings; they decode to `[:erlang/local-fun ...]`, `[:erlang/fun
+/// ...]`, `[:erlang/bits ...]`, and encode back to terms Erlang finds
+/// equal (`=:=`) to the originals, checked by a second `erl`.
+#[test]
+fn funs_and_bit_strings_go_back_to_erlang_unchanged() {
+    let Some(erl) = find_erl() else {
+        eprintln!("SKIPPED funs_and_bit_strings_go_back_to_erlang_unchanged: no `erl` found");
+        return;
+    };
+    const MAKE: &str = r#"[Out] = init:get_plain_arguments(),
+  Y = 42,
+  Ts = [fun() -> ok end, fun(X) -> X + Y end, fun lists:map/2, <<1:3>>, <<255, 3:2>>,
+        {<<7:5>>, [fun erlang:self/0]}, #{k => fun(A, B) -> {A, B, self()} end}],
+  ok = file:write_file(Out, [[<<(byte_size(B)):32>>, B] || T <- Ts, B <- [term_to_binary(T)]]),
+  halt(0)."#;
+    const CHECK: &str = r#"[In] = init:get_plain_arguments(),
+  {ok, D} = file:read_file(In),
+  L = fun F(<<N:32, A:N/binary, M:32, B:M/binary, R/binary>>) -> [binary_to_term(A) =:= binary_to_term(B) | F(R)]; F(<<>>) -> [] end,
+  io:format("~p~n", [L(D)]),
+  halt(0)."#;
+    let dir = std::env::temp_dir().join(format!("lona-etf-funs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (made, pairs) = (dir.join("made.bin"), dir.join("pairs.bin"));
+    let run = |script: &str, arg: &std::path::Path| {
+        let out = Command::new(erl)
+            .args(["-noshell", "-eval", script, "-extra"])
+            .arg(arg)
+            .stdin(Stdio::null())
+            .output()
+            .expect("erl runs");
+        assert!(
+            out.status.success(),
+            "erl: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(MAKE, &made);
+    let data = std::fs::read(&made).unwrap();
+    let h = Heap::new();
+    let mut atoms = AtomBudget::new(20);
+    let me = here();
+    let mut back = Vec::new();
+    let mut shown = Vec::new();
+    for b in frames(&data) {
+        let t = decode_node(&h, b, &mut atoms, &me).unwrap_or_else(|e| panic!("{e:?} from {b:?}"));
+        let again = encode_node(t, &me).unwrap();
+        // stable: what we encode decodes to the same term
+        assert_eq!(
+            decode_node(&h, &again, &mut AtomBudget::none(), &me).as_ref(),
+            Ok(&t)
+        );
+        shown.push(match t.view() {
+            View::Vector(items) => items[0].to_string(),
+            _ => t.to_string(),
+        });
+        for x in [b, &again[..]] {
+            back.extend((x.len() as u32).to_be_bytes());
+            back.extend(x);
+        }
+    }
+    assert_eq!(
+        shown,
+        [
+            ":erlang/local-fun",
+            ":erlang/local-fun",
+            ":erlang/fun",
+            ":erlang/bits",
+            ":erlang/bits",
+            "[:erlang/bits #bin\"8\" 5]",
+            &shown[6]
+        ]
+    );
+    let lf = decode_node(&h, frames(&data)[1], &mut atoms, &me).unwrap();
+    let View::Vector(items) = lf.view() else {
+        panic!()
+    };
+    assert_eq!(
+        (items[1].to_string(), items[2].to_string()),
+        ("\"erl_eval\"".to_string(), "1".to_string())
+    );
+    std::fs::write(&pairs, &back).unwrap();
+    let verdict = run(CHECK, &pairs);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(verdict.trim(), "[true,true,true,true,true,true,true]");
+}
+
 // ---- 4. hostile input --------------------------------------------------
 
 #[test]
@@ -674,6 +865,7 @@ fn declared_lengths_reserve_nothing() {
         [&[131, 116][..], &max, &[1, 2, 3]].concat(), // MAP_EXT
         [&[131, 111][..], &max, &[0, 2, 3]].concat(), // LARGE_BIG_EXT
         [&[131, 77][..], &max, &[8, 2, 3]].concat(),  // BIT_BINARY_EXT
+        [&[131, 112][..], &max, &[1, 2, 3]].concat(), // NEW_FUN_EXT
         vec![131, 107, 255, 255, 1, 2, 3],            // STRING_EXT
         vec![131, 118, 255, 255, 1, 2, 3],            // ATOM_UTF8_EXT
         vec![131, 100, 255, 255, 1, 2, 3],            // ATOM_EXT
@@ -792,7 +984,36 @@ proptest! {
         let bytes = mutate(encode(build(&h, &g)).unwrap(), &edits);
         check_stable(&h, &bytes);
     }
+
+    /// Erlang's encoding of a local fun, an export fun and a bit string,
+    /// mutated: what decodes is stable (a tuple that looks like a tagged
+    /// vector but is not what the decoder makes stays a tuple).
+    #[test]
+    fn mutated_funs_and_bit_strings(
+        edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 1..4),
+    ) {
+        let h = Heap::new();
+        for n in ["erl_eval", "lists", "map", "clause", "atom", "none", "var", "nonode@nohost"] {
+            Term::keyword(n);
+        }
+        prop_assert!(decode(&h, &ERLANG_FUNS).is_ok());
+        check_stable(&h, &ERLANG_FUNS);
+        check_stable(&h, &mutate(ERLANG_FUNS.to_vec(), &edits));
+    }
 }
+
+/// `term_to_binary({fun() -> ok end, fun lists:map/2, <<5:3>>})` from
+/// an `erl -eval` (OTP 25).
+const ERLANG_FUNS: [u8; 171] = [
+    131, 104, 3, 112, 0, 0, 0, 143, 0, 6, 83, 97, 170, 70, 21, 144, 209, 189, 241, 235, 98, 209,
+    166, 235, 8, 0, 0, 0, 43, 0, 0, 0, 1, 100, 0, 8, 101, 114, 108, 95, 101, 118, 97, 108, 97, 43,
+    98, 0, 50, 155, 13, 88, 100, 0, 13, 110, 111, 110, 111, 100, 101, 64, 110, 111, 104, 111, 115,
+    116, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 104, 6, 97, 1, 106, 100, 0, 4, 110, 111, 110, 101,
+    100, 0, 4, 110, 111, 110, 101, 116, 0, 0, 0, 0, 108, 0, 0, 0, 1, 104, 5, 100, 0, 6, 99, 108,
+    97, 117, 115, 101, 97, 1, 106, 106, 108, 0, 0, 0, 1, 104, 3, 100, 0, 4, 97, 116, 111, 109, 97,
+    1, 100, 0, 2, 111, 107, 106, 106, 113, 100, 0, 5, 108, 105, 115, 116, 115, 100, 0, 3, 109, 97,
+    112, 97, 2, 77, 0, 0, 0, 1, 3, 160,
+];
 
 // ---- 5. pids and references with a node --------------------------------
 

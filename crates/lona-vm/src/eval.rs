@@ -545,6 +545,7 @@ const PRELUDE: &str = include_str!("lonala/prelude.lona");
 const LIBRARY: &[(&str, &str)] = &[
     ("lona.server", include_str!("lonala/server.lona")),
     ("lona.supervisor", include_str!("lonala/supervisor.lona")),
+    ("lona.sys", include_str!("lonala/sys.lona")),
     (
         "lona.dynamic-supervisor",
         include_str!("lonala/dynamic_supervisor.lona"),

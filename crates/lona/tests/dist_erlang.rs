@@ -16,7 +16,9 @@ use dist_common::*;
 /// `:watching`, and prints the `DOWN`'s reason. The server ends with
 /// reason `:boom` on the call or cast `:crash`, with the error
 /// `[:case-clause v]` on the call `[:case v]` (no clause for `v` but 1),
-/// and with `:function-clause` on `[:fclause v]`.
+/// and with `:function-clause` on `[:fclause v]`. `[:echo from x]` is
+/// answered `[:echoed x]` (and the first element of each vector in `x`
+/// printed).
 const NODE: &str = r#"(ns user (:require [lona.server :as server]))
 (defn one [1] :one)
 (defn init [n] [:ok n])
@@ -35,6 +37,9 @@ const NODE: &str = r#"(ns user (:require [lona.server :as server]))
     [:kill p] (do (exit p :kill) (serve))
     [:trap from] (do (process-flag :trap-exit true) (send from [:trapping (self)]) (serve))
     [:EXIT _ why] (do (println "exit" why) (serve))
+    [:echo from x] (do (println "echo" (pr-str (map (fn [v] (if (vector? v) (first v) v)) x)))
+                       (send from [:echoed x])
+                       (serve))
     [:watch p from] (let [m (monitor p)]
                       (send from :watching)
                       (receive [:DOWN t _ why] :when (= t m) (println "down" why))
@@ -183,5 +188,38 @@ fn error_reasons_cross_under_erlangs_names_and_back() {
             "exit :if-clause",
             "exit [:case-clause 7]",
         ]
+    );
+}
+
+/// The Erlang side of the echo test.
+const ECHO: &str = r#"L = 'LONA',
+Y = 7,
+X = [fun lists:map/2, <<1:3>>, <<255, 3:2>>, fun(A) -> A + Y end, {fun erlang:self/0}, <<"plain">>],
+{main, L} ! {echo, self(), X},
+Back = receive {echoed, B} -> B after 10000 -> none end,
+io:format("same ~p~n", [Back =:= X]),
+F = lists:nth(4, Back),
+io:format("callable ~p ~p~n", [F(1), (hd(Back))(fun(E) -> E * 2 end, [1, 2])]),
+halt()."#;
+
+/// Terms Lonala has no kind for, sent from `erl`, reach the Lonala
+/// process as tagged vectors (an export fun `[:erlang/fun m f a]`, a bit
+/// string `[:erlang/bits bytes size]`, a local fun `[:erlang/local-fun
+/// module arity bytes]`) instead of the message being dropped, and go
+/// back to Erlang as the same terms: the echo is `=:=` to what was sent,
+/// and the funs that come back can be called.
+#[test]
+fn funs_and_bit_strings_from_erlang_arrive_and_go_back_unchanged() {
+    if !erl_available() {
+        return;
+    }
+    let (l, e, h) = (unique("lona"), unique("erl"), host());
+    let lona = Node::lona(&l, "c38e", NODE);
+    lona.expect("ready");
+    let erl = Node::erl(&e, "c38e", &ECHO.replace("LONA", &format!("{l}@{h}")));
+    erl.expect("same true");
+    erl.expect("callable 8 [2,4]");
+    lona.expect(
+        r#"echo (:erlang/fun :erlang/bits :erlang/bits :erlang/local-fun [:erlang/fun :erlang :self 0] #bin"plain")"#,
     );
 }

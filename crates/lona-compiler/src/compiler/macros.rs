@@ -283,6 +283,7 @@ fn to_form(t: Term<'_>, pos: Pos, depth: &mut usize) -> Result<Form, String> {
                 .collect::<Result<_, _>>()?,
         ),
         View::Regex(s) => FormKind::Regex(s.to_string()),
+        View::Binary(b) => FormKind::Binary(b.to_vec()),
         other => {
             return Err(format!(
                 "the expansion contains {other:?}, which is not code"

@@ -604,6 +604,7 @@ impl<'e, X: Default + 'static> Compiler<'e, X> {
             | FormKind::BigInt(_)
             | FormKind::Float(_)
             | FormKind::Str(_)
+            | FormKind::Binary(_)
             | FormKind::Regex(_)
             | FormKind::Keyword(_) => {
                 let k = self.literal(f)?;
@@ -1521,6 +1522,7 @@ pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, crate::err
             heap.set(&v)
         }
         FormKind::Regex(s) => heap.regex(s),
+        FormKind::Binary(b) => heap.binary(b),
     })
 }
 

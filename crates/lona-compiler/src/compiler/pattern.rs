@@ -54,6 +54,7 @@ impl<X: Default + 'static> Compiler<'_, X> {
             | FormKind::BigInt(_)
             | FormKind::Float(_)
             | FormKind::Str(_)
+            | FormKind::Binary(_)
             | FormKind::Keyword(_) => {
                 let k = self.literal16(p)?;
                 fail.push(self.emit(Instr::TestEqConst {
