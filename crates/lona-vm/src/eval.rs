@@ -113,9 +113,19 @@ impl Evaluator {
         self.vm.collect_major();
     }
 
-    /// An evaluator with a fresh VM in namespace `user`.
+    /// An evaluator with a fresh VM in namespace `user` (the node's
+    /// built-ins and the prelude loaded first if they are not yet).
     pub fn new(env: Arc<Env>) -> Evaluator {
-        let mut vm = Vm::new(env.clone());
+        crate::boot::boot(&env);
+        Evaluator::unbooted(env)
+    }
+
+    /// [`Evaluator::new`] on a node whose start may not have run (the
+    /// start itself, loading the prelude).
+    fn unbooted(env: Arc<Env>) -> Evaluator {
+        // SAFETY: the evaluator starts only thunks it compiled (their
+        // closures made on this heap) and words of this heap.
+        let mut vm = unsafe { Vm::new(env.clone()) };
         // Outside any process until a process takes it (`purge`): its
         // heap pins the closures that enter it meanwhile.
         vm.census = lona_compiler::area::Census::unmanaged();
@@ -285,7 +295,9 @@ impl Evaluator {
                 _ => {}
             }
         }
-        let proto: &crate::bytecode::Proto = Compiler::new(&NodeHost(&self.env), ns, file)
+        // SAFETY: the host is given only to this compiler.
+        let host = unsafe { NodeHost::new(&self.env) };
+        let proto: &crate::bytecode::Proto = Compiler::new(&host, ns, file)
             .compile_toplevel(&form)
             .map_err(EvalError::Compile)?;
         let h = &self.vm.heap;
@@ -573,7 +585,7 @@ const FILE: &str = include_str!("lonala/file.lona");
 
 /// Compiles and runs the prelude into `lona.core` (at node start).
 pub fn load_prelude(env: &Arc<Env>) {
-    let mut ev = Evaluator::new(env.clone());
+    let mut ev = Evaluator::unbooted(env.clone());
     ev.ns = env.core;
     // Units run last pushed first.
     ev.push_source(&Source::new("<file>", FILE))

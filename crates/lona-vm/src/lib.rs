@@ -14,38 +14,26 @@
 #![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
 
 mod boot;
-pub mod bridge;
-mod builtins;
-mod bytecode;
+pub use lona_machine::bridge;
 pub mod dist;
-mod ending;
-mod env;
 mod errno;
-mod error;
 mod eval;
 mod files;
-mod frame;
-mod host;
-pub mod introspect;
-pub mod jit;
-mod msg;
-mod native;
+pub use lona_machine::{introspect, jit, purge};
 mod net;
 pub mod node;
-mod num;
 pub mod otp;
-mod print;
 pub mod process;
-pub mod purge;
-mod raise;
-mod remote;
 pub mod safety;
 mod services;
 pub mod shell;
-mod slot;
 pub mod test_runner;
-mod trace;
-mod vm;
+
+// The machine's modules the node uses, under the paths this crate always
+// used (`crate::vm`, `crate::native`, ...): `lona_machine::node`.
+use lona_machine::node::{
+    builtins, bytecode, ending, env, error, host, msg, native, print, remote, vm,
+};
 
 pub use lona_compiler::{form_to_term, CompileError, QuoteError};
 // The front's modules, under the names this crate always used.

@@ -110,6 +110,7 @@ impl LonaProcess {
     /// A process that calls `start`'s `[f & args]` (a fragment the spawner
     /// made) on a heap configured by `heap`.
     pub fn spawned(env: Arc<Env>, start: Fragment, heap: HeapConfig) -> LonaProcess {
+        crate::boot::boot(&env);
         LonaProcess::spawned_on(env, start, Heap::with_config(heap))
     }
 
@@ -119,7 +120,9 @@ impl LonaProcess {
     pub(crate) fn spawned_on(env: Arc<Env>, start: Fragment, heap: Heap) -> LonaProcess {
         LonaProcess {
             body: Body::Call {
-                vm: Vm::with_heap(env, heap),
+                // SAFETY: the process starts only its start fragment's
+                // function and arguments, adopted onto this heap.
+                vm: unsafe { Vm::with_heap(env, heap) },
                 start: Some(start),
             },
         }
@@ -136,6 +139,7 @@ impl LonaProcess {
         args: &Fragment,
     ) -> Result<LonaProcess, crate::LookupError> {
         use crate::LookupError;
+        crate::boot::boot(&env);
         let (ns, name) = qualified
             .rsplit_once('/')
             .ok_or_else(|| LookupError::NotQualified(qualified.to_string()))?;

@@ -34,6 +34,10 @@ pub struct BuiltinCx<'a, 'r> {
     /// called is one of its natives (from the callee's prototype; what
     /// [`call_user_native`] calls).
     pub user_native: Option<Native>,
+    /// Made only by the machine (the interpreter and compiled code's
+    /// calls of built-ins): a context outside this crate would let safe
+    /// code read any word as a term of a heap it chose ([`BuiltinCx::term`]).
+    pub(crate) _sealed: (),
 }
 
 /// Where a process keeps its dictionary's root: the interpreter's state
