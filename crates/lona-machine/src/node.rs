@@ -44,7 +44,7 @@ pub mod builtins {
 
 /// The machine's prototype.
 pub mod bytecode {
-    pub use crate::bytecode::{Entry, Instr, Proto, ProtoExt, NO_TIMEOUT};
+    pub use crate::bytecode::{Entry, Instr, Proto, NO_TIMEOUT};
 }
 
 /// How a program ended.

@@ -34,11 +34,10 @@
 //!
 //! # Built-ins on raw words
 //!
-//! A built-in's context cannot be made outside the crate (E0451, a
-//! private field), so no safe code reads a word as a term of a heap it
-//! chose:
+//! A built-in's context cannot be made outside the crate (a private
+//! field), so no safe code reads a word as a term of a heap it chose:
 //!
-//! ```compile_fail,E0063
+//! ```compile_fail
 //! #![forbid(unsafe_code)]
 //! fn forge<'a>(heap: &'a lona_term::Heap, env: &'a std::sync::Arc<lona_machine::Env>,
 //!              reds: &'a mut i32, d: &'a mut dyn lona_machine::node::DictSlot)
@@ -60,14 +59,51 @@
 //! }
 //! let env = std::sync::Arc::new(lona_machine::Env::empty(Box::new(std::io::sink())));
 //! let ns = env.namespaces.get_or_create("x");
-//! lona_machine::node::def(ns, "bad", 0, 0, bad);
+//! lona_machine::node::builtins::def(ns, "bad", 0, 0, bad);
 //! ```
 //!
 //! # Prototypes and code words
 //!
-//! The closure namer follows a code word as a pointer (E0133):
+//! The closure namer, which follows a code word as a pointer, is not
+//! public (the node installs it, `node::print::install_closure_namer`):
+//!
+//! ```compile_fail
+//! #![forbid(unsafe_code)]
+//! let _ = lona_machine::node::print::fn_name(0xdead_bee8);
+//! ```
+//!
+//! nor are prototypes made from any instructions, or compiled, outside
+//! the crate (the white-box tests' feature aside, which only `lona-vm`'s
+//! own tests enable):
+//!
+//! ```compile_fail
+//! #![forbid(unsafe_code)]
+//! let _p = lona_machine::node::bytecode::bare("f", Vec::new(), None);
+//! ```
+//!
+//! ```compile_fail
+//! #![forbid(unsafe_code)]
+//! let _ = lona_machine::jit::compile;
+//! ```
+//!
+//! # The compiler's host
+//!
+//! The host runs the word it is given as a macro: made only by an
+//! `unsafe` function (E0133).
 //!
 //! ```compile_fail,E0133
 //! #![forbid(unsafe_code)]
-//! let _ = lona_machine::node::fn_name(0xdead_bee8);
+//! let env = lona_machine::Env::new(Box::new(std::io::sink()));
+//! let _h = lona_machine::node::host::NodeHost::new(&env);
+//! ```
+//!
+//! # What stays safe
+//!
+//! A node's data and the typed natives:
+//!
+//! ```
+//! #![forbid(unsafe_code)]
+//! let env = lona_machine::Env::new(Box::new(std::io::sink()));
+//! env.define_native("x", "five", 0, 0, |cx, _args| Ok(cx.heap().int(5)));
+//! assert!(env.namespaces.get("x").unwrap().lookup("five").is_some());
 //! ```

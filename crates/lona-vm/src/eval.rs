@@ -113,16 +113,12 @@ impl Evaluator {
         self.vm.collect_major();
     }
 
-    /// An evaluator with a fresh VM in namespace `user` (the node's
-    /// built-ins and the prelude loaded first if they are not yet).
-    pub fn new(env: Arc<Env>) -> Evaluator {
-        crate::boot::boot(&env);
-        Evaluator::unbooted(env)
-    }
+    // `Evaluator::new`, which starts the node first if it has not
+    // started, is in `boot.rs`, above the node's built-ins.
 
     /// [`Evaluator::new`] on a node whose start may not have run (the
     /// start itself, loading the prelude).
-    fn unbooted(env: Arc<Env>) -> Evaluator {
+    pub(crate) fn unbooted(env: Arc<Env>) -> Evaluator {
         // SAFETY: the evaluator starts only thunks it compiled (their
         // closures made on this heap) and words of this heap.
         let mut vm = unsafe { Vm::new(env.clone()) };
@@ -603,29 +599,6 @@ pub fn load_prelude(env: &Arc<Env>) {
             Progress::Failed(e) => panic!("the prelude failed: {e}"),
             Progress::Halt(_) => panic!("the prelude halted"),
             Progress::Wait | Progress::HeapLimit(_) => panic!("the prelude cannot wait"),
-        }
-    }
-}
-
-/// Evaluates `text` to completion on the current thread (tests, `lona
-/// eval`): the printed value of the last form, or the error.
-pub fn eval_str(env: &Arc<Env>, name: &str, text: &str) -> Result<String, EvalError> {
-    let mut ev = Evaluator::new(env.clone());
-    ev.push_source(&Source::new(name, text))?;
-    loop {
-        match ev.step(2000) {
-            Progress::Yield => continue,
-            Progress::Done => {
-                let mut s = String::new();
-                crate::print::readable(&mut s, ev.last_value());
-                return Ok(s);
-            }
-            Progress::Failed(e) => return Err(e),
-            Progress::Halt(n) => return Ok(format!("<halt {n}>")),
-            // Outside a process `receive` raises, so neither can happen.
-            Progress::Wait | Progress::HeapLimit(_) => {
-                return Err(EvalError::Load("cannot wait outside a process".into()))
-            }
         }
     }
 }

@@ -64,8 +64,11 @@ fn queued_function_alone() {
     crate::jit::set_background(true);
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
     lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
     let gate = lona_machine::whitebox::jit::queue::GATE.lock().unwrap();
-    crate::eval::eval_str(
+    crate::boot::eval_str(
         &env,
         "defs.lona",
         "(ns q) (defn down [n] (if (= n 0) :done (down (- n 1))))",
@@ -75,14 +78,14 @@ fn queued_function_alone() {
     let area = p.area.load(std::sync::atomic::Ordering::Acquire) as usize;
     assert_ne!(area, 0);
     let bytes = lona_machine::whitebox::jit::code_bytes();
-    let got = crate::eval::eval_str(&env, "hot.lona", "(ns q) (down 3000)").unwrap();
+    let got = crate::boot::eval_str(&env, "hot.lona", "(ns q) (down 3000)").unwrap();
     assert_eq!(got, ":done");
     assert_eq!(
         lona_machine::whitebox::jit::state_name(p),
         "queued",
         "interpreted meanwhile"
     );
-    crate::eval::eval_str(&env, "redef.lona", "(ns q) (defn down [n] n)").unwrap();
+    crate::boot::eval_str(&env, "redef.lona", "(ns q) (defn down [n] n)").unwrap();
     assert!(crate::purge::collect(), "the cycle ran");
     assert!(
         lona_machine::whitebox::registered(area),
@@ -126,6 +129,9 @@ fn freed_code_alone() {
     crate::jit::set_tier(crate::jit::Tier::Jit);
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
     lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
     const N: u64 = 60;
     let base = lona_machine::whitebox::jit::code_bytes();
     let mut addrs = std::collections::HashSet::new();
@@ -141,7 +147,7 @@ fn freed_code_alone() {
                 "(defn g{k} [n] (if (< n 2) n (+ (g{k} (- n 1)) {c})))\n"
             ));
         }
-        crate::eval::eval_str(&env, "defs.lona", &src).unwrap();
+        crate::boot::eval_str(&env, "defs.lona", &src).unwrap();
         let ps: Vec<_> = (0..N).map(|k| proto(&env, &ns, &format!("g{k}"))).collect();
         let mut bytes = 0;
         let mut reused = 0;
@@ -165,7 +171,7 @@ fn freed_code_alone() {
         // They run compiled (the interpreter entered each), and right:
         // g(n) = 1 + (n - 1) c.
         let calls: Vec<String> = (0..N).map(|k| format!("(g{k} 10)")).collect();
-        let got = crate::eval::eval_str(
+        let got = crate::boot::eval_str(
             &env,
             "run.lona",
             &format!("(ns {ns}) [{}]", calls.join(" ")),
@@ -193,7 +199,7 @@ fn freed_code_alone() {
             "round {round}"
         );
         // Freed, a function runs interpreted, and is never compiled again.
-        let got = crate::eval::eval_str(&env, "again.lona", &format!("(ns {ns}) (g3 10)")).unwrap();
+        let got = crate::boot::eval_str(&env, "again.lona", &format!("(ns {ns}) (g3 10)")).unwrap();
         assert_eq!(got, (1 + 9 * (3 + 1000 * round)).to_string());
         assert!(lona_machine::whitebox::jit::compile(ps[3], 1).is_none());
         assert_eq!(lona_machine::whitebox::jit::code_bytes(), base);
@@ -236,10 +242,13 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
     }
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
     lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
     let src = "(ns tiers)
         (defn count-down [n acc] (if (= n 0) acc (count-down (- n 1) (+ acc 2))))
         (defn sq [x] (* x x))";
-    crate::eval::eval_str(&env, "defs.lona", src).unwrap();
+    crate::boot::eval_str(&env, "defs.lona", src).unwrap();
     let p = proto(&env, "tiers", "count-down");
     let quick = lona_machine::whitebox::jit::compile(p, 2).expect("compiled");
     use lona_machine::whitebox::jit as slot;
@@ -268,7 +277,7 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
     assert_eq!(slot::entry(p, 2), Some(optimised));
     // It runs (the interpreter enters the optimised code), and right.
     let entries = slot::entries(p);
-    let got = crate::eval::eval_str(&env, "run.lona", "(ns tiers) (count-down 100000 7)").unwrap();
+    let got = crate::boot::eval_str(&env, "run.lona", "(ns tiers) (count-down 100000 7)").unwrap();
     assert_eq!(got, "200007");
     assert!(slot::entries(p) > entries, "ran interpreted");
     // An arity compiled from now on is optimised at once; so is a leaf.
@@ -286,7 +295,7 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
     assert_eq!(slot::arity_code(p, 2).1, 0);
     assert!(!slot::any_entry(p));
     assert!(retired_or_freed(quick, freed));
-    let got = crate::eval::eval_str(&env, "again.lona", "(ns tiers) (count-down 1000 1)").unwrap();
+    let got = crate::boot::eval_str(&env, "again.lona", "(ns tiers) (count-down 1000 1)").unwrap();
     assert_eq!(got, "2001");
 }
 
@@ -302,13 +311,16 @@ fn optimising_and_compiling_at_once() {
     const N: usize = 12;
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
     lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
     let mut src = String::from("(ns race)\n");
     for k in 0..2 * N {
         src.push_str(&format!(
             "(defn f{k} [n acc] (if (= n 0) acc (f{k} (- n 1) (+ acc {k}))))\n"
         ));
     }
-    crate::eval::eval_str(&env, "defs.lona", &src).unwrap();
+    crate::boot::eval_str(&env, "defs.lona", &src).unwrap();
     let ps: Vec<&'static Proto> = (0..2 * N)
         .map(|k| proto(&env, "race", &format!("f{k}")))
         .collect();
@@ -339,7 +351,7 @@ fn optimising_and_compiling_at_once() {
         assert!(retired_or_freed(*q, freed), "{}", p.name);
     }
     let calls: Vec<String> = (0..2 * N).map(|k| format!("(f{k} 5000 0)")).collect();
-    let got = crate::eval::eval_str(
+    let got = crate::boot::eval_str(
         &env,
         "run.lona",
         &format!("(ns race) [{}]", calls.join(" ")),

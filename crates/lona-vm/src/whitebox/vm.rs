@@ -15,6 +15,9 @@ fn miri_smoke() {
     // below needs none of it (it defines what it uses).
     let env = std::sync::Arc::new(Env::empty(Box::new(SharedBuf::default())));
     lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
     // Scaled down under Miri, still past the young block (a collection).
     let n: i64 = if cfg!(miri) { 600 } else { 2500 };
     let src = format!(
