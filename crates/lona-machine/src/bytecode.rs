@@ -15,7 +15,7 @@ pub type Proto = lona_compiler::bytecode::Proto<ProtoExt>;
 ///
 /// Built-ins are leaf functions: they never call back into Lonala. They get
 /// their arguments as raw words of the process heap and may allocate on it
-/// (allocation never moves the heap; see [`crate::vm`]).
+/// (allocation never moves the heap; see `crate::vm`).
 pub type NativeFn = fn(&mut crate::native::BuiltinCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
 
 /// The machine's part of a prototype ([`Proto::ext`]): what the front

@@ -12,6 +12,12 @@ use crate::env::Env;
 pub use crate::raise::{Class, NResult, Raise};
 
 /// A built-in's view of its process.
+///
+/// Made only by the machine (the interpreter's and compiled code's calls
+/// of built-ins; `non_exhaustive` keeps it so outside this crate): a
+/// context made elsewhere would let safe code read any word as a term of
+/// a heap it chose ([`BuiltinCx::term`]).
+#[non_exhaustive]
 pub struct BuiltinCx<'a, 'r> {
     /// The process heap: allocate results here. Allocation never moves
     /// anything, so the argument words stay valid for the whole call.
@@ -32,12 +38,8 @@ pub struct BuiltinCx<'a, 'r> {
     pub dict_slot: &'a mut dyn DictSlot,
     /// The function of the embedding program, when the built-in being
     /// called is one of its natives (from the callee's prototype; what
-    /// [`call_user_native`] calls).
+    /// `call_user_native` calls).
     pub user_native: Option<Native>,
-    /// Made only by the machine (the interpreter and compiled code's
-    /// calls of built-ins): a context outside this crate would let safe
-    /// code read any word as a term of a heap it chose ([`BuiltinCx::term`]).
-    pub(crate) _sealed: (),
 }
 
 /// Where a process keeps its dictionary's root: the interpreter's state

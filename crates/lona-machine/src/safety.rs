@@ -34,8 +34,9 @@
 //!
 //! # Built-ins on raw words
 //!
-//! A built-in's context cannot be made outside the crate (a private
-//! field), so no safe code reads a word as a term of a heap it chose:
+//! A built-in's context cannot be made outside the crate (it is
+//! `#[non_exhaustive]`), so no safe code reads a word as a term of a heap
+//! it chose:
 //!
 //! ```compile_fail
 //! #![forbid(unsafe_code)]

@@ -42,7 +42,7 @@ pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: Nativ
 
 /// Defines `name` in `ns` as a native of the embedding program
 /// ([`crate::Env::define_native`]), called through
-/// [`crate::native::call_user_native`].
+/// `crate::native::call_user_native`.
 pub fn def_user(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: crate::native::Native) {
     let mut proto = crate::bytecode::bare(
         &format!("{}/{}", ns.name, name),

@@ -133,7 +133,6 @@ pub(crate) unsafe extern "C" fn call(
             request: None,
             dict_slot: extra,
             user_native: p.ext.user_native,
-            _sealed: (),
         };
         let v = nf(&mut cx, args);
         // The common case first, testing the request's tag alone: copying

@@ -48,7 +48,6 @@ impl Vm {
                     request: None,
                     dict_slot: &mut self.extra,
                     user_native: p.ext.user_native,
-                    _sealed: (),
                 };
                 let r = nf(&mut cx, args);
                 if let Some(q) = cx.request {

@@ -279,7 +279,7 @@ impl Vm {
     }
 
     /// Limits the register stack to `words` (at least 64); deeper calls
-    /// raise `:system-limit`. Default [`MAX_STACK_WORDS`].
+    /// raise `:system-limit`. Default `MAX_STACK_WORDS`.
     pub fn set_stack_limit(&mut self, words: usize) {
         self.extra().max_stack = words.clamp(64, MAX_STACK_WORDS);
     }
@@ -586,7 +586,6 @@ impl Vm {
                                 request: None,
                                 dict_slot: &mut self.extra,
                                 user_native: p.ext.user_native,
-                                _sealed: (),
                             };
                             let r = nf(&mut cx, args);
                             // `Redirect`: leave the fast path with the new
