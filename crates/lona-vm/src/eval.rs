@@ -113,9 +113,15 @@ impl Evaluator {
         self.vm.collect_major();
     }
 
-    /// An evaluator with a fresh VM in namespace `user`.
-    pub fn new(env: Arc<Env>) -> Evaluator {
-        let mut vm = Vm::new(env.clone());
+    // `Evaluator::new`, which starts the node first if it has not
+    // started, is in `boot.rs`, above the node's built-ins.
+
+    /// [`Evaluator::new`] on a node whose start may not have run (the
+    /// start itself, loading the prelude).
+    pub(crate) fn unbooted(env: Arc<Env>) -> Evaluator {
+        // SAFETY: the evaluator starts only thunks it compiled (their
+        // closures made on this heap) and words of this heap.
+        let mut vm = unsafe { Vm::new(env.clone()) };
         // Outside any process until a process takes it (`purge`): its
         // heap pins the closures that enter it meanwhile.
         vm.census = lona_compiler::area::Census::unmanaged();
@@ -285,7 +291,9 @@ impl Evaluator {
                 _ => {}
             }
         }
-        let proto: &crate::bytecode::Proto = Compiler::new(&NodeHost(&self.env), ns, file)
+        // SAFETY: the host is given only to this compiler.
+        let host = unsafe { NodeHost::new(&self.env) };
+        let proto: &crate::bytecode::Proto = Compiler::new(&host, ns, file)
             .compile_toplevel(&form)
             .map_err(EvalError::Compile)?;
         let h = &self.vm.heap;
@@ -574,7 +582,7 @@ const FILE: &str = include_str!("lonala/file.lona");
 
 /// Compiles and runs the prelude into `lona.core` (at node start).
 pub fn load_prelude(env: &Arc<Env>) {
-    let mut ev = Evaluator::new(env.clone());
+    let mut ev = Evaluator::unbooted(env.clone());
     ev.ns = env.core;
     // Units run last pushed first.
     ev.push_source(&Source::new("<file>", FILE))
@@ -592,29 +600,6 @@ pub fn load_prelude(env: &Arc<Env>) {
             Progress::Failed(e) => panic!("the prelude failed: {e}"),
             Progress::Halt(_) => panic!("the prelude halted"),
             Progress::Wait | Progress::HeapLimit(_) => panic!("the prelude cannot wait"),
-        }
-    }
-}
-
-/// Evaluates `text` to completion on the current thread (tests, `lona
-/// eval`): the printed value of the last form, or the error.
-pub fn eval_str(env: &Arc<Env>, name: &str, text: &str) -> Result<String, EvalError> {
-    let mut ev = Evaluator::new(env.clone());
-    ev.push_source(&Source::new(name, text))?;
-    loop {
-        match ev.step(2000) {
-            Progress::Yield => continue,
-            Progress::Done => {
-                let mut s = String::new();
-                crate::print::readable(&mut s, ev.last_value());
-                return Ok(s);
-            }
-            Progress::Failed(e) => return Err(e),
-            Progress::Halt(n) => return Ok(format!("<halt {n}>")),
-            // Outside a process `receive` raises, so neither can happen.
-            Progress::Wait | Progress::HeapLimit(_) => {
-                return Err(EvalError::Load("cannot wait outside a process".into()))
-            }
         }
     }
 }

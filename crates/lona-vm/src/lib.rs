@@ -1,58 +1,51 @@
-//! Lonala: reader, compiler, bytecode and interpreter.
+//! The Lona node: Lonala programs as processes of `lona-runtime`, over the
+//! machine (`lona-machine`: the interpreter, the compiling tier, the
+//! built-ins), and the crate an embedding program uses.
 //!
-//! `form` and `reader` turn text into forms; `compiler` turns a form into
-//! a `bytecode::Proto`; `vm` runs prototypes on one process heap, in
-//! slices of reductions; `builtins` and `prelude.lona` are the core
-//! library; `eval` drives files, namespaces and programs; `var` holds the
-//! global names; `msg` and `process` make a Lonala program a process of
-//! `lona-runtime` (messages and exit reasons as terms); `otp` supervises and
-//! calls Lonala processes from Rust; `shell` is the
-//! REPL's process and `introspect` the process table and node figures.
+//! `eval` drives files, namespaces and programs on the machine's VM and
+//! loads the prelude; `boot` starts a node once before its first code
+//! runs (the node's built-ins `services`, the prelude) and holds the ways
+//! to run code ([`Evaluator::new`], [`eval_str`]); `process` makes a VM a
+//! process of the runtime; `files` and `net` are file handles and
+//! sockets; `dist` other nodes; `otp` supervises and calls Lonala
+//! processes from Rust; `shell` is the REPL's process, `test_runner`
+//! `lona test`, `node` a runtime with a program's main process. `bridge`,
+//! `introspect`, `jit` and `purge` are the machine's, re-exported here
+//! under the paths they always had.
 
 // Every unsafe block of the library says why it is sound (tests may be
 // terser).
 #![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
 
 mod boot;
-pub mod bridge;
-mod builtins;
-mod bytecode;
+pub use lona_machine::bridge;
 pub mod dist;
-mod ending;
-mod env;
 mod errno;
-mod error;
 mod eval;
 mod files;
-mod frame;
-mod host;
-pub mod introspect;
-pub mod jit;
-mod msg;
-mod native;
+pub use lona_machine::{introspect, jit, purge};
 mod net;
 pub mod node;
-mod num;
 pub mod otp;
-mod print;
 pub mod process;
-pub mod purge;
-mod raise;
-mod remote;
 pub mod safety;
 mod services;
 pub mod shell;
-mod slot;
 pub mod test_runner;
-mod trace;
-mod vm;
+
+// The machine's modules the node uses, under the paths this crate always
+// used (`crate::vm`, `crate::native`, ...): `lona_machine::node`.
+use lona_machine::node::{
+    builtins, bytecode, ending, env, error, host, msg, native, print, remote, vm,
+};
 
 pub use lona_compiler::{form_to_term, CompileError, QuoteError};
 // The front's modules, under the names this crate always used.
+pub use boot::eval_str;
 pub use bridge::Fragment;
 pub use env::{Env, SharedBuf, CORE_NS};
 pub use error::{EvalError, LookupError, NodeError, PathError, TierError};
-pub use eval::{eval_str, Evaluator, Progress};
+pub use eval::{Evaluator, Progress};
 use lona_compiler::{compiler, tag, var};
 pub use lona_compiler::{Namespace, Namespaces, Var};
 pub use lona_reader::{read_all, Form, FormKind, Pos, ReadError, Reader, Source};

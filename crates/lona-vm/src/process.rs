@@ -107,11 +107,8 @@ enum Body {
 }
 
 impl LonaProcess {
-    /// A process that calls `start`'s `[f & args]` (a fragment the spawner
-    /// made) on a heap configured by `heap`.
-    pub fn spawned(env: Arc<Env>, start: Fragment, heap: HeapConfig) -> LonaProcess {
-        LonaProcess::spawned_on(env, start, Heap::with_config(heap))
-    }
+    // `spawned` and `call`, which start the node first if it has not
+    // started, are in `boot.rs`, above the node's built-ins.
 
     /// [`LonaProcess::spawned`] on a heap already made (`spawn` makes it
     /// fallibly, in the spawner, so that a `:min-heap-size` the node
@@ -119,18 +116,16 @@ impl LonaProcess {
     pub(crate) fn spawned_on(env: Arc<Env>, start: Fragment, heap: Heap) -> LonaProcess {
         LonaProcess {
             body: Body::Call {
-                vm: Vm::with_heap(env, heap),
+                // SAFETY: the process starts only its start fragment's
+                // function and arguments, adopted onto this heap.
+                vm: unsafe { Vm::with_heap(env, heap) },
                 start: Some(start),
             },
         }
     }
 
-    /// A process that calls the function `qualified` (`"ns/name"`) with
-    /// the elements of `args`, a vector or list in a message fragment
-    /// (e.g. [`crate::bridge::to_message`] of a tuple): how a Rust program
-    /// starts a Lonala process. An error if no such function is defined or
-    /// `args` is not a sequence.
-    pub fn call(
+    /// [`LonaProcess::call`] on a node that has started.
+    pub(crate) fn call_started(
         env: Arc<Env>,
         qualified: &str,
         args: &Fragment,
@@ -162,7 +157,11 @@ impl LonaProcess {
         }
         let start = Fragment::new(heap.vector(&items));
         let config = spawned_heap(&env);
-        Ok(LonaProcess::spawned(env, start, config))
+        Ok(LonaProcess::spawned_on(
+            env,
+            start,
+            Heap::with_config(config),
+        ))
     }
 
     /// The main process of a program: runs `ev` and reports to `end`. It

@@ -17,7 +17,11 @@
 //!   the heap it is given, never raw words; a term of another heap that
 //!   outlives the call is copied in.
 //! - The compiler, bytecode, VM, built-ins and the built-ins' raw calling
-//!   convention are private to this crate.
+//!   convention are private to this crate, and in the machine below
+//!   (`lona-machine`, which this crate reaches through
+//!   `lona_machine::node`) making a VM or defining a built-in on raw
+//!   words is `unsafe`, and a built-in's context is made only by the
+//!   machine (`lona_machine::safety` has the machine's own tests).
 //!
 //! The examples below are compiled as tests: each former path fails to
 //! compile, for the reason given (stable rustdoc checks only that they
@@ -103,6 +107,30 @@
 //!     &mut lona_vm::native::BuiltinCx<'_, '_>,
 //!     &[lona_term::RawTerm],
 //! ) -> lona_vm::native::NResult;
+//! ```
+//!
+//! # Through the machine's crate
+//!
+//! What the node uses of the machine is public there, but what trusts its
+//! caller needs `unsafe` (E0133): a VM...
+//!
+//! ```compile_fail,E0133
+//! #![forbid(unsafe_code)]
+//! let env = lona_vm::Env::stdout();
+//! let _vm = lona_machine::node::Vm::new(env);
+//! ```
+//!
+//! ...and a built-in on raw words:
+//!
+//! ```compile_fail,E0133
+//! #![forbid(unsafe_code)]
+//! fn bad(_cx: &mut lona_machine::node::BuiltinCx<'_, '_>, _a: &[lona_term::RawTerm])
+//!     -> lona_machine::node::NResult {
+//!     Ok(lona_term::Term::NIL.raw())
+//! }
+//! let env = lona_vm::Env::stdout();
+//! let ns = env.namespaces.get_or_create("x");
+//! lona_machine::node::builtins::def(ns, "bad", 0, 0, bad);
 //! ```
 //!
 //! # Natives

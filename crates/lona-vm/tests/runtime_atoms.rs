@@ -3,7 +3,7 @@
 //! that make them (errors, signals, replies, `process-info`) never need a
 //! new atom and work however full the table is (issue 17, defect 4).
 //!
-//! A new `Term::keyword("...")` in `src/` fails this test until its name
+//! A new `Term::keyword("...")` in `src/` (or `lona-machine`'s) fails this test until its name
 //! is added to `RUNTIME_ATOMS` (in `lona-term/src/atom.rs`); `kw!("...")`,
 //! which the VM uses for its own names, does not compile until then.
 
@@ -36,11 +36,11 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 #[test]
 fn every_name_the_vm_spells_out_is_interned_from_the_start() {
+    // The node's code and the machine's (`lona-machine`, beside it).
     let mut files = Vec::new();
-    rust_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    rust_files(&here.join("src"), &mut files);
+    rust_files(&here.join("../lona-machine/src"), &mut files);
     let texts: Vec<(String, String)> = files
         .iter()
         .map(|f| {

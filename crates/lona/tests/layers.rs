@@ -20,12 +20,20 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Lonala's front: forms to bytecode, vars, code areas; no machine,
     // no processes.
     ("lona-compiler", &["lona-reader", "lona-term"]),
-    // The rest of Lonala.
+    // Lonala's machine: the interpreter, the compiling tier, the
+    // built-ins; no node service (processes as runtime processes, files,
+    // sockets, distribution, code loading: `lona-vm`'s).
+    (
+        "lona-machine",
+        &["lona-reader", "lona-compiler", "lona-term", "lona-runtime"],
+    ),
+    // The node, over the machine.
     (
         "lona-vm",
         &[
             "lona-reader",
             "lona-compiler",
+            "lona-machine",
             "lona-term",
             "lona-runtime",
             "lona-otp",
@@ -42,6 +50,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "lona-http",
             "lona-reader",
             "lona-compiler",
+            "lona-machine",
             "lona-vm",
         ],
     ),
@@ -50,6 +59,11 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// Every workspace crate and the workspace crates it depends on (normal
 /// and build dependencies), from `cargo metadata`.
 fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    dependencies(false)
+}
+
+/// As [`workspace_dependencies`], with dev-dependencies too when `dev`.
+fn dependencies(dev: bool) -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -81,7 +95,7 @@ fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
                 .expect("dependencies")
                 .iter()
                 // `kind` is null for a normal dependency, "build" or "dev".
-                .filter(|d| d["kind"].as_str() != Some("dev"))
+                .filter(|d| dev || d["kind"].as_str() != Some("dev"))
                 .map(|d| d["name"].as_str().expect("dependency name").to_string())
                 .filter(|n| names.contains(n))
                 .collect();
@@ -125,4 +139,24 @@ fn the_layer_table_has_no_cycle() {
         }
         placed.push(krate);
     }
+}
+
+/// The machine never reaches the node, not even from its tests: what it
+/// needs from above is a trait or a callback the node hands down.
+#[test]
+fn the_machine_never_depends_on_the_node() {
+    let all = dependencies(true);
+    let machine = all
+        .get("lona-machine")
+        .expect("lona-machine is a workspace crate");
+    for above in ["lona-vm", "lona", "lona-otp", "lona-http"] {
+        assert!(
+            !machine.contains(above),
+            "lona-machine depends on {above} (normal, build or dev): the node is above the machine"
+        );
+    }
+    assert!(
+        all["lona-vm"].contains("lona-machine"),
+        "lona-vm is the node over lona-machine"
+    );
 }

@@ -423,7 +423,7 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         _epmd: epmd_conn,
     });
     env.dist
-        .set(Arc::new(dist.clone()))
+        .set(Arc::new(DistHandle(dist.clone())))
         .map_err(|_| StartError::AlreadyDistributed)?;
     conn::spawn_acceptor(&dist, listener)?;
     Ok(dist)
@@ -434,16 +434,21 @@ pub fn of(env: &Env) -> Option<Arc<Dist>> {
     env.dist
         .get()?
         .as_any()
-        .downcast_ref::<Arc<Dist>>()
-        .cloned()
+        .downcast_ref::<DistHandle>()
+        .map(|h| h.0.clone())
 }
 
-impl crate::remote::Distribution for Arc<Dist> {
+/// The node's distribution as the machine holds it (`Env::dist`): the
+/// machine's trait cannot be implemented for `Arc<Dist>` here, a type of
+/// neither crate.
+pub(crate) struct DistHandle(pub(crate) Arc<Dist>);
+
+impl crate::remote::Distribution for DistHandle {
     fn atom(&self) -> Atom {
-        Dist::atom(self)
+        Dist::atom(&self.0)
     }
     fn name(&self) -> &str {
-        Dist::name(self)
+        Dist::name(&self.0)
     }
     fn send_pid(
         &self,
@@ -452,7 +457,7 @@ impl crate::remote::Distribution for Arc<Dist> {
         pid: (u32, u32, u32),
         msg: Term<'_>,
     ) -> Result<usize, RemoteSendError> {
-        Dist::send_pid(self, from, node, pid, msg)
+        Dist::send_pid(&self.0, from, node, pid, msg)
     }
     fn send_reg(
         &self,
@@ -461,25 +466,25 @@ impl crate::remote::Distribution for Arc<Dist> {
         node: &str,
         msg: Term<'_>,
     ) -> Result<usize, RemoteSendError> {
-        Dist::send_reg(self, from, name, node, msg)
+        Dist::send_reg(&self.0, from, name, node, msg)
     }
     fn arm_ready(&self, pid: Pid, node: &str, lonala: bool) -> Option<u64> {
-        Dist::arm_ready(self, pid, node, lonala)
+        Dist::arm_ready(&self.0, pid, node, lonala)
     }
     fn busy(&self, node: &str) -> bool {
-        Dist::busy(self, node)
+        Dist::busy(&self.0, node)
     }
     fn link(&self, me: Pid, node: &str, pid: (u32, u32, u32)) -> Option<Pid> {
-        Dist::link(self, me, node, pid)
+        Dist::link(&self.0, me, node, pid)
     }
     fn unlink(&self, me: Pid, node: &str, pid: (u32, u32, u32)) {
-        Dist::unlink(self, me, node, pid)
+        Dist::unlink(&self.0, me, node, pid)
     }
     fn monitor(&self, watcher: Pid, node: &str, what: Watched<'_>, target: Term<'_>) -> Ref {
-        Dist::monitor(self, watcher, node, what, target)
+        Dist::monitor(&self.0, watcher, node, what, target)
     }
     fn demonitor(&self, watcher: Pid, mref: u64) -> bool {
-        Dist::demonitor(self, watcher, mref)
+        Dist::demonitor(&self.0, watcher, mref)
     }
     fn exit(
         &self,
@@ -488,7 +493,7 @@ impl crate::remote::Distribution for Arc<Dist> {
         pid: (u32, u32, u32),
         reason: Term<'_>,
     ) -> Result<(), RemoteSendError> {
-        Dist::exit(self, me, node, pid, reason)
+        Dist::exit(&self.0, me, node, pid, reason)
     }
     fn spawn_request(
         &self,
@@ -500,25 +505,25 @@ impl crate::remote::Distribution for Arc<Dist> {
         link: bool,
         monitor: bool,
     ) -> Result<Ref, RemoteSendError> {
-        Dist::spawn_request(self, me, node, module, function, args, link, monitor)
+        Dist::spawn_request(&self.0, me, node, module, function, args, link, monitor)
     }
     fn monitor_node(&self, watcher: Pid, node: &str) {
-        Dist::monitor_node(self, watcher, node)
+        Dist::monitor_node(&self.0, watcher, node)
     }
     fn demonitor_node(&self, watcher: Pid, node: &str) {
-        Dist::demonitor_node(self, watcher, node)
+        Dist::demonitor_node(&self.0, watcher, node)
     }
     fn nodes(&self) -> Vec<String> {
-        Dist::nodes(self)
+        Dist::nodes(&self.0)
     }
     fn connect(&self, node: &str) -> bool {
-        Dist::connect(self, node)
+        Dist::connect(&self.0, node)
     }
     fn state(&self, node: &str) -> Option<bool> {
-        Dist::state(self, node)
+        Dist::state(&self.0, node)
     }
     fn disconnect(&self, node: &str) -> bool {
-        Dist::disconnect(self, node)
+        Dist::disconnect(&self.0, node)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

@@ -27,7 +27,7 @@ use lona_runtime::io::run_detached;
 use lona_runtime::{native_process, Ref, SpawnOpts};
 use lona_term::{Fragment, Heap, RawTerm, Term, View};
 
-use crate::builtins::def;
+use super::def;
 use crate::files::{self, over, read_whole, FileRec, Op, Refused, MAX_LINE, MAX_WHOLE};
 use crate::native::{BuiltinCx, NResult, Raise};
 use crate::net::error_name;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use lona_term::{RawTerm, Term, View};
 
-use crate::builtins::def;
+use super::def;
 use crate::bytecode::Proto;
 use crate::compiler::{form_to_term, term_to_form, Compiler};
 use crate::env::Env;
@@ -113,7 +113,9 @@ fn compile(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
     let env = cx.env.clone();
     let ns = env.namespaces.get_or_create(&ns);
-    let proto: &Proto = Compiler::new(&NodeHost(&env), ns, file.into())
+    // SAFETY: the host is given only to this compiler.
+    let host = unsafe { NodeHost::new(&env) };
+    let proto: &Proto = Compiler::new(&host, ns, file.into())
         .compile_toplevel(&form)
         .map_err(|e| fail(cx, "compile-error", &e.to_string()))?;
     // SAFETY: the code id of a compiled, leaked (never freed) prototype.

@@ -21,3 +21,19 @@ pub(crate) fn install(env: &Env) {
     file::install(env.namespaces.get_or_create("file"));
     udp::install(env.namespaces.get_or_create("udp"));
 }
+
+/// Defines `ns/name` as the built-in `f` (the machine's `builtins::def`)
+/// for this module tree only.
+fn def(
+    ns: &'static lona_compiler::Namespace,
+    name: &str,
+    lo: u16,
+    hi: u16,
+    f: crate::builtins::NativeFn,
+) {
+    // SAFETY: every `f` given here is a built-in of `services/`, which
+    // keeps the calling convention: it reads its arguments as terms of
+    // `cx.heap` (`cx.term`), returns or raises words of that heap or
+    // immediates, and keeps no word past its return.
+    unsafe { crate::builtins::def(ns, name, lo, hi, f) }
+}

@@ -30,7 +30,8 @@ use std::time::Duration;
 use lona_runtime::{Dest, Pid, Priority, Ref, SpawnError, SpawnOpts, TimerRef};
 use lona_term::{Fragment, Heap, HeapConfig, RawTerm, Term, View};
 
-use crate::builtins::{def, ANY};
+use super::def;
+use crate::builtins::ANY;
 use crate::msg::{info_term, pid_term, ref_term, term_pid, term_reason};
 use crate::native::{BuiltinCx, NResult, Raise, Request};
 use crate::remote::{Distribution, RemoteSendError, Watched};
@@ -148,7 +149,7 @@ fn send(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// (`dist-wait*`) and calls the built-in again. As Erlang suspends a
 /// process sending to a busy distribution port; no worker blocks.
 fn busy(cx: &mut BuiltinCx<'_, '_>, name: &str) -> NResult {
-    crate::builtins::seq::redirect(cx, name)
+    crate::builtins::redirect(cx, name)
 }
 
 /// `(dist-await* dest)`: when the connection to the node of `dest` (a

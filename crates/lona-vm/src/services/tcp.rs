@@ -10,7 +10,7 @@ use lona_runtime::io::{TcpListener, TcpStream};
 use lona_runtime::{native_process, Pid, Ref, SpawnOpts};
 use lona_term::{RawTerm, Term, View};
 
-use crate::builtins::def;
+use super::def;
 use crate::msg::term_pid;
 use crate::native::{BuiltinCx, NResult, Raise};
 use crate::net::frame::{self, Packet};

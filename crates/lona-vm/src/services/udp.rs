@@ -10,10 +10,10 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use lona_runtime::io::UdpSocket;
 use lona_term::RawTerm;
 
+use super::def;
 use super::tcp::{
     data_arg, error_tuple, io_error, ip_arg, kw, open, opts, port_arg, sock, t, DEFAULT_OPTS,
 };
-use crate::builtins::def;
 use crate::native::{BuiltinCx, NResult, Raise};
 use crate::net::error_name;
 use crate::net::frame::Packet;

@@ -4,8 +4,8 @@
 //! for every instruction kind and for all the code of the libraries.
 
 use crate::bytecode::{Instr, Proto};
-use crate::jit::analysis::*;
 use lona_compiler::bytecode::ops::{Jit, COUNT};
+use lona_machine::whitebox::jit::analysis::*;
 
 /// `how` before the table.
 fn old_how(p: &'static Proto, argc: usize, ins: Instr) -> How {
@@ -311,8 +311,8 @@ fn check_decides_as_before_on_each_last_instruction() {
     // accepted or refused as before, for the same reason.
     for ins in samples_with(0) {
         for code in [vec![Instr::Ret { r: 0 }, ins], vec![ins]] {
-            let mut p = crate::bytecode::bare("oracle", code, None);
-            p.entries = vec![crate::bytecode::Entry { pc: 0, nregs: 4 }].into();
+            let mut p = lona_machine::whitebox::bare("oracle", code, None);
+            p.entries = vec![lona_machine::whitebox::Entry { pc: 0, nregs: 4 }].into();
             p.vars = Box::new([]);
             let p = p.leak();
             if ins.op().jit == Jit::Callee || matches!(ins, Instr::CallVar1Imm { .. }) {
@@ -326,7 +326,7 @@ fn check_decides_as_before_on_each_last_instruction() {
     // The one difference the flags could have made: a superinstruction
     // returning (`AddRet`) last is refused as before.
     let code = vec![Instr::AddRet { r: 0, a: 0, b: 0 }];
-    let p = crate::bytecode::bare("oracle", code, None).leak();
+    let p = lona_machine::whitebox::bare("oracle", code, None).leak();
     assert!(check(p, 0, 0).is_err());
     assert_eq!(check(p, 0, 0), old_check(p, 0, 0));
 }
@@ -337,7 +337,7 @@ fn the_translator_has_an_arm_for_what_the_table_compiles() {
     // decides) is matched by `Translator::instr`; others reach its
     // `unreachable!`. (Some side exits are matched there too: a test of
     // the other direction would fail on them.)
-    let src = include_str!("../jit/translate/mod.rs");
+    let src = include_str!("../../../lona-machine/src/jit/translate/mod.rs");
     let body = &src[src
         .find("    fn instr(&mut self, pc: u32)")
         .expect("Translator::instr")..];

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use crate::bytecode::Proto;
 use crate::env::{Env, SharedBuf};
-use crate::jit::JitSlot;
 
 /// Set in the OS process the test runs itself in.
 const ALONE: &str = "LONA_TEST_CODE_HEAP_ALONE";
@@ -64,9 +63,12 @@ fn queued_function_alone() {
     crate::jit::set_tier(crate::jit::Tier::Jit);
     crate::jit::set_background(true);
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
-    crate::builtins::install(&env);
-    let gate = crate::jit::queue::GATE.lock().unwrap();
-    crate::eval::eval_str(
+    lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
+    let gate = lona_machine::whitebox::jit::queue::GATE.lock().unwrap();
+    crate::boot::eval_str(
         &env,
         "defs.lona",
         "(ns q) (defn down [n] (if (= n 0) :done (down (- n 1))))",
@@ -75,21 +77,35 @@ fn queued_function_alone() {
     let p = proto(&env, "q", "down");
     let area = p.area.load(std::sync::atomic::Ordering::Acquire) as usize;
     assert_ne!(area, 0);
-    let bytes = crate::jit::code_bytes();
-    let got = crate::eval::eval_str(&env, "hot.lona", "(ns q) (down 3000)").unwrap();
+    let bytes = lona_machine::whitebox::jit::code_bytes();
+    let got = crate::boot::eval_str(&env, "hot.lona", "(ns q) (down 3000)").unwrap();
     assert_eq!(got, ":done");
-    assert_eq!(p.ext.jit.state_name(), "queued", "interpreted meanwhile");
-    crate::eval::eval_str(&env, "redef.lona", "(ns q) (defn down [n] n)").unwrap();
+    assert_eq!(
+        lona_machine::whitebox::jit::state_name(p),
+        "queued",
+        "interpreted meanwhile"
+    );
+    crate::boot::eval_str(&env, "redef.lona", "(ns q) (defn down [n] n)").unwrap();
     assert!(crate::purge::collect(), "the cycle ran");
-    assert!(crate::purge::registered(area), "freed while queued");
+    assert!(
+        lona_machine::whitebox::registered(area),
+        "freed while queued"
+    );
     drop(gate);
     crate::jit::settle();
-    assert_eq!(p.ext.jit.state_name(), "compiled");
-    assert!(crate::jit::code_bytes() > bytes);
+    assert_eq!(lona_machine::whitebox::jit::state_name(p), "compiled");
+    assert!(lona_machine::whitebox::jit::code_bytes() > bytes);
     assert!(crate::jit::stats().background >= 1);
     assert!(crate::purge::collect(), "the cycle ran");
-    assert!(!crate::purge::registered(area), "kept once compiled");
-    assert_eq!(crate::jit::code_bytes(), bytes, "its code freed with it");
+    assert!(
+        !lona_machine::whitebox::registered(area),
+        "kept once compiled"
+    );
+    assert_eq!(
+        lona_machine::whitebox::jit::code_bytes(),
+        bytes,
+        "its code freed with it"
+    );
 }
 
 /// The prototype of the function `name` of namespace `ns`.
@@ -101,7 +117,7 @@ fn proto(env: &Env, ns: &str, name: &str) -> &'static Proto {
 }
 
 fn extent() -> usize {
-    crate::jit::compiler::heap_extent()
+    lona_machine::whitebox::jit::compiler::heap_extent()
 }
 
 #[test]
@@ -112,9 +128,12 @@ fn freed_code_alone() {
     }
     crate::jit::set_tier(crate::jit::Tier::Jit);
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
-    crate::builtins::install(&env);
+    lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
     const N: u64 = 60;
-    let base = crate::jit::code_bytes();
+    let base = lona_machine::whitebox::jit::code_bytes();
     let mut addrs = std::collections::HashSet::new();
     let mut first_extent = 0;
     for round in 0..4u64 {
@@ -128,21 +147,21 @@ fn freed_code_alone() {
                 "(defn g{k} [n] (if (< n 2) n (+ (g{k} (- n 1)) {c})))\n"
             ));
         }
-        crate::eval::eval_str(&env, "defs.lona", &src).unwrap();
+        crate::boot::eval_str(&env, "defs.lona", &src).unwrap();
         let ps: Vec<_> = (0..N).map(|k| proto(&env, &ns, &format!("g{k}"))).collect();
         let mut bytes = 0;
         let mut reused = 0;
         for p in &ps {
             assert!(
-                crate::jit::compile(p, 1).is_some(),
+                lona_machine::whitebox::jit::compile(p, 1).is_some(),
                 "{} not compiled",
                 p.name
             );
-            let code = &p.ext.jit.arity[1];
-            bytes += code.size.load(std::sync::atomic::Ordering::Relaxed) as usize;
-            reused += !addrs.insert(code.code.load(std::sync::atomic::Ordering::Relaxed)) as usize;
+            let (size, code) = lona_machine::whitebox::jit::arity_code(p, 1);
+            bytes += size;
+            reused += !addrs.insert(code) as usize;
         }
-        assert_eq!(crate::jit::code_bytes(), base + bytes);
+        assert_eq!(lona_machine::whitebox::jit::code_bytes(), base + bytes);
         if round == 0 {
             first_extent = extent();
         } else {
@@ -152,7 +171,7 @@ fn freed_code_alone() {
         // They run compiled (the interpreter entered each), and right:
         // g(n) = 1 + (n - 1) c.
         let calls: Vec<String> = (0..N).map(|k| format!("(g{k} 10)")).collect();
-        let got = crate::eval::eval_str(
+        let got = crate::boot::eval_str(
             &env,
             "run.lona",
             &format!("(ns {ns}) [{}]", calls.join(" ")),
@@ -164,22 +183,26 @@ fn freed_code_alone() {
         assert_eq!(got, format!("[{}]", want.join(" ")), "round {round}");
         for p in &ps {
             assert!(
-                p.ext.jit.entries.load(std::sync::atomic::Ordering::Relaxed) > 0,
+                lona_machine::whitebox::jit::entries(p) > 0,
                 "{} ran interpreted",
                 p.name
             );
         }
         for p in &ps {
             // SAFETY: the code returned, no thread holds its address.
-            unsafe { crate::jit::free_code(p) };
-            assert!(!p.ext.jit.any_entry());
+            unsafe { lona_machine::whitebox::jit::free_code(p) };
+            assert!(!lona_machine::whitebox::jit::any_entry(p));
         }
-        assert_eq!(crate::jit::code_bytes(), base, "round {round}");
+        assert_eq!(
+            lona_machine::whitebox::jit::code_bytes(),
+            base,
+            "round {round}"
+        );
         // Freed, a function runs interpreted, and is never compiled again.
-        let got = crate::eval::eval_str(&env, "again.lona", &format!("(ns {ns}) (g3 10)")).unwrap();
+        let got = crate::boot::eval_str(&env, "again.lona", &format!("(ns {ns}) (g3 10)")).unwrap();
         assert_eq!(got, (1 + 9 * (3 + 1000 * round)).to_string());
-        assert!(crate::jit::compile(ps[3], 1).is_none());
-        assert_eq!(crate::jit::code_bytes(), base);
+        assert!(lona_machine::whitebox::jit::compile(ps[3], 1).is_none());
+        assert_eq!(lona_machine::whitebox::jit::code_bytes(), base);
     }
 }
 
@@ -189,12 +212,12 @@ fn freed_code_alone() {
 /// another test) was under way.
 fn judge_until_optimised(p: &'static Proto, argc: usize) {
     for _ in 0..10_000 {
-        if !p.ext.jit.is_quick(argc) {
+        if !lona_machine::whitebox::jit::is_quick(p, argc) {
             crate::jit::settle();
             return;
         }
-        p.ext.jit.judge(p, false);
-        if p.ext.jit.is_quick(argc) {
+        lona_machine::whitebox::jit::judge(p, false);
+        if lona_machine::whitebox::jit::is_quick(p, argc) {
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
     }
@@ -204,7 +227,7 @@ fn judge_until_optimised(p: &'static Proto, argc: usize) {
 /// Whether quick code at `addr` is retired, or retired code was freed
 /// since `freed` (a collection cycle another test started may free it).
 fn retired_or_freed(addr: usize, freed: u64) -> bool {
-    JitSlot::is_retired(addr) || crate::jit::stats().retired_freed > freed
+    lona_machine::whitebox::jit::is_retired(addr) || crate::jit::stats().retired_freed > freed
 }
 
 /// A function found hot is compiled quick; at its `optimise_after()`th
@@ -214,75 +237,65 @@ fn retired_or_freed(addr: usize, freed: u64) -> bool {
 /// A leaf is optimised at once.
 #[test]
 fn quick_code_is_replaced_by_optimised_code_and_retired() {
-    if !crate::jit::optimise::quick_tier() {
+    if !lona_machine::whitebox::jit::optimise::quick_tier() {
         return;
     }
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
-    crate::builtins::install(&env);
+    lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
     let src = "(ns tiers)
         (defn count-down [n acc] (if (= n 0) acc (count-down (- n 1) (+ acc 2))))
         (defn sq [x] (* x x))";
-    crate::eval::eval_str(&env, "defs.lona", src).unwrap();
+    crate::boot::eval_str(&env, "defs.lona", src).unwrap();
     let p = proto(&env, "tiers", "count-down");
-    let quick = crate::jit::compile(p, 2).expect("compiled");
-    let slot = &p.ext.jit;
-    assert!(slot.is_quick(2));
-    assert_eq!(slot.entry(2), Some(quick));
+    let quick = lona_machine::whitebox::jit::compile(p, 2).expect("compiled");
+    use lona_machine::whitebox::jit as slot;
+    assert!(slot::is_quick(p, 2));
+    assert_eq!(slot::entry(p, 2), Some(quick));
     // Entries short of the count change nothing.
-    let after = crate::jit::optimise::optimise_after();
-    let before = slot.entries.load(std::sync::atomic::Ordering::Relaxed);
+    let after = lona_machine::whitebox::jit::optimise::optimise_after();
+    let before = slot::entries(p);
     assert!(before < after - 1, "{before} entries already");
     for _ in before + 1..after {
-        slot.judge(p, false);
+        slot::judge(p, false);
     }
-    assert!(slot.is_quick(2));
-    assert_eq!(slot.entry(2), Some(quick));
+    assert!(slot::is_quick(p, 2));
+    assert_eq!(slot::entry(p, 2), Some(quick));
     // The last one: optimised code in its place, the quick code retired.
     // (Or a later one, should another test be optimising meanwhile.)
-    assert!(!JitSlot::is_retired(quick));
+    assert!(!lona_machine::whitebox::jit::is_retired(quick));
     let freed = crate::jit::stats().retired_freed;
     judge_until_optimised(p, 2);
-    let optimised = slot.entry(2).expect("still compiled");
+    let optimised = slot::entry(p, 2).expect("still compiled");
     assert_ne!(optimised, quick);
     assert!(retired_or_freed(quick, freed));
-    assert_eq!(
-        slot.arity[2]
-            .code
-            .load(std::sync::atomic::Ordering::Relaxed),
-        optimised
-    );
+    assert_eq!(slot::arity_code(p, 2).1, optimised);
     // More entries do not compile it again.
-    slot.judge(p, false);
-    assert_eq!(slot.entry(2), Some(optimised));
+    slot::judge(p, false);
+    assert_eq!(slot::entry(p, 2), Some(optimised));
     // It runs (the interpreter enters the optimised code), and right.
-    let entries = slot.entries.load(std::sync::atomic::Ordering::Relaxed);
-    let got = crate::eval::eval_str(&env, "run.lona", "(ns tiers) (count-down 100000 7)").unwrap();
+    let entries = slot::entries(p);
+    let got = crate::boot::eval_str(&env, "run.lona", "(ns tiers) (count-down 100000 7)").unwrap();
     assert_eq!(got, "200007");
-    assert!(
-        slot.entries.load(std::sync::atomic::Ordering::Relaxed) > entries,
-        "ran interpreted"
-    );
+    assert!(slot::entries(p) > entries, "ran interpreted");
     // An arity compiled from now on is optimised at once; so is a leaf.
     let leaf = proto(&env, "tiers", "sq");
     assert!(
-        crate::jit::compile(leaf, 1).is_none(),
+        lona_machine::whitebox::jit::compile(leaf, 1).is_none(),
         "a leaf is not entered"
     );
-    assert!(leaf.ext.jit.entry(1).is_some());
-    assert!(!leaf.ext.jit.is_quick(1));
+    assert!(lona_machine::whitebox::jit::entry(leaf, 1).is_some());
+    assert!(!lona_machine::whitebox::jit::is_quick(leaf, 1));
     // Freed with its prototype: the optimised code; the quick code stays
     // retired (the code collector frees it, once, after a cycle).
     // SAFETY: the code returned, no thread holds its address.
-    unsafe { crate::jit::free_code(p) };
-    assert_eq!(
-        slot.arity[2]
-            .code
-            .load(std::sync::atomic::Ordering::Relaxed),
-        0
-    );
-    assert!(!slot.any_entry());
+    unsafe { lona_machine::whitebox::jit::free_code(p) };
+    assert_eq!(slot::arity_code(p, 2).1, 0);
+    assert!(!slot::any_entry(p));
     assert!(retired_or_freed(quick, freed));
-    let got = crate::eval::eval_str(&env, "again.lona", "(ns tiers) (count-down 1000 1)").unwrap();
+    let got = crate::boot::eval_str(&env, "again.lona", "(ns tiers) (count-down 1000 1)").unwrap();
     assert_eq!(got, "2001");
 }
 
@@ -292,19 +305,22 @@ fn quick_code_is_replaced_by_optimised_code_and_retired() {
 /// install, so the two interleave).
 #[test]
 fn optimising_and_compiling_at_once() {
-    if !crate::jit::optimise::quick_tier() {
+    if !lona_machine::whitebox::jit::optimise::quick_tier() {
         return;
     }
     const N: usize = 12;
     let env = Arc::new(Env::empty(Box::new(SharedBuf::default())));
-    crate::builtins::install(&env);
+    lona_machine::whitebox::install(&env);
+    // The built-ins only, as the test always ran: not the node's half
+    // (its built-ins, the prelude).
+    env.boot_node(|| {});
     let mut src = String::from("(ns race)\n");
     for k in 0..2 * N {
         src.push_str(&format!(
             "(defn f{k} [n acc] (if (= n 0) acc (f{k} (- n 1) (+ acc {k}))))\n"
         ));
     }
-    crate::eval::eval_str(&env, "defs.lona", &src).unwrap();
+    crate::boot::eval_str(&env, "defs.lona", &src).unwrap();
     let ps: Vec<&'static Proto> = (0..2 * N)
         .map(|k| proto(&env, "race", &format!("f{k}")))
         .collect();
@@ -312,8 +328,8 @@ fn optimising_and_compiling_at_once() {
     // while the first is optimised.
     let mut quick = Vec::new();
     for p in &ps[..N] {
-        quick.push(crate::jit::compile(p, 2).expect("compiled"));
-        assert!(p.ext.jit.is_quick(2), "{}", p.name);
+        quick.push(lona_machine::whitebox::jit::compile(p, 2).expect("compiled"));
+        assert!(lona_machine::whitebox::jit::is_quick(p, 2), "{}", p.name);
     }
     let (first, second) = (ps[..N].to_vec(), ps[N..].to_vec());
     let freed = crate::jit::stats().retired_freed;
@@ -323,15 +339,19 @@ fn optimising_and_compiling_at_once() {
         }
     });
     for p in &second {
-        assert!(crate::jit::compile(p, 2).is_some());
+        assert!(lona_machine::whitebox::jit::compile(p, 2).is_some());
     }
     optimiser.join().unwrap();
     for (p, q) in ps[..N].iter().zip(&quick) {
-        assert!(!p.ext.jit.is_quick(2), "{} not optimised", p.name);
+        assert!(
+            !lona_machine::whitebox::jit::is_quick(p, 2),
+            "{} not optimised",
+            p.name
+        );
         assert!(retired_or_freed(*q, freed), "{}", p.name);
     }
     let calls: Vec<String> = (0..2 * N).map(|k| format!("(f{k} 5000 0)")).collect();
-    let got = crate::eval::eval_str(
+    let got = crate::boot::eval_str(
         &env,
         "run.lona",
         &format!("(ns race) [{}]", calls.join(" ")),
@@ -341,6 +361,6 @@ fn optimising_and_compiling_at_once() {
     assert_eq!(got, format!("[{}]", want.join(" ")));
     for p in &ps {
         // SAFETY: the code returned, no thread holds its address.
-        unsafe { crate::jit::free_code(p) };
+        unsafe { lona_machine::whitebox::jit::free_code(p) };
     }
 }

@@ -18,7 +18,7 @@ pub(crate) fn corpus() -> Vec<&'static Proto> {
     static CORPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
     let addrs = CORPUS.get_or_init(|| {
         let env = Env::new(Box::new(SharedBuf::default()));
-        crate::eval::eval_str(&env, "corpus.lona", PROGRAM).unwrap();
+        crate::boot::eval_str(&env, "corpus.lona", PROGRAM).unwrap();
         // The environment and its code stay alive for the test binary.
         let env: &'static Arc<Env> = Box::leak(Box::new(env));
         let mut out = Vec::new();
@@ -252,7 +252,7 @@ fn instructions_print_by_their_operands_kinds() {
 #[test]
 fn the_disassembler_prints_from_the_table() {
     let env = Env::new(Box::new(SharedBuf::default()));
-    crate::eval::eval_str(
+    crate::boot::eval_str(
         &env,
         "dis.lona",
         "(ns dis) (defn fib [n] (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2)))))

@@ -27,7 +27,7 @@ use crate::env::Env;
 use crate::var::Namespace;
 
 /// Any number of arguments.
-pub(crate) const ANY: u16 = u16::MAX;
+pub const ANY: u16 = u16::MAX;
 
 /// Defines a built-in `name` in `ns`.
 pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: NativeFn) {
@@ -42,14 +42,8 @@ pub(crate) fn def(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: Nativ
 
 /// Defines `name` in `ns` as a native of the embedding program
 /// ([`crate::Env::define_native`]), called through
-/// [`crate::native::call_user_native`].
-pub(crate) fn def_user(
-    ns: &'static Namespace,
-    name: &str,
-    lo: u16,
-    hi: u16,
-    f: crate::native::Native,
-) {
+/// `crate::native::call_user_native`.
+pub fn def_user(ns: &'static Namespace, name: &str, lo: u16, hi: u16, f: crate::native::Native) {
     let mut proto = crate::bytecode::bare(
         &format!("{}/{}", ns.name, name),
         Vec::new(),

@@ -34,13 +34,16 @@ pub struct Env {
     /// The node's distribution, once `dist::start` made it a named node
     /// (`dist::of` finds the `Dist` itself).
     pub dist: std::sync::OnceLock<Arc<dyn crate::remote::Distribution>>,
+    /// Whether the node's half of the start ran ([`Env::boot_node`]).
+    node_booted: std::sync::Once,
 }
 
 impl Env {
     /// A node writing to `out`, with no namespace but an empty `lona.core`
-    /// and `user`: the data [`Env::new`](crate::Env::new) (in `boot.rs`,
-    /// above the evaluator) fills with the built-ins and the prelude.
-    pub(crate) fn empty(out: Box<dyn Write + Send>) -> Env {
+    /// and `user`: the data [`Env::new`](crate::Env::new) (in `boot.rs`)
+    /// fills with the machine's built-ins, and the node (`lona-vm`) with
+    /// its own and the prelude.
+    pub fn empty(out: Box<dyn Write + Send>) -> Env {
         let namespaces = Namespaces::default();
         let core = namespaces.get_or_create(CORE_NS);
         namespaces.get_or_create("user");
@@ -54,7 +57,21 @@ impl Env {
             reports: std::sync::atomic::AtomicBool::new(true),
             max_heap_size: std::sync::atomic::AtomicUsize::new(0),
             dist: std::sync::OnceLock::new(),
+            node_booted: std::sync::Once::new(),
         }
+    }
+
+    /// Runs `boot` (the node's half of the start: its built-ins, the
+    /// prelude) if it has not run on this node yet; another thread
+    /// calling meanwhile waits for it to finish. `lona-vm` calls it
+    /// before the first code runs on the node.
+    pub fn boot_node(&self, boot: impl FnOnce()) {
+        self.node_booted.call_once(boot);
+    }
+
+    /// Whether [`Env::boot_node`] ran.
+    pub fn node_booted(&self) -> bool {
+        self.node_booted.is_completed()
     }
 
     /// Sets the default `:max-heap-size` (words, 0: none) of every process

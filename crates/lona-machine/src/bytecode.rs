@@ -15,9 +15,8 @@ pub type Proto = lona_compiler::bytecode::Proto<ProtoExt>;
 ///
 /// Built-ins are leaf functions: they never call back into Lonala. They get
 /// their arguments as raw words of the process heap and may allocate on it
-/// (allocation never moves the heap; see [`crate::vm`]).
-pub(crate) type NativeFn =
-    fn(&mut crate::native::BuiltinCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
+/// (allocation never moves the heap; see `crate::vm`).
+pub type NativeFn = fn(&mut crate::native::BuiltinCx<'_, '_>, &[RawTerm]) -> crate::native::NResult;
 
 /// The machine's part of a prototype ([`Proto::ext`]): what the front
 /// leaves empty.
@@ -39,7 +38,7 @@ pub struct ProtoExt {
 /// A prototype with the given code and nothing else (no arities: it is
 /// entered only by the VM itself, or it is the built-in `native`, taking
 /// its fewest to most arguments).
-pub(crate) fn bare(name: &str, code: Vec<Instr>, native: Option<(NativeFn, u16, u16)>) -> Proto {
+pub fn bare(name: &str, code: Vec<Instr>, native: Option<(NativeFn, u16, u16)>) -> Proto {
     Proto::bare(
         name,
         code,

@@ -111,7 +111,7 @@ pub struct Vm {
     extra: Option<Box<Extra>>,
     /// Whether the VM is a process's, which the code collector can ask
     /// what it holds (`purge`).
-    pub(crate) census: lona_compiler::area::Census,
+    pub census: lona_compiler::area::Census,
 }
 
 /// The parts of a [`Vm`] that only some processes use (one that raised,
@@ -173,12 +173,28 @@ fn idle_proto() -> &'static Proto {
 
 impl Vm {
     /// An idle interpreter with an empty heap.
-    pub fn new(env: Arc<Env>) -> Vm {
-        Vm::with_heap(env, Heap::new())
+    ///
+    /// # Safety
+    ///
+    /// As [`Vm::with_heap`].
+    pub unsafe fn new(env: Arc<Env>) -> Vm {
+        // SAFETY: the caller keeps `with_heap`'s contract; an empty heap
+        // holds no word.
+        unsafe { Vm::with_heap(env, Heap::new()) }
     }
 
     /// An idle interpreter on a given heap.
-    pub fn with_heap(env: Arc<Env>, heap: Heap) -> Vm {
+    ///
+    /// # Safety
+    ///
+    /// The interpreter follows the words it is given as terms of its
+    /// heap: every word the caller hands it afterwards ([`Vm::start`]'s
+    /// function and arguments) is an immediate, a word of `heap` or of
+    /// permanent memory (a var's value), and `heap`'s terms are ones the
+    /// machine made (a process heap, a message's fragment adopted).
+    /// `lona-vm`'s evaluator and processes keep this; safe code outside
+    /// the two crates cannot make a `Vm`.
+    pub unsafe fn with_heap(env: Arc<Env>, heap: Heap) -> Vm {
         // A process's (or a step's) heap: its closures are reported on
         // visits (`purge`).
         heap.set_visited(true);
@@ -227,7 +243,7 @@ impl Vm {
 
     /// The VM is now a process's (`Census::adopt`): visited, so its
     /// heap needs no pins on the closures that enter it.
-    pub(crate) fn adopt(&mut self) {
+    pub fn adopt(&mut self) {
         self.census.adopt();
         self.heap.set_visited(true);
     }
@@ -235,7 +251,7 @@ impl Vm {
     /// Reports the code and constants this VM holds to a code collector's
     /// visit (`purge`, step 3): the prototypes of its frames and its
     /// exception trace, and what its heap and register stack point to.
-    pub(crate) fn report_code(&self, sweep: &lona_compiler::area::Sweep) {
+    pub fn report_code(&self, sweep: &lona_compiler::area::Sweep) {
         sweep.proto(self.cur.proto);
         for f in &self.frames {
             sweep.proto(f.proto);
@@ -263,7 +279,7 @@ impl Vm {
     }
 
     /// Limits the register stack to `words` (at least 64); deeper calls
-    /// raise `:system-limit`. Default [`MAX_STACK_WORDS`].
+    /// raise `:system-limit`. Default `MAX_STACK_WORDS`.
     pub fn set_stack_limit(&mut self, words: usize) {
         self.extra().max_stack = words.clamp(64, MAX_STACK_WORDS);
     }

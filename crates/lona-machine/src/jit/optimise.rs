@@ -68,7 +68,7 @@ pub(super) const OPTIMISE_AFTER: u32 = 5;
 /// compiled at its first call, and the tests that run programs in that
 /// tier see both code generators' code (the first entry runs the quick
 /// code, later ones the optimised; short programs never reach 100).
-pub(crate) fn optimise_after() -> u32 {
+pub fn optimise_after() -> u32 {
     if super::tier() == super::Tier::JitEager {
         2
     } else {
@@ -139,7 +139,7 @@ pub(super) fn optimised_count() -> u64 {
 }
 
 /// Whether functions are compiled quick first (`LONA_JIT_QUICK=0`: no).
-pub(crate) fn quick_tier() -> bool {
+pub fn quick_tier() -> bool {
     static ON: AtomicU8 = AtomicU8::new(u8::MAX);
     match ON.load(Relaxed) {
         0 => false,
@@ -285,8 +285,8 @@ impl JitSlot {
 
     /// Whether quick code at `addr` is retired, not yet freed (the
     /// tests).
-    #[cfg(test)]
-    pub(crate) fn is_retired(addr: usize) -> bool {
+    #[cfg(any(test, feature = "whitebox"))]
+    pub fn is_retired(addr: usize) -> bool {
         RETIRED
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -295,8 +295,8 @@ impl JitSlot {
     }
 
     /// Whether arity `argc`'s code is the quick tier's (the tests).
-    #[cfg(test)]
-    pub(crate) fn is_quick(&self, argc: usize) -> bool {
+    #[cfg(any(test, feature = "whitebox"))]
+    pub fn is_quick(&self, argc: usize) -> bool {
         self.quick.load(Relaxed) & (1 << argc) != 0
     }
 }

@@ -74,7 +74,7 @@ impl Vm {
 
     /// The current exception's trace, taken (for a process that ends with
     /// it: formatted only if someone prints it).
-    pub(crate) fn take_trace(&mut self) -> Frames {
+    pub fn take_trace(&mut self) -> Frames {
         match &mut self.extra {
             Some(x) => frames_of(&std::mem::take(&mut x.exn_trace)),
             None => frames_of(&[]),

@@ -415,7 +415,7 @@ impl JitSlot {
     }
 
     /// Whether any arity has code (the tests).
-    #[cfg(all(test, feature = "jit"))]
+    #[cfg(all(any(test, feature = "whitebox"), feature = "jit"))]
     pub(crate) fn any_entry(&self) -> bool {
         (0..=MAX_ARGS).any(|k| self.entry(k).is_some())
     }
@@ -750,7 +750,7 @@ const _: () = {
 };
 
 #[cfg(not(feature = "jit"))]
-fn compile(p: &'static Proto, _argc: usize) -> Option<Entry> {
+pub(crate) fn compile(p: &'static Proto, _argc: usize) -> Option<Entry> {
     p.ext.jit.state.store(NEVER, Relaxed);
     None
 }
@@ -759,7 +759,7 @@ fn compile(p: &'static Proto, _argc: usize) -> Option<Entry> {
 ///
 /// # Safety
 /// As for [`free_codes`].
-#[cfg(all(feature = "jit", test))]
+#[cfg(all(feature = "jit", any(test, feature = "whitebox")))]
 pub(crate) unsafe fn free_code(p: &Proto) {
     // SAFETY: per the caller.
     unsafe { free_codes(&[p as *const Proto]) }

@@ -17,12 +17,12 @@ use crate::tag;
 use lona_compiler::bytecode::ops::{Flow, Jit, Raising};
 
 /// Why a prototype is not compiled.
-pub(crate) type Why = String;
+pub type Why = String;
 
 /// The fixed arities of `p` that may be compiled: `(argc, entry pc,
 /// nregs)` each, at most [`MAX_ARGS`](super::MAX_ARGS) arguments and 64
 /// registers (a variadic arity stays interpreted; calls of it leave).
-pub(crate) fn arities(p: &Proto) -> Result<Vec<(usize, u32, u32)>, Why> {
+pub fn arities(p: &Proto) -> Result<Vec<(usize, u32, u32)>, Why> {
     if p.ext.native.is_some() {
         return Err("a built-in".into());
     }
@@ -49,14 +49,14 @@ pub(crate) fn arities(p: &Proto) -> Result<Vec<(usize, u32, u32)>, Why> {
 /// The closure var `var` holds, if it is one of `p` (a call through it
 /// is a call of this function itself). A var's value is permanent: the
 /// word stays valid and names that closure alone.
-pub(crate) fn self_var(p: &'static Proto, var: u32) -> Option<u64> {
+pub fn self_var(p: &'static Proto, var: u32) -> Option<u64> {
     let w = p.vars[var as usize].get()?.bits();
     (tag::closure_code(w)? == p.code_id()).then_some(w)
 }
 
 /// How an instruction is translated.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum How {
+pub enum How {
     /// Machine code of its own (calls of itself among them).
     Inline,
     /// A call through a var that held this built-in closure when compiled
@@ -70,7 +70,7 @@ pub(crate) enum How {
 
 /// The built-in closure var `var` holds, if it is one taking `argc`
 /// arguments.
-pub(crate) fn native_var(p: &'static Proto, var: u32, argc: usize) -> Option<u64> {
+pub fn native_var(p: &'static Proto, var: u32, argc: usize) -> Option<u64> {
     let w = p.vars[var as usize].get()?.bits();
     // SAFETY: closures carry leaked Proto addresses.
     let q = unsafe { Proto::from_code(tag::closure_code(w)?) };
@@ -82,7 +82,7 @@ pub(crate) fn native_var(p: &'static Proto, var: u32, argc: usize) -> Option<u64
 /// How instruction `ins` of `p` (of arity `argc`) is translated: as the
 /// opcode table says ([`Op::jit`](lona_compiler::bytecode::ops::Op::jit)), and
 /// for a call through a var, as its callee when compiled decides.
-pub(crate) fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
+pub fn how(p: &'static Proto, argc: usize, ins: Instr) -> How {
     match ins.op().jit {
         Jit::Inline => How::Inline,
         Jit::SideExit => How::SideExit,
@@ -115,14 +115,14 @@ fn how_callee(p: &'static Proto, argc: usize, ins: Instr) -> How {
 
 /// Whether `ins` only raises a new error (a failed match: the table's
 /// [`Raising::Always`]): a side exit, but only on an error path.
-pub(crate) fn only_raises(ins: Instr) -> bool {
+pub fn only_raises(ins: Instr) -> bool {
     ins.op().raising == Raising::Always
 }
 
 /// Checks that the code is worth compiling and that none of it runs off
 /// the end: instructions left to the interpreter (side exits) are
 /// allowed where the function has a loop or a call of itself to gain on.
-pub(crate) fn check(p: &'static Proto, argc: usize, entry: usize) -> Result<(), Why> {
+pub fn check(p: &'static Proto, argc: usize, entry: usize) -> Result<(), Why> {
     let n = p.code.len();
     match p.code.last() {
         // A superinstruction is never last: what it stands for follows it.
@@ -213,7 +213,7 @@ pub(super) fn reachable(p: &Proto, entry: usize) -> Vec<bool> {
 
 /// Whether `ins` is a tail call that may be of another function (its
 /// var held another when compiled, or through a register).
-pub(crate) fn tail_out(p: &'static Proto, argc: usize, ins: Instr) -> bool {
+pub fn tail_out(p: &'static Proto, argc: usize, ins: Instr) -> bool {
     match ins {
         Instr::TailCallVar { var, argc: n, .. } => {
             !(n as usize == argc && self_var(p, var).is_some())
@@ -229,7 +229,7 @@ pub(crate) fn tail_out(p: &'static Proto, argc: usize, ins: Instr) -> bool {
 /// back: mutual recursion runs natively, `tail_closure_call`). A call of
 /// another function gains only what that call saves, not the entry and
 /// leave of a function that then leaves.
-pub(crate) fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
+pub fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
     match ins {
         Instr::Loop { .. } | Instr::TailCall { .. } | Instr::TailCallVar { .. } => true,
         Instr::CallVar { var, argc: n, .. } => n as usize == argc && self_var(p, var).is_some(),
@@ -242,7 +242,7 @@ pub(crate) fn gain(p: &'static Proto, argc: usize, ins: Instr) -> bool {
 /// returns, raises or tail-calls), from the table's [`Flow`] and
 /// [`covers`](lona_compiler::bytecode::ops::Op::covers). A side exit's is the
 /// next instruction, unless it only raises.
-pub(crate) fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
+pub fn successors(ins: Instr, pc: usize) -> [Option<usize>; 2] {
     let op = ins.op();
     if op.jit == Jit::SideExit {
         return if only_raises(ins) {

@@ -33,14 +33,14 @@ pub(crate) fn debug_name(p: &Proto) -> &'static DebugName {
 
 /// One frame of a trace that outlives the code it names.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct TraceFrame {
+pub struct TraceFrame {
     who: &'static DebugName,
     /// The line; `None` for a built-in.
     line: Option<u32>,
 }
 
 /// A stack trace, innermost first.
-pub(crate) type Frames = Vec<TraceFrame>;
+pub type Frames = Vec<TraceFrame>;
 
 /// Frames kept in a stack trace.
 pub(crate) const TRACE_DEPTH: usize = 24;

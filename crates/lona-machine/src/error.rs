@@ -7,7 +7,7 @@
 use std::fmt;
 
 /// A function looked up by name from Rust ([`introspect`](crate::introspect),
-/// [`LonaProcess::call`](crate::process::LonaProcess::call)) that is not
+/// `lona_vm::process::LonaProcess::call`) that is not
 /// there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -40,7 +40,7 @@ impl fmt::Display for LookupError {
 
 impl std::error::Error for LookupError {}
 
-/// A node that could not run its main process ([`node::run_main`](crate::node::run_main)).
+/// A node that could not run its main process (`lona_vm::node::run_main`).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum NodeError {
@@ -69,7 +69,7 @@ impl std::error::Error for NodeError {
 }
 
 /// A file or directory given to the test runner
-/// ([`test_runner::find_tests`](crate::test_runner::find_tests)) that
+/// (`lona_vm::test_runner::find_tests`) that
 /// cannot be read: the path and why.
 #[derive(Debug)]
 pub struct PathError {

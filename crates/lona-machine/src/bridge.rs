@@ -87,7 +87,7 @@ pub struct PidTerm(pub lona_runtime::Pid);
 /// A pid of another node inside a serialized value: what a native
 /// process receives from a process there (or from a Lonala process that
 /// passes one on), and sends back with
-/// [`Dist::send_value_to`](crate::dist::Dist::send_value_to).
+/// `lona_vm::dist::Dist::send_value_to`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RemotePidTerm {
     /// The node, `name@host`.
@@ -577,7 +577,7 @@ pub fn from_message<T: de::DeserializeOwned>(m: &Fragment) -> Result<T, BridgeEr
 /// Deserializes an exit reason: a Lonala process's (what it raised or
 /// exited with, say `[:error [:badarith ...]]`), or one of the runtime's
 /// (`:normal`, `:killed`, `:noproc`, ... as keywords), as a monitor's
-/// `Down`, a link's `Exit` or [`crate::otp::LonaCallError::Exit`] give it.
+/// `Down`, a link's `Exit` or `lona_vm::otp::LonaCallError::Exit` give it.
 pub fn from_reason<T: de::DeserializeOwned>(r: &lona_runtime::Reason) -> Result<T, BridgeError> {
     let heap = Heap::new();
     from_term(crate::msg::reason_term(&heap, r))

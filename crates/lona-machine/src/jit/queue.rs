@@ -208,7 +208,7 @@ fn run() {
             }
         };
         // The tests hold jobs back here (`jit/tests.rs`).
-        #[cfg(test)]
+        #[cfg(any(test, feature = "whitebox"))]
         let _gate = GATE.lock().unwrap_or_else(|e| e.into_inner());
         {
             STARTED.fetch_add(1, SeqCst);
@@ -244,8 +244,8 @@ fn run() {
 }
 
 /// Held by a test to keep the thread from starting its next job.
-#[cfg(test)]
-pub(crate) static GATE: Mutex<()> = Mutex::new(());
+#[cfg(any(test, feature = "whitebox"))]
+pub static GATE: Mutex<()> = Mutex::new(());
 
 /// How far below the workers' priority the thread runs (`nice` 10: a
 /// tenth of the weight of a worker under Linux's fair scheduler).

@@ -14,7 +14,20 @@ use crate::vm::{Outcome, Vm};
 const MACRO_BUDGET: u64 = 50_000_000;
 
 /// A node as the compiler's host.
-pub(crate) struct NodeHost<'a>(pub(crate) &'a Arc<Env>);
+pub struct NodeHost<'a>(pub(crate) &'a Arc<Env>);
+
+impl<'a> NodeHost<'a> {
+    /// The host of `env`'s namespaces.
+    ///
+    /// # Safety
+    ///
+    /// The host runs the word `expand` is given as a macro: it is given
+    /// only to a [`lona_compiler::Compiler`], which passes it macros'
+    /// values (words of permanent memory the machine made).
+    pub unsafe fn new(env: &'a Arc<Env>) -> NodeHost<'a> {
+        NodeHost(env)
+    }
+}
 
 impl Host for NodeHost<'_> {
     fn namespaces(&self) -> &Namespaces {
@@ -26,7 +39,10 @@ impl Host for NodeHost<'_> {
     }
 
     fn expand(&self, f: RawTerm, args: &[Form], pos: Pos) -> Result<Form, ExpandError> {
-        let mut vm = Vm::new(self.0.clone());
+        // SAFETY: the words started are `f`, a macro's value the compiler
+        // read from its var (permanent memory), and terms made on this
+        // VM's heap just above.
+        let mut vm = unsafe { Vm::new(self.0.clone()) };
         let mut words = Vec::with_capacity(args.len());
         for a in args {
             let t = lona_compiler::form_to_term(&vm.heap, a)

@@ -241,8 +241,8 @@ impl Compiler {
 
 /// The code heap's extent in bytes (tests: the whitebox tests of the
 /// code heap's reuse).
-#[cfg(test)]
-pub(crate) fn heap_extent() -> usize {
+#[cfg(any(test, feature = "whitebox"))]
+pub fn heap_extent() -> usize {
     let c = compiler().lock().unwrap_or_else(|e| e.into_inner());
     c.as_ref().map_or(0, |c| c.heap.extent())
 }

@@ -10,7 +10,7 @@ use crate::bytecode::Proto;
 
 /// Appends `x` as `str` shows it: a string's own text, `nil` as nothing,
 /// anything else printed readably.
-pub(crate) fn display_into(out: &mut String, x: Term<'_>) {
+pub fn display_into(out: &mut String, x: Term<'_>) {
     if crate::tag::is_small(x.bits()) {
         // `itoa`: `write!`'s formatting machinery cost 300 instructions a
         // number (`str` of an integer in a loop).
@@ -31,12 +31,12 @@ pub(crate) fn display_into(out: &mut String, x: Term<'_>) {
 }
 
 /// `pr-str` of one value (readable: strings quoted).
-pub(crate) fn readable_into(out: &mut String, x: Term<'_>) {
+pub fn readable_into(out: &mut String, x: Term<'_>) {
     let _ = write!(out, "{x}");
 }
 
 /// Appends `t` printed readably (`pr-str`).
-pub(crate) fn readable(out: &mut String, t: Term<'_>) {
+pub fn readable(out: &mut String, t: Term<'_>) {
     readable_into(out, t);
 }
 

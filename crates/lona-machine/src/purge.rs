@@ -94,8 +94,8 @@ pub(crate) fn install() {
 }
 
 /// Whether the area at `addr` is registered (not freed): the tests.
-#[cfg(all(test, feature = "jit"))]
-pub(crate) fn registered(addr: usize) -> bool {
+#[cfg(all(any(test, feature = "whitebox"), feature = "jit"))]
+pub fn registered(addr: usize) -> bool {
     area::registered(addr)
 }
 

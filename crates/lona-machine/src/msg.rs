@@ -97,7 +97,7 @@ pub fn term_reason(t: Term<'_>, trace: Option<&str>) -> Reason {
 
 /// [`term_reason`] with the trace as the VM's frames (formatted only if a
 /// crash report shows it).
-pub(crate) fn term_reason_frames(t: Term<'_>, frames: crate::trace::Frames) -> Reason {
+pub fn term_reason_frames(t: Term<'_>, frames: crate::trace::Frames) -> Reason {
     let trace = if frames.is_empty() {
         Trace::None
     } else {
