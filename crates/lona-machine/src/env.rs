@@ -35,8 +35,18 @@ pub struct Env {
     /// (`dist::of` finds the `Dist` itself).
     pub dist: std::sync::OnceLock<Arc<dyn crate::remote::Distribution>>,
     /// Whether the node's half of the start ran ([`Env::boot_node`]).
-    node_booted: std::sync::Once,
+    pub(crate) node_booted: std::sync::Once,
+    /// The natives an embedding program defined before the node's half
+    /// of the start ran ([`Env::define_native`]): defined again after it,
+    /// so that the program's definitions win over the prelude's, as when
+    /// `Env::new` loaded the prelude itself. Written by `define_native`,
+    /// taken once by `boot_node`.
+    pub(crate) early_natives: Mutex<Vec<EarlyNative>>,
 }
+
+/// A native defined before the node's start: namespace, name, arities,
+/// function.
+pub(crate) type EarlyNative = (String, String, u16, u16, crate::Native);
 
 impl Env {
     /// A node writing to `out`, with no namespace but an empty `lona.core`
@@ -58,15 +68,8 @@ impl Env {
             max_heap_size: std::sync::atomic::AtomicUsize::new(0),
             dist: std::sync::OnceLock::new(),
             node_booted: std::sync::Once::new(),
+            early_natives: Mutex::new(Vec::new()),
         }
-    }
-
-    /// Runs `boot` (the node's half of the start: its built-ins, the
-    /// prelude) if it has not run on this node yet; another thread
-    /// calling meanwhile waits for it to finish. `lona-vm` calls it
-    /// before the first code runs on the node.
-    pub fn boot_node(&self, boot: impl FnOnce()) {
-        self.node_booted.call_once(boot);
     }
 
     /// Whether [`Env::boot_node`] ran.

@@ -92,3 +92,31 @@ fn a_term_of_another_heap_is_copied_not_trusted() {
         r#"[["far" 9223372036854775807] ["far" 9223372036854775807] 27]"#
     );
 }
+
+/// A native named as a function of the prelude (`second`) or of the
+/// node's built-ins (`spawn`), defined before any code ran on the `Env`,
+/// stays the program's once the node has started (the node's half of the
+/// start runs at the first code, after the definitions), and one defined
+/// afterwards replaces the prelude's too.
+#[test]
+fn a_native_defined_before_the_first_code_wins_over_the_prelude() {
+    let env = env();
+    env.define_native("lona.core", "second", 1, 1, |cx, _a| {
+        Ok(cx.heap().string("mine"))
+    });
+    env.define_native("lona.core", "spawn", 1, 1, |cx, _a| {
+        Ok(cx.heap().string("no-spawn"))
+    });
+    let got = eval_str(
+        &env,
+        "t.lona",
+        "[(second [1 2]) (spawn (fn [] 1)) (ffirst [[7]])]",
+    )
+    .unwrap();
+    assert_eq!(got, r#"["mine" "no-spawn" 7]"#);
+    env.define_native("lona.core", "ffirst", 1, 1, |cx, _a| {
+        Ok(cx.heap().string("later"))
+    });
+    let got = eval_str(&env, "t.lona", "[(second [1 2]) (ffirst [[7]])]").unwrap();
+    assert_eq!(got, r#"["mine" "later"]"#);
+}

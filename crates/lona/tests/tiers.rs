@@ -487,7 +487,7 @@ fn intrinsics_and_inline_cons_cells_match_the_built_ins() {
   (println (filter even? (range 10)) (filter odd? [1 2 3]) (map zero? [0 1 0.0]))
   (println (reduce + 0 [1 2 top]) (reduce - 0 [1 2 3]) (map pos? [1 -1 0]) (map neg? [1 -1]))
   (println (map < [1 2 3] [2 2 2]) (map >= [1 2 3] [2 2 2]) (map = [1 :a nil [1]] [1 :b false [1]]))
-  (println (map not [nil false 0]) (map nil? [nil false]) (map identity [1 :x "s"]))
+  (prn (map not [nil false 0]) (map nil? [nil false]) (map identity [1 :x "s"]))
   (println (map parity [1 2 top]) (edge 41) (edge top))
   (println (count (build 300000 ())) (take 3 (build 300000 ())) (onto 1 [2 3]) (onto 1 nil))
   (println (try (filter even? [1 :x]) (catch :error e e)))
