@@ -250,17 +250,8 @@ impl<X: Default + 'static> Compiler<'_, X> {
             }
         }
         for (binding, key, required) in &entries {
-            if !matches!(
-                key.kind,
-                FormKind::Nil
-                    | FormKind::Bool(_)
-                    | FormKind::Int(_)
-                    | FormKind::BigInt(_)
-                    | FormKind::Float(_)
-                    | FormKind::Str(_)
-                    | FormKind::Keyword(_)
-                    | FormKind::List(_)
-            ) {
+            // A quoted key (`'sym`) too.
+            if !(super::pattern::is_literal_key(key) || matches!(key.kind, FormKind::List(_))) {
                 return Err(self.err(key.pos, "bad binding: a map key must be a literal"));
             }
             let kk = self.literal(if let FormKind::List(q) = &key.kind {

@@ -242,16 +242,7 @@ impl<X: Default + 'static> Compiler<'_, X> {
                 }
                 continue;
             }
-            if !matches!(
-                k.kind,
-                FormKind::Nil
-                    | FormKind::Bool(_)
-                    | FormKind::Int(_)
-                    | FormKind::BigInt(_)
-                    | FormKind::Float(_)
-                    | FormKind::Str(_)
-                    | FormKind::Keyword(_)
-            ) {
+            if !is_literal_key(k) {
                 return Err(self.err(k.pos, "bad pattern: map pattern keys must be literals"));
             }
             let kk = self.literal(k)?;
@@ -266,4 +257,19 @@ impl<X: Default + 'static> Compiler<'_, X> {
         }
         Ok(())
     }
+}
+
+/// Whether `k` is a constant a map pattern's or a map binding form's key
+/// can be: nil, a boolean, a number, a string or a keyword.
+pub(super) fn is_literal_key(k: &Form) -> bool {
+    matches!(
+        k.kind,
+        FormKind::Nil
+            | FormKind::Bool(_)
+            | FormKind::Int(_)
+            | FormKind::BigInt(_)
+            | FormKind::Float(_)
+            | FormKind::Str(_)
+            | FormKind::Keyword(_)
+    )
 }

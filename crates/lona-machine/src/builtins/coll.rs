@@ -195,26 +195,23 @@ fn contains(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(Term::bool(found).raw())
 }
 fn keys(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    match t(cx, a[0]).view() {
-        View::Map(m) => {
-            let v: Vec<Term<'_>> = m.iter().map(|(k, _)| k).collect();
-            cx.charge(v.len() / 8);
-            // Clojure's: nil for an empty map.
-            if v.is_empty() {
-                return Ok(Term::NIL.raw());
-            }
-            Ok(cx.heap.list(&v).raw())
-        }
-        View::Nil => Ok(Term::NIL.raw()),
-        _ => Err(Raise::badarg()),
-    }
+    column(cx, a[0], |(k, _)| k)
 }
 fn vals(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    match t(cx, a[0]).view() {
+    column(cx, a[0], |(_, v)| v)
+}
+
+/// `keys` or `vals`: one side of a map's entries as a list (Clojure's
+/// `nil` for an empty map or `nil`).
+fn column<'a>(
+    cx: &mut BuiltinCx<'a, '_>,
+    m: RawTerm,
+    side: fn((Term<'a>, Term<'a>)) -> Term<'a>,
+) -> NResult {
+    match t(cx, m).view() {
         View::Map(m) => {
-            let v: Vec<Term<'_>> = m.iter().map(|(_, v)| v).collect();
+            let v: Vec<Term<'_>> = m.iter().map(side).collect();
             cx.charge(v.len() / 8);
-            // Clojure's: nil for an empty map.
             if v.is_empty() {
                 return Ok(Term::NIL.raw());
             }
