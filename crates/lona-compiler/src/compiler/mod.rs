@@ -22,6 +22,7 @@ mod destructure;
 mod expand;
 mod function;
 mod host;
+mod keywords;
 mod load;
 mod macros;
 mod pattern;
@@ -152,7 +153,7 @@ impl<'e, X: Default + 'static> Compiler<'e, X> {
     /// Compiles `form` into a function of no arguments that evaluates it.
     pub fn compile_toplevel(mut self, form: &Form) -> R<&'static Proto<X>> {
         let resolved;
-        let form = if has_auto_keyword(form) {
+        let form = if keywords::has_auto_keyword(form) {
             resolved = self.resolve_auto_keywords(form)?;
             &resolved
         } else {
@@ -177,53 +178,6 @@ impl<'e, X: Default + 'static> Compiler<'e, X> {
             )
         };
         Ok(proto)
-    }
-
-    /// `form` with its auto-resolved keywords (`::a`, read as the name
-    /// `:a`) resolved: `::a` is `:ns/a` in this namespace, `::alias/a`
-    /// names the alias's namespace (Clojure's reader does this; Lonala's
-    /// reader knows no namespace).
-    fn resolve_auto_keywords(&self, form: &Form) -> R<Form> {
-        let kind = match &form.kind {
-            FormKind::Keyword(k) => match k.strip_prefix(':') {
-                None => return Ok(form.clone()),
-                Some(name) => match split_qualified(name) {
-                    None => FormKind::Keyword(format!("{}/{name}", self.ns.name)),
-                    Some((alias, n)) => match self.ns.alias(alias) {
-                        Some(target) => FormKind::Keyword(format!("{target}/{n}")),
-                        None => {
-                            return Err(self.err(
-                                form.pos,
-                                format!("::{name}: no alias {alias} in {}", self.ns.name),
-                            ))
-                        }
-                    },
-                },
-            },
-            FormKind::List(v) => FormKind::List(self.resolve_all(v)?),
-            FormKind::Vector(v) => FormKind::Vector(self.resolve_all(v)?),
-            FormKind::Set(v) => FormKind::Set(self.resolve_all(v)?),
-            FormKind::Map(pairs) => FormKind::Map(
-                pairs
-                    .iter()
-                    .map(|(k, v)| {
-                        Ok((
-                            self.resolve_auto_keywords(k)?,
-                            self.resolve_auto_keywords(v)?,
-                        ))
-                    })
-                    .collect::<R<_>>()?,
-            ),
-            _ => return Ok(form.clone()),
-        };
-        Ok(Form::new(kind, form.pos))
-    }
-
-    fn resolve_all(&self, forms: &[Form]) -> R<Vec<Form>> {
-        forms
-            .iter()
-            .map(|f| self.resolve_auto_keywords(f))
-            .collect()
     }
 
     fn err(&self, pos: Pos, message: impl Into<String>) -> CompileError {
@@ -1443,20 +1397,6 @@ fn split_qualified(name: &str) -> Option<(&str, &str)> {
     let i = name.find('/')?;
     let (ns, n) = (&name[..i], &name[i + 1..]);
     (!ns.is_empty() && !n.is_empty()).then_some((ns, n))
-}
-
-/// Whether `f` holds an auto-resolved keyword (`::a`).
-fn has_auto_keyword(f: &Form) -> bool {
-    match &f.kind {
-        FormKind::Keyword(k) => k.starts_with(':'),
-        FormKind::List(v) | FormKind::Vector(v) | FormKind::Set(v) => {
-            v.iter().any(has_auto_keyword)
-        }
-        FormKind::Map(m) => m
-            .iter()
-            .any(|(k, v)| has_auto_keyword(k) || has_auto_keyword(v)),
-        _ => false,
-    }
 }
 
 pub(super) fn is_constant(f: &Form) -> bool {
