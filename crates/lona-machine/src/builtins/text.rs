@@ -271,19 +271,24 @@ fn format(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.string(&out).raw())
 }
 
+/// The atom `ns/n` of `(keyword ns n)` and `(symbol ns n)` (`n` for a
+/// nil `ns`).
+fn qualified(cx: &BuiltinCx<'_, '_>, ns: RawTerm, n: RawTerm) -> Result<lona_term::Atom, Raise> {
+    let n = string_arg(cx, n)?.to_string();
+    let name = match t(cx, ns).view() {
+        View::Nil => n,
+        View::Str(ns) => format!("{ns}/{n}"),
+        _ => return Err(Raise::badarg()),
+    };
+    lona_term::Atom::try_new(&name).map_err(|_| Raise::system_limit())
+}
+
 /// `(keyword s)`, `(symbol s)`: `:system-limit` when the node's atom table
 /// is full or `s` has more than 255 characters (`lona_term`'s `atom.rs`).
 fn keyword(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let [ns, n] = a {
         // `(keyword ns name)`: `:ns/name` (`:name` for a nil ns).
-        let n = string_arg(cx, *n)?.to_string();
-        let name = match t(cx, *ns).view() {
-            View::Nil => n,
-            View::Str(ns) => format!("{ns}/{n}"),
-            _ => return Err(Raise::badarg()),
-        };
-        let atom = lona_term::Atom::try_new(&name).map_err(|_| Raise::system_limit())?;
-        return Ok(Term::keyword_atom(atom).raw());
+        return Ok(Term::keyword_atom(qualified(cx, *ns, *n)?).raw());
     }
     let x = t(cx, a[0]);
     let name = match x.view() {
@@ -298,14 +303,7 @@ fn keyword(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn symbol(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let [ns, n] = a {
         // `(symbol ns name)`: `ns/name` (`name` for a nil ns).
-        let n = string_arg(cx, *n)?.to_string();
-        let name = match t(cx, *ns).view() {
-            View::Nil => n,
-            View::Str(ns) => format!("{ns}/{n}"),
-            _ => return Err(Raise::badarg()),
-        };
-        let atom = lona_term::Atom::try_new(&name).map_err(|_| Raise::system_limit())?;
-        return Ok(Term::symbol_atom(atom).raw());
+        return Ok(Term::symbol_atom(qualified(cx, *ns, *n)?).raw());
     }
     let s = string_arg(cx, a[0])?;
     let atom = lona_term::Atom::try_new(s).map_err(|_| Raise::system_limit())?;
