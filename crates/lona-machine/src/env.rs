@@ -1,5 +1,14 @@
-//! The node-wide state of Lonala: namespaces and vars, where output goes,
-//! the program's arguments.
+//! The node-wide state the machine needs: namespaces and vars, where
+//! output goes, the default heap limit, and one slot the node above keeps
+//! its own services in.
+//!
+//! The split: what the compiler and the built-ins of this crate read is
+//! here, in fields. What only the node (`lona-vm`) uses (the load path,
+//! the namespaces loaded from files, how the program ended, the
+//! distribution) is `lona_vm::NodeServices`, a type this crate does not
+//! know: the node makes it at its first use and finds it again through
+//! [`Env::extension`], the way a callback is handed down instead of an
+//! import going up.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -17,23 +26,16 @@ pub struct Env {
     pub core: &'static Namespace,
     /// Where `print`/`println` write (standard output, or a buffer in tests).
     pub out: Mutex<Box<dyn Write + Send>>,
-    /// Directories searched for `(:require [a.b])` → `a/b.lona`, after the
-    /// running file's own directory (`LONA_PATH`).
-    pub load_path: Mutex<Vec<std::path::PathBuf>>,
-    /// Namespaces already loaded from files.
-    pub loaded: Mutex<std::collections::HashSet<String>>,
-    /// How the program ended: set by its main process, or by `(halt n)`
-    /// in any process; `lona run` waits on it.
-    pub ending: Arc<crate::ending::EndSignal>,
     /// Whether `report` writes (supervisor reports); `(reports! false)`
     /// silences them, as Erlang's `logger:set_primary_config(level, none)`.
     pub reports: std::sync::atomic::AtomicBool,
     /// The default `:max-heap-size` of the node's processes, in words (0:
     /// none): [`Env::set_max_heap_size`].
     max_heap_size: std::sync::atomic::AtomicUsize,
-    /// The node's distribution, once `dist::start` made it a named node
-    /// (`dist::of` finds the `Dist` itself).
-    pub dist: std::sync::OnceLock<Arc<dyn crate::remote::Distribution>>,
+    /// The services of the layer above (`lona_vm::NodeServices`), made at
+    /// its first [`Env::extension`]. Written once (by whoever asks first),
+    /// read by the node's built-ins.
+    extension: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// Whether the node's half of the start ran ([`Env::boot_node`]).
     pub(crate) node_booted: std::sync::Once,
     /// The natives an embedding program defined before the node's half
@@ -61,15 +63,29 @@ impl Env {
             namespaces,
             core,
             out: Mutex::new(out),
-            load_path: Mutex::new(Vec::new()),
-            loaded: Mutex::new(Default::default()),
-            ending: Arc::default(),
             reports: std::sync::atomic::AtomicBool::new(true),
             max_heap_size: std::sync::atomic::AtomicUsize::new(0),
-            dist: std::sync::OnceLock::new(),
+            extension: std::sync::OnceLock::new(),
             node_booted: std::sync::Once::new(),
             early_natives: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The state of type `T` a layer above keeps in this `Env`, made by
+    /// `make` at the first call: the one slot such a layer has, without
+    /// this crate knowing its type (`lona-vm` keeps its `NodeServices`
+    /// here).
+    ///
+    /// One type per `Env`: `None` when the slot already holds another
+    /// type (two layers above one machine is not a thing this crate
+    /// supports).
+    pub fn extension<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> T,
+    ) -> Option<&T> {
+        self.extension
+            .get_or_init(|| Box::new(make()))
+            .downcast_ref::<T>()
     }
 
     /// Whether [`Env::boot_node`] ran.

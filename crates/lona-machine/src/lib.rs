@@ -12,8 +12,8 @@
 //! files, sockets, distribution, code loading and the shell are
 //! `lona-vm`'s, which reaches the machine through [`node`] (its unsafe
 //! functions say what they trust) and is reached from it only through
-//! traits and callbacks it hands down (`remote::Distribution` in
-//! `Env::dist`, the built-ins it installs in the machine's namespaces).
+//! traits and callbacks it hands down (its own state in
+//! `Env::extension`, `remote::Distribution` there, the built-ins it installs in the machine's namespaces).
 
 // Every unsafe block of the library says why it is sound (tests may be
 // terser).
@@ -23,7 +23,6 @@ mod boot;
 pub mod bridge;
 mod builtins;
 mod bytecode;
-mod ending;
 mod env;
 mod error;
 mod frame;

@@ -47,11 +47,6 @@ pub mod bytecode {
     pub use crate::bytecode::{Entry, Instr, Proto, NO_TIMEOUT};
 }
 
-/// How a program ended.
-pub mod ending {
-    pub use crate::ending::{EndSignal, Ending};
-}
-
 /// The node's data.
 pub mod env {
     pub use crate::env::{Env, SharedBuf, CORE_NS};

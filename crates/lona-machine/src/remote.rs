@@ -1,7 +1,8 @@
 //! Other nodes, as the machine sees them: what built-ins ask of the
 //! distribution (sends, links, monitors, spawns on another node, the
 //! node table), as a trait the node layer implements (`dist/`) and puts
-//! in [`Env::dist`](crate::Env), so that nothing below it names the
+//! in its own state (`lona_vm::NodeServices`, in
+//! [`Env::extension`](crate::Env::extension)), so that nothing below it names the
 //! distribution itself; and the values that cross between the two.
 
 use std::any::Any;

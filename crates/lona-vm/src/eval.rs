@@ -18,6 +18,7 @@
 //! 4. When every unit is done and a `-main` call was asked for, it runs
 //!    last with the program's arguments.
 
+use crate::NodeEnv;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -240,11 +241,7 @@ impl Evaluator {
             let Some(form) = unit.forms.pop_front() else {
                 let u = self.units.pop().expect("unit");
                 if let Some(name) = u.provides {
-                    self.env
-                        .loaded
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(name);
+                    self.env.node().mark_loaded(name);
                 } else {
                     self.ns = u.ns;
                 }
@@ -350,12 +347,7 @@ impl Evaluator {
         let base = self.search_base();
         // Load in order: push in reverse so the first runs first.
         for (target, pos) in to_load.into_iter().rev() {
-            let already = self
-                .env
-                .loaded
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .contains(&target)
+            let already = self.env.node().loaded(&target)
                 || self
                     .env
                     .namespaces
@@ -417,14 +409,7 @@ impl Evaluator {
     fn find(&self, base: &[PathBuf], ns: &str) -> Option<PathBuf> {
         let rel = format!("{}.lona", ns.replace('.', "/"));
         let mut dirs: Vec<PathBuf> = base.to_vec();
-        dirs.extend(
-            self.env
-                .load_path
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .cloned(),
-        );
+        dirs.extend(self.env.node().load_path());
         dirs.into_iter().map(|d| d.join(&rel)).find(|p| p.is_file())
     }
 

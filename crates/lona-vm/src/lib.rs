@@ -20,6 +20,8 @@
 mod boot;
 pub use lona_machine::bridge;
 pub mod dist;
+mod ending;
+mod env;
 mod errno;
 mod eval;
 mod files;
@@ -35,15 +37,13 @@ pub mod test_runner;
 
 // The machine's modules the node uses, under the paths this crate always
 // used (`crate::vm`, `crate::native`, ...): `lona_machine::node`.
-use lona_machine::node::{
-    builtins, bytecode, ending, env, error, host, msg, native, print, remote, vm,
-};
+use lona_machine::node::{builtins, bytecode, error, host, msg, native, print, remote, vm};
 
 pub use lona_compiler::{form_to_term, CompileError, QuoteError};
 // The front's modules, under the names this crate always used.
 pub use boot::eval_str;
 pub use bridge::Fragment;
-pub use env::{Env, SharedBuf, CORE_NS};
+pub use env::{Env, NodeEnv, NodeServices, SharedBuf, CORE_NS};
 pub use error::{EvalError, LookupError, NodeError, PathError, TierError};
 pub use eval::{Evaluator, Progress};
 use lona_compiler::{compiler, tag, var};

@@ -1,5 +1,6 @@
 //! A node: a runtime with a Lonala program's main process in it.
 
+use crate::NodeEnv;
 use std::sync::Arc;
 
 use lona_runtime::Runtime;
@@ -36,9 +37,9 @@ pub fn run_main(
 /// the program ended; the runtime is shut down afterwards.
 pub fn run_main_on(rt: Runtime, env: &Arc<Env>, ev: Evaluator) -> Result<Ending, crate::NodeError> {
     rt.handle()
-        .spawn_process(LonaProcess::main(ev, env.ending.clone()))
+        .spawn_process(LonaProcess::main(ev, env.node().ending().clone()))
         .map_err(crate::NodeError::Spawn)?;
-    let ending = env.ending.wait();
+    let ending = env.node().ending().wait();
     env.flush_out();
     if let Ending::Halt(_) = ending {
         // `(halt n)` stops the node at once: the caller exits.

@@ -46,6 +46,7 @@
 //! The main process of `lona run` is the same with an [`Evaluator`] (a
 //! program's forms, then `-main`) instead of a single call.
 
+use crate::NodeEnv;
 use std::sync::Arc;
 
 use lona_runtime::{Process, Reason, Step, StepCx};
@@ -332,7 +333,7 @@ impl LonaProcess {
                     }
                     Outcome::Halt(n) => {
                         vm.env().flush_out();
-                        vm.env().ending.set(Ending::Halt(n));
+                        vm.env().node().ending().set(Ending::Halt(n));
                         Step::Exit(Reason::Shutdown)
                     }
                     Outcome::HeapLimit(e) => heap_limit(cx, e),

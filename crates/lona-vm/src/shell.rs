@@ -15,6 +15,7 @@
 //!    Definitions live in the node's vars, so they survive; the new shell
 //!    starts in the namespace the old one was in.
 
+use crate::NodeEnv;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -169,7 +170,10 @@ impl Process for Shell {
                 }
                 Progress::Halt(n) => {
                     self.env.flush_out();
-                    self.env.ending.set(crate::process::Ending::Halt(n));
+                    self.env
+                        .node()
+                        .ending()
+                        .set(crate::process::Ending::Halt(n));
                     return Step::Exit(Reason::Shutdown);
                 }
                 Progress::HeapLimit(e) => return crate::process::heap_limit(cx, e),

@@ -1,5 +1,6 @@
 //! `lona run` and `lona eval`: a Lonala program in a main process.
 
+use lona_vm::NodeEnv;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -61,10 +62,7 @@ pub(crate) fn finish(env: &Arc<Env>, r: Result<Ending, String>) -> ExitCode {
 /// A node writing to standard output, with `LONA_PATH`, and an evaluator.
 fn new_node() -> (Arc<Env>, Evaluator) {
     let env = Env::stdout();
-    env.load_path
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .extend(load_path());
+    env.node().add_load_path(load_path());
     let ev = Evaluator::new(env.clone());
     (env, ev)
 }

@@ -16,6 +16,7 @@
 //! 3. Ctrl-C at the prompt drops the current input; Ctrl-D (or the end of
 //!    piped input) leaves with status 0.
 
+use lona_vm::NodeEnv;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -177,7 +178,7 @@ fn split_at_error<'a>(text: &'a str, e: &ReadError) -> (Option<&'a str>, Option<
 
 /// Says that the shell process `shell` ended, unless `(halt n)` ended it.
 fn report_end(env: &Env, shell: Pid, reason: Option<String>) {
-    if matches!(env.ending.try_get(), Some(Ending::Halt(_))) {
+    if matches!(env.node().ending().try_get(), Some(Ending::Halt(_))) {
         return;
     }
     match reason {
@@ -198,7 +199,7 @@ fn end_reason(console: &Console) -> Option<String> {
 /// A shell to replace one that ended, or (`Err`) the exit status to leave
 /// with: `(halt n)` ended it, or no shell can be started.
 fn next_shell(h: &Handle, env: &Arc<Env>, console: &Arc<Console>) -> Result<Pid, i32> {
-    if let Some(Ending::Halt(n)) = env.ending.try_get() {
+    if let Some(Ending::Halt(n)) = env.node().ending().try_get() {
         return Err(n);
     }
     start_shell(h, env, console).map_err(|e| {
@@ -353,7 +354,7 @@ pub fn repl(node: NodeArgs) -> ExitCode {
     }
     let mut buf = String::new();
     let status = loop {
-        if let Some(Ending::Halt(n)) = env.ending.try_get() {
+        if let Some(Ending::Halt(n)) = env.node().ending().try_get() {
             break n;
         }
         let prompt = if buf.is_empty() {
@@ -395,7 +396,7 @@ pub fn repl(node: NodeArgs) -> ExitCode {
         let _ = rl.save_history(p);
     }
     env.flush_out();
-    if let Some(Ending::Halt(n)) = env.ending.try_get() {
+    if let Some(Ending::Halt(n)) = env.node().ending().try_get() {
         std::process::exit(n);
     }
     rt.shutdown();

@@ -5,6 +5,7 @@
 //! each failure, a line per file and `N passed, M failed`; exit status 1
 //! when a test failed or a file did not load, 2 when no file was found.
 
+use lona_vm::NodeEnv;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,10 +36,7 @@ pub fn run(paths: Vec<PathBuf>, timeout_ms: u64, node: NodeArgs) -> ExitCode {
     let mut results = Vec::new();
     for file in &files {
         let env = Env::stdout();
-        env.load_path
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(crate::program::load_path());
+        env.node().add_load_path(crate::program::load_path());
         let rt = match node.runtime() {
             Ok(rt) => rt,
             Err(e) => {

@@ -13,6 +13,7 @@
 //! 3. Keys: `q` or Esc leaves (a program still running is shut down), `r`
 //!    `m` `b` `p` sort by reductions, memory, mailbox (box) or pid.
 
+use lona_vm::NodeEnv;
 use std::collections::VecDeque;
 use std::io::Write as _;
 use std::path::Path;
@@ -282,14 +283,14 @@ pub fn run(file: &Path, args: Vec<String>, node: NodeArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     let h = rt.handle();
-    if let Err(e) = h.spawn_process(LonaProcess::main(ev, env.ending.clone())) {
+    if let Err(e) = h.spawn_process(LonaProcess::main(ev, env.node().ending().clone())) {
         eprintln!("lona: cannot spawn the main process: {e}");
         return ExitCode::from(1);
     }
     let shown = watch(&h, &env, &buf);
     // A program still running when the view closes is shut down; one that
     // halted leaves at once (`program::finish`), as `lona run` does.
-    let ending = env.ending.try_get().unwrap_or(Ending::Normal);
+    let ending = env.node().ending().try_get().unwrap_or(Ending::Normal);
     if !matches!(ending, Ending::Halt(_)) {
         rt.shutdown();
     }
@@ -315,7 +316,7 @@ fn watch(h: &Handle, env: &Arc<Env>, buf: &SharedBuf) -> std::io::Result<()> {
         if Instant::now() >= next {
             env.flush_out();
             view.output = buf.text();
-            if let Some(e) = env.ending.try_get() {
+            if let Some(e) = env.node().ending().try_get() {
                 view.status = match e {
                     Ending::Normal => "program ended normally".into(),
                     Ending::Halt(n) => format!("program halted ({n})"),
@@ -389,7 +390,7 @@ mod tests {
             "#,
         ))
         .unwrap();
-        h.spawn_process(LonaProcess::main(ev, env.ending.clone()))
+        h.spawn_process(LonaProcess::main(ev, env.node().ending().clone()))
             .unwrap();
         // Let the token go round for a while.
         std::thread::sleep(Duration::from_millis(300));

@@ -62,6 +62,7 @@
 //!   their order (the reader makes links and monitors on the writer's
 //!   behalf); and the socket as those who close a connection hold it.
 
+use crate::NodeEnv;
 mod conn;
 pub mod cookie;
 pub mod epmd;
@@ -360,7 +361,7 @@ impl DistributedBuilder {
 /// name already registered on this host, no `epmd` to be had, a port in
 /// use, an unreadable cookie.
 pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, StartError> {
-    if env.dist.get().is_some() {
+    if env.node().dist().is_some() {
         return Err(StartError::AlreadyDistributed);
     }
     let (alive, host) = match cfg.name.split_once('@') {
@@ -422,7 +423,8 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
         nodedown_strings: AtomicBool::new(false),
         _epmd: epmd_conn,
     });
-    env.dist
+    env.node()
+        .dist
         .set(Arc::new(DistHandle(dist.clone())))
         .map_err(|_| StartError::AlreadyDistributed)?;
     conn::spawn_acceptor(&dist, listener)?;
@@ -431,14 +433,14 @@ pub fn start(env: &Arc<Env>, handle: &Handle, cfg: Config) -> Result<Arc<Dist>, 
 
 /// The distribution of `env`'s node, once [`start`] made it one.
 pub fn of(env: &Env) -> Option<Arc<Dist>> {
-    env.dist
-        .get()?
+    env.node()
+        .dist()?
         .as_any()
         .downcast_ref::<DistHandle>()
         .map(|h| h.0.clone())
 }
 
-/// The node's distribution as the machine holds it (`Env::dist`): the
+/// The node's distribution as the node holds it (`NodeServices::dist`): the
 /// machine's trait cannot be implemented for `Arc<Dist>` here, a type of
 /// neither crate.
 pub(crate) struct DistHandle(pub(crate) Arc<Dist>);

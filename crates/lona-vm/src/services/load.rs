@@ -8,6 +8,7 @@
 //! and `[:load-error "msg"]`, the message naming file, line and column
 //! where there is one.
 
+use crate::NodeEnv;
 use std::path::{Path, PathBuf};
 
 use lona_term::{RawTerm, Term, View};
@@ -212,13 +213,7 @@ fn search_dirs(env: &Env, file: &str, ns: Option<&str>) -> Vec<PathBuf> {
     // Code not from a file (`lona eval`, the REPL, `eval` as a value):
     // the current directory, as the top-level evaluator does.
     dirs.push(dir_of(file).unwrap_or_default());
-    dirs.extend(
-        env.load_path
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned(),
-    );
+    dirs.extend(env.node().load_path());
     dirs
 }
 
@@ -280,11 +275,7 @@ fn ns_source(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 fn loaded(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let target = symbol_arg(cx, a[0])?;
     let env = cx.env;
-    let yes = env
-        .loaded
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains(&target)
+    let yes = env.node().loaded(&target)
         || env
             .namespaces
             .get(&target)
@@ -295,11 +286,7 @@ fn loaded(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(lona.code/mark-loaded! target)`.
 fn mark_loaded(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let target = symbol_arg(cx, a[0])?;
-    cx.env
-        .loaded
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(target);
+    cx.env.node().mark_loaded(target);
     Ok(Term::NIL.raw())
 }
 

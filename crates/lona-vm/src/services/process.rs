@@ -24,6 +24,7 @@
 //! | `(runtime-info)` | `statistics/1`, `system_info/1`, `memory/0` in one map | |
 //! | `(request-snapshot)` | the walk behind `(i)` (`i/0`), answered as a message | |
 
+use crate::NodeEnv;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,7 +95,7 @@ fn send(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             serial,
             creation,
         } => {
-            if let Some(d) = cx.env.dist.get().cloned() {
+            if let Some(d) = cx.env.node().dist().cloned() {
                 if node != d.atom() {
                     let me = cx.rt()?.pid();
                     let r = d.send_pid(Some(me), node.name(), (id, serial, creation), msg);
@@ -117,7 +118,7 @@ fn send(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             let (View::Keyword(name), View::Keyword(node)) = (v[0].view(), v[1].view()) else {
                 return Err(Raise::badarg());
             };
-            let dist = cx.env.dist.get().cloned();
+            let dist = cx.env.node().dist().cloned();
             let ours = match &dist {
                 Some(d) => node == d.atom(),
                 None => node.name() == "nonode@nohost",
@@ -166,7 +167,7 @@ fn dist_await(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
         },
         _ => node_name(cx, a[0])?,
     };
-    let Some(d) = cx.env.dist.get().cloned() else {
+    let Some(d) = cx.env.node().dist().cloned() else {
         return Ok(Term::NIL.raw());
     };
     let me = cx.rt()?.pid();
@@ -377,7 +378,7 @@ fn remote_pid(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Option<RemoteArg> {
             serial,
             creation,
         } => {
-            let d = cx.env.dist.get()?.clone();
+            let d = cx.env.node().dist()?.clone();
             (node != d.atom()).then(|| (d, node.name(), (id, serial, creation)))
         }
         _ => None,
@@ -430,7 +431,7 @@ fn monitor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             creation,
         } => {
             let me = cx.rt()?.pid();
-            return match cx.env.dist.get().cloned() {
+            return match cx.env.node().dist().cloned() {
                 Some(d) if node != d.atom() && d.busy(node.name()) => busy(cx, "monitor-busy*"),
                 Some(d) if node != d.atom() => {
                     let what = Watched::Pid(id, serial, creation);
@@ -448,7 +449,7 @@ fn monitor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 return Err(Raise::badarg());
             };
             let me = cx.rt()?.pid();
-            match cx.env.dist.get().cloned() {
+            match cx.env.node().dist().cloned() {
                 Some(d) if node != d.atom() && d.busy(node.name()) => {
                     return busy(cx, "monitor-busy*")
                 }
@@ -508,7 +509,7 @@ fn demonitor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
         // A monitor on another node's process, or one that fired at once:
         // its `DOWN` is an ordinary message.
         let me = cx.rt()?.pid();
-        if let Some(d) = cx.env.dist.get() {
+        if let Some(d) = cx.env.node().dist() {
             was = d.demonitor(me, id);
         }
         if flush {
@@ -737,7 +738,7 @@ fn node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
             _ => return Err(Raise::badarg()),
         }
     }
-    Ok(match cx.env.dist.get() {
+    Ok(match cx.env.node().dist() {
         Some(d) => Term::keyword_atom(d.atom()).raw(),
         None => lona_term::kw!("nonode@nohost").raw(),
     })
@@ -765,7 +766,7 @@ fn spawn_request(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let link = crate::tag::truthy(a[3].bits());
     let monitor = crate::tag::truthy(a[4].bits());
     let me = cx.rt()?.pid();
-    let Some(d) = cx.env.dist.get().cloned() else {
+    let Some(d) = cx.env.node().dist().cloned() else {
         return Err(Raise::error(lona_term::kw!("not-distributed")));
     };
     if node == d.name() {
@@ -790,7 +791,7 @@ fn monitor_node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = node_name(cx, a[0])?;
     let on = crate::tag::truthy(a[1].bits());
     let me = cx.rt()?.pid();
-    match cx.env.dist.get().cloned() {
+    match cx.env.node().dist().cloned() {
         Some(d) if on => d.monitor_node(me, &name),
         Some(d) => d.demonitor_node(me, &name),
         None if on => {
@@ -804,7 +805,7 @@ fn monitor_node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(nodes)`: the nodes this one is connected to, as keywords.
 fn nodes(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
-    let names = cx.env.dist.get().map(|d| d.nodes()).unwrap_or_default();
+    let names = cx.env.node().dist().map(|d| d.nodes()).unwrap_or_default();
     let items: Vec<Term<'_>> = names
         .iter()
         .filter_map(|n| lona_term::Atom::existing(n).map(Term::keyword_atom))
@@ -826,7 +827,7 @@ fn node_name(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<String, Raise> {
 /// this node is not distributed); true for this node itself.
 fn connect_node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = node_name(cx, a[0])?;
-    let Some(d) = cx.env.dist.get().cloned() else {
+    let Some(d) = cx.env.node().dist().cloned() else {
         return Ok(Term::FALSE.raw());
     };
     if name == d.name() {
@@ -839,7 +840,7 @@ fn connect_node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// while one is being made, `nil` when there is none.
 fn node_state(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = node_name(cx, a[0])?;
-    Ok(match cx.env.dist.get().and_then(|d| d.state(&name)) {
+    Ok(match cx.env.node().dist().and_then(|d| d.state(&name)) {
         Some(true) => lona_term::kw!("up").raw(),
         Some(false) => lona_term::kw!("pending").raw(),
         None => Term::NIL.raw(),
@@ -850,7 +851,7 @@ fn node_state(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// was one.
 fn disconnect_node(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let name = node_name(cx, a[0])?;
-    let was = cx.env.dist.get().is_some_and(|d| d.disconnect(&name));
+    let was = cx.env.node().dist().is_some_and(|d| d.disconnect(&name));
     Ok(Term::bool(was).raw())
 }
 
