@@ -665,7 +665,7 @@ impl<'de> De<'de> {
             View::EmptyList | View::Nil => Some(Vec::new()),
             View::Cons(..) => Some(self.0.list_iter().collect()),
             // A set gives its elements in term order (HashSet, BTreeSet).
-            View::Set(m) => Some(m.sorted_pairs().into_iter().map(|p| p.0).collect()),
+            View::Set(m) => Some(m.ordered_pairs().into_iter().map(|p| p.0).collect()),
             _ => None,
         }
     }

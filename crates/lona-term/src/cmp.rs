@@ -497,6 +497,15 @@ impl<'h> MapView<'h> {
         }
         v
     }
+
+    /// The entries in the order a user sees them (`seq`, printing): a
+    /// sorted collection's own order, else the term order of the keys.
+    pub fn ordered_pairs(&self) -> Vec<(Term<'h>, Term<'h>)> {
+        if self.sorted().is_some() {
+            return self.iter().collect();
+        }
+        self.sorted_pairs()
+    }
 }
 
 impl<'b> PartialEq<Term<'b>> for Term<'_> {

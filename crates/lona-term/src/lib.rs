@@ -46,6 +46,7 @@ mod scan;
 mod serial;
 mod sizes;
 mod term;
+mod tree;
 mod trie;
 mod view;
 

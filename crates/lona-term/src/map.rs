@@ -14,6 +14,7 @@ use crate::cmp::{compare, equal};
 use crate::hamt::{self, MAP_SMALL_MAX};
 use crate::heap::Heap;
 use crate::term::{header, Kind, Term};
+use crate::tree;
 use crate::view::{MapView, View};
 
 impl Heap {
@@ -94,6 +95,10 @@ impl Heap {
         let View::Map(mv) = m.view() else {
             return None;
         };
+        if mv.sorted().is_some() {
+            // A tree is changed by its comparator, in Lonala (`tree.rs`).
+            return None;
+        }
         let Some((keys, values)) = mv.flat() else {
             self.own(m);
             // SAFETY: a HamtMap term of this heap; key and value checked.
@@ -125,6 +130,9 @@ impl Heap {
         let View::Map(mv) = m.view() else {
             return None;
         };
+        if mv.sorted().is_some() {
+            return None;
+        }
         let mw = self.own(m);
         let Some((keys, values)) = mv.flat() else {
             // SAFETY: a HamtMap term of this heap.
@@ -146,6 +154,9 @@ impl Heap {
 impl<'h> MapView<'h> {
     /// The value for `key`.
     pub fn get(&self, key: Term<'_>) -> Option<Term<'h>> {
+        if let Some((cmp, root)) = self.sorted() {
+            return tree_get(cmp, root, key);
+        }
         let Some((keys, values)) = self.flat() else {
             let m = self.trie().expect("a map is flat or a trie");
             // SAFETY: a HamtMap term borrowed for 'h; its words live as long.
@@ -164,6 +175,42 @@ impl<'h> MapView<'h> {
         keys.binary_search_by(|k| compare(*k, key))
             .ok()
             .map(|i| values[i])
+    }
+}
+
+/// The value for `key` in the tree at `root` of comparator `cmp`
+/// (`tree.rs`): a search by the term order when `cmp` is `nil`; otherwise
+/// (a Lonala comparator, which only Lonala can call) the entry whose key
+/// equals `key`, by a scan. The Lonala functions (`get`, `contains?`,
+/// `find`) search a tree of a comparator with it instead (`sorted-get`).
+fn tree_get<'h>(cmp: Term<'h>, root: Term<'h>, key: Term<'_>) -> Option<Term<'h>> {
+    if cmp.bits() == Term::NIL.bits() {
+        let mut at = root;
+        while let Some((k, v, l, r)) = tree::node(at) {
+            at = match compare(key, k) {
+                std::cmp::Ordering::Less => l,
+                std::cmp::Ordering::Greater => r,
+                std::cmp::Ordering::Equal => return Some(v),
+            };
+        }
+        return None;
+    }
+    tree::entries(root, false)
+        .into_iter()
+        .find(|(k, _)| equal(*k, key))
+        .map(|(_, v)| v)
+}
+
+impl Heap {
+    /// A sorted map (`set`: a sorted set) of comparator `cmp` (`nil`: the
+    /// term order) and tree `root` (`nil` or a node, see `tree.rs`).
+    pub fn sorted(&self, set: bool, cmp: Term<'_>, root: Term<'_>) -> Term<'_> {
+        let kind = if set {
+            Kind::SortedSet
+        } else {
+            Kind::SortedMap
+        };
+        self.with_terms(header(kind, 2), &[], &[cmp, root])
     }
 }
 

@@ -162,7 +162,7 @@ fn write_term(f: &mut fmt::Formatter<'_>, term: Term<'_>, readable: bool) -> fmt
                         f.write_str("#{")?;
                         todo.push(Task::Text("}"));
                         let keys: Vec<Term<'_>> =
-                            m.sorted_pairs().into_iter().map(|p| p.0).collect();
+                            m.ordered_pairs().into_iter().map(|p| p.0).collect();
                         for (i, k) in keys.into_iter().enumerate().rev() {
                             todo.push(Task::Term(k));
                             if i > 0 {

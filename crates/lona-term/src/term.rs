@@ -59,6 +59,7 @@
 //! | `Closure` | code id (opaque `u64`), then the captured terms | 1 + n |
 //! | `Set` | a map (either form) whose every value is its key | 1 |
 //! | `Regex` | the pattern's source, a string term | 1 |
+//! | `SortedMap`/`SortedSet` | the comparator (`nil`: the term order), the tree's root (`nil` or a node, `tree.rs`) | 2 |
 //! | `Ref` | reference id (`u64`) | 1 |
 //! | `Pid` | pid (`u64`) | 1 |
 //! | `ExtPid` | a pid of another node: node atom index, id, serial, creation (each a `u32` in a word) | 4 |
@@ -139,6 +140,10 @@ pub(crate) enum Kind {
     ExtPid = 18,
     /// A reference of another node: node atom, creation, 1..=5 id words.
     ExtRef = 19,
+    /// A sorted map: comparator and tree (`tree.rs`).
+    SortedMap = 20,
+    /// A sorted set: comparator and tree, each node's value its key.
+    SortedSet = 21,
     /// Only in the car of a forwarded cons cell during a collection.
     Forward = 31,
 }
@@ -166,6 +171,8 @@ impl Kind {
             17 => Kind::Regex,
             18 => Kind::ExtPid,
             19 => Kind::ExtRef,
+            20 => Kind::SortedMap,
+            21 => Kind::SortedSet,
             31 => Kind::Forward,
             k => unreachable!("corrupt header kind {k}"),
         }
@@ -182,6 +189,8 @@ impl Kind {
             | Kind::HamtNode
             | Kind::HamtColl
             | Kind::Set
+            | Kind::SortedMap
+            | Kind::SortedSet
             | Kind::Regex => (0, arity),
             Kind::Closure => (1, arity - 1),
             _ => (0, 0),

@@ -106,6 +106,8 @@ impl std::fmt::Debug for RefIds {
 /// A map's contents. Small maps (at most [`crate::MAP_SMALL_MAX`] keys)
 /// are sorted arrays and iterate in key order; larger ones are tries and
 /// iterate in trie order ([`MapView::sorted_pairs`] gives key order).
+/// A sorted map or set (`sorted-map`, `sorted-set-by`) is a tree
+/// (`tree.rs`) and iterates in its comparator's order.
 /// Reading the entries needs no comparison; the methods that compare keys
 /// live above the term order: [`MapView::get`] in `map.rs`,
 /// [`MapView::sorted_pairs`] in `cmp.rs`.
@@ -121,6 +123,12 @@ enum MapRepr<'h> {
         values: &'h [Term<'h>],
     },
     Hamt(Term<'h>),
+    /// A sorted collection: its comparator (`nil`: the term order) and
+    /// its tree's root (`nil` when empty).
+    Tree {
+        cmp: Term<'h>,
+        root: Term<'h>,
+    },
 }
 
 impl<'h> MapView<'h> {
@@ -130,6 +138,7 @@ impl<'h> MapView<'h> {
             MapRepr::Flat { keys, .. } => keys.len(),
             // SAFETY: a HamtMap term borrowed for 'h.
             MapRepr::Hamt(m) => unsafe { crate::trie::len(m.bits()) },
+            MapRepr::Tree { root, .. } => crate::tree::size(root),
         }
     }
     /// Whether there are no entries.
@@ -151,21 +160,43 @@ impl<'h> MapView<'h> {
                     .map(|(k, v)| unsafe { (Term::from_bits(k), Term::from_bits(v)) })
                     .collect()
             }
+            MapRepr::Tree { root, .. } => crate::tree::entries(root, false),
         };
         pairs.into_iter()
+    }
+    /// Every entry in reverse order: a sorted collection's from its last
+    /// (`rseq`); another map's, the reverse of [`MapView::iter`].
+    pub fn iter_rev(&self) -> impl Iterator<Item = (Term<'h>, Term<'h>)> + 'h {
+        let pairs: Vec<(Term<'h>, Term<'h>)> = match self.repr {
+            MapRepr::Tree { root, .. } => crate::tree::entries(root, true),
+            _ => {
+                let mut v: Vec<_> = self.iter().collect();
+                v.reverse();
+                v
+            }
+        };
+        pairs.into_iter()
+    }
+    /// A sorted collection's comparator (`nil`: the term order) and tree
+    /// root; `None` for a hash map or set.
+    pub fn sorted(&self) -> Option<(Term<'h>, Term<'h>)> {
+        match self.repr {
+            MapRepr::Tree { cmp, root } => Some((cmp, root)),
+            _ => None,
+        }
     }
     /// The keys and values of a small map, in key order (`None` for a
     /// large one).
     pub fn flat(&self) -> Option<(&'h [Term<'h>], &'h [Term<'h>])> {
         match self.repr {
             MapRepr::Flat { keys, values } => Some((keys, values)),
-            MapRepr::Hamt(_) => None,
+            MapRepr::Hamt(_) | MapRepr::Tree { .. } => None,
         }
     }
     /// The `HamtMap` term of a large map (`None` for a small one).
     pub(crate) fn trie(&self) -> Option<Term<'h>> {
         match self.repr {
-            MapRepr::Flat { .. } => None,
+            MapRepr::Flat { .. } | MapRepr::Tree { .. } => None,
             MapRepr::Hamt(m) => Some(m),
         }
     }
@@ -248,6 +279,18 @@ impl<'h> Term<'h> {
                     repr: MapRepr::Hamt(self),
                 }),
                 Kind::HamtNode | Kind::HamtColl => unreachable!("a trie node is not a term"),
+                Kind::SortedMap => View::Map(MapView {
+                    repr: MapRepr::Tree {
+                        cmp: Term::from_bits(self.payload(0)),
+                        root: Term::from_bits(self.payload(1)),
+                    },
+                }),
+                Kind::SortedSet => View::Set(MapView {
+                    repr: MapRepr::Tree {
+                        cmp: Term::from_bits(self.payload(0)),
+                        root: Term::from_bits(self.payload(1)),
+                    },
+                }),
                 Kind::Set => match Term::<'h>::from_bits(self.payload(0)).view() {
                     View::Map(m) => View::Set(m),
                     _ => unreachable!("a set holds a map"),

@@ -562,6 +562,13 @@ const CODE: &str = include_str!("lonala/load.lona");
 /// `builtins/tcp.rs`).
 const TCP: &str = include_str!("lonala/tcp.lona");
 
+/// Sorted maps and sets: what changes their trees (`lona.core`, after the
+/// prelude).
+const SORTED: &str = include_str!("lonala/sorted.lona");
+
+/// Transients, as the collections themselves (`lona.core`).
+const TRANSIENT: &str = include_str!("lonala/transient.lona");
+
 /// The `file` namespace's Lonala functions (over `builtins/file.rs`).
 const FILE: &str = include_str!("lonala/file.lona");
 
@@ -576,6 +583,10 @@ pub fn load_prelude(env: &Arc<Env>) {
         .expect("tcp.lona reads");
     ev.push_source(&Source::new("<code>", CODE))
         .expect("code.lona reads");
+    ev.push_source(&Source::new("<transient>", TRANSIENT))
+        .expect("transient.lona reads");
+    ev.push_source(&Source::new("<sorted>", SORTED))
+        .expect("sorted.lona reads");
     ev.push_source(&Source::new("<prelude>", PRELUDE))
         .expect("the prelude reads");
     loop {

@@ -277,7 +277,7 @@ fn to_form(t: Term<'_>, pos: Pos, depth: &mut usize) -> Result<Form, String> {
             FormKind::Map(v)
         }
         View::Set(m) => FormKind::Set(
-            m.sorted_pairs()
+            m.ordered_pairs()
                 .into_iter()
                 .map(|(k, _)| to_form(k, pos, depth))
                 .collect::<Result<_, _>>()?,

@@ -11,7 +11,7 @@ fn t<'a>(cx: &BuiltinCx<'a, '_>, r: RawTerm) -> Term<'a> {
 }
 
 /// The elements of a list, vector, map (as `[k v]` entries), set (in
-/// term order), string (one-character strings) or `nil`.
+/// term order, a sorted one in its own), string (one-character strings) or `nil`.
 pub(crate) fn items<'h>(heap: &'h Heap, x: Term<'h>) -> Result<Vec<Term<'h>>, Raise> {
     match x.view() {
         View::Nil | View::EmptyList => Ok(Vec::new()),
@@ -25,7 +25,7 @@ pub(crate) fn items<'h>(heap: &'h Heap, x: Term<'h>) -> Result<Vec<Term<'h>>, Ra
             Ok(v)
         }
         View::Map(m) => Ok(m.iter().map(|(k, v)| heap.vector(&[k, v])).collect()),
-        View::Set(m) => Ok(m.sorted_pairs().into_iter().map(|(k, _)| k).collect()),
+        View::Set(m) => Ok(m.ordered_pairs().into_iter().map(|(k, _)| k).collect()),
         View::Str(s) => Ok(s
             .chars()
             .map(|c| heap.string(c.encode_utf8(&mut [0; 4])))
@@ -181,11 +181,65 @@ fn nth(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
         (None, None) => Err(Raise::badarg()),
     }
 }
+/// The prelude's function `name` (`lonala/sorted.lona`) with the same
+/// arguments, when `a[0]` is a sorted collection (`by`: only when it has
+/// a comparator of its own, which only Lonala can call): changing a tree,
+/// or searching one by its comparator. `None` for anything else.
+fn to_sorted(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], name: &str, by: bool) -> Option<NResult> {
+    let (_, cmp, _) = t(cx, *a.first()?).sorted_parts()?;
+    if by && cmp.same(Term::NIL) {
+        return None;
+    }
+    Some(super::seq::redirect(cx, name))
+}
+
+/// `(sorted* set? cmp root)`: the sorted collection of a tree
+/// (`sorted.lona` makes the tree; lona-term's `tree.rs` has its layout).
+fn sorted_make(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let set = match t(cx, a[0]).view() {
+        View::Bool(b) => b,
+        _ => return Err(Raise::badarg()),
+    };
+    Ok(cx.heap.sorted(set, t(cx, a[1]), t(cx, a[2])).raw())
+}
+
+/// `(sorted-parts x)`: `[set? cmp root]` of a sorted collection, else nil.
+fn sorted_parts(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    Ok(match t(cx, a[0]).sorted_parts() {
+        Some((set, cmp, root)) => cx.heap.vector(&[Term::bool(set), cmp, root]).raw(),
+        None => Term::NIL.raw(),
+    })
+}
+
+/// `(rseq* c)`: a sorted collection's entries (a set's elements) from
+/// the last, or nil when it is empty.
+fn rseq(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let c = t(cx, a[0]);
+    let items: Vec<Term<'_>> = match c.view() {
+        View::Set(m) if m.sorted().is_some() => m.iter_rev().map(|(k, _)| k).collect(),
+        View::Map(m) if m.sorted().is_some() => {
+            m.iter_rev().map(|(k, v)| cx.heap.vector(&[k, v])).collect()
+        }
+        _ => return Err(Raise::badarg()),
+    };
+    cx.charge(items.len() / 8);
+    if items.is_empty() {
+        return Ok(Term::NIL.raw());
+    }
+    Ok(cx.heap.list(&items).raw())
+}
+
 fn get_fn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(r) = to_sorted(cx, a, "sorted-get", true) {
+        return r;
+    }
     let d = a.get(2).copied().unwrap_or(Term::NIL.raw());
     Ok(get(t(cx, a[0]), t(cx, a[1])).map_or(d, |v| v.raw()))
 }
 fn contains(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(r) = to_sorted(cx, a, "sorted-contains?", true) {
+        return r;
+    }
     let c = t(cx, a[0]);
     let found = match c.view() {
         View::Map(_) | View::Set(_) | View::Vector(_) => get(c, t(cx, a[1])).is_some(),
@@ -224,6 +278,9 @@ fn column<'a>(
 
 /// `(assoc m k v ...)` on maps (and `nil`), `(assoc v i x)` on vectors.
 fn assoc(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(r) = to_sorted(cx, a, "sorted-assoc", false) {
+        return r;
+    }
     if a.len().is_multiple_of(2) {
         return Err(Raise::badarg());
     }
@@ -261,6 +318,9 @@ pub(crate) fn assoc1<'h>(
 }
 
 fn dissoc(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(r) = to_sorted(cx, a, "sorted-dissoc", false) {
+        return r;
+    }
     let mut m = t(cx, a[0]);
     match m.view() {
         View::Nil => return Ok(Term::NIL.raw()),
@@ -274,6 +334,9 @@ fn dissoc(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 fn conj(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(r) = to_sorted(cx, a, "sorted-conj", false) {
+        return r;
+    }
     let mut c = t(cx, a[0]);
     for x in &a[1..] {
         let x = t(cx, *x);
@@ -312,6 +375,9 @@ fn conj(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// `(disj set x ...)`: the set without the `x`s; `(disj nil x)` is nil.
 fn disj(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(r) = to_sorted(cx, a, "sorted-disj", false) {
+        return r;
+    }
     let mut s = t(cx, a[0]);
     match s.view() {
         View::Nil => return Ok(Term::NIL.raw()),
@@ -368,6 +434,9 @@ fn concat(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 fn into(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if let Some(r) = to_sorted(cx, a, "sorted-into", false) {
+        return r;
+    }
     let mut args = vec![a[0]];
     for x in seq_items(cx, a[1])? {
         args.push(x.raw());
@@ -376,6 +445,12 @@ fn into(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 
 fn merge(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    // Into a sorted map (the first map given) by its comparator.
+    if let Some(i) = a.iter().position(|m| !t(cx, *m).same(Term::NIL)) {
+        if let Some(r) = to_sorted(cx, &a[i..], "sorted-merge", false) {
+            return r;
+        }
+    }
     let mut acc = Term::NIL;
     for m in a {
         let m = t(cx, *m);
@@ -627,6 +702,9 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "into", 2, 2, into);
     def(ns, "merge", 0, ANY, merge);
     def(ns, "reverse", 1, 1, reverse);
+    def(ns, "sorted*", 3, 3, sorted_make);
+    def(ns, "sorted-parts", 1, 1, sorted_parts);
+    def(ns, "rseq*", 1, 1, rseq);
     def(ns, "range", 1, 3, range);
     def(ns, "range-onto*", 4, 4, range_onto_fn);
     def(ns, "take", 2, 2, take);
