@@ -566,8 +566,8 @@ const TCP: &str = include_str!("lonala/tcp.lona");
 /// prelude).
 const SORTED: &str = include_str!("lonala/sorted.lona");
 
-/// Transients, as the collections themselves (`lona.core`).
-const TRANSIENT: &str = include_str!("lonala/transient.lona");
+/// Transients and records, as collections and maps (`lona.core`).
+const COMPAT: &str = include_str!("lonala/compat.lona");
 
 /// The `file` namespace's Lonala functions (over `builtins/file.rs`).
 const FILE: &str = include_str!("lonala/file.lona");
@@ -583,8 +583,8 @@ pub fn load_prelude(env: &Arc<Env>) {
         .expect("tcp.lona reads");
     ev.push_source(&Source::new("<code>", CODE))
         .expect("code.lona reads");
-    ev.push_source(&Source::new("<transient>", TRANSIENT))
-        .expect("transient.lona reads");
+    ev.push_source(&Source::new("<compat>", COMPAT))
+        .expect("compat.lona reads");
     ev.push_source(&Source::new("<sorted>", SORTED))
         .expect("sorted.lona reads");
     ev.push_source(&Source::new("<prelude>", PRELUDE))
