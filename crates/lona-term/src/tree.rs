@@ -73,6 +73,16 @@ pub(crate) fn entries<'h>(root: Term<'h>, rev: bool) -> Vec<(Term<'h>, Term<'h>)
 }
 
 impl<'h> Term<'h> {
+    /// Whether the term is a sorted map or set (one test of the header,
+    /// for the built-ins that hand sorted collections to Lonala).
+    #[inline]
+    pub fn is_sorted(self) -> bool {
+        self.boxed_header().is_some_and(|h| {
+            let k = (h >> 3) & 0x1f;
+            k == Kind::SortedMap as u64 || k == Kind::SortedSet as u64
+        })
+    }
+
     /// A sorted collection's parts: whether it is a set, its comparator
     /// and its tree's root (`None` for anything else).
     pub fn sorted_parts(self) -> Option<(bool, Term<'h>, Term<'h>)> {

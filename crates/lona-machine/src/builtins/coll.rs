@@ -185,8 +185,13 @@ fn nth(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// arguments, when `a[0]` is a sorted collection (`by`: only when it has
 /// a comparator of its own, which only Lonala can call): changing a tree,
 /// or searching one by its comparator. `None` for anything else.
+#[inline]
 fn to_sorted(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], name: &str, by: bool) -> Option<NResult> {
-    let (_, cmp, _) = t(cx, *a.first()?).sorted_parts()?;
+    let c = t(cx, *a.first()?);
+    if !c.is_sorted() {
+        return None;
+    }
+    let (_, cmp, _) = c.sorted_parts()?;
     if by && cmp.same(Term::NIL) {
         return None;
     }
