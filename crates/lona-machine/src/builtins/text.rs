@@ -127,6 +127,11 @@ fn prn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     cx.env.write_out(&s);
     Ok(Term::NIL.raw())
 }
+/// `(print-str & xs)`: what `print` writes, as a string.
+fn print_str(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let s = joined(cx, a, false);
+    Ok(cx.heap.string(&s).raw())
+}
 fn pr_str(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = joined(cx, a, true);
     Ok(cx.heap.string(&s).raw())
@@ -395,6 +400,7 @@ pub(super) fn install(core: &'static Namespace, string: &'static Namespace) {
     def(core, "reports!", 1, 1, reports_switch);
     def(core, "prn", 0, ANY, prn);
     def(core, "pr-str", 0, ANY, pr_str);
+    def(core, "print-str", 0, ANY, print_str);
     def(core, "format", 1, ANY, format);
     def(core, "keyword", 1, 2, keyword);
     def(core, "symbol", 1, 2, symbol);
