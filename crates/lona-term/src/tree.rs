@@ -13,7 +13,7 @@
 //! ("Balancing weight-balanced trees", *J. Functional Programming* 21(3),
 //! 2011). Changing a tree needs its comparator, which may be any Lonala
 //! function, so insertion and deletion are written in Lonala
-//! (`lonala/prelude.lona`, `tree-assoc`, `tree-dissoc`). What needs no
+//! (`lonala/sorted.lona`: `tree-insert`, `tree-delete`). What needs no
 //! comparison is here, below the views (the size, the entries in order or
 //! reversed, a collection's parts, read from the words as `trie.rs`
 //! reads a trie); finding a key by the term order and making a sorted

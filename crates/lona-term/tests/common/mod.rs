@@ -264,3 +264,13 @@ pub fn eq_model(m: M) -> M {
         other => other,
     }
 }
+
+/// `[:erlang/bits bytes size]` for `b` whose last byte holds `n` bits
+/// (the unused ones cleared, as the decoder clears them).
+pub fn bits<'h>(h: &'h Heap, b: &[u8], n: u8) -> Term<'h> {
+    let mut b = b.to_vec();
+    let last = b.len() - 1;
+    b[last] &= 0xffu8 << (8 - n);
+    let size = last as i64 * 8 + i64::from(n);
+    h.vector(&[Term::keyword("erlang/bits"), h.binary(&b), h.int(size)])
+}
