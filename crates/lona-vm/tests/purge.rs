@@ -14,6 +14,13 @@ use lona_runtime::Runtime;
 use lona_vm::process::Ending;
 use lona_vm::{node, purge, Env, Evaluator, SharedBuf, Source};
 
+/// One program at a time. The collector and its counts are the OS
+/// process's, and a cycle frees nothing while any VM outside a process
+/// is alive: another test's node loading its prelude (seconds under
+/// `LONA_TIER=jit-eager`) would make every cycle of this one give up,
+/// and its `freed` would read 0.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs `src` as the main process of a fresh runtime while a helper
 /// thread runs code collection cycles back to back. Returns the output,
 /// the ending, and the areas freed meanwhile.
@@ -26,6 +33,8 @@ fn run_collecting_with(
     src: &str,
     with: impl FnOnce(&lona_runtime::Handle),
 ) -> (String, Ending, u64) {
+    // A test that failed while holding it poisons it; the next is fine.
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let rt = Runtime::builder()
         .workers(common::workers(2))
         .build()
