@@ -644,6 +644,7 @@ fn kind(t: Term<'_>) -> &'static str {
         View::Set(_) => "a set",
         View::Regex(_) => "a regex",
         View::Closure { .. } => "a function",
+        View::Cell(_) => "an atom",
     }
 }
 
@@ -862,6 +863,7 @@ impl<'de> de::Deserializer<'de> for De<'de> {
             }
             View::Map(m) => v.visit_map(self.pairs(m)?),
             View::Closure { .. } => Err(self.wrong("a value (functions do not convert)")),
+            View::Cell(_) => Err(self.wrong("a value (atoms do not convert: deref first)")),
             View::ExtPid { .. } | View::ExtRef { .. } => {
                 Err(self.wrong("a value (pids and references of other nodes do not convert)"))
             }

@@ -69,9 +69,20 @@ pub(crate) struct SharedBytes {
     /// nothing is ever appended there).
     ptr: *mut u8,
     cap: usize,
+    /// What the block is besides its own bytes.
+    keep: Keep,
+}
+
+/// What a block holds that is not its own `Vec` of bytes.
+pub(crate) enum Keep {
+    /// Nothing: `ptr` and `cap` are the block's own `Vec<u8>`.
+    Nothing,
     /// A buffer these bytes are a part of ([`SharedBytes::adopt`]): kept
     /// alive by this block, never written through it.
-    keep: Option<Arc<Vec<u8>>>,
+    Buffer(#[allow(dead_code)] Arc<Vec<u8>>),
+    /// No bytes at all (`cap` 0): the block is a cell's (`cell.rs`), and
+    /// its count that of the objects holding the cell.
+    Cell(Box<crate::cell::CellState>),
 }
 
 #[cfg(test)]
@@ -116,7 +127,7 @@ impl SharedBytes {
             used: AtomicUsize::new(bytes.len()),
             ptr,
             cap,
-            keep: None,
+            keep: Keep::Nothing,
         }))
     }
 
@@ -139,8 +150,33 @@ impl SharedBytes {
             used: AtomicUsize::new(len),
             ptr,
             cap: len,
-            keep: Some(buf),
+            keep: Keep::Buffer(buf),
         }))
+    }
+
+    /// A block with one reference that holds a cell's state and no bytes.
+    pub(crate) fn cell(state: crate::cell::CellState) -> *const SharedBytes {
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        Box::into_raw(Box::new(SharedBytes {
+            refc: AtomicUsize::new(1),
+            used: AtomicUsize::new(0),
+            ptr: std::ptr::NonNull::dangling().as_ptr(),
+            cap: 0,
+            keep: Keep::Cell(Box::new(state)),
+        }))
+    }
+
+    /// The cell state of a cell's block, `None` for a binary's.
+    ///
+    /// # Safety
+    /// `p` must be alive for `'a` (some holder keeps a reference for `'a`).
+    pub(crate) unsafe fn cell_state<'a>(p: *const SharedBytes) -> Option<&'a crate::cell::CellState> {
+        // SAFETY: per the caller's contract the block is alive for 'a, and
+        // `keep` is never changed after the block is made.
+        match unsafe { &(*p).keep } {
+            Keep::Cell(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// Writes `extra` after the first `len` bytes if `len` is all that was
@@ -152,7 +188,7 @@ impl SharedBytes {
     pub(crate) unsafe fn try_append(p: *const SharedBytes, len: usize, extra: &[u8]) -> bool {
         // SAFETY: the caller holds a reference, so the block is alive.
         let b = unsafe { &*p };
-        if b.keep.is_some() || b.cap - len < extra.len() || b.used.load(Ordering::Relaxed) != len {
+        if !matches!(b.keep, Keep::Nothing) || b.cap - len < extra.len() || b.used.load(Ordering::Relaxed) != len {
             return false;
         }
         // Claim [len, len + extra.len()): after this CAS no other append
@@ -192,13 +228,14 @@ impl SharedBytes {
             // SAFETY: that was the last reference; nobody else can reach it.
             let b = unsafe { Box::from_raw(p as *mut SharedBytes) };
             LIVE_BYTES.fetch_sub(b.cap, Ordering::Relaxed);
-            if b.keep.is_none() {
+            if matches!(b.keep, Keep::Nothing) {
                 // SAFETY: ptr and cap are the Vec's own; bytes need no
                 // drop, so a length of 0 frees the allocation and nothing
                 // else.
                 drop(unsafe { Vec::from_raw_parts(b.ptr, 0, b.cap) });
             }
-            // An adopted block lets go of its buffer here.
+            // An adopted block lets go of its buffer here, a cell of its
+            // values (which may release other blocks in turn).
             drop(b);
             LIVE.fetch_sub(1, Ordering::SeqCst);
         }

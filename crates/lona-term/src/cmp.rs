@@ -63,6 +63,7 @@ fn rank(v: &View<'_>) -> u8 {
         View::Str(_) => 12,
         View::Binary(_) => 13,
         View::Regex(_) => 14,
+        View::Cell(_) => 15,
     }
 }
 
@@ -231,6 +232,7 @@ fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<Todo<'a, 'b>>, mode:
             }
         }
         (View::Ref(p), View::Ref(q)) => p.cmp(&q),
+        (View::Cell(p), View::Cell(q)) => p.serial().cmp(&q.serial()),
         (View::Ref(_), View::ExtRef { .. }) | (View::Pid(_), View::ExtPid { .. }) => Ordering::Less,
         (View::ExtRef { .. }, View::Ref(_)) | (View::ExtPid { .. }, View::Pid(_)) => {
             Ordering::Greater
@@ -436,6 +438,7 @@ fn hash_into<H: Hasher>(t: Term<'_>, h: &mut H) {
             }
             View::Keyword(a) | View::Symbol(a) => h.write(a.name().as_bytes()),
             View::Ref(r) => h.write_u64(r),
+            View::Cell(c) => h.write_u64(c.serial()),
             View::Pid(p) => h.write_u64(p.0),
             View::ExtPid {
                 node,

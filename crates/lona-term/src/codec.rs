@@ -80,12 +80,15 @@ pub enum EncodeError {
     /// The term holds a function, which cannot leave the node (see the
     /// module documentation).
     Function,
+    /// The term holds a cell (an atom), which is the node's alone.
+    Cell,
 }
 
 impl std::fmt::Display for EncodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             EncodeError::Function => f.write_str("a function cannot be encoded"),
+            EncodeError::Cell => f.write_str("an atom cannot be encoded"),
         }
     }
 }
@@ -157,6 +160,7 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
                 walk.entries(m);
             }
             View::Closure { .. } => return Err(EncodeError::Function),
+            View::Cell(_) => return Err(EncodeError::Cell),
             View::Pid(p) => {
                 out.push(15);
                 put_varint(&mut out, p.0);

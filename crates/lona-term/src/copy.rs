@@ -163,7 +163,7 @@ impl Copier<'_> {
             self.top = d.add(n);
             if tag == TAG_BOXED {
                 match Kind::from_header(*d) {
-                    Kind::SharedStr | Kind::SharedBin => {
+                    Kind::SharedStr | Kind::SharedBin | Kind::Cell => {
                         SharedBytes::retain(*d.add(1) as usize as *const SharedBytes);
                         self.offheap.push(d);
                     }

@@ -389,6 +389,7 @@ fn encode_impl(
                 None => return Err(EncodeError::Unsupported("reference")),
             },
             View::Closure { .. } => return Err(EncodeError::Unsupported("function")),
+            View::Cell(_) => return Err(EncodeError::Unsupported("Lonala atom")),
         }
     }
     Ok(())

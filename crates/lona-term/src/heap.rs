@@ -537,7 +537,7 @@ impl Heap {
     }
 
     /// The object for `len` bytes of block `sb`, owning one count of it.
-    fn shared_object(&self, kind: Kind, sb: *const SharedBytes, len: usize) -> Term<'_> {
+    pub(crate) fn shared_object(&self, kind: Kind, sb: *const SharedBytes, len: usize) -> Term<'_> {
         let t = self.put(&[header(kind, 2), sb as usize as u64, len as u64]);
         self.offheap.borrow_mut().push(ptr_of(t.bits()));
         self.note_offheap(len);

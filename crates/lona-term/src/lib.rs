@@ -26,6 +26,7 @@
 mod atom;
 mod binary;
 mod block;
+mod cell;
 mod cmp;
 mod codec;
 mod copy;
@@ -58,6 +59,7 @@ pub use block::{
     block_cache_bytes, block_cache_grown, trim_block_cache, CACHE_MAX_BLOCKS, CACHE_MAX_BYTES,
     CACHE_MIN_WORDS,
 };
+pub use cell::{CellRef, CELL_SLOTS};
 pub use cmp::{compare, equal, equal_exact, term_hash};
 pub use codec::{decode, decode_with, encode, EncodeError};
 pub use error::HeapError;

@@ -106,6 +106,7 @@ fn write_term(f: &mut fmt::Formatter<'_>, term: Term<'_>, readable: bool) -> fmt
                         }
                         f.write_char('>')?;
                     }
+                    View::Cell(c) => write!(f, "#atom<{}>", c.serial())?,
                     View::Closure { code, .. } => match CLOSURE_NAMER.get() {
                         Some(name) => write!(f, "#fn<{}>", name(code))?,
                         None => write!(f, "#fn<{code}>")?,

@@ -144,6 +144,9 @@ pub(crate) enum Kind {
     SortedMap = 20,
     /// A sorted set: comparator and tree, each node's value its key.
     SortedSet = 21,
+    /// A cell (an atom): its off-heap block and 0, as a large binary's
+    /// object (`cell.rs`).
+    Cell = 22,
     /// Only in the car of a forwarded cons cell during a collection.
     Forward = 31,
 }
@@ -173,6 +176,7 @@ impl Kind {
             19 => Kind::ExtRef,
             20 => Kind::SortedMap,
             21 => Kind::SortedSet,
+            22 => Kind::Cell,
             31 => Kind::Forward,
             k => unreachable!("corrupt header kind {k}"),
         }

@@ -73,6 +73,9 @@ pub enum View<'h> {
         /// Captured values.
         captured: &'h [Term<'h>],
     },
+    /// A cell (Lonala's atom): a value every holder shares and may
+    /// replace (`cell.rs`).
+    Cell(crate::cell::CellRef<'h>),
 }
 
 /// The id words of a reference of another node ([`View::ExtRef`]): 1 to
@@ -304,6 +307,9 @@ impl<'h> Term<'h> {
                     captured: self.payload_terms(1, arity - 1),
                 },
                 Kind::Ref => View::Ref(self.payload(0)),
+                Kind::Cell => View::Cell(crate::cell::CellRef::new(
+                    self.payload(0) as usize as *const SharedBytes,
+                )),
                 Kind::Pid => View::Pid(Pid(self.payload(0))),
                 // The constructors store each field as a u32 in a word.
                 Kind::ExtPid => View::ExtPid {
@@ -422,7 +428,7 @@ impl<'h> Term<'h> {
         let h = self.boxed_header()?;
         match Kind::from_header(h) {
             // SAFETY: a shared object's payload word 0 is a live SharedBytes.
-            Kind::SharedStr | Kind::SharedBin => unsafe {
+            Kind::SharedStr | Kind::SharedBin | Kind::Cell => unsafe {
                 Some(SharedBytes::count(
                     self.payload(0) as usize as *const SharedBytes
                 ))

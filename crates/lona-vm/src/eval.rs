@@ -569,6 +569,9 @@ const SORTED: &str = include_str!("lonala/sorted.lona");
 /// Transients and records, as collections and maps (`lona.core`).
 const COMPAT: &str = include_str!("lonala/compat.lona");
 
+/// Atoms: `swap!` and the rest over the cell built-ins (`lona.core`).
+const ATOM: &str = include_str!("lonala/atom.lona");
+
 /// The `file` namespace's Lonala functions (over `builtins/file.rs`).
 const FILE: &str = include_str!("lonala/file.lona");
 
@@ -583,6 +586,8 @@ pub fn load_prelude(env: &Arc<Env>) {
         .expect("tcp.lona reads");
     ev.push_source(&Source::new("<code>", CODE))
         .expect("code.lona reads");
+    ev.push_source(&Source::new("<atom>", ATOM))
+        .expect("atom.lona reads");
     ev.push_source(&Source::new("<compat>", COMPAT))
         .expect("compat.lona reads");
     ev.push_source(&Source::new("<sorted>", SORTED))

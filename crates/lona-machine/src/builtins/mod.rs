@@ -9,6 +9,7 @@
 //! charged as reductions.
 
 mod bytes;
+mod cell;
 mod coll;
 mod core;
 mod dict;
@@ -70,6 +71,7 @@ fn bind(ns: &'static Namespace, name: &str, proto: &'static Proto) {
 /// need its services, are `services::install`'s).
 pub fn install(env: &Env) {
     core::install(env.core);
+    cell::install(env.core);
     coll::install(env.core);
     seq::install(env.core);
     math::install(env.core);
