@@ -78,10 +78,38 @@ fn joined(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], readable: bool) -> String {
     s
 }
 
+/// The process dictionary's key under which `with-out-str` collects
+/// what its body prints (a string; any other value collects nothing).
+const CAPTURE: &str = "lona.core/out";
+
+/// Writes `s` where this process's printing goes: the string
+/// `with-out-str` is collecting, if there is one, else the node's output.
+fn write_out(cx: &mut BuiltinCx<'_, '_>, s: &str) -> Result<(), Raise> {
+    // No dictionary (most processes): no capture, and no lookup.
+    if let Some(r) = cx.dict() {
+        let d = cx.heap.root(r);
+        // Not interned (the atom table full): `with-out-str`'s own literal
+        // never was, so nothing is collecting.
+        let key = Term::try_keyword(CAPTURE).unwrap_or(Term::NIL);
+        if let View::Map(m) = d.view() {
+            if let Some(sofar) = m.get(key).filter(|v| v.as_str().is_some()) {
+                // Amortised O(len(s)): the newest version of a string grows
+                // in place (`lona_term`'s `binary.rs`).
+                let longer = cx.heap.string_append(sofar, s).ok_or_else(Raise::badarg)?;
+                let d = cx.heap.map_assoc(d, key, longer).ok_or_else(Raise::badarg)?;
+                cx.heap.set_root(r, d);
+                return Ok(());
+            }
+        }
+    }
+    cx.env.write_out(s);
+    Ok(())
+}
+
 fn println(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut s = joined(cx, a, false);
     s.push('\n');
-    cx.env.write_out(&s);
+    write_out(cx, &s)?;
     Ok(Term::NIL.raw())
 }
 /// `(eprintln & xs)`: as `println`, to standard error (reports, errors).
@@ -118,13 +146,13 @@ fn reports_switch(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 }
 fn print(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let s = joined(cx, a, false);
-    cx.env.write_out(&s);
+    write_out(cx, &s)?;
     Ok(Term::NIL.raw())
 }
 fn prn(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let mut s = joined(cx, a, true);
     s.push('\n');
-    cx.env.write_out(&s);
+    write_out(cx, &s)?;
     Ok(Term::NIL.raw())
 }
 /// `(print-str & xs)`: what `print` writes, as a string.
