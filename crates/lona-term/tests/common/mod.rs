@@ -75,6 +75,7 @@ pub fn model(t: Term<'_>) -> M {
         View::Closure { code, captured } => {
             M::Closure(code, captured.iter().map(|x| model(*x)).collect())
         }
+        View::Cell(_) => unreachable!("the generators make no cells"),
     }
 }
 
