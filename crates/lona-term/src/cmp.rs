@@ -64,6 +64,7 @@ fn rank(v: &View<'_>) -> u8 {
         View::Binary(_) => 13,
         View::Regex(_) => 14,
         View::Cell(_) => 15,
+        View::Meta { value, .. } => rank(&value.view()),
     }
 }
 
@@ -108,10 +109,8 @@ impl<'a> Cursor<'a> {
     fn step(self) -> Option<(Term<'a>, Cursor<'a>)> {
         match self {
             Cursor::Vec(items) => items.split_first().map(|(h, r)| (*h, Cursor::Vec(r))),
-            Cursor::List(t) => match t.view() {
-                View::Cons(h, tail) => Some((h, Cursor::List(tail))),
-                _ => None,
-            },
+            // (Through a tail with metadata: `meta.rs`.)
+            Cursor::List(t) => t.cons_parts().map(|(h, tail)| (h, Cursor::List(tail))),
         }
     }
 
@@ -196,6 +195,8 @@ fn walk(a: Term<'_>, b: Term<'_>, mode: Mode) -> Ordering {
 /// Compares what can be compared without descending; pushes the child pairs
 /// still to compare (first child last) when that part is equal.
 fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<Todo<'a, 'b>>, mode: Mode) -> Ordering {
+    // Metadata is not part of a value (`meta.rs`, rule 1).
+    let (x, y) = (x.unmeta(), y.unmeta());
     let (vx, vy) = (x.view(), y.view());
     let (rx, ry) = (rank(&vx), rank(&vy));
     if rx != ry {
@@ -401,7 +402,8 @@ fn hash_into<H: Hasher>(t: Term<'_>, h: &mut H) {
     let mut todo = vec![HashTodo::Term(t)];
     while let Some(next) = todo.pop() {
         let x = match next {
-            HashTodo::Term(x) => x,
+            // Metadata is not part of a value (`meta.rs`, rule 1).
+            HashTodo::Term(x) => x.unmeta(),
             HashTodo::Vec(items) => {
                 h.write_u8(SEQ_RANK);
                 match items.split_first() {
@@ -439,6 +441,8 @@ fn hash_into<H: Hasher>(t: Term<'_>, h: &mut H) {
             View::Keyword(a) | View::Symbol(a) => h.write(a.name().as_bytes()),
             View::Ref(r) => h.write_u64(r),
             View::Cell(c) => h.write_u64(c.serial()),
+            // `Heap::with_meta` never wraps a wrapper.
+            View::Meta { .. } => unreachable!("unwrapped above"),
             View::Pid(p) => h.write_u64(p.0),
             View::ExtPid {
                 node,

@@ -161,6 +161,8 @@ pub fn encode(t: Term<'_>) -> Result<Vec<u8>, EncodeError> {
             }
             View::Closure { .. } => return Err(EncodeError::Function),
             View::Cell(_) => return Err(EncodeError::Cell),
+            // Metadata stays on the node (`meta.rs`, rule 1).
+            View::Meta { value, .. } => walk.items(&[value]),
             View::Pid(p) => {
                 out.push(15);
                 put_varint(&mut out, p.0);

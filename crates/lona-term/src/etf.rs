@@ -390,6 +390,8 @@ fn encode_impl(
             },
             View::Closure { .. } => return Err(EncodeError::Unsupported("function")),
             View::Cell(_) => return Err(EncodeError::Unsupported("Lonala atom")),
+            // Metadata stays on the node (`meta.rs`, rule 1).
+            View::Meta { value, .. } => walk.items(&[value]),
         }
     }
     Ok(())

@@ -37,6 +37,7 @@ pub mod gc;
 mod hamt;
 mod heap;
 mod map;
+mod meta;
 mod pages;
 mod permanent;
 mod pins;

@@ -73,6 +73,8 @@ fn write_term(f: &mut fmt::Formatter<'_>, term: Term<'_>, readable: bool) -> fmt
                         todo.push(Task::Rest(rest));
                         todo.push(Task::Term(h));
                     }
+                    // A tail with metadata is still the list's rest.
+                    View::Meta { value, .. } => todo.push(Task::Rest(value)),
                     _ => {
                         f.write_str(" . ")?;
                         todo.push(Task::Term(t));
@@ -107,6 +109,8 @@ fn write_term(f: &mut fmt::Formatter<'_>, term: Term<'_>, readable: bool) -> fmt
                         f.write_char('>')?;
                     }
                     View::Cell(c) => write!(f, "#atom<{}>", c.serial())?,
+                    // Printed without it, as Clojure's `*print-meta*` false.
+                    View::Meta { value, .. } => todo.push(Task::Term(value)),
                     View::Closure { code, .. } => match CLOSURE_NAMER.get() {
                         Some(name) => write!(f, "#fn<{}>", name(code))?,
                         None => write!(f, "#fn<{code}>")?,

@@ -147,6 +147,8 @@ pub(crate) enum Kind {
     /// A cell (an atom): its off-heap block and 0, as a large binary's
     /// object (`cell.rs`).
     Cell = 22,
+    /// A value with metadata: the value and the map (`meta.rs`).
+    Meta = 23,
     /// Only in the car of a forwarded cons cell during a collection.
     Forward = 31,
 }
@@ -177,6 +179,7 @@ impl Kind {
             20 => Kind::SortedMap,
             21 => Kind::SortedSet,
             22 => Kind::Cell,
+            23 => Kind::Meta,
             31 => Kind::Forward,
             k => unreachable!("corrupt header kind {k}"),
         }
@@ -195,6 +198,7 @@ impl Kind {
             | Kind::Set
             | Kind::SortedMap
             | Kind::SortedSet
+            | Kind::Meta
             | Kind::Regex => (0, arity),
             Kind::Closure => (1, arity - 1),
             _ => (0, 0),
@@ -482,7 +486,13 @@ impl<'h> Term<'h> {
             // SAFETY: a cons Term<'h> points at two live term words for 'h.
             unsafe { Some((Term::from_bits(*p), Term::from_bits(*p.add(1)))) }
         } else {
-            None
+            // A list with metadata (in a tail, too) is a list.
+            let inner = self.unmeta();
+            if inner.bits == self.bits {
+                None
+            } else {
+                inner.cons_parts()
+            }
         }
     }
 

@@ -76,6 +76,16 @@ pub enum View<'h> {
     /// A cell (Lonala's atom): a value every holder shares and may
     /// replace (`cell.rs`).
     Cell(crate::cell::CellRef<'h>),
+    /// A value with metadata (`with-meta`): a vector, list, map or set,
+    /// and a map. Equality, order, hashing, printing and the encoders look
+    /// through it; anything else sees it as itself, so code that cares
+    /// takes [`Term::unmeta`] first.
+    Meta {
+        /// The value (never itself a `Meta`).
+        value: Term<'h>,
+        /// Its metadata (a map).
+        meta: Term<'h>,
+    },
 }
 
 /// The id words of a reference of another node ([`View::ExtRef`]): 1 to
@@ -307,6 +317,10 @@ impl<'h> Term<'h> {
                     captured: self.payload_terms(1, arity - 1),
                 },
                 Kind::Ref => View::Ref(self.payload(0)),
+                Kind::Meta => View::Meta {
+                    value: Term::from_bits(self.payload(0)),
+                    meta: Term::from_bits(self.payload(1)),
+                },
                 Kind::Cell => View::Cell(crate::cell::CellRef::new(
                     self.payload(0) as usize as *const SharedBytes,
                 )),

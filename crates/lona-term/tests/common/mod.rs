@@ -76,6 +76,7 @@ pub fn model(t: Term<'_>) -> M {
             M::Closure(code, captured.iter().map(|x| model(*x)).collect())
         }
         View::Cell(_) => unreachable!("the generators make no cells"),
+        View::Meta { value, .. } => model(value),
     }
 }
 
