@@ -80,9 +80,9 @@ pub(crate) enum Keep {
     /// A buffer these bytes are a part of ([`SharedBytes::adopt`]): kept
     /// alive by this block, never written through it.
     Buffer(#[allow(dead_code)] Arc<Vec<u8>>),
-    /// No bytes at all (`cap` 0): the block is a cell's (`cell.rs`), and
-    /// its count that of the objects holding the cell.
-    Cell(Box<crate::cell::CellState>),
+    /// No bytes at all (`cap` 0), but something else the block's holders
+    /// share (a cell's state, `cell.rs`), dropped with the last of them.
+    Other(Box<dyn std::any::Any + Send + Sync>),
 }
 
 #[cfg(test)]
@@ -154,27 +154,28 @@ impl SharedBytes {
         }))
     }
 
-    /// A block with one reference that holds a cell's state and no bytes.
-    pub(crate) fn cell(state: crate::cell::CellState) -> *const SharedBytes {
+    /// A block with one reference that holds `thing` and no bytes.
+    pub(crate) fn holding(thing: Box<dyn std::any::Any + Send + Sync>) -> *const SharedBytes {
         LIVE.fetch_add(1, Ordering::SeqCst);
         Box::into_raw(Box::new(SharedBytes {
             refc: AtomicUsize::new(1),
             used: AtomicUsize::new(0),
             ptr: std::ptr::NonNull::dangling().as_ptr(),
             cap: 0,
-            keep: Keep::Cell(Box::new(state)),
+            keep: Keep::Other(thing),
         }))
     }
 
-    /// The cell state of a cell's block, `None` for a binary's.
+    /// What a block made by [`SharedBytes::holding`] holds, `None` for a
+    /// binary's.
     ///
     /// # Safety
     /// `p` must be alive for `'a` (some holder keeps a reference for `'a`).
-    pub(crate) unsafe fn cell_state<'a>(p: *const SharedBytes) -> Option<&'a crate::cell::CellState> {
+    pub(crate) unsafe fn held<'a>(p: *const SharedBytes) -> Option<&'a (dyn std::any::Any + Send + Sync)> {
         // SAFETY: per the caller's contract the block is alive for 'a, and
         // `keep` is never changed after the block is made.
         match unsafe { &(*p).keep } {
-            Keep::Cell(s) => Some(s),
+            Keep::Other(s) => Some(&**s),
             _ => None,
         }
     }

@@ -105,7 +105,9 @@ impl<'h> CellRef<'h> {
         // SAFETY: a `CellRef<'h>` is made only from a live `Cell` object
         // (`view.rs`), which holds a count of its block for 'h; a `Cell`
         // object's block is always a cell's.
-        unsafe { SharedBytes::cell_state(self.block) }.expect("a cell's block holds a cell")
+        unsafe { SharedBytes::held(self.block) }
+            .and_then(|x| x.downcast_ref::<CellState>())
+            .expect("a cell's block holds a cell")
     }
 
     /// The cell's serial number: distinct for every cell of this OS
@@ -166,6 +168,6 @@ impl Heap {
     /// heap or fragment.
     pub fn cell(&self, values: [Term<'_>; CELL_SLOTS]) -> Term<'_> {
         let state = CellState::new(values.map(Fragment::new));
-        self.shared_object(Kind::Cell, SharedBytes::cell(state), 0)
+        self.shared_object(Kind::Cell, SharedBytes::holding(Box::new(state)), 0)
     }
 }
