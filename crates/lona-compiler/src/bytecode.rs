@@ -145,6 +145,11 @@ impl Shape {
                 let Some(h) = tag::boxed_header(w) else {
                     return false;
                 };
+                if h & 0xff == tag::META_HEADER {
+                    // What a value with metadata wraps (the clause's own
+                    // tests look through it too).
+                    return self.admits(tag::unmeta(w));
+                }
                 let ok = if min {
                     tag::is_vector_header_min(h, n as usize)
                 } else {

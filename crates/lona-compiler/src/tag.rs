@@ -35,6 +35,9 @@ const CONS_TAG: u64 = 0b001;
 pub const CLOSURE_HEADER: u64 = (10 << 3) | 0b010;
 /// Low byte of a vector header (kind 8).
 pub const VECTOR_HEADER: u64 = (8 << 3) | 0b010;
+/// Low byte of a header of a value with metadata (kind 23: `lona_term`'s
+/// `meta.rs`).
+pub const META_HEADER: u64 = (23 << 3) | 0b010;
 /// Low byte of a string header (kind 4: under 64 bytes, inline).
 pub const STR_HEADER: u64 = (4 << 3) | 0b010;
 
@@ -144,6 +147,19 @@ pub fn boxed_header(w: u64) -> Option<u64> {
         Some(unsafe { *(w as usize as *const u64) })
     } else {
         None
+    }
+}
+
+/// The value inside a word with metadata; any other word itself. A
+/// pattern looks through metadata (`lona_term`'s `meta.rs`): its tests
+/// and loads take this first when the fast test fails.
+#[inline(always)]
+pub fn unmeta(w: u64) -> u64 {
+    match boxed_header(w) {
+        // SAFETY: a value with metadata holds the value right after its
+        // header.
+        Some(h) if h & 0xff == META_HEADER => unsafe { *(w as usize as *const u64).add(1) },
+        _ => w,
     }
 }
 

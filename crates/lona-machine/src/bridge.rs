@@ -566,7 +566,7 @@ impl<'h> ser::SerializeStructVariant for Seq<'h> {
 
 /// Deserializes a term.
 pub fn from_term<'de, T: de::Deserialize<'de>>(t: Term<'de>) -> Result<T, BridgeError> {
-    T::deserialize(De(t, 0))
+    T::deserialize(De(t.unmeta(), 0))
 }
 
 /// Deserializes a message fragment.
@@ -592,7 +592,8 @@ impl<'de> De<'de> {
         if depth > MAX_DEPTH {
             return Err(too_deep());
         }
-        Ok(De(t, depth))
+        // Metadata is not part of the value.
+        Ok(De(t.unmeta(), depth))
     }
 
     /// The same term one level down (`Some(x)`, a newtype's value).
@@ -645,6 +646,7 @@ fn kind(t: Term<'_>) -> &'static str {
         View::Regex(_) => "a regex",
         View::Closure { .. } => "a function",
         View::Cell(_) => "an atom",
+        View::Meta { value, .. } => kind(value),
     }
 }
 
@@ -864,6 +866,9 @@ impl<'de> de::Deserializer<'de> for De<'de> {
             View::Map(m) => v.visit_map(self.pairs(m)?),
             View::Closure { .. } => Err(self.wrong("a value (functions do not convert)")),
             View::Cell(_) => Err(self.wrong("a value (atoms do not convert: deref first)")),
+            // `De::at` took metadata off; a wrapper inside a list's tail
+            // is walked as the list.
+            View::Meta { value, .. } => De(value, self.1).deserialize_any(v),
             View::ExtPid { .. } | View::ExtRef { .. } => {
                 Err(self.wrong("a value (pids and references of other nodes do not convert)"))
             }

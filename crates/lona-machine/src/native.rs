@@ -78,9 +78,17 @@ impl<'a, 'r> BuiltinCx<'a, 'r> {
             .ok_or_else(|| Raise::error(lona_term::kw!("no-process")))
     }
 
-    /// An argument word as a term of this heap.
+    /// An argument word as a term of this heap, without any metadata it
+    /// carries (`lona_term`'s `meta.rs`): a built-in sees the value.
     #[inline]
     pub fn term(&self, r: RawTerm) -> Term<'a> {
+        self.term_with_meta(r).unmeta()
+    }
+
+    /// An argument word as a term of this heap, metadata and all (`meta`,
+    /// `with-meta`).
+    #[inline]
+    pub fn term_with_meta(&self, r: RawTerm) -> Term<'a> {
         // SAFETY: arguments are words of this process's registers, valid
         // since the last collection, and none happens during a built-in.
         unsafe { self.heap.term(r) }

@@ -52,6 +52,12 @@ pub struct Form {
     pub kind: FormKind,
     /// Where it starts.
     pub pos: Pos,
+    /// The metadata `^` gave it: a map form (`^:k` is `{:k true}`, `^T`
+    /// and `^"T"` are `{:tag T}`), or `None`. The compiler gives it to
+    /// the value of a vector, map or set literal (`with-meta`) and to a
+    /// quoted one; elsewhere (names, parameter lists, calls) it is
+    /// ignored, as a type hint is.
+    pub meta: Option<Box<Form>>,
 }
 
 /// The kinds of form. Reader macros expand to lists: `'x` is
@@ -98,7 +104,11 @@ pub enum FormKind {
 impl Form {
     /// A form at a position.
     pub fn new(kind: FormKind, pos: Pos) -> Form {
-        Form { kind, pos }
+        Form {
+            kind,
+            pos,
+            meta: None,
+        }
     }
 
     /// Whether two forms are the same apart from positions (NaN equals

@@ -121,8 +121,10 @@ enum Act {
     Wrap(&'static str),
     /// Drops it (`#_`, and the metadata of `^`).
     Discard,
-    /// Passes it on unchanged (the form after `^meta`).
-    Keep,
+    /// Keeps it as the metadata of the next form (`^meta`).
+    Meta,
+    /// Gives it the metadata kept last (the form after `^meta`).
+    Attach,
 }
 
 enum Frame {
@@ -130,6 +132,31 @@ enum Frame {
     /// A prefix waiting for its form: what it does with it, what it is
     /// called in messages, and where it is.
     Prefix(Act, &'static str, Pos),
+}
+
+/// `form` with the metadata `m` of a `^` before it: `m` as a map (`^:k`
+/// is `{:k true}`, `^T` and `^"T"` `{:tag T}`), merged over what the form
+/// had (`^:a ^:b x`: both, the outer winning a key they share).
+fn attach_meta(mut form: Form, m: Form) -> Result<Form, String> {
+    let pairs = match m.kind {
+        FormKind::Map(pairs) => pairs,
+        FormKind::Keyword(_) => vec![(m, Form::new(FormKind::Bool(true), form.pos))],
+        FormKind::Symbol(_) | FormKind::Str(_) => {
+            vec![(Form::new(FormKind::Keyword("tag".into()), m.pos), m)]
+        }
+        _ => return Err("metadata must be a map, keyword, symbol or string".into()),
+    };
+    let pos = form.pos;
+    let mut all = match form.meta.take().map(|b| b.kind) {
+        Some(FormKind::Map(old)) => old,
+        _ => Vec::new(),
+    };
+    for (k, v) in pairs {
+        all.retain(|(k2, _)| !k2.same_as(&k));
+        all.push((k, v));
+    }
+    form.meta = Some(Box::new(Form::new(FormKind::Map(all), pos)));
+    Ok(form)
 }
 
 /// Reads the forms of one source, one at a time.
@@ -261,6 +288,9 @@ impl<'s> Reader<'s> {
     /// further.
     pub fn next_form(&mut self) -> Result<Option<Form>, ReadError> {
         let mut stack: Vec<Frame> = Vec::new();
+        // The metadata of each `^` whose form is still being read
+        // (innermost last: `Act::Meta` pushes, `Act::Attach` pops).
+        let mut metas: Vec<Form> = Vec::new();
         loop {
             self.skip_ws();
             let pos = self.pos();
@@ -322,8 +352,8 @@ impl<'s> Reader<'s> {
                 '^' => {
                     self.check_depth(stack.len() + 1, pos)?;
                     self.bump();
-                    stack.push(Frame::Prefix(Act::Keep, "metadata (^)", pos));
-                    stack.push(Frame::Prefix(Act::Discard, "metadata (^)", pos));
+                    stack.push(Frame::Prefix(Act::Attach, "metadata (^)", pos));
+                    stack.push(Frame::Prefix(Act::Meta, "metadata (^)", pos));
                     continue;
                 }
                 ')' | ']' | '}' => {
@@ -415,9 +445,17 @@ impl<'s> Reader<'s> {
                     Some(&mut Frame::Prefix(act, _, at)) => {
                         stack.pop();
                         let head = match act {
-                            // `#_`, or `^`'s metadata: the form is dropped.
+                            // `#_`: the form is dropped.
                             Act::Discard => break,
-                            Act::Keep => continue,
+                            Act::Meta => {
+                                metas.push(form);
+                                break;
+                            }
+                            Act::Attach => {
+                                let m = metas.pop().expect("an Act::Meta came first");
+                                form = attach_meta(form, m).map_err(|msg| self.err(at, msg, false))?;
+                                continue;
+                            }
                             Act::Wrap(head) => head,
                         };
                         form = Form::new(

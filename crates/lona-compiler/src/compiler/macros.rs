@@ -242,7 +242,8 @@ fn to_form(t: Term<'_>, pos: Pos, depth: &mut usize) -> Result<Form, String> {
     if *depth > 10_000 {
         return Err("the expansion is nested too deeply".into());
     }
-    let kind = match t.view() {
+    // Code has no metadata: a form is what the value is.
+    let kind = match t.unmeta().view() {
         View::Nil => FormKind::Nil,
         View::Bool(b) => FormKind::Bool(b),
         View::Int(i) => FormKind::Int(i),

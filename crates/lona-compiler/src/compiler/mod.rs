@@ -549,6 +549,25 @@ impl<'e, X: Default + 'static> Compiler<'e, X> {
 
     fn expr_inner(&mut self, f: &Form, dst: Reg, tail: bool) -> R<()> {
         self.line(f.pos);
+        if let (Some(m), FormKind::Vector(_) | FormKind::Map(_) | FormKind::Set(_)) =
+            (&f.meta, &f.kind)
+        {
+            // A literal with metadata (`^{:k v} [...]`): a constant when
+            // both are, else `(with-meta literal meta)`.
+            if is_constant(f) {
+                let k = self.literal(f)?;
+                self.emit(Instr::LoadConst { dst, k });
+                return Ok(());
+            }
+            let mut bare = f.clone();
+            bare.meta = None;
+            let call = vec![
+                Form::new(FormKind::Symbol("lona.core/with-meta".into()), f.pos),
+                bare,
+                (**m).clone(),
+            ];
+            return self.expr(&Form::new(FormKind::List(call), f.pos), dst, tail);
+        }
         match &f.kind {
             FormKind::Nil => {
                 self.emit(Instr::LoadNil { dst });
@@ -1400,6 +1419,9 @@ fn split_qualified(name: &str) -> Option<(&str, &str)> {
 }
 
 pub(super) fn is_constant(f: &Form) -> bool {
+    if f.meta.as_deref().is_some_and(|m| !is_constant(m)) {
+        return false;
+    }
     match &f.kind {
         FormKind::Symbol(_) | FormKind::List(_) => false,
         FormKind::Vector(v) | FormKind::Set(v) => v.iter().all(is_constant),
@@ -1408,8 +1430,20 @@ pub(super) fn is_constant(f: &Form) -> bool {
     }
 }
 
-/// The term a quoted form stands for.
+/// The term a quoted form stands for: with the metadata `^` gave it, if it
+/// is a vector, list, map or set.
 pub fn form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, crate::error::QuoteError> {
+    let t = bare_form_to_term(heap, f)?;
+    Ok(match &f.meta {
+        Some(m) if t.takes_meta() => {
+            let m = form_to_term(heap, m)?;
+            heap.with_meta(t, m).unwrap_or(t)
+        }
+        _ => t,
+    })
+}
+
+fn bare_form_to_term<'h>(heap: &'h Heap, f: &Form) -> Result<Term<'h>, crate::error::QuoteError> {
     Ok(match &f.kind {
         FormKind::Nil => Term::NIL,
         FormKind::Bool(b) => Term::bool(*b),

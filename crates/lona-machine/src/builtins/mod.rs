@@ -15,6 +15,7 @@ mod core;
 mod dict;
 mod format;
 mod math;
+mod meta;
 mod regex;
 pub(crate) mod seq;
 mod string;
@@ -72,6 +73,7 @@ fn bind(ns: &'static Namespace, name: &str, proto: &'static Proto) {
 pub fn install(env: &Env) {
     core::install(env.core);
     cell::install(env.core);
+    meta::install(env.core);
     coll::install(env.core);
     seq::install(env.core);
     math::install(env.core);
@@ -88,7 +90,7 @@ pub fn install(env: &Env) {
 /// `(get coll key)`: a map's value, a vector's element, a set's element;
 /// `None` if absent.
 pub fn get<'h>(coll: Term<'h>, key: Term<'_>) -> Option<Term<'h>> {
-    match coll.view() {
+    match coll.unmeta().view() {
         // A set's values are its elements: (get #{1} 1) is 1.
         View::Map(m) | View::Set(m) => m.get(key),
         View::Vector(v) => {

@@ -89,7 +89,8 @@ impl Vm {
         }
         // Keywords, maps, sets and vectors are functions of their keys.
         // SAFETY: a stack word is a valid term of this heap.
-        let ft = unsafe { self.heap.term(crate::tag::raw(f)) };
+        // (A map or vector with metadata is one too.)
+        let ft = unsafe { self.heap.term(crate::tag::raw(f)) }.unmeta();
         let args: Vec<Term<'_>> = self.stack[slot + 1..slot + 1 + argc]
             .iter()
             // SAFETY: as above.

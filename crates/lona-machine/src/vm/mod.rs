@@ -1096,21 +1096,30 @@ impl Vm {
                         jump!(to);
                     }
                 }
+                // A pattern looks through metadata: the tests on what they
+                // wrap, when the fast test fails; the loads after them
+                // likewise (`tag::unmeta`).
                 Instr::TestVector { r, n, fail } => {
-                    if tag::vector_len(r!(r)) != Some(n as usize) {
+                    let w = r!(r);
+                    if tag::vector_len(w) != Some(n as usize)
+                        && tag::vector_len(tag::unmeta(w)) != Some(n as usize)
+                    {
                         jump!(fail);
                     }
                 }
-                Instr::TestVectorMin { r, n, fail } => match tag::vector_len(r!(r)) {
-                    Some(len) if len >= n as usize => {}
-                    _ => jump!(fail),
-                },
+                Instr::TestVectorMin { r, n, fail } => {
+                    match tag::vector_len(r!(r)).or_else(|| tag::vector_len(tag::unmeta(r!(r)))) {
+                        Some(len) if len >= n as usize => {}
+                        _ => jump!(fail),
+                    }
+                }
                 Instr::GetElem { dst, r, i } => {
-                    // SAFETY: preceded by a vector test covering index i.
-                    set!(dst, unsafe { tag::vector_elem(r!(r), i as usize) })
+                    // SAFETY: preceded by a vector test covering index i
+                    // (of the value inside, for a value with metadata).
+                    set!(dst, unsafe { tag::vector_elem(tag::unmeta(r!(r)), i as usize) })
                 }
                 Instr::VectorFrom { dst, r, i } => {
-                    let t = term!(r!(r));
+                    let t = term!(r!(r)).unmeta();
                     let View::Vector(items) = t.view() else {
                         raise!(Raise::badarg())
                     };
@@ -1126,22 +1135,22 @@ impl Vm {
                     set!(dst, v);
                 }
                 Instr::TestCons { r, fail } => {
-                    if !tag::is_cons(r!(r)) {
+                    if !tag::is_cons(r!(r)) && !tag::is_cons(tag::unmeta(r!(r))) {
                         jump!(fail);
                     }
                 }
                 Instr::TestList { r, fail } => {
                     let x = r!(r);
-                    if !(tag::is_cons(x) || x == tag::EMPTY_LIST) {
+                    if !(tag::is_cons(x) || x == tag::EMPTY_LIST || tag::is_cons(tag::unmeta(x))) {
                         jump!(fail);
                     }
                 }
                 // SAFETY: the compiler emits GetHead and GetTail only right
                 // after a TestCons of the same register (`compiler/pattern.rs`):
-                // it holds a cons.
-                Instr::GetHead { dst, r } => set!(dst, unsafe { tag::head(r!(r)) }),
+                // it holds a cons (or wraps one, with metadata).
+                Instr::GetHead { dst, r } => set!(dst, unsafe { tag::head(tag::unmeta(r!(r))) }),
                 // SAFETY: as for GetHead.
-                Instr::GetTail { dst, r } => set!(dst, unsafe { tag::tail(r!(r)) }),
+                Instr::GetTail { dst, r } => set!(dst, unsafe { tag::tail(tag::unmeta(r!(r))) }),
                 Instr::TestEmptyList { r, fail } => {
                     if r!(r) != tag::EMPTY_LIST {
                         jump!(fail);
@@ -1167,13 +1176,13 @@ impl Vm {
                     }
                 }
                 Instr::TestMap { r, fail } => {
-                    if !matches!(term!(r!(r)).view(), View::Map(_)) {
+                    if !matches!(term!(r!(r)).unmeta().view(), View::Map(_)) {
                         jump!(fail);
                     }
                 }
                 Instr::MapGet { dst, r, fail } => {
                     let key = term!(r!(dst));
-                    match crate::builtins::get(term!(r!(r)), key) {
+                    match crate::builtins::get(term!(r!(r)).unmeta(), key) {
                         Some(v) => set!(dst, v.bits()),
                         None => jump!(fail),
                     }

@@ -77,7 +77,8 @@ fn self_(cx: &mut BuiltinCx<'_, '_>, _a: &[RawTerm]) -> NResult {
 }
 
 fn send(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
-    let msg = t(cx, a[1]);
+    // A message is sent as it is, metadata and all.
+    let msg = cx.term_with_meta(a[1]);
     let dest = t(cx, a[0]);
     match dest.view() {
         View::Pid(p) => {
@@ -870,7 +871,7 @@ fn send_after(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
         View::Keyword(k) => Dest::Name(k.name().to_string()),
         _ => return Err(Raise::badarg()),
     };
-    let frag = Fragment::new(t(cx, a[2]));
+    let frag = Fragment::new(cx.term_with_meta(a[2]));
     let tref = cx.rt()?.send_after(after, dest, frag);
     Ok(cx.heap.reference(tref.to_bits() | TIMER_BIT).raw())
 }

@@ -458,6 +458,28 @@ impl<'a, 'b> Translator<'a, 'b> {
         })
     }
 
+    /// Where a pattern test that failed on `x` goes: out to the
+    /// interpreter at `pc` if `x` is a value with metadata (which the
+    /// interpreter's tests look through), else to `fail`.
+    fn meta_or(&mut self, x: Value, pc: u32, fail: Block) {
+        let (boxed, hdr) = (self.b.create_block(), self.b.create_block());
+        let t = self.b.ins().band_imm(x, 0b111);
+        let tag_ok = self.b.ins().icmp_imm(IntCC::Equal, t, 0);
+        self.b.ins().brif(tag_ok, boxed, &[], fail, &[]);
+        self.b.switch_to_block(boxed);
+        let nonzero = self.b.ins().icmp_imm(IntCC::NotEqual, x, 0);
+        self.b.ins().brif(nonzero, hdr, &[], fail, &[]);
+        self.b.switch_to_block(hdr);
+        let h = self.b.ins().load(I64, mem(), x, 0);
+        let kind = self.b.ins().band_imm(h, 0xff);
+        let meta = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::Equal, kind, tag::META_HEADER as i64);
+        let out = self.leave(pc);
+        self.b.ins().brif(meta, out, &[], fail, &[]);
+    }
+
     fn goto(&mut self, to: Block) {
         self.b.ins().jump(to, &[]);
     }
@@ -1002,7 +1024,15 @@ impl<'a, 'b> Translator<'a, 'b> {
                     _ => self.b.ins().bor(cons, empty),
                 };
                 let (t, n) = (self.next(pc), self.blocks[fail as usize]);
-                self.b.ins().brif(ok, t, &[], n, &[]);
+                if matches!(ins, Instr::TestEmptyList { .. }) {
+                    self.b.ins().brif(ok, t, &[], n, &[]);
+                } else {
+                    // A list with metadata: the interpreter's (`tag::unmeta`).
+                    let other = self.b.create_block();
+                    self.b.ins().brif(ok, t, &[], other, &[]);
+                    self.b.switch_to_block(other);
+                    self.meta_or(x, pc, n);
+                }
             }
             Instr::GetHead { dst, r } | Instr::GetTail { dst, r } => {
                 // After the test that made `R[r]` a cons cell: its two
@@ -1032,6 +1062,9 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().brif(nonzero, hdr, &[], no, &[]);
                 self.b.switch_to_block(hdr);
                 let h = self.b.ins().load(I64, mem(), x, 0);
+                // Not a vector's header: a value with metadata leaves for
+                // the interpreter, which looks through it (`tag::unmeta`).
+                let other = self.b.create_block();
                 let ok = if matches!(ins, Instr::TestVector { .. }) {
                     self.b
                         .ins()
@@ -1050,7 +1083,15 @@ impl<'a, 'b> Translator<'a, 'b> {
                     self.b.ins().band(k, enough)
                 };
                 let yes = self.next(pc);
-                self.b.ins().brif(ok, yes, &[], no, &[]);
+                self.b.ins().brif(ok, yes, &[], other, &[]);
+                self.b.switch_to_block(other);
+                let kind = self.b.ins().band_imm(h, 0xff);
+                let meta = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::Equal, kind, tag::META_HEADER as i64);
+                let out = self.leave(pc);
+                self.b.ins().brif(meta, out, &[], no, &[]);
             }
             Instr::GetElem { dst, r, i } => {
                 // After a vector test covering element `i`.
