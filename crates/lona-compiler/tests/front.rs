@@ -88,10 +88,7 @@ fn a_form_compiles_to_a_prototype_without_a_machine() {
 
 #[test]
 fn a_macro_call_is_compiled_as_what_the_host_expands_it_to() {
-    let expansion = Form {
-        kind: FormKind::Keyword("expanded".into()),
-        pos: Pos::default(),
-    };
+    let expansion = Form::new(FormKind::Keyword("expanded".into()), Pos::default());
     let host = TestHost::new(Ok(expansion));
     let word = macro_var(&host, "m");
     let p = compile(&host, "(m 1 2 3)").unwrap();
