@@ -10,7 +10,7 @@
 //!    path})`, which runs each test in a Lonala process of its own and
 //!    prints each failure (`src/lonala/test.lona`).
 //! 3. The counts are read from the var `lona.test/result` (`[passed
-//!    failed]`) once the node has stopped. A file that does not load, or
+//!    failed assertions failed-assertions]`) once the node has stopped. A file that does not load, or
 //!    whose run does not end normally, is a [`FileResult::error`].
 
 use std::path::{Path, PathBuf};
@@ -36,6 +36,10 @@ pub struct FileResult {
     pub passed: usize,
     /// Tests that failed (an `is` failed, crashed or timed out).
     pub failed: usize,
+    /// The `is` assertions the tests ran (`are` runs one per group).
+    pub assertions: usize,
+    /// Those of them that failed.
+    pub failed_assertions: usize,
     /// Why the file did not run to the end (it did not load, its runner
     /// crashed, it halted the node), if it did not.
     pub error: Option<String>,
@@ -100,6 +104,8 @@ pub fn run_file(env: &Arc<Env>, rt: Runtime, file: &Path, timeout_ms: u64) -> Fi
         file: file.to_path_buf(),
         passed: 0,
         failed: 0,
+        assertions: 0,
+        failed_assertions: 0,
         error: None,
     };
     let mut ev = Evaluator::new(env.clone());
@@ -126,15 +132,18 @@ pub fn run_file(env: &Arc<Env>, rt: Runtime, file: &Path, timeout_ms: u64) -> Fi
     }
     if res.error.is_none() {
         match read_result(env) {
-            Some((p, f)) => (res.passed, res.failed) = (p, f),
+            Some([p, f, a, fa]) => {
+                (res.passed, res.failed) = (p, f);
+                (res.assertions, res.failed_assertions) = (a, fa);
+            }
             None => res.error = Some("the runner left no result".into()),
         }
     }
     res
 }
 
-/// `lona.test/result` as `(passed, failed)`.
-fn read_result(env: &Env) -> Option<(usize, usize)> {
+/// `lona.test/result`: `[passed failed assertions failed-assertions]`.
+fn read_result(env: &Env) -> Option<[usize; 4]> {
     let v = env.namespaces.get("lona.test")?.lookup("result")?.value()?;
     let v = v.root();
     let View::Vector(items) = v.view() else {
@@ -146,7 +155,7 @@ fn read_result(env: &Env) -> Option<(usize, usize)> {
             .and_then(|t| t.as_i64())
             .and_then(|x| usize::try_from(x).ok())
     };
-    Some((n(0)?, n(1)?))
+    Some([n(0)?, n(1)?, n(2)?, n(3)?])
 }
 
 /// `s` as a Lonala string literal.

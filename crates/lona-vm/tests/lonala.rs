@@ -44,7 +44,10 @@ fn every_lonala_test_passes() {
 #[test]
 fn a_failing_is_is_reported_with_its_values_and_a_crash_does_not_end_the_run() {
     let (r, out) = run(&dir("runner").join("mixed_test.lona"), 300);
-    assert_eq!((r.passed, r.failed, r.error.clone()), (3, 3, None), "{out}");
+    assert_eq!((r.passed, r.failed, r.error.clone()), (4, 3, None), "{out}");
+    // One `is` in each of four tests and three of `are`'s; one failed.
+    // (The crash and the hang ran none.)
+    assert_eq!((r.assertions, r.failed_assertions), (7, 1), "{out}");
     assert!(out.contains("FAIL in (fails)"), "{out}");
     assert!(out.contains("form:     (= 4 (+ 1 2))"), "{out}");
     assert!(out.contains("expected: 4\n  actual:   3"), "{out}");

@@ -2,7 +2,8 @@
 //! or directories searched recursively; default `test/` if it exists,
 //! else the current directory), each file on a fresh node and each test
 //! in a process of its own (`lona_vm::test_runner`, `lona.test`). Prints
-//! each failure, a line per file and `N passed, M failed`; exit status 1
+//! each failure, a line per file (its tests and the `is` assertions they
+//! ran), `assertions: A, F failed` and `N passed, M failed`; exit status 1
 //! when a test failed or a file did not load, 2 when no file was found.
 
 use lona_vm::NodeEnv;
@@ -51,12 +52,21 @@ pub fn run(paths: Vec<PathBuf>, timeout_ms: u64, node: NodeArgs) -> ExitCode {
             None => {
                 let n = r.passed + r.failed;
                 let tests = if n == 1 { "test" } else { "tests" };
-                println!("{}: {n} {tests}, {} failed", file.display(), r.failed);
+                println!(
+                    "{}: {n} {tests}, {} failed ({} assertions, {} failed)",
+                    file.display(),
+                    r.failed,
+                    r.assertions,
+                    r.failed_assertions
+                );
             }
         }
         results.push(r);
     }
     let (passed, failed) = summary(&results);
+    let assertions: usize = results.iter().map(|r| r.assertions).sum();
+    let failed_assertions: usize = results.iter().map(|r| r.failed_assertions).sum();
+    println!("assertions: {assertions}, {failed_assertions} failed");
     println!("{passed} passed, {failed} failed");
     if failed == 0 {
         ExitCode::SUCCESS
