@@ -138,6 +138,8 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "process-table",
     // other values the built-ins return
     "infinity",
+    // an atom's metadata, in its second slot (`lona-machine`'s `meta.rs`)
+    "meta",
     // Erlang terms with no Lonala kind of their own (`etf.rs`)
     "erlang/fun",
     "erlang/bits",

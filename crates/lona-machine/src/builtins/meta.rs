@@ -20,7 +20,7 @@ fn meta(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     if let View::Cell(c) = x.view() {
         let (_, attrs) = c.read(1, cx.heap);
         return Ok(match attrs.view() {
-            View::Map(m) => m.get(Term::keyword("meta")).unwrap_or(Term::NIL).raw(),
+            View::Map(m) => m.get(lona_term::kw!("meta")).unwrap_or(Term::NIL).raw(),
             _ => Term::NIL.raw(),
         });
     }
