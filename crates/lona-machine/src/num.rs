@@ -310,6 +310,20 @@ pub fn compare_values(a: Term<'_>, b: Term<'_>) -> Ordering {
     }
 }
 
+/// How `<`, `<=`, `>` and `>=` see two values: [`compare_values`], except
+/// that NaN is unordered against every number (IEEE 754, as Clojure's and
+/// the JVM's comparisons): `None`, and each of them is false. (`compare`,
+/// `sort`, `=` and map keys keep the total order, where NaN is above
+/// every number.)
+pub fn relation(a: Term<'_>, b: Term<'_>) -> Option<Ordering> {
+    let nan = |t: Term<'_>| matches!(num_of(t), Some(Num::Float(f)) if f.is_nan());
+    let o = compare_values(a, b);
+    if (nan(a) && num_of(b).is_some()) || (nan(b) && num_of(a).is_some()) {
+        return None;
+    }
+    Some(o)
+}
+
 fn compare_nums(x: &Num, y: &Num) -> Ordering {
     match (x, y) {
         (Num::Small(p), Num::Small(q)) => p.cmp(q),
@@ -321,9 +335,11 @@ fn compare_nums(x: &Num, y: &Num) -> Ordering {
     }
 }
 
-/// `(== a b)`: numeric equality; `:badarith` unless both are numbers.
+/// `(== a b)`: numeric equality (NaN equals nothing, itself included, as
+/// IEEE 754 has it); `:badarith` unless both are numbers.
 pub fn num_eq(a: Term<'_>, b: Term<'_>) -> Result<bool, Raise> {
     match (num_of(a), num_of(b)) {
+        (Some(Num::Float(f)), Some(_)) | (Some(_), Some(Num::Float(f))) if f.is_nan() => Ok(false),
         (Some(x), Some(y)) => Ok(compare_nums(&x, &y) == Ordering::Equal),
         _ => Err(Raise::badarith()),
     }

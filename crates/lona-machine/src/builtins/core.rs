@@ -107,7 +107,12 @@ fn extreme(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], want: Ordering) -> NResult
         if num::num_of(x).is_none() {
             return Err(Raise::badarith());
         }
-        if num::compare_values(x, best) == want {
+        // NaN wins (is contagious), as with the JVM's `Math/min`.
+        if num::relation(x, best).is_none() {
+            if x.as_f64().is_some_and(f64::is_nan) {
+                best = x;
+            }
+        } else if num::compare_values(x, best) == want {
             best = x;
         }
     }
@@ -122,7 +127,8 @@ fn min(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 fn chain(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], ok: fn(Ordering) -> bool) -> NResult {
     for w in a.windows(2) {
-        if !ok(num::compare_values(t(cx, w[0]), t(cx, w[1]))) {
+        // NaN is unordered: false (`num::relation`).
+        if !num::relation(t(cx, w[0]), t(cx, w[1])).is_some_and(ok) {
             return Ok(Term::FALSE.raw());
         }
     }

@@ -748,23 +748,24 @@ impl Vm {
         macro_rules! cmp {
             ($dst:expr, $a:expr, $b:expr, $test:expr) => {{
                 let (x, y) = (r!($a), r!($b));
+                // NaN is unordered: every test false (`num::relation`).
                 let o = if tag::both_small(x, y) {
-                    (x as i64).cmp(&(y as i64))
+                    Some((x as i64).cmp(&(y as i64)))
                 } else {
-                    num::compare_values(term!(x), term!(y))
+                    num::relation(term!(x), term!(y))
                 };
-                set!($dst, tag::bool($test(o)));
+                set!($dst, tag::bool(o.is_some_and($test)));
             }};
         }
         macro_rules! jump_unless {
             ($x:expr, $y:expr, $to:expr, $test:expr) => {{
                 let (x, y): (u64, u64) = ($x, $y);
                 let o = if tag::both_small(x, y) {
-                    (x as i64).cmp(&(y as i64))
+                    Some((x as i64).cmp(&(y as i64)))
                 } else {
-                    num::compare_values(term!(x), term!(y))
+                    num::relation(term!(x), term!(y))
                 };
-                if !$test(o) {
+                if !o.is_some_and($test) {
                     jump!($to);
                 }
             }};
