@@ -19,6 +19,8 @@ pub fn display_into(out: &mut String, x: Term<'_>) {
     }
     match x.view() {
         View::Str(s) => out.push_str(s),
+        // As Clojure's `(str #"a+")`: the pattern's source.
+        View::Regex(s) => out.push_str(s),
         View::Nil => {}
         View::Keyword(k) => {
             out.push(':');

@@ -17,6 +17,7 @@
 //!            backspace formfeed): the one-character string
 //! integer  = [+-]? digits N? | [+-]? 0x hexdigits N?    (any size: big integers;
 //!            the `N` of Clojure's big-integer literals changes nothing)
+//!          | [+-]? 0 octdigits N?                        (octal, as Clojure's: `017` is 15)
 //!          | [+-]? radix [rR] alnum+                     (radix 2 to 36: `2r1010`, `-16rFF`)
 //! float    = [+-]? digits ("." digits)? ([eE] [+-]? digits)?  | ##Inf | ##-Inf | ##NaN
 //! string   = '"' (char | \n \t \r \" \\ \0 \uXXXX)* '"'
@@ -26,6 +27,7 @@
 //!                                the current namespace, or `::alias/a` to the alias's)
 //! symbol-char = letter | digit | one of * + ! - _ ' ? < > = / . & % $
 //!             | "#" (not first: `x#`, syntax quote's fresh names)
+//!             | ":" (not first or last, not two together: `a:b:c`, as Clojure's)
 //! ```
 //!
 //! A token (atom) runs to the next whitespace, comma, bracket, `"`, `;`,
@@ -721,10 +723,9 @@ impl<'s> Reader<'s> {
                             false,
                         ));
                     }
-                    let bad = name
-                        .chars()
-                        .enumerate()
-                        .find(|&(i, c)| !(symbol_char(c) || ((c == '#' || c == '@') && i > 0)));
+                    let bad = name.char_indices().find(|&(i, c)| {
+                        !(symbol_char(c) || ((c == '#' || c == '@') && i > 0) || inner_colon(name, i))
+                    });
                     if let Some((_, bad)) = bad {
                         return Err(self.err(
                             start,
@@ -746,7 +747,10 @@ impl<'s> Reader<'s> {
                         ),
                         false,
                     ));
-                } else if let Some(bad) = tok.chars().find(|c| !symbol_char(*c) && *c != '#') {
+                } else if let Some((_, bad)) = tok
+                    .char_indices()
+                    .find(|&(i, c)| !symbol_char(c) && c != '#' && !inner_colon(tok, i))
+                {
                     return Err(self.err(
                         start,
                         format!("unexpected '{bad}' in symbol {}", shown(tok)),
@@ -793,7 +797,12 @@ impl<'s> Reader<'s> {
             Some(d) if !d.is_empty() => d,
             _ => digits,
         };
-        if radix == 10 && digits.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
+        let is_float = radix == 10 && digits.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
+        if !is_float && radix == 10 && digits.len() > 1 && digits.starts_with('0') {
+            // `017`: octal, as in Clojure (and C); `08` is no number.
+            return self.integer(tok, start, neg, 8, &digits[1..], "an octal digit");
+        }
+        if is_float {
             return match tok.parse::<f64>() {
                 Ok(x) if x.is_finite() => Ok(FormKind::Float(x)),
                 Ok(_) => Err(self.err(
@@ -947,6 +956,14 @@ fn shown(tok: &str) -> String {
 
 /// Characters a symbol or keyword may contain. Either may also contain
 /// `#` (syntax quote's fresh names end in it), but not start with it.
+/// Whether byte `i` of the name `s` is a `:` a symbol or keyword may hold,
+/// as Clojure's reader allows it: not first or last, and not beside
+/// another (`a:b:c` is one name; `a:`, `a::b` are not).
+fn inner_colon(s: &str, i: usize) -> bool {
+    let b = s.as_bytes();
+    b[i] == b':' && i > 0 && i + 1 < b.len() && b[i - 1] != b':' && b[i + 1] != b':'
+}
+
 fn symbol_char(c: char) -> bool {
     c.is_alphanumeric() || "*+!-_'?<>=/.&%$".contains(c)
 }

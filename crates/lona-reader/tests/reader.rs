@@ -542,7 +542,11 @@ fn errors_name_the_place_and_what_was_expected() {
         // symbols and other characters
         ("a\\b", "1:1: unexpected '\\' in symbol a\\b", false),
         ("a@x", "1:1: unexpected '@' in symbol a@x", false),
-        ("a:b", "1:1: unexpected ':' in symbol a:b", false),
+        // A colon inside a name is Clojure's (`a:b`); at its end or
+        // doubled it is not.
+        ("a:", "1:1: unexpected ':' in symbol a:", false),
+        ("a::b", "1:1: unexpected ':' in symbol a::b", false),
+        (":k:", "1:1: unexpected ':' in keyword :k:", false),
         ("λ→", "1:1: unexpected '→' in symbol λ→", false),
         (
             "#",
@@ -881,4 +885,34 @@ fn binaries() {
     assert!(read("#bin\"ab").unwrap_err().incomplete);
     // in a collection, and printed back as bytes
     assert_eq!(round_trip("[#bin[1 2] #bin\"a\"]"), "[#bin[1 2] #bin[97]]");
+}
+
+#[test]
+fn clojure_names_with_colons_and_octal_integers() {
+    assert_eq!(one("abc:def:ghi"), FormKind::Symbol("abc:def:ghi".into()));
+    assert_eq!(one(":a:b"), FormKind::Keyword("a:b".into()));
+    assert_eq!(one("017"), FormKind::Int(15));
+    assert_eq!(one("-010"), FormKind::Int(-8));
+    assert_eq!(one("0"), FormKind::Int(0));
+    assert_eq!(one("00"), FormKind::Int(0));
+    // A leading zero before a point or exponent is a float's.
+    assert_eq!(one("00.5"), FormKind::Float(0.5));
+    assert_eq!(
+        read("08").unwrap_err().to_string(),
+        "t.lona:1:1: expected an octal digit, found '8' in 08"
+    );
+}
+
+#[test]
+fn metadata_is_kept_on_the_form_it_precedes() {
+    let v = read("^{:a 1} ^:b [x]").unwrap();
+    let m = v[0].meta.as_deref().expect("metadata");
+    // The inner one first, the outer merged over it.
+    assert_eq!(m.to_string(), "{:b true, :a 1}");
+    let v = read("^String s").unwrap();
+    assert_eq!(v[0].meta.as_deref().unwrap().to_string(), "{:tag String}");
+    assert_eq!(
+        read("^1 x").unwrap_err().to_string(),
+        "t.lona:1:1: metadata must be a map, keyword, symbol or string"
+    );
 }
