@@ -455,7 +455,8 @@ impl<'s> Reader<'s> {
                             }
                             Act::Attach => {
                                 let m = metas.pop().expect("an Act::Meta came first");
-                                form = attach_meta(form, m).map_err(|msg| self.err(at, msg, false))?;
+                                form =
+                                    attach_meta(form, m).map_err(|msg| self.err(at, msg, false))?;
                                 continue;
                             }
                             Act::Wrap(head) => head,
@@ -724,7 +725,9 @@ impl<'s> Reader<'s> {
                         ));
                     }
                     let bad = name.char_indices().find(|&(i, c)| {
-                        !(symbol_char(c) || ((c == '#' || c == '@') && i > 0) || inner_colon(name, i))
+                        !(symbol_char(c)
+                            || ((c == '#' || c == '@') && i > 0)
+                            || inner_colon(name, i))
                     });
                     if let Some((_, bad)) = bad {
                         return Err(self.err(

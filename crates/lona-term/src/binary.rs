@@ -171,7 +171,9 @@ impl SharedBytes {
     ///
     /// # Safety
     /// `p` must be alive for `'a` (some holder keeps a reference for `'a`).
-    pub(crate) unsafe fn held<'a>(p: *const SharedBytes) -> Option<&'a (dyn std::any::Any + Send + Sync)> {
+    pub(crate) unsafe fn held<'a>(
+        p: *const SharedBytes,
+    ) -> Option<&'a (dyn std::any::Any + Send + Sync)> {
         // SAFETY: per the caller's contract the block is alive for 'a, and
         // `keep` is never changed after the block is made.
         match unsafe { &(*p).keep } {
@@ -189,7 +191,10 @@ impl SharedBytes {
     pub(crate) unsafe fn try_append(p: *const SharedBytes, len: usize, extra: &[u8]) -> bool {
         // SAFETY: the caller holds a reference, so the block is alive.
         let b = unsafe { &*p };
-        if !matches!(b.keep, Keep::Nothing) || b.cap - len < extra.len() || b.used.load(Ordering::Relaxed) != len {
+        if !matches!(b.keep, Keep::Nothing)
+            || b.cap - len < extra.len()
+            || b.used.load(Ordering::Relaxed) != len
+        {
             return false;
         }
         // Claim [len, len + extra.len()): after this CAS no other append

@@ -322,7 +322,7 @@ impl<'h> Term<'h> {
                     meta: Term::from_bits(self.payload(1)),
                 },
                 Kind::Cell => View::Cell(crate::cell::CellRef::new(
-                    self.payload(0) as usize as *const SharedBytes,
+                    self.payload(0) as usize as *const SharedBytes
                 )),
                 Kind::Pid => View::Pid(Pid(self.payload(0))),
                 // The constructors store each field as a u32 in a word.

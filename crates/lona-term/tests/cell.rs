@@ -52,7 +52,9 @@ fn holders_in_other_heaps_share_the_cell() {
     let msg = Fragment::new(h1.vector(&[a1]));
     let h2 = Heap::new();
     let got = h2.attach(msg);
-    let View::Vector(items) = got.view() else { panic!() };
+    let View::Vector(items) = got.view() else {
+        panic!()
+    };
     let a2 = items[0];
     assert_eq!(cell(a1).holders(), 2);
     assert!(cell(a2).compare_and_set(0, 0, h2.string("from h2")));

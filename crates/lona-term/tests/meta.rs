@@ -25,7 +25,9 @@ fn smoke() {
     assert_eq!(format!("{w}"), "[1 2]");
     // As a key: the same key.
     let table = h.map(&[(w, kw("found"))]);
-    let View::Map(tm) = table.view() else { panic!() };
+    let View::Map(tm) = table.view() else {
+        panic!()
+    };
     assert!(tm.get(v).is_some_and(|x| equal(x, kw("found"))));
 }
 
@@ -77,7 +79,10 @@ fn a_list_with_a_wrapped_tail_is_the_list() {
     assert_eq!(term_hash(l), term_hash(plain));
     assert_eq!(l.list_iter().count(), 3);
     let h3 = Heap::new();
-    assert_eq!(format!("{}", decode(&h3, &encode(l).unwrap()).unwrap()), "(1 2 3)");
+    assert_eq!(
+        format!("{}", decode(&h3, &encode(l).unwrap()).unwrap()),
+        "(1 2 3)"
+    );
 }
 
 #[test]
@@ -89,14 +94,21 @@ fn copies_and_collections_keep_it_and_the_encoders_drop_it() {
     let f = Fragment::new(outer);
     let h2 = Heap::new();
     let got = h2.attach(f);
-    let View::Vector(items) = got.view() else { panic!() };
+    let View::Vector(items) = got.view() else {
+        panic!()
+    };
     assert!(equal(items[0].meta(), m));
     // Through a collection.
     let r = h.add_root(outer);
     h.collect_major(0).expect("collects");
     let outer = h.root(r);
-    let View::Vector(items) = outer.view() else { panic!() };
-    assert_eq!(format!("{}", items[1].meta()), "{:doc \"a value that documents itself\"}");
+    let View::Vector(items) = outer.view() else {
+        panic!()
+    };
+    assert_eq!(
+        format!("{}", items[1].meta()),
+        "{:doc \"a value that documents itself\"}"
+    );
     // The encoders write the value alone.
     let plain = h.vector(&[h.vector(&[h.int(7)]), h.vector(&[h.int(7)])]);
     assert_eq!(encode(outer).unwrap(), encode(plain).unwrap());

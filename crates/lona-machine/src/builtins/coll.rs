@@ -678,6 +678,24 @@ fn zipmap(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     Ok(cx.heap.map(&pairs).raw())
 }
 
+/// The collection functions that keep their collection's metadata
+/// (`meta.rs`).
+fn assoc_kept(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    super::meta::keeping(assoc, cx, a)
+}
+fn dissoc_kept(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    super::meta::keeping(dissoc, cx, a)
+}
+fn conj_kept(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    super::meta::keeping(conj, cx, a)
+}
+fn disj_kept(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    super::meta::keeping(disj, cx, a)
+}
+fn into_kept(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    super::meta::keeping(into, cx, a)
+}
+
 pub(super) fn install(ns: &'static Namespace) {
     def(ns, "list", 0, ANY, list);
     def(ns, "vector", 0, ANY, vector);
@@ -696,15 +714,15 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "contains?", 2, 2, contains);
     def(ns, "keys", 1, 1, keys);
     def(ns, "vals", 1, 1, vals);
-    def(ns, "assoc", 3, ANY, |cx, a| super::meta::keeping(assoc, cx, a));
-    def(ns, "dissoc", 1, ANY, |cx, a| super::meta::keeping(dissoc, cx, a));
-    def(ns, "conj", 1, ANY, |cx, a| super::meta::keeping(conj, cx, a));
+    def(ns, "assoc", 3, ANY, assoc_kept);
+    def(ns, "dissoc", 1, ANY, dissoc_kept);
+    def(ns, "conj", 1, ANY, conj_kept);
     def(ns, "cons", 2, 2, cons);
-    def(ns, "disj", 1, ANY, |cx, a| super::meta::keeping(disj, cx, a));
+    def(ns, "disj", 1, ANY, disj_kept);
     def(ns, "hash-set", 0, ANY, hash_set);
     def(ns, "set", 1, 1, set);
     def(ns, "concat", 0, ANY, concat);
-    def(ns, "into", 2, 2, |cx, a| super::meta::keeping(into, cx, a));
+    def(ns, "into", 2, 2, into_kept);
     def(ns, "merge", 0, ANY, merge);
     def(ns, "reverse", 1, 1, reverse);
     def(ns, "sorted*", 3, 3, sorted_make);

@@ -96,7 +96,10 @@ fn write_out(cx: &mut BuiltinCx<'_, '_>, s: &str) -> Result<(), Raise> {
                 // Amortised O(len(s)): the newest version of a string grows
                 // in place (`lona_term`'s `binary.rs`).
                 let longer = cx.heap.string_append(sofar, s).ok_or_else(Raise::badarg)?;
-                let d = cx.heap.map_assoc(d, key, longer).ok_or_else(Raise::badarg)?;
+                let d = cx
+                    .heap
+                    .map_assoc(d, key, longer)
+                    .ok_or_else(Raise::badarg)?;
                 cx.heap.set_root(r, d);
                 return Ok(());
             }

@@ -1117,7 +1117,9 @@ impl Vm {
                 Instr::GetElem { dst, r, i } => {
                     // SAFETY: preceded by a vector test covering index i
                     // (of the value inside, for a value with metadata).
-                    set!(dst, unsafe { tag::vector_elem(tag::unmeta(r!(r)), i as usize) })
+                    set!(dst, unsafe {
+                        tag::vector_elem(tag::unmeta(r!(r)), i as usize)
+                    })
                 }
                 Instr::VectorFrom { dst, r, i } => {
                     let t = term!(r!(r)).unmeta();
