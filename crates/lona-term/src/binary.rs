@@ -333,6 +333,26 @@ impl std::fmt::Debug for SharedBinary {
     }
 }
 
+/// A cell, borrowed from a term that holds it ([`View::Cell`](crate::View::Cell));
+/// what it does is `cell.rs`'s.
+#[derive(Clone, Copy)]
+pub struct CellRef<'h> {
+    /// A block the term holds a count of for `'h` (one made by
+    /// [`SharedBytes::holding`] with a cell's state).
+    pub(crate) block: *const SharedBytes,
+    _term: std::marker::PhantomData<&'h ()>,
+}
+
+impl<'h> CellRef<'h> {
+    /// The cell whose block is `block`.
+    pub(crate) fn new(block: *const SharedBytes) -> CellRef<'h> {
+        CellRef {
+            block,
+            _term: std::marker::PhantomData,
+        }
+    }
+}
+
 /// The bytes the off-heap objects in `list` see.
 ///
 /// # Safety

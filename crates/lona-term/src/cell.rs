@@ -36,11 +36,10 @@
 //! anywhere). A cell cannot leave the node: the distribution and the
 //! serialized form refuse it.
 
-use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::binary::SharedBytes;
+use crate::binary::{CellRef, SharedBytes};
 use crate::fragment::Fragment;
 use crate::heap::Heap;
 use crate::term::{Kind, Term};
@@ -84,23 +83,9 @@ impl CellState {
     }
 }
 
-/// A cell, borrowed from a term that holds it ([`View::Cell`](crate::View::Cell)).
-#[derive(Clone, Copy)]
-pub struct CellRef<'h> {
-    /// A block the term holds a count of for `'h`.
-    block: *const SharedBytes,
-    _term: PhantomData<&'h ()>,
-}
-
+// `CellRef` itself is `binary.rs`'s (what `view.rs` makes, below every
+// module that copies); its operations are here.
 impl<'h> CellRef<'h> {
-    /// The cell whose block is `block`.
-    pub(crate) fn new(block: *const SharedBytes) -> CellRef<'h> {
-        CellRef {
-            block,
-            _term: PhantomData,
-        }
-    }
-
     fn state(self) -> &'h CellState {
         // SAFETY: a `CellRef<'h>` is made only from a live `Cell` object
         // (`view.rs`), which holds a count of its block for 'h; a `Cell`

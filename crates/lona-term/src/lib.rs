@@ -55,12 +55,14 @@ mod view;
 #[doc(hidden)]
 pub use atom::runtime_index as atom_runtime_index;
 pub use atom::{Atom, AtomError, MAX_ATOMS, MAX_ATOM_CHARS, RESERVED_ATOMS, RUNTIME_ATOMS};
-pub use binary::{live_shared_binaries, shared_binary_bytes, SharedBinary, SHARED_THRESHOLD};
+pub use binary::{
+    live_shared_binaries, shared_binary_bytes, CellRef, SharedBinary, SHARED_THRESHOLD,
+};
 pub use block::{
     block_cache_bytes, block_cache_grown, trim_block_cache, CACHE_MAX_BLOCKS, CACHE_MAX_BYTES,
     CACHE_MIN_WORDS,
 };
-pub use cell::{CellRef, CELL_SLOTS};
+pub use cell::CELL_SLOTS;
 pub use cmp::{compare, equal, equal_exact, term_hash};
 pub use codec::{decode, decode_with, encode, EncodeError};
 pub use error::HeapError;

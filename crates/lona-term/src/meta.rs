@@ -22,30 +22,6 @@ use crate::heap::Heap;
 use crate::term::{header, Kind, Term, TAG_CONS};
 
 impl<'h> Term<'h> {
-    /// The value without its metadata (the term itself if it has none).
-    #[inline]
-    pub fn unmeta(self) -> Term<'h> {
-        match self.boxed_header() {
-            // SAFETY: a Meta object's payload word 0 is its value, a term
-            // alive as long as it.
-            Some(h) if Kind::from_header(h) == Kind::Meta => unsafe {
-                Term::from_bits(self.payload(0))
-            },
-            _ => self,
-        }
-    }
-
-    /// The metadata (`nil` if the term has none).
-    pub fn meta(self) -> Term<'h> {
-        match self.boxed_header() {
-            // SAFETY: a Meta object's payload word 1 is its map.
-            Some(h) if Kind::from_header(h) == Kind::Meta => unsafe {
-                Term::from_bits(self.payload(1))
-            },
-            _ => Term::NIL,
-        }
-    }
-
     /// Whether the term is of a kind that can carry metadata: a vector, a
     /// non-empty list, a map or a set (with or without metadata now).
     pub fn takes_meta(self) -> bool {

@@ -75,7 +75,7 @@ pub enum View<'h> {
     },
     /// A cell (Lonala's atom): a value every holder shares and may
     /// replace (`cell.rs`).
-    Cell(crate::cell::CellRef<'h>),
+    Cell(crate::binary::CellRef<'h>),
     /// A value with metadata (`with-meta`): a vector, list, map or set,
     /// and a map. Equality, order, hashing, printing and the encoders look
     /// through it; anything else sees it as itself, so code that cares
@@ -321,7 +321,7 @@ impl<'h> Term<'h> {
                     value: Term::from_bits(self.payload(0)),
                     meta: Term::from_bits(self.payload(1)),
                 },
-                Kind::Cell => View::Cell(crate::cell::CellRef::new(
+                Kind::Cell => View::Cell(crate::binary::CellRef::new(
                     self.payload(0) as usize as *const SharedBytes
                 )),
                 Kind::Pid => View::Pid(Pid(self.payload(0))),
