@@ -239,6 +239,36 @@ fn a_closure_kept_in_a_rust_heap_stays_callable() {
     assert!(freed >= 300, "freed {freed}");
 }
 
+#[test]
+fn a_closure_kept_in_an_atom_stays_callable() {
+    // An atom's value lives off every heap (`lona-term`'s `cell.rs`): no
+    // process's visit reports it, so the value's fragment must pin the
+    // code its closures name while the function is redefined and cycles
+    // run; a process that reads it later calls the old version.
+    let src = format!(
+        r#"
+(declare f data)
+(eval '(defn f [x] (str "old:" x)))
+{REDEFINE}
+(def me (self))
+;; Made by a process that then ends, and moved from atom to atom by
+;; another: only the atoms hold the old `f` (this process holds the
+;; atom, never the closure, until it derefs it).
+(spawn (fn [] (send me [:atom (atom {{:g f}})])))
+(def a (receive [:atom a] a))
+(def b (atom nil))
+(spawn (fn [] (reset! b (:g @a)) (reset! a nil) (send me :moved)))
+(receive :moved nil)
+(churn 300)
+(println ((deref b) 5) (f 6))
+"#
+    );
+    let (out, ending, freed) = run_collecting(&src);
+    assert_eq!(ending, Ending::Normal, "{out}");
+    assert_eq!(out, "old:5 new:6\n");
+    assert!(freed >= 300, "freed {freed}");
+}
+
 /// Quick machine code replaced by optimised code (`jit/optimise.rs`) is
 /// freed by a collection cycle once every process has ended a slice
 /// since, while processes go on running the function (its optimised
