@@ -316,12 +316,14 @@ pub fn compare_values(a: Term<'_>, b: Term<'_>) -> Ordering {
 /// `sort`, `=` and map keys keep the total order, where NaN is above
 /// every number.)
 pub fn relation(a: Term<'_>, b: Term<'_>) -> Option<Ordering> {
-    let nan = |t: Term<'_>| matches!(num_of(t), Some(Num::Float(f)) if f.is_nan());
-    let o = compare_values(a, b);
-    if (nan(a) && num_of(b).is_some()) || (nan(b) && num_of(a).is_some()) {
-        return None;
+    if crate::tag::both_small(a.bits(), b.bits()) {
+        return Some((a.bits() as i64).cmp(&(b.bits() as i64)));
     }
-    Some(o)
+    match (num_of(a), num_of(b)) {
+        (Some(Num::Float(f)), Some(_)) | (Some(_), Some(Num::Float(f))) if f.is_nan() => None,
+        (Some(x), Some(y)) => Some(compare_nums(&x, &y)),
+        _ => Some(lona_term::compare(a, b)),
+    }
 }
 
 fn compare_nums(x: &Num, y: &Num) -> Ordering {
