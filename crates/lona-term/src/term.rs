@@ -516,27 +516,34 @@ impl<'h> Term<'h> {
 // Reading a value with metadata (`meta.rs`): here, below every module
 // that looks through it.
 impl<'h> Term<'h> {
+    /// Whether this is a value with metadata: one compare of the header's
+    /// low byte (kind and tag), as every built-in argument asks it.
+    #[inline(always)]
+    fn is_meta(self) -> bool {
+        const LOW: u64 = ((Kind::Meta as u64) << 3) | TAG_HEADER;
+        self.boxed_header().is_some_and(|h| h & 0xff == LOW)
+    }
+
     /// The value without its metadata (the term itself if it has none).
-    #[inline]
+    #[inline(always)]
     pub fn unmeta(self) -> Term<'h> {
-        match self.boxed_header() {
+        if self.is_meta() {
             // SAFETY: a Meta object's payload word 0 is its value, a term
             // alive as long as it.
-            Some(h) if Kind::from_header(h) == Kind::Meta => unsafe {
-                Term::from_bits(self.payload(0))
-            },
-            _ => self,
+            unsafe { Term::from_bits(self.payload(0)) }
+        } else {
+            self
         }
     }
 
     /// The metadata (`nil` if the term has none).
+    #[inline]
     pub fn meta(self) -> Term<'h> {
-        match self.boxed_header() {
+        if self.is_meta() {
             // SAFETY: a Meta object's payload word 1 is its map.
-            Some(h) if Kind::from_header(h) == Kind::Meta => unsafe {
-                Term::from_bits(self.payload(1))
-            },
-            _ => Term::NIL,
+            unsafe { Term::from_bits(self.payload(1)) }
+        } else {
+            Term::NIL
         }
     }
 }
