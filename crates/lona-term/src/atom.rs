@@ -140,6 +140,8 @@ pub const RUNTIME_ATOMS: &[&str] = &[
     "infinity",
     // an atom's metadata, in its second slot (`lona-machine`'s `meta.rs`)
     "meta",
+    // where `with-out-str` collects a process's printing (`text.rs`)
+    "lona.core/out",
     // Erlang terms with no Lonala kind of their own (`etf.rs`)
     "erlang/fun",
     "erlang/bits",

@@ -78,19 +78,16 @@ fn joined(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], readable: bool) -> String {
     s
 }
 
-/// The process dictionary's key under which `with-out-str` collects
-/// what its body prints (a string; any other value collects nothing).
-const CAPTURE: &str = "lona.core/out";
-
 /// Writes `s` where this process's printing goes: the string
 /// `with-out-str` is collecting, if there is one, else the node's output.
 fn write_out(cx: &mut BuiltinCx<'_, '_>, s: &str) -> Result<(), Raise> {
     // No dictionary (most processes): no capture, and no lookup.
     if let Some(r) = cx.dict() {
         let d = cx.heap.root(r);
-        // Not interned (the atom table full): `with-out-str`'s own literal
-        // never was, so nothing is collecting.
-        let key = Term::try_keyword(CAPTURE).unwrap_or(Term::NIL);
+        // The key under which `with-out-str` collects what its body prints
+        // (a string; any other value collects nothing): a runtime atom, so
+        // no lookup in the atom table per print.
+        let key = lona_term::kw!("lona.core/out");
         if let View::Map(m) = d.view() {
             if let Some(sofar) = m.get(key).filter(|v| v.as_str().is_some()) {
                 // Amortised O(len(s)): the newest version of a string grows
