@@ -93,7 +93,8 @@ pub struct NodeArgs {
     pub perf_map: bool,
     /// When the program ends, print what the compiling tier did:
     /// functions compiled and not, time spent compiling, the longest time
-    /// from a function found hot to its code installed (standard error).
+    /// from a function found hot to its code installed, and the share of
+    /// the program's reductions run in compiled code (standard error).
     #[arg(long)]
     pub jit_stats: bool,
 }
@@ -114,7 +115,7 @@ impl NodeArgs {
     }
 
     /// Applies the node settings that belong to Lonala (`--max-heap`,
-    /// `--tier`, `--jit-dump`, `--perf-map`).
+    /// `--tier`, `--jit-dump`, `--perf-map`, `--jit-stats`).
     pub fn apply(&self, env: &lona_vm::Env) {
         if let Some(words) = self.max_heap {
             env.set_max_heap_size(words);
@@ -127,6 +128,9 @@ impl NodeArgs {
         }
         if self.perf_map {
             lona_vm::jit::set_perf_map(true);
+        }
+        if self.jit_stats {
+            lona_vm::jit::count_reductions(true);
         }
     }
 

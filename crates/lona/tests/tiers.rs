@@ -266,6 +266,16 @@ fn compiled_loops_are_preempted_and_can_be_killed() {
     assert_eq!(out, "3000000\n:killed\n");
 }
 
+/// `C of A reductions in compiled code` in a `--jit-stats` line.
+fn reductions(line: &str) -> (u64, u64) {
+    let words: Vec<&str> = line.split(' ').collect();
+    let at = words
+        .windows(4)
+        .position(|w| w[1] == "of" && w[3] == "reductions")
+        .unwrap_or_else(|| panic!("no reductions in {line}"));
+    (words[at].parse().unwrap(), words[at + 2].parse().unwrap())
+}
+
 #[test]
 fn the_tier_flags_choose_dump_and_name_the_code() {
     let dir = program(
@@ -312,6 +322,20 @@ fn the_tier_flags_choose_dump_and_name_the_code() {
         .find(|l| l.starts_with("jit: 1 functions compiled"))
         .unwrap_or_else(|| panic!("{err}"));
     assert!(line.contains("µs compiling in all"), "{line}");
+    // ... and the share of the reductions run in compiled code: every
+    // call of `spin` is one, and most of them ran compiled.
+    let (compiled, all) = reductions(line);
+    assert!(all >= 30_000_000, "{line}");
+    assert!(compiled * 2 > all && compiled <= all, "{line}");
+    // With the interpreter only, none did.
+    let st = lona(&["--jit-stats", "--tier", "interp"]);
+    let err = String::from_utf8_lossy(&st.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("jit: 0 functions compiled"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let (compiled, all) = reductions(line);
+    assert!(compiled == 0 && all >= 30_000_000, "{line}");
     // `--perf-map`: the compiled function in /tmp/perf-PID.map.
     let mut child = Command::new(env!("CARGO_BIN_EXE_lona"))
         .args(["run", "--perf-map"])

@@ -77,10 +77,14 @@ pub(crate) mod intrinsic;
 pub(crate) mod optimise;
 #[cfg(feature = "jit")]
 pub(crate) mod queue;
+mod share;
 #[cfg(feature = "jit")]
 mod translate;
 #[cfg(feature = "jit")]
 mod warm;
+
+pub use share::count_reductions;
+pub(crate) use share::{add_all, add_compiled, counting};
 
 #[cfg(feature = "jit")]
 pub use queue::{set_background, settle};
@@ -1100,6 +1104,11 @@ pub struct Stats {
     /// translation of their body that knows what the calls pass (a
     /// *typed loop*, `jit/translate/facts.rs`).
     pub typed_loops: u64,
+    /// Reductions of every Lonala process since `count_reductions(true)`
+    /// (0 unless counting: `--jit-stats` turns it on).
+    pub reductions: u64,
+    /// Those of them run in compiled code.
+    pub compiled_reductions: u64,
 }
 
 /// Arities compiled again, optimised (none without the tier).
@@ -1140,6 +1149,8 @@ pub fn stats() -> Stats {
         background: background_done(),
         code_bytes: code_bytes() as u64,
         typed_loops: TYPED_LOOPS.load(Relaxed),
+        reductions: share::read().0,
+        compiled_reductions: share::read().1,
     }
 }
 
@@ -1149,6 +1160,16 @@ impl std::fmt::Display for Stats {
             f,
             "jit: {} functions compiled ({} given up since, {} tried again, {} with a typed loop), {} stay interpreted; {} arities compiled again optimised (their quick code freed: {} B); {} µs compiling in all ({} compiles off the workers), {} µs at most from hot to installed; {} bytes of machine code",
             self.compiled, self.given_up, self.rearmed, self.typed_loops, self.refused, self.optimised, self.retired_freed, self.compile_us, self.background, self.max_us, self.code_bytes
-        )
+        )?;
+        if self.reductions > 0 {
+            write!(
+                f,
+                "; {} of {} reductions in compiled code ({:.1} %)",
+                self.compiled_reductions,
+                self.reductions,
+                self.compiled_reductions as f64 * 100.0 / self.reductions as f64
+            )?;
+        }
+        Ok(())
     }
 }

@@ -401,7 +401,11 @@ impl Vm {
         }
         let mut reds = budget.max(1);
         let out = self.interpret(&mut reds, rt);
-        self.reductions += (budget.max(1) - reds.max(0)) as u64;
+        let used = (budget.max(1) - reds.max(0)) as u64;
+        self.reductions += used;
+        if crate::jit::counting() {
+            crate::jit::add_all(used as i64);
+        }
         out
     }
 

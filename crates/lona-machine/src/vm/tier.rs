@@ -119,6 +119,10 @@ impl Vm {
         // SAFETY: every frame below `len` is initialised (they
         // were, or the code wrote them within the capacity).
         unsafe { self.frames.set_len(len) };
+        if crate::jit::counting() {
+            // Clamped as `run_in` clamps: a budget overrun is not counted.
+            crate::jit::add_compiled(i64::from(*reds).max(0) - back.reds.max(0));
+        }
         *reds = back.reds as i32;
         jc.pending
     }
