@@ -40,6 +40,9 @@ pub const VECTOR_HEADER: u64 = (8 << 3) | 0b010;
 pub const META_HEADER: u64 = (23 << 3) | 0b010;
 /// Low byte of a string header (kind 4: under 64 bytes, inline).
 pub const STR_HEADER: u64 = (4 << 3) | 0b010;
+/// The whole header word of a float (kind 1, arity 1: the `f64`'s bits
+/// follow).
+pub const FLOAT_HEADER: u64 = (1 << 8) | (1 << 3) | 0b010;
 
 /// Whether the word is truthy (neither `nil` nor `false`).
 #[inline(always)]
@@ -184,6 +187,12 @@ pub fn closure_code(w: u64) -> Option<u64> {
 pub unsafe fn closure_captured(w: u64, i: usize) -> u64 {
     // SAFETY: per the caller; captures follow the code id.
     unsafe { *(w as usize as *const u64).add(2 + i) }
+}
+
+/// Whether the word is a float (boxed, a float's header).
+#[inline(always)]
+pub fn is_float(w: u64) -> bool {
+    boxed_header(w) == Some(FLOAT_HEADER)
 }
 
 /// The length of a vector word.

@@ -6,7 +6,7 @@
 //! (`impl JitSlot` in `jit/mod.rs`), so that the prototype knows no
 //! compiler.
 
-use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize};
 
 pub(crate) const COLD: u8 = 0;
 pub(crate) const COMPILED: u8 = 1;
@@ -75,6 +75,15 @@ pub struct JitSlot {
     /// until the code is judged.
     pub(crate) entries: AtomicU32,
     pub(crate) early: AtomicU32,
+    /// The pc of the last early leave (`vm/tier.rs`, `judge`), which the
+    /// `LONA_JIT_LOG` line of a give-up names: the instruction the tier
+    /// left to the interpreter. Racy, diagnostics only.
+    pub(crate) left_at: AtomicU32,
+    /// Whether the interpreter's arithmetic or comparisons in this
+    /// prototype met a float (`vm/mod.rs`, `arith!`): compiled from then
+    /// on with float paths (`jit/translate/float.rs`). Set once, by any
+    /// worker; read when compiling.
+    pub(crate) floats: AtomicBool,
     /// A built-in's [`intrinsic::Intrinsic`] (0: none); set before the
     /// built-in is bound, never changed.
     pub(crate) intrinsic: AtomicUsize,

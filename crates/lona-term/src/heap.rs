@@ -686,6 +686,18 @@ impl Heap {
         (self.htop.as_ptr(), self.stop.as_ptr())
     }
 
+    /// The addresses of the current overflow chunk's cursor and end (both
+    /// null while there is none), for the same code: where the young
+    /// block is full, `n` words fit in the chunk when its cursor is not
+    /// null and `cursor + n <= end`, taken by storing `cursor + n` at the
+    /// first address, as the heap's slow path takes them. A chunk exists
+    /// only once that slow path has asked for a collection (`needs_gc`),
+    /// so nothing else needs doing. Valid as long as the heap is; writing
+    /// through them is up to the caller's own `unsafe`.
+    pub fn overflow_cursor(&self) -> (*mut *mut u64, *const *mut u64) {
+        (self.ovf_top.as_ptr(), self.ovf_end.as_ptr())
+    }
+
     /// A cons cell from raw words, without the ownership check.
     ///
     /// # Safety

@@ -493,20 +493,23 @@ fn a_compiled_loop_sees_its_var_redefined_within_one_slice() {
 #[test]
 fn code_given_up_for_now_is_tried_again() {
     let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
-    // `walk` becomes hot summing floats: every entry leaves at its first
-    // `+` (a float is the interpreter's), so its code is given up, for
-    // now. Then it sums small integers, interpreted during the rest (ten
+    // `walk` becomes hot summing big integers: every entry leaves at its
+    // first `+` (a big integer is the interpreter's), so its code is
+    // given up, for now. Then it sums small integers, interpreted during the rest (ten
     // times the threshold of entries); after it the code is tried again
     // and stays compiled. (Code given up for good stayed interpreted:
     // `map` over `count` did, before `count` was compiled.)
     let t = Tiered::new("rest");
     let n = jit::threshold() as usize;
     t.run("(defn walk [xs acc] (match xs (x & more) (walk more (+ acc x)) _ acc))");
-    t.run(&format!("(println (walk (repeat {} 0.5) 0))", 3 * n));
+    t.run(&format!(
+        "(println (walk (repeat {} 1152921504606846976) 0))",
+        3 * n
+    ));
     assert_eq!(
         t.state("walk"),
         Ok("resting"),
-        "given up while it met floats"
+        "given up while it met big integers"
     );
     // The rest.
     t.run(&format!("(println (walk (range {}) 0))", 12 * n));
@@ -516,7 +519,12 @@ fn code_given_up_for_now_is_tried_again() {
     let sum = |k: usize| k * (k - 1) / 2;
     assert_eq!(
         t.buf.text(),
-        format!("{:.1}\n{}\n{}\n", 1.5 * n as f64, sum(12 * n), sum(3 * n))
+        format!(
+            "{}\n{}\n{}\n",
+            3 * n as u128 * (1 << 60),
+            sum(12 * n),
+            sum(3 * n)
+        )
     );
 }
 
@@ -544,6 +552,67 @@ fn a_leaf_arity_that_leaves_is_its_callers_doing() {
     );
     assert_eq!(t.state("c"), Ok("resting"));
     assert_eq!(t.buf.text(), format!("{}\n{}\n", 3 * n, 3 * n / 2));
+}
+
+/// Floats in a compiled function's arithmetic and comparisons
+/// (`jit/translate/float.rs`): loops over floats found hot stay compiled
+/// (they left at every float before, and were given up), and what they
+/// compute is the interpreter's: a float with a small integer either way
+/// round, `-0.0`, NaN unordered, an infinite result (`:badarith`), a big
+/// integer (left to the interpreter), not a number.
+#[test]
+fn float_arithmetic_stays_in_compiled_code() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    let n = jit::threshold() as usize;
+    let src = "(defn esc [i zr zi cr ci]
+                 (cond (> (+ (* zr zr) (* zi zi)) 4.0) i
+                       (<= i 0) 0
+                       :else (esc (dec i) (+ (- (* zr zr) (* zi zi)) cr) (+ (* 2.0 zr zi) ci) cr ci)))
+               (defn pts [k acc] (if (= k 0) acc (pts (dec k) (+ acc (esc 30 0.0 0.0 (- (* k 0.001) 1.5) 0.25)))))
+               (defn ops [x y] [(+ x y) (- x y) (* x y) (< x y) (<= x y) (> x y) (>= x y) (== x y)])
+               (defn cmps [x y] [(< x y) (<= x y) (> x y) (>= x y) (== x y)])
+               (defn each [f ps acc] (match ps ([x y] & more) (each f more (conj acc (f x y))) _ acc))
+               (defn grow [x f k] (if (= k 0) x (grow (* x f) f (dec k))))";
+    let runs = [
+        format!("(println (pts {} 0))", 3 * n),
+        format!("(println (count (each ops (repeat {} [1.5 2]) [])))", 3 * n),
+        format!(
+            "(println (count (each cmps (repeat {} [2.5 1]) [])))",
+            3 * n
+        ),
+        format!("(println (grow 1.5 1.0001 {}))", 3 * n),
+        "(println (each ops (list [1.5 2] [2 1.5] [0.5 0.25] [-0.0 0.0] [3 3.0] [1 2]
+                                   [1152921504606846976 0.5] [0.1 0.2]) [])
+                  (each cmps (list [##NaN 1.0] [1 ##NaN] [##-Inf 0] [0.1 0.1] [2 2.0] [1 1.5]) [])
+                  (try (each ops (list [1e300 1e300]) []) (catch :error e e))
+                  (try (each ops (list [1.0 ##Inf]) []) (catch :error e e))
+                  (try (each ops (list [:a 1.0]) []) (catch :error e e))
+                  (try (grow 1.0 1e10 100) (catch :error e e)))"
+            .to_string(),
+    ];
+    let t = Tiered::new("floats");
+    t.run(src);
+    for r in &runs {
+        t.run(r);
+    }
+    for f in ["esc", "each", "grow"] {
+        assert_eq!(t.state(f), Ok("compiled"), "{f}");
+    }
+    // The interpreter's answers, from a node of its own.
+    let i = Tiered::new("floats-i");
+    jit::set_tier(Tier::Interp);
+    i.run(src);
+    for r in &runs {
+        i.run(r);
+    }
+    jit::set_tier(Tier::Jit);
+    assert_eq!(t.buf.text(), i.buf.text());
+    assert_eq!(
+        t.buf.text().matches(":badarith").count(),
+        4,
+        "{}",
+        t.buf.text()
+    );
 }
 
 #[test]

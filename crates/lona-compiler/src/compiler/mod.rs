@@ -823,6 +823,19 @@ impl<'e, X: Default + 'static> Compiler<'e, X> {
                 self.emit(Instr::AddImm { dst, a, imm });
                 self.release(m);
             }
+            ("+" | "-" | "*", n) if n >= 3 => {
+                // `(op a b c ...)` is `(op (op a b) c ...)`: the built-in
+                // folds left to right too (`builtins/core.rs`, `fold`), so
+                // results and errors are the same, and each step is one
+                // instruction the compiling tier does inline.
+                let head = Form::new(FormKind::Symbol(name.to_string()), pos);
+                let pair = |x: Form, y: &Form| {
+                    Form::new(FormKind::List(vec![head.clone(), x, y.clone()]), y.pos)
+                };
+                let nested = args[1..].iter().fold(args[0].clone(), pair);
+                self.expr(&nested, dst, tail)?;
+                return Ok(Some(()));
+            }
             ("+" | "-" | "*" | "<" | "<=" | ">" | ">=" | "=" | "==" | "cons", 2) => {
                 let m = self.mark();
                 let t1 = self.alloc(pos)?;

@@ -233,3 +233,20 @@ pub(crate) unsafe extern "C" fn cons(ctx: *mut CompiledCx, x: u64, y: u64) -> u6
     }))
     .unwrap_or(0)
 }
+
+/// A float of the `f64` bits `bits` (a float path's result, `float.rs`,
+/// where the young block has no room): the new float, or 0 when the heap
+/// cannot grow (the interpreter then runs the instruction: nothing
+/// happened).
+///
+/// # Safety
+/// As for [`call`].
+#[cfg_attr(not(feature = "jit"), allow(dead_code))]
+pub(crate) unsafe extern "C" fn float(ctx: *mut CompiledCx, bits: u64) -> u64 {
+    // SAFETY: per the contract.
+    let heap = unsafe { &*(*ctx).vm.heap };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        heap.float(f64::from_bits(bits)).bits()
+    }))
+    .unwrap_or(0)
+}

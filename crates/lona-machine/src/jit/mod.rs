@@ -482,9 +482,11 @@ impl JitSlot {
         }
         GIVEN_UP.fetch_add(1, Relaxed);
         if std::env::var_os("LONA_JIT_LOG").is_some() {
+            let pc = self.left_at.load(Relaxed) as usize;
             eprintln!(
-                "jit: giving up {}: it left early {early} times in {JUDGE_AFTER} entries{}",
+                "jit: giving up {}: it left early {early} times in {JUDGE_AFTER} entries, last at pc {pc} ({}){}",
                 p.name,
+                p.code.get(pc).map_or_else(|| "?".to_string(), |i| format!("{i:?}")),
                 if rests > MAX_RESTS {
                     " (for good)"
                 } else {
@@ -691,6 +693,11 @@ pub(crate) struct CompiledCx {
     /// (`Heap::bump_cursor`): cons cells are allocated inline.
     pub htop: *mut *mut u64,
     pub stop: *const *mut u64,
+    /// The heap's overflow chunk's cursor and end
+    /// (`Heap::overflow_cursor`): where the young block is full, objects
+    /// are bumped from the chunk inline too, as the heap's slow path does.
+    pub ovf_top: *mut *mut u64,
+    pub ovf_end: *const *mut u64,
     /// What a built-in called from compiled code needs of the VM
     /// (`native.rs`), and what it left for the interpreter to finish.
     pub vm: callout::VmParts,
@@ -711,6 +718,8 @@ pub(crate) mod layout {
     pub const LEAVER_NAMED: i32 = 80;
     pub const HTOP: i32 = 88;
     pub const STOP: i32 = 96;
+    pub const OVF_TOP: i32 = 104;
+    pub const OVF_END: i32 = 112;
     /// In a frame: proto (8 bytes), pc, base, nregs (4 each), padding.
     pub const F_PROTO: i32 = 0;
     pub const F_PC: i32 = 8;
@@ -751,6 +760,8 @@ const _: () = {
     assert!(offset_of!(CompiledCx, leaver_named) == LEAVER_NAMED as usize);
     assert!(offset_of!(CompiledCx, htop) == HTOP as usize);
     assert!(offset_of!(CompiledCx, stop) == STOP as usize);
+    assert!(offset_of!(CompiledCx, ovf_top) == OVF_TOP as usize);
+    assert!(offset_of!(CompiledCx, ovf_end) == OVF_END as usize);
 };
 
 #[cfg(not(feature = "jit"))]

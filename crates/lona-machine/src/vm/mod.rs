@@ -734,6 +734,18 @@ impl Vm {
                 continue;
             }};
         }
+        // The slow paths below tell the compiling tier that this
+        // prototype's numbers include floats (`jit/translate/float.rs`).
+        macro_rules! note_floats {
+            ($x:expr, $y:expr) => {
+                // Relaxed: a hint for the compiler (read when compiling);
+                // written once, not at every float.
+                use std::sync::atomic::Ordering::Relaxed;
+                if (tag::is_float($x) || tag::is_float($y)) && !proto.ext.jit.floats.load(Relaxed) {
+                    proto.ext.jit.floats.store(true, Relaxed);
+                }
+            };
+        }
         macro_rules! arith {
             ($dst:expr, $a:expr, $b:expr, $fast:expr, $op:expr) => {{
                 let (x, y) = (r!($a), r!($b));
@@ -743,6 +755,7 @@ impl Vm {
                         continue;
                     }
                 }
+                note_floats!(x, y);
                 match num::arith(&self.heap, $op, term!(x), term!(y)) {
                     Ok(v) => set!($dst, v.bits()),
                     Err(e) => raise!(e),
@@ -756,6 +769,7 @@ impl Vm {
                 let o = if tag::both_small(x, y) {
                     Some((x as i64).cmp(&(y as i64)))
                 } else {
+                    note_floats!(x, y);
                     num::relation(term!(x), term!(y))
                 };
                 set!($dst, tag::bool(o.is_some_and($test)));
@@ -767,6 +781,7 @@ impl Vm {
                 let o = if tag::both_small(x, y) {
                     Some((x as i64).cmp(&(y as i64)))
                 } else {
+                    note_floats!(x, y);
                     num::relation(term!(x), term!(y))
                 };
                 if !o.is_some_and($test) {
@@ -1072,6 +1087,7 @@ impl Vm {
                     let eq = if tag::both_small(x, y) {
                         x == y
                     } else {
+                        note_floats!(x, y);
                         match num::num_eq(term!(x), term!(y)) {
                             Ok(b) => b,
                             Err(e) => raise!(e),

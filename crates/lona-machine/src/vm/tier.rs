@@ -44,6 +44,7 @@ impl Vm {
         let frames = self.frames.as_mut_ptr() as *mut u8;
         let len0 = self.frames.len();
         let (htop, stop) = self.heap.bump_cursor();
+        let (ovf_top, ovf_end) = self.heap.overflow_cursor();
         let mut jc = crate::jit::CompiledCx {
             sp_limit: 0,
             frames,
@@ -57,6 +58,8 @@ impl Vm {
             leaver_named: 0,
             htop,
             stop,
+            ovf_top,
+            ovf_end,
             vm: crate::jit::callout::VmParts {
                 heap: &self.heap,
                 env: &self.env,
@@ -101,7 +104,14 @@ impl Vm {
         // interpreter, for a rest.) A leaf that left (the interpreter
         // never enters one: `lona.server/reply`, finishing its `send`
         // there at every message) is the entered function's doing.
-        judge(self.cur.proto, jc.cur.proto, v, *reds as i64, back.reds);
+        judge(
+            self.cur.proto,
+            jc.cur.proto,
+            v,
+            *reds as i64,
+            back.reds,
+            jc.cur.pc,
+        );
         let len = if v != 0 {
             // Returned to here: the frame it popped is the caller's,
             // current again (its bytes are still in the buffer).
@@ -130,7 +140,8 @@ impl Vm {
 
 /// Judges the code entered (`entered`) or the callee that left
 /// (`leaver`) by one entry that ended with value `v` (0: left) and
-/// `after` of the `before` reductions left (`JitSlot::judge`). Out of
+/// `after` of the `before` reductions left (`JitSlot::judge`), the
+/// leaver at `pc` (kept for `LONA_JIT_LOG`). Out of
 /// line: the interpreter's call paths inline `run_compiled`.
 #[inline(never)]
 fn judge(
@@ -139,14 +150,20 @@ fn judge(
     v: u64,
     before: i64,
     after: i64,
+    pc: u32,
 ) {
+    use std::sync::atomic::Ordering::Relaxed;
     let early = v == 0 && after > 1 && before.saturating_sub(after) < EARLY_REDS;
     if v == 0 && !std::ptr::eq(leaver, entered) && leaver.ext.jit.entered_by_interpreter() {
         entered.ext.jit.judge(entered, false);
         if early {
+            leaver.ext.jit.left_at.store(pc, Relaxed);
             leaver.ext.jit.judge(leaver, true);
         }
     } else {
+        if early {
+            entered.ext.jit.left_at.store(pc, Relaxed);
+        }
         entered.ext.jit.judge(entered, early);
     }
 }

@@ -200,7 +200,9 @@ impl Gen {
                 (if k % 2 == 0 { k / 2 } else { -(k + 1) / 2 }).to_string()
             }
             1 => self.pick(&EDGES).to_string(),
-            _ => "1.5".to_string(),
+            // (A float path's edges too: -0.0, and a product that
+            // overflows, `:badarith` in both tiers.)
+            _ => self.pick(&["1.5", "-0.25", "-0.0", "1e300"]).to_string(),
         }
     }
 

@@ -26,12 +26,14 @@ use super::analysis::{
 };
 mod calls;
 mod facts;
+mod float;
 
 use super::layout::*;
 use super::Codegen;
 use crate::bytecode::{Instr, Proto};
 use crate::tag;
 use facts::{Facts, IMM, SMALL};
+use float::FOp;
 
 /// What [`compile`] made (its machine code is in the context, for
 /// `Compiler::install`): whether the arity is a leaf (no loop, no call
@@ -243,6 +245,8 @@ struct Translator<'a, 'b> {
     /// translated so far bears it out.
     small_rets: bool,
     rets_small: bool,
+    /// Whether the function's arithmetic has met floats (`float.rs`).
+    floats: bool,
 }
 
 fn mem() -> MemFlags {
@@ -313,6 +317,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let self_call_top = self_call_top(p, argc, entry_pc);
         let base_case = base_case(p, argc, entry_pc as usize);
         Translator {
+            floats: p.ext.jit.floats.load(std::sync::atomic::Ordering::Relaxed),
             base_case,
             small_rets: false,
             rets_small: true,
@@ -570,7 +575,35 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.b.ins().bor_imm(top, tag)
         };
         self.b.ins().jump(join, &[v.into()]);
+        // The young block is full: the overflow chunk, if there is one
+        // with room (`Heap::overflow_cursor`), else the slow path.
         self.b.switch_to_block(cold);
+        let (bump, slow_blk) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(slow_blk);
+        let op = self.b.ins().load(I64, mem(), self.ctx, OVF_TOP);
+        let otop = self.b.ins().load(I64, mem(), op, 0);
+        let ep = self.b.ins().load(I64, mem(), self.ctx, OVF_END);
+        let oend = self.b.ins().load(I64, mem(), ep, 0);
+        let after = self.b.ins().iadd_imm(otop, 8 * words.len() as i64);
+        let room = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, after, oend);
+        let some = self.b.ins().icmp_imm(IntCC::NotEqual, otop, 0);
+        let ok = self.b.ins().band(room, some);
+        self.b.ins().brif(ok, bump, &[], slow_blk, &[]);
+        self.b.switch_to_block(bump);
+        for (i, &w) in words.iter().enumerate() {
+            self.b.ins().store(mem(), w, otop, 8 * i as i32);
+        }
+        self.b.ins().store(mem(), after, op, 0);
+        let v = if tag == 0 {
+            otop
+        } else {
+            self.b.ins().bor_imm(otop, tag)
+        };
+        self.b.ins().jump(join, &[v.into()]);
+        self.b.switch_to_block(slow_blk);
         let out = slow(self);
         let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out, 0);
         self.guard(ok, pc);
@@ -879,9 +912,11 @@ impl<'a, 'b> Translator<'a, 'b> {
                 }
             }
             Instr::Add { dst, a, b } | Instr::Sub { dst, a, b } => {
+                let float = self.float_split(a, b);
                 let (x, y) = self.small_pair(a, b, pc);
                 let y3 = self.b.ins().iadd_imm(y, -0b011);
-                let v = if matches!(ins, Instr::Add { .. }) {
+                let add = matches!(ins, Instr::Add { .. });
+                let v = if add {
                     self.add_words(x, y3, pc)
                 } else {
                     let (s, of) = self.b.ins().ssub_overflow(x, y3);
@@ -892,6 +927,8 @@ impl<'a, 'b> Translator<'a, 'b> {
                 };
                 self.set(dst, v);
                 self.goto(self.next(pc));
+                let op = if add { FOp::Add } else { FOp::Sub };
+                self.float_arith_at(float, op, (dst, x, y), pc);
             }
             Instr::AddImm { dst, a, imm } => {
                 let x = self.r(a);
@@ -916,6 +953,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Instr::Le { dst, a, b }
             | Instr::Gt { dst, a, b }
             | Instr::Ge { dst, a, b } => {
+                let float = self.float_split(a, b);
                 let (x, y) = self.small_pair(a, b, pc);
                 let cc = match ins {
                     Instr::Lt { .. } => IntCC::SignedLessThan,
@@ -927,13 +965,16 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let v = self.bool_word(c);
                 self.set(dst, v);
                 self.goto(self.next(pc));
+                self.float_compare_at(float, cc, (dst, x, y), pc);
             }
             Instr::NumEq { dst, a, b } => {
+                let float = self.float_split(a, b);
                 let (x, y) = self.small_pair(a, b, pc);
                 let c = self.b.ins().icmp(IntCC::Equal, x, y);
                 let v = self.bool_word(c);
                 self.set(dst, v);
                 self.goto(self.next(pc));
+                self.float_compare_at(float, IntCC::Equal, (dst, x, y), pc);
             }
             Instr::Eq { dst, a, b } => {
                 // Equal words are equal; two different immediates are not;
@@ -956,6 +997,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.equal_words(pc, x, y, t, n);
             }
             Instr::JumpUnlessLt { a, b, to } | Instr::JumpUnlessLe { a, b, to } => {
+                let float = self.float_split(a, b);
                 let (x, y) = self.small_pair(a, b, pc);
                 let cc = if matches!(ins, Instr::JumpUnlessLt { .. }) {
                     IntCC::SignedLessThan
@@ -963,6 +1005,12 @@ impl<'a, 'b> Translator<'a, 'b> {
                     IntCC::SignedLessThanOrEqual
                 };
                 self.jump_unless(pc, x, y, cc, to);
+                if let Some(fb) = float {
+                    self.b.switch_to_block(fb);
+                    let c = self.float_compare(cc, x, y, pc);
+                    let (t, n) = (self.next(pc), self.blocks[to as usize]);
+                    self.b.ins().brif(c, t, &[], n, &[]);
+                }
             }
             Instr::JumpUnlessLtImm { a, imm, to } => {
                 let x = self.r(a);
@@ -974,6 +1022,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 // On the untagged values; the product must fit 64 bits and
                 // then the small range (its tagged word shifted back out
                 // unchanged).
+                let float = self.float_split(a, b);
                 let (x, y) = self.small_pair(a, b, pc);
                 let vx = self.b.ins().sshr_imm(x, 3);
                 let vy = self.b.ins().sshr_imm(y, 3);
@@ -988,6 +1037,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.learn(v, SMALL);
                 self.set(dst, v);
                 self.goto(self.next(pc));
+                self.float_arith_at(float, FOp::Mul, (dst, x, y), pc);
             }
             Instr::LoadVar { dst, var } => {
                 // The var's value now (a redefinition is seen at once);
@@ -1102,6 +1152,26 @@ impl<'a, 'b> Translator<'a, 'b> {
                     .load(I64, mem(), x, (8 * (1 + i as i64)) as i32);
                 self.set(dst, v);
                 self.goto(self.next(pc));
+            }
+            Instr::TestEqConst { r, k, fail }
+                if {
+                    let w = self.p.consts[k as usize].bits();
+                    w & 0b110 != 0 && w != tag::EMPTY_LIST
+                } =>
+            {
+                // An immediate other than `()` equals only itself, or a
+                // value with metadata around it (a symbol's): a pattern
+                // such as `[:lona.core/reduced v]` fails at once on
+                // anything else, boxed or not (`meta_or`).
+                let x = self.r(r);
+                let w = self.p.consts[k as usize].bits();
+                let y = self.b.ins().iconst(I64, w as i64);
+                let (t, n) = (self.next(pc), self.blocks[fail as usize]);
+                let differ = self.b.create_block();
+                let same = self.b.ins().icmp(IntCC::Equal, x, y);
+                self.b.ins().brif(same, t, &[], differ, &[]);
+                self.follow(differ);
+                self.meta_or(x, pc, n);
             }
             Instr::TestEqConst { r, k, fail } => {
                 let x = self.r(r);
