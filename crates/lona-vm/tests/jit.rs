@@ -615,6 +615,48 @@ fn float_arithmetic_stays_in_compiled_code() {
     );
 }
 
+/// A `loop` whose slice runs out at its `recur`, or whose code leaves
+/// for the interpreter inside it, goes on in compiled code from the
+/// loop's head (`jit/translate/resume.rs`): nearly every reduction of
+/// a long loop runs compiled, not only those before its first yield;
+/// and what it computes, and where it yields, is the interpreter's.
+#[test]
+fn a_loop_goes_on_in_compiled_code_after_a_yield() {
+    let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
+    let src = "(defn sum [n] (loop [i 0 t 0] (if (< i n) (recur (inc i) (+ t (if (= i 500) (try (* 2 i) (catch :error e 0)) i))) t)))";
+    let t = Tiered::new("resume");
+    t.run(src);
+    let n = jit::threshold() as usize;
+    t.run(&format!("(println (sum {}))", 3 * n));
+    assert_eq!(t.state("sum"), Ok("compiled"));
+    jit::count_reductions(true);
+    let before = jit::stats();
+    // A hundred thousand iterations: fifty slices, and a `try` at 500
+    // (a side exit: the interpreter's).
+    t.run("(println (sum 100000))");
+    let after = jit::stats();
+    jit::count_reductions(false);
+    let (all, compiled) = (
+        after.reductions - before.reductions,
+        after.compiled_reductions - before.compiled_reductions,
+    );
+    assert!(all > 100_000, "{all}");
+    assert!(compiled * 10 > all * 9, "{compiled} of {all} compiled");
+    let k = 100_000u128;
+    let want = k * (k - 1) / 2 + 500;
+    assert!(
+        t.buf.text().ends_with(&format!("\n{want}\n")),
+        "{}",
+        t.buf.text()
+    );
+    same(
+        "resume",
+        "(defn sum [n] (loop [i 0 t 0] (if (< i n) (recur (inc i) (+ t (if (= i 50) 1152921504606846975 i))) t)))
+         (defn two [n] (loop [i 0 v []] (if (< i n) (recur (inc i) (conj v (loop [j i a 0] (if (> j 0) (recur (dec j) (+ a j)) a)))) v)))
+         (println (sum 3000) (two 40))",
+    );
+}
+
 #[test]
 fn a_function_compiled_code_calls_is_compiled_soon() {
     let _one = TIER.lock().unwrap_or_else(|e| e.into_inner());
@@ -943,7 +985,11 @@ fn hot_functions_are_compiled_off_the_calling_thread() {
     jit::set_background(true);
     let buf = SharedBuf::default();
     let env: Arc<Env> = Env::new(Box::new(buf.clone()));
+    // (Earlier tests' compiles done: what is counted from here is this
+    // test's.)
+    jit::settle();
     let before = jit::stats().background;
+    let optimised = jit::stats().optimised;
     let run = |src: &str| lona_vm::eval_str(&env, "t.lona", &format!("(ns offthread) {src}"));
     run("(defn walk [n acc] (if (= n 0) acc (walk (- n 1) (+ acc 3))))").unwrap();
     // Hot at the 1,000th self tail call; the rest of the loop runs on
@@ -954,8 +1000,8 @@ fn hot_functions_are_compiled_off_the_calling_thread() {
     assert_eq!(state, Ok("compiled"));
     assert!(jit::stats().background > before, "{}", jit::stats());
     assert_eq!(run("(walk 100000 2)").unwrap(), "300002");
-    // Its quick code is optimised there too, once entered a few times.
-    let optimised = jit::stats().optimised;
+    // Its quick code is optimised there too, once entered a few times
+    // (perhaps already: every slice of the long walk above was an entry).
     for _ in 0..10 {
         assert_eq!(run("(walk 10 0)").unwrap(), "30");
     }

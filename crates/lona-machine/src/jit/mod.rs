@@ -411,6 +411,39 @@ impl JitSlot {
         (self.leaves.load(Relaxed) & (1 << argc) == 0).then_some(e)
     }
 
+    /// Counts one iteration of a loop of `p` (the interpreter has just
+    /// taken a `Loop` to its head `pc`) as a call, so that a function
+    /// called once that loops long is compiled too; returns the code to
+    /// go on in from the head (`translate/resume.rs`) and its arity's
+    /// number of arguments, if there is code the interpreter enters.
+    /// The arity is that of the fixed entry closest before `pc`: a guess
+    /// the code checks (a pc that is no loop head of its arity leaves at
+    /// once).
+    #[inline]
+    pub(crate) fn loop_tick(&self, p: &'static Proto, pc: u32) -> Option<(Entry, usize)> {
+        match self.state.load(Relaxed) {
+            COLD => {
+                let h = self.heat.load(Relaxed).saturating_add(1);
+                self.heat.store(h, Relaxed);
+                if h < threshold() {
+                    return None;
+                }
+            }
+            COMPILED | LEAF | RESTING => {}
+            _ => return None,
+        }
+        let (argc, at) = p
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.pc != u32::MAX && e.pc <= pc)
+            .max_by_key(|(_, e)| e.pc)?;
+        if p.variadic.is_some_and(|(_, v)| v.pc <= pc && v.pc > at.pc) || argc > MAX_ARGS {
+            return None;
+        }
+        Some((self.tick(p, argc)?, argc))
+    }
+
     /// The arities with code (compiled, not given up or freed).
     pub(crate) fn compiled_arities(&self) -> Vec<usize> {
         (0..=MAX_ARGS)
@@ -659,6 +692,9 @@ impl JitSlot {
     }
 }
 
+/// `CompiledCx::resume` when the code is entered at its entry.
+pub(crate) const NO_RESUME: u64 = u64::MAX;
+
 /// What compiled code and the interpreter share while it runs. Machine
 /// code reads and writes it at the offsets `translate/mod.rs` names, so its
 /// layout is fixed (`repr(C)`), and so is `frame::Frame`'s.
@@ -698,6 +734,10 @@ pub(crate) struct CompiledCx {
     /// are bumped from the chunk inline too, as the heap's slow path does.
     pub ovf_top: *mut *mut u64,
     pub ovf_end: *const *mut u64,
+    /// Where the code is to go on instead of its entry: the pc of a
+    /// loop's head (`translate/resume.rs`), or `NO_RESUME`. Set by the
+    /// interpreter, cleared by the code as it takes it.
+    pub resume: u64,
     /// What a built-in called from compiled code needs of the VM
     /// (`native.rs`), and what it left for the interpreter to finish.
     pub vm: callout::VmParts,
@@ -720,6 +760,7 @@ pub(crate) mod layout {
     pub const STOP: i32 = 96;
     pub const OVF_TOP: i32 = 104;
     pub const OVF_END: i32 = 112;
+    pub const RESUME: i32 = 120;
     /// In a frame: proto (8 bytes), pc, base, nregs (4 each), padding.
     pub const F_PROTO: i32 = 0;
     pub const F_PC: i32 = 8;
@@ -762,6 +803,7 @@ const _: () = {
     assert!(offset_of!(CompiledCx, stop) == STOP as usize);
     assert!(offset_of!(CompiledCx, ovf_top) == OVF_TOP as usize);
     assert!(offset_of!(CompiledCx, ovf_end) == OVF_END as usize);
+    assert!(offset_of!(CompiledCx, resume) == RESUME as usize);
 };
 
 #[cfg(not(feature = "jit"))]

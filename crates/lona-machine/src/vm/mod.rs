@@ -674,9 +674,12 @@ impl Vm {
         // with `cur` at the instruction the interpreter is to run; either
         // way, go on from `cur`.
         macro_rules! run_jit {
-            ($f:expr, $argc:expr) => {{
+            ($f:expr, $argc:expr) => {
+                run_jit!($f, $argc, crate::jit::NO_RESUME)
+            };
+            ($f:expr, $argc:expr, $resume:expr) => {{
                 sync!();
-                let pending = self.run_compiled($f, $argc, &mut reds, &mut rt);
+                let pending = self.run_compiled($f, $argc, $resume, &mut reds, &mut rt);
                 reload!();
                 // What a built-in the code called left to finish (it left
                 // after the call: `jit/callout.rs`).
@@ -889,6 +892,11 @@ impl Vm {
                 Instr::Loop { to } => {
                     safepoint!();
                     jump!(to);
+                    // An iteration counts as a call; compiled code goes
+                    // on from the loop's head (`jit/translate/resume.rs`).
+                    if let Some((f, argc)) = proto.ext.jit.loop_tick(proto, to) {
+                        run_jit!(f, argc, u64::from(to));
+                    }
                 }
                 Instr::JumpIfFalse { r, to } => {
                     if !tag::truthy(r!(r)) {

@@ -28,8 +28,9 @@ const EARLY_REDS: i64 = 1000;
 
 impl Vm {
     /// Runs `f`, the machine code of the current frame's prototype, from
-    /// its entry (the frame was just made current, state synced), with
-    /// `reds` reductions (updated). Afterwards `cur` is the frame to go on
+    /// its entry (the frame was just made current, state synced), or
+    /// from the loop head `resume` (`jit::NO_RESUME`: the entry;
+    /// `jit/translate/resume.rs`), with `reds` reductions (updated). Afterwards `cur` is the frame to go on
     /// with: the caller the code returned to, or the frame whose
     /// instruction the interpreter is to run; what a built-in it called
     /// left to finish comes back.
@@ -37,6 +38,7 @@ impl Vm {
         &mut self,
         f: crate::jit::Entry,
         argc: usize,
+        resume: u64,
         reds: &mut i32,
         rt: &mut Option<&mut StepCx<'_>>,
     ) -> Pending {
@@ -60,6 +62,7 @@ impl Vm {
             stop,
             ovf_top,
             ovf_end,
+            resume,
             vm: crate::jit::callout::VmParts {
                 heap: &self.heap,
                 env: &self.env,

@@ -543,7 +543,9 @@ impl Gen {
     }
 
     /// A named `fn` calling itself through its register a literal
-    /// number of times, in tail position or not, called at once.
+    /// number of times, in tail position or not, called at once; or a
+    /// `loop` (whose `recur` the interpreter may take into compiled code
+    /// mid-loop: `jit/translate/resume.rs`).
     fn named_loop(&mut self, s: &Scope, e: u32) -> String {
         let (lp, k, acc) = (self.name("lp"), self.name("i"), self.name("i"));
         let times = self.below(13);
@@ -555,7 +557,12 @@ impl Gen {
         self.mult *= times as u64 + 1;
         let step = self.int(&t, e);
         self.mult = saved;
-        if self.below(2) == 0 {
+        let how = self.below(3);
+        if how == 2 {
+            format!(
+                "(loop [{k} {times} {acc} {init}] (if (<= {k} 0) {acc} (recur (- {k} 1) {step})))"
+            )
+        } else if how == 0 {
             format!(
                 "((fn {lp} [{k} {acc}] (if (<= {k} 0) {acc} ({lp} (- {k} 1) {step}))) {times} {init})"
             )

@@ -27,6 +27,7 @@ use super::analysis::{
 mod calls;
 mod facts;
 mod float;
+mod resume;
 
 use super::layout::*;
 use super::Codegen;
@@ -367,6 +368,9 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// every return, and whether a typed loop was made.
     fn run(mut self, entry_pc: u32, small_rets: bool) -> (bool, bool) {
         self.small_rets = small_rets;
+        let reach = self.reachable(entry_pc);
+        // Entered at a loop's head instead, if asked (`resume.rs`).
+        self.resume_dispatch(&reach);
         // Native stack to run on, checked once here rather than at each
         // call: without it, the interpreter runs the function from its
         // entry (its window and its callers' frames have room: the caller
@@ -381,7 +385,6 @@ impl<'a, 'b> Translator<'a, 'b> {
         // starts knowing nothing. Instructions that cannot be reached are
         // not translated (the `CallVar` a fused `CallVar1Imm` skips):
         // their edges would take facts from the instructions they jump to.
-        let reach = self.reachable(entry_pc);
         self.translate_all(&reach, entry_pc);
         // The typed loop, if the tail calls pass something known.
         let head = self.loop_head;
