@@ -440,13 +440,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().jump(tail, &[pcv.into()]);
             }
             self.b.switch_to_block(tail);
-            self.b.ins().store(mem(), tail_pc, self.ctx, CUR + F_PC);
-            let base32 = self.b.ins().ireduce(I32, self.base);
-            self.b.ins().store(mem(), base32, self.ctx, CUR + F_BASE);
-            self.b.ins().store(mem(), self.depth, self.ctx, LEAVE_DEPTH);
-            let zero = self.b.ins().iconst(I64, 0);
-            let r = self.b.use_var(self.reds);
-            self.b.ins().return_(&[zero, r]);
+            self.return_left(tail_pc);
         }
         (
             !self.small_rets || self.rets_small,
@@ -568,16 +562,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.append_block_param(join, I64);
         self.b.ins().brif(fits, fast, &[], cold, &[]);
         self.b.switch_to_block(fast);
-        for (i, &w) in words.iter().enumerate() {
-            self.b.ins().store(mem(), w, top, 8 * i as i32);
-        }
-        self.b.ins().store(mem(), end, hp, 0);
-        let v = if tag == 0 {
-            top
-        } else {
-            self.b.ins().bor_imm(top, tag)
-        };
-        self.b.ins().jump(join, &[v.into()]);
+        self.bump(words, (top, end, hp), tag, join);
         // The young block is full: the overflow chunk, if there is one
         // with room (`Heap::overflow_cursor`), else the slow path.
         self.b.switch_to_block(cold);
@@ -596,16 +581,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let ok = self.b.ins().band(room, some);
         self.b.ins().brif(ok, bump, &[], slow_blk, &[]);
         self.b.switch_to_block(bump);
-        for (i, &w) in words.iter().enumerate() {
-            self.b.ins().store(mem(), w, otop, 8 * i as i32);
-        }
-        self.b.ins().store(mem(), after, op, 0);
-        let v = if tag == 0 {
-            otop
-        } else {
-            self.b.ins().bor_imm(otop, tag)
-        };
-        self.b.ins().jump(join, &[v.into()]);
+        self.bump(words, (otop, after, op), tag, join);
         self.b.switch_to_block(slow_blk);
         let out = slow(self);
         let ok = self.b.ins().icmp_imm(IntCC::NotEqual, out, 0);
@@ -613,6 +589,40 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().jump(join, &[out.into()]);
         self.b.switch_to_block(join);
         self.b.block_params(join)[0]
+    }
+
+    /// Takes `words` at `top` of a cursor (at address `at`, moved to
+    /// `end`) and goes to `join` with the object's word (`tag` on the
+    /// address).
+    fn bump(
+        &mut self,
+        words: &[Value],
+        (top, end, at): (Value, Value, Value),
+        tag: i64,
+        join: Block,
+    ) {
+        for (i, &w) in words.iter().enumerate() {
+            self.b.ins().store(mem(), w, top, 8 * i as i32);
+        }
+        self.b.ins().store(mem(), end, at, 0);
+        let v = if tag == 0 {
+            top
+        } else {
+            self.b.ins().bor_imm(top, tag)
+        };
+        self.b.ins().jump(join, &[v.into()]);
+    }
+
+    /// Returns "left" at the pc `pc` (an `I32`): pc, base and native
+    /// depth into the context, 0 and the reductions left back.
+    fn return_left(&mut self, pc: Value) {
+        self.b.ins().store(mem(), pc, self.ctx, CUR + F_PC);
+        let base32 = self.b.ins().ireduce(I32, self.base);
+        self.b.ins().store(mem(), base32, self.ctx, CUR + F_BASE);
+        self.b.ins().store(mem(), self.depth, self.ctx, LEAVE_DEPTH);
+        let zero = self.b.ins().iconst(I64, 0);
+        let r = self.b.use_var(self.reds);
+        self.b.ins().return_(&[zero, r]);
     }
 
     fn guard(&mut self, cond: Value, pc: u32) {

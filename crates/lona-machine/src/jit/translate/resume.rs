@@ -103,13 +103,7 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(bail);
         self.b.seal_block(bail);
         let pc = self.b.ins().ireduce(I32, r);
-        self.b.ins().store(mem(), pc, self.ctx, CUR + F_PC);
-        let base32 = self.b.ins().ireduce(I32, self.base);
-        self.b.ins().store(mem(), base32, self.ctx, CUR + F_BASE);
-        self.b.ins().store(mem(), self.depth, self.ctx, LEAVE_DEPTH);
-        let zero = self.b.ins().iconst(I64, 0);
-        let reds = self.b.use_var(self.reds);
-        self.b.ins().return_(&[zero, reds]);
+        self.return_left(pc);
         self.b.switch_to_block(entry);
         self.b.seal_block(entry);
     }
