@@ -5,8 +5,9 @@
 //! heap's own blocks may still be permanent: [`is_permanent`]), so it sits
 //! below `heap.rs`; `permanent.rs`, which takes heaps, fills it.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::RwLock;
 
 use crate::term::{is_ptr, ptr_of};
@@ -23,6 +24,27 @@ static RANGES: RwLock<BTreeMap<usize, (usize, u64)>> = RwLock::new(BTreeMap::new
 
 /// Bytes of permanent memory now (code literals, functions, var values).
 static BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Bumped by [`forget`] after it removed ranges (`Release`); read by
+/// every lookup (`Acquire`). A range found under one generation is
+/// recorded until the next: [`LAST`] holds only while it is current.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// A range found: `(start, end, owner, generation)`.
+type Found = (usize, usize, u64, u64);
+
+/// How many ranges each thread keeps ([`LAST`]).
+const KEPT: usize = 4;
+
+thread_local! {
+    /// The last ranges this thread found, the newest first: a loop
+    /// storing the same code literals into its heap again and again
+    /// (fasta's tables of one-letter strings, from a few vars' values)
+    /// asks for the same few ranges each time, and the lock's shared
+    /// counter, written by every read, was over half of such a
+    /// program's time on two workers.
+    static LAST: [Cell<Found>; KEPT] = const { [const { Cell::new((0, 0, 0, u64::MAX)) }; KEPT] };
+}
 
 /// Bytes of permanent memory (Erlang's `memory(code)` and literal areas):
 /// what `make_permanent` and `make_freeable` hold now.
@@ -51,6 +73,9 @@ pub(crate) fn forget(ranges: &[(usize, usize)]) {
             all.remove(&lo);
             bytes += hi - lo;
         }
+        // Release, after the removal: a lookup that reads the new
+        // generation finds every thread's cached range stale.
+        GENERATION.fetch_add(1, Release);
     }
     // Relaxed: a statistic.
     BYTES.fetch_sub(bytes, Relaxed);
@@ -60,9 +85,35 @@ pub(crate) fn forget(ranges: &[(usize, usize)]) {
 /// memory kept forever, `Some(token)` for a block of `make_freeable`,
 /// `None` if `a` is not permanent.
 pub fn permanent_owner(a: usize) -> Option<u64> {
+    // Acquire: pairs with `forget`'s Release, so a generation still
+    // current means no range was removed since `LAST` was filled (its
+    // generation read before the map was).
+    let g = GENERATION.load(Acquire);
+    let hit = LAST
+        .try_with(|kept| {
+            kept.iter().find_map(|c| {
+                let (lo, hi, owner, at) = c.get();
+                (at == g && lo <= a && a < hi).then_some(owner)
+            })
+        })
+        .ok()
+        .flatten();
+    if hit.is_some() {
+        return hit;
+    }
     let all = RANGES.read().unwrap_or_else(|e| e.into_inner());
-    let (_, &(hi, owner)) = all.range(..=a).next_back()?;
-    (a < hi).then_some(owner)
+    let (&lo, &(hi, owner)) = all.range(..=a).next_back()?;
+    if a >= hi {
+        return None;
+    }
+    // (A thread being torn down has no cache: it asks the map.)
+    let _ = LAST.try_with(|kept| {
+        for i in (1..KEPT).rev() {
+            kept[i].set(kept[i - 1].get());
+        }
+        kept[0].set((lo, hi, owner, g));
+    });
+    Some(owner)
 }
 
 /// [`permanent_owner`] of the object a term word points to; `None` for

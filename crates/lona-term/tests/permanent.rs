@@ -50,3 +50,39 @@ fn a_term_of_another_live_heap_is_still_refused() {
     let s = a.string("x");
     let _ = b.cons(s, Term::EMPTY_LIST);
 }
+
+/// The owner of a freeable block is found again and again (each thread
+/// keeps the last range it found: `ranges.rs`), and once the block is
+/// freed no thread finds it: not this one, which asked just before, nor
+/// another that asked before and asks again after.
+#[test]
+fn a_freed_range_is_not_permanent_even_to_a_thread_that_just_asked() {
+    use lona_term::{free_permanent, is_permanent, make_freeable, permanent_owner_of};
+    let lit = Heap::new();
+    let bits = lit.string("a freeable literal").bits();
+    let other = lit.vector(&[Term::keyword("k")]).bits();
+    make_freeable(lit, 77);
+    for _ in 0..3 {
+        assert_eq!(permanent_owner_of(bits), Some(77));
+        assert_eq!(permanent_owner_of(other), Some(77));
+    }
+    let (asked, go) = (
+        std::sync::Arc::new(std::sync::Barrier::new(2)),
+        std::sync::Arc::new(std::sync::Barrier::new(2)),
+    );
+    let (a2, g2) = (asked.clone(), go.clone());
+    let peer = std::thread::spawn(move || {
+        let before = permanent_owner_of(bits);
+        a2.wait();
+        g2.wait();
+        (before, permanent_owner_of(bits), is_permanent(other))
+    });
+    asked.wait();
+    // SAFETY: nothing holds a term of that heap: only its words' bits
+    // are kept, as numbers, and never read as terms again.
+    unsafe { free_permanent(&[77]) };
+    go.wait();
+    assert_eq!(permanent_owner_of(bits), None);
+    assert!(!is_permanent(other));
+    assert_eq!(peer.join().unwrap(), (Some(77), None, false));
+}

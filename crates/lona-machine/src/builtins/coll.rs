@@ -355,10 +355,16 @@ fn conj(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
                 },
             ),
             View::Vector(v) => {
-                let mut n = v.to_vec();
-                n.push(x);
+                let mut n: Vec<RawTerm> = Vec::with_capacity(v.len() + 1);
+                n.extend(v.iter().map(|e| e.raw()));
+                n.push(x.raw());
                 cx.charge(n.len() / 16);
-                cx.heap.vector(&n)
+                // SAFETY: the elements of a vector this heap may hold
+                // (its own, or permanent) and an argument: each a word
+                // valid for this heap, so none needs the store check
+                // (which, per element, made a line built by `conj`
+                // quadratic in permanent-range lookups: fasta).
+                unsafe { cx.heap.term(cx.heap.vector_raw(&n)) }
             }
             View::Set(_) => cx.heap.set_conj(c, x).ok_or_else(Raise::badarg)?,
             View::Map(_) => match x.view() {
