@@ -387,8 +387,10 @@ instructions! {
     /// `pc = to`
     Jump { to: u32 as Target } [inline jump];
     /// Back-edge of a `loop`/`recur`: costs a reduction (a safepoint), then
-    /// `pc = to`.
-    Loop { to: u32 as Target } [inline jump safepoint];
+    /// `pc = to`. In the interpreter it may go on in the function's
+    /// compiled code from `to` (`jit/translate/resume.rs`), which may
+    /// raise and allocate.
+    Loop { to: u32 as Target } [inline jump safepoint may_raise alloc];
     /// `if R[r] is nil or false: pc = to`
     JumpIfFalse { r: Reg as Reg, to: u32 as Target } [inline branch];
     /// `if R[r] is neither nil nor false: pc = to`
