@@ -61,12 +61,7 @@ impl Translator<'_, '_> {
         (dst, x, y): (u8, Value, Value),
         pc: u32,
     ) {
-        if let Some(fb) = float {
-            self.b.switch_to_block(fb);
-            let v = self.float_arith(op, x, y, pc);
-            self.set(dst, v);
-            self.goto(self.next(pc));
-        }
+        self.float_into(float, dst, pc, |tr| tr.float_arith(op, x, y, pc));
     }
 
     /// The float path of a comparison writing `dst`, if it has one.
@@ -77,10 +72,24 @@ impl Translator<'_, '_> {
         (dst, x, y): (u8, Value, Value),
         pc: u32,
     ) {
+        self.float_into(float, dst, pc, |tr| {
+            let c = tr.float_compare(cc, x, y, pc);
+            tr.bool_word(c)
+        });
+    }
+
+    /// In the float path's block, if there is one: `value` into `dst`,
+    /// and on to the next instruction.
+    fn float_into(
+        &mut self,
+        float: Option<Block>,
+        dst: u8,
+        pc: u32,
+        value: impl FnOnce(&mut Self) -> Value,
+    ) {
         if let Some(fb) = float {
             self.b.switch_to_block(fb);
-            let c = self.float_compare(cc, x, y, pc);
-            let v = self.bool_word(c);
+            let v = value(self);
             self.set(dst, v);
             self.goto(self.next(pc));
         }
