@@ -30,10 +30,10 @@ impl Vm {
     /// Runs `f`, the machine code of the current frame's prototype, from
     /// its entry (the frame was just made current, state synced), or
     /// from the loop head `resume` (`jit::NO_RESUME`: the entry;
-    /// `jit/translate/resume.rs`), with `reds` reductions (updated). Afterwards `cur` is the frame to go on
-    /// with: the caller the code returned to, or the frame whose
-    /// instruction the interpreter is to run; what a built-in it called
-    /// left to finish comes back.
+    /// `jit/translate/resume.rs`), with `reds` reductions (updated).
+    /// Afterwards `cur` is the frame to go on with: the caller the code
+    /// returned to, or the frame whose instruction the interpreter is to
+    /// run; what a built-in it called left to finish comes back.
     pub(super) fn run_compiled(
         &mut self,
         f: crate::jit::Entry,
