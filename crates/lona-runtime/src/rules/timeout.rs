@@ -22,17 +22,14 @@ impl StepCx<'_> {
             return None;
         }
         let token = self.new_receive();
-        let node = Envelope::new(
-            Signal::Timeout {
-                token: token as u32,
-            },
-            self.p.gen,
-            true,
-        );
-        let tref = self
-            .shared
-            .timers
-            .insert_with(after, Target::Pid(self.pid), |_| node);
+        // The signal (`Signal::Timeout`) is made when it fires
+        // (`Shared::deliver_timer`): one cancelled before costs no node.
+        let target = Target::Timeout {
+            pid: self.pid,
+            token: token as u32,
+            signal: timeout_signal,
+        };
+        let tref = self.shared.timers.insert_bare(after, target);
         Some((token, tref))
     }
 
@@ -45,4 +42,9 @@ impl StepCx<'_> {
     pub fn cancel_receive_timer(&mut self, tref: TimerRef) {
         drop(self.shared.timers.cancel(tref));
     }
+}
+
+/// The node a receive timeout delivers when it fires.
+fn timeout_signal(token: u32, gen: u32) -> Envelope {
+    Envelope::new(Signal::Timeout { token }, gen, true)
 }

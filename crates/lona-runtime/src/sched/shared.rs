@@ -381,17 +381,22 @@ impl Shared {
     }
 
     /// The timer thread delivers an expired timer.
-    pub(crate) fn deliver_timer(&self, target: Target, mut node: Envelope) {
-        let pid = match target {
-            Target::Pid(pid) => pid,
-            Target::Wake(pid) => return self.wake(pid),
-            Target::Name(name) => match self.registry.whereis(&name) {
+    pub(crate) fn deliver_timer(&self, target: Target, node: Option<Envelope>) {
+        let (pid, node) = match (target, node) {
+            (Target::Pid(pid), Some(node)) => (pid, node),
+            (Target::Wake(pid), _) => return self.wake(pid),
+            (Target::Timeout { pid, token, signal }, _) => (pid, signal(token, pid.generation())),
+            (Target::Name(name), Some(mut node)) => match self.registry.whereis(&name) {
                 Some(pid) => {
                     node.set_gen(pid.generation());
-                    pid
+                    (pid, node)
                 }
                 None => return, // nobody holds the name: dropped, as in Erlang
             },
+            (Target::Pid(_) | Target::Name(_), None) => {
+                debug_assert!(false, "a message timer without its message");
+                return;
+            }
         };
         // A dead target's message is dropped (contained by `Envelope`).
         let _ = self.deliver(pid, node);
@@ -400,9 +405,7 @@ impl Shared {
     /// A timer that wakes `pid` after `after` (no message), for
     /// `Ctx::timeout`.
     pub(crate) fn wake_after(&self, after: Duration, pid: Pid) -> TimerRef {
-        let t = self.timers.insert_with(after, Target::Wake(pid), |_| {
-            Envelope::new((), pid.generation(), false)
-        });
+        let t = self.timers.insert_bare(after, Target::Wake(pid));
         self.cancel_if_dead(pid, t);
         t
     }

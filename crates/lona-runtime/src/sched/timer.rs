@@ -15,9 +15,15 @@
 //! inbox like any other signal. Inserting a timer earlier than the one it
 //! sleeps for wakes it.
 //!
-//! Timers aimed at a pid are *tracked*: indexed by target (each entry knows
-//! its position in its target's list, so untracking is O(1)) and cancelled
-//! when the target ends, receive timeouts included. Timers aimed at a
+//! Timers aimed at a pid are *tracked*: indexed by target (a list per
+//! target threaded through the entries themselves, so tracking and
+//! untracking are O(1) and allocate nothing; the map holds one head index
+//! per pid that has timers) and cancelled when the target ends, receive
+//! timeouts included. The two kinds of timer a process sets on itself
+//! while it waits, a receive timeout and a wake-up, carry no prepared
+//! node: the receive timeout's signal is made when it fires, so the
+//! common case, a timer cancelled because the reply came first, costs no
+//! allocation. Timers aimed at a
 //! registered name resolve it when they fire (Erlang's `send_after` to an
 //! atom) and are not tied to any process.
 //!
@@ -28,8 +34,8 @@
 //! forever under its lock, so that no timer in the node fired again.)
 
 use crate::base::envelope::Envelope;
+use crate::sched::process::IdMap;
 use crate::Pid;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::*};
 use std::sync::Arc;
 
@@ -49,7 +55,23 @@ const MAX_SPAN: u64 = (1 << (6 * LEVELS)) - (1 << (6 * (LEVELS - 1))) - 1;
 
 /// The longest delay a timer fires after (about 2.1 years); longer ones,
 /// up to `Duration::MAX`, never fire (see the module doc).
-pub const MAX_DELAY: std::time::Duration = std::time::Duration::from_millis(MAX_SPAN - 1);
+pub const MAX_DELAY: std::time::Duration = std::time::Duration::from_millis(MAX_DELAY_MS);
+const MAX_DELAY_MS: u64 = MAX_SPAN - 1;
+
+/// `d` in whole milliseconds, rounded up, saturating (`Duration::MAX` is
+/// `u64::MAX`): u64 arithmetic, where `as_nanos` would divide a u128.
+fn ms_ceil(d: Duration) -> u64 {
+    d.as_secs()
+        .saturating_mul(1000)
+        .saturating_add(u64::from(d.subsec_nanos().div_ceil(1_000_000)))
+}
+
+/// `d` in whole milliseconds, rounded down, saturating.
+fn ms_floor(d: Duration) -> u64 {
+    d.as_secs()
+        .saturating_mul(1000)
+        .saturating_add(u64::from(d.subsec_millis()))
+}
 
 /// The message `start_timer` delivers: Erlang's `{timeout, TRef, Msg}`.
 #[derive(Debug, PartialEq)]
@@ -72,13 +94,21 @@ pub(crate) enum Target {
     /// No message: the process is woken (its futures polled again), for
     /// [`Ctx::timeout`](crate::Ctx::timeout). Tracked like `Pid`.
     Wake(Pid),
+    /// A receive timeout (`rules::timeout`): its signal is made when it
+    /// fires, by `signal(token, generation)` (handed down by `rules`,
+    /// which this layer does not know). Tracked like `Pid`.
+    Timeout {
+        pid: Pid,
+        token: u32,
+        signal: fn(u32, u32) -> Envelope,
+    },
 }
 
 impl Target {
     /// The process whose timers list holds this timer.
     fn tracked(&self) -> Option<Pid> {
         match self {
-            Target::Pid(p) | Target::Wake(p) => Some(*p),
+            Target::Pid(p) | Target::Wake(p) | Target::Timeout { pid: p, .. } => Some(*p),
             Target::Name(_) => None,
         }
     }
@@ -115,9 +145,15 @@ struct Entry {
     /// level * 64 + slot while linked, `UNLINKED` for an infinite delay.
     slot: u16,
     gen: u32,
-    /// Position in `Inner::by_target[target]` (pid targets only).
-    track_pos: u32,
+    /// The neighbours in its target's list (`Inner::by_target`; tracked
+    /// targets only).
+    tprev: u32,
+    tnext: u32,
+    /// Pending (not fired, not cancelled).
+    live: bool,
     target: Target,
+    /// What is delivered, made when the timer was set (`None` for the
+    /// targets that make theirs when it fires, or need none).
     node: Option<Envelope>,
 }
 
@@ -199,16 +235,16 @@ impl Wheel {
     /// poll.
     #[cfg(all(test, not(loom)))]
     pub(crate) fn insert(&mut self, when: u64, target: Pid, node: Envelope) -> TimerRef {
-        self.insert_with(Some(when), Target::Pid(target), |_| node)
+        self.insert_with(Some(when), Target::Pid(target), |_| Some(node))
     }
 
-    /// Insert a timer firing at `when` (ms; `None`: never) whose node is
-    /// made knowing the timer's reference.
+    /// Insert a timer firing at `when` (ms; `None`: never) whose node (if
+    /// any) is made knowing the timer's reference.
     pub(crate) fn insert_with(
         &mut self,
         when: Option<u64>,
         target: Target,
-        make: impl FnOnce(TimerRef) -> Envelope,
+        make: impl FnOnce(TimerRef) -> Option<Envelope>,
     ) -> TimerRef {
         let when = when.map(|w| w.max(self.elapsed + 1));
         let (i, gen) = match self.free.pop() {
@@ -222,9 +258,11 @@ impl Wheel {
             next: NIL,
             slot: UNLINKED,
             gen,
-            track_pos: 0,
+            tprev: NIL,
+            tnext: NIL,
+            live: true,
             target,
-            node: Some(make(tref)),
+            node: make(tref),
         };
         if i as usize == self.entries.len() {
             self.entries.push(entry);
@@ -237,10 +275,13 @@ impl Wheel {
         tref
     }
 
-    /// Free entry `i` (already unlinked); its target and node.
-    fn release(&mut self, i: u32) -> (Target, Envelope) {
+    /// Free entry `i` (already unlinked from its slot; its target list
+    /// links are left for the caller's `untrack`); its target and node.
+    fn release(&mut self, i: u32) -> (Target, Option<Envelope>) {
         let e = &mut self.entries[i as usize];
-        let node = e.node.take().expect("live timer entry");
+        debug_assert!(e.live, "a timer entry released twice");
+        e.live = false;
+        let node = e.node.take();
         let target = std::mem::replace(&mut e.target, Target::Pid(Pid::new(0, 0)));
         self.free.push(i);
         (target, node)
@@ -248,11 +289,11 @@ impl Wheel {
 
     fn live(&self, t: TimerRef) -> Option<&Entry> {
         let e = self.entries.get(t.index as usize)?;
-        (e.gen == t.gen && e.node.is_some()).then_some(e)
+        (e.gen == t.gen && e.live).then_some(e)
     }
 
     /// Cancel a pending timer; `None` if it already fired or was cancelled.
-    pub(crate) fn cancel(&mut self, t: TimerRef) -> Option<(Target, Envelope)> {
+    pub(crate) fn cancel(&mut self, t: TimerRef) -> Option<(Target, Option<Envelope>)> {
         self.live(t)?;
         self.unlink(t.index);
         Some(self.release(t.index))
@@ -288,7 +329,7 @@ impl Wheel {
 
     /// Advance to `now` (ms), moving every expired timer into `out` (with
     /// its index, so the caller can untrack it).
-    pub(crate) fn poll(&mut self, now: u64, out: &mut Vec<(u32, Target, Envelope)>) {
+    pub(crate) fn poll(&mut self, now: u64, out: &mut Vec<(u32, Target, Option<Envelope>)>) {
         while let Some((level, slot, deadline)) = self.next_expiration() {
             if deadline > now {
                 break;
@@ -317,34 +358,47 @@ impl Wheel {
 
 struct Inner {
     wheel: Wheel,
-    /// Pending timers per pid target (entry indices), cancelled when it
-    /// ends; each entry's `track_pos` is its place in its list.
-    by_target: HashMap<Pid, Vec<u32>>,
+    /// Pending timers per pid target, cancelled when it ends: the first
+    /// entry of the target's list, linked on through `tnext`/`tprev`.
+    /// Pids are the runtime's own unique ids (`IdMap`).
+    by_target: IdMap<Pid, u32>,
     /// Deadline the timer thread sleeps until (None: forever).
     sleeping_until: Option<u64>,
     stop: bool,
 }
 
 impl Inner {
+    /// O(1): push entry `i` at the front of `pid`'s list.
     fn track(&mut self, pid: Pid, i: u32) {
-        let v = self.by_target.entry(pid).or_default();
-        self.wheel.entries[i as usize].track_pos = v.len() as u32;
-        v.push(i);
+        let head = self.by_target.entry(pid).or_insert(NIL);
+        let old = std::mem::replace(head, i);
+        let e = &mut self.wheel.entries[i as usize];
+        e.tprev = NIL;
+        e.tnext = old;
+        if old != NIL {
+            self.wheel.entries[old as usize].tprev = i;
+        }
     }
 
-    /// O(1): swap-remove entry `i` from its target's list.
+    /// O(1): unlink entry `i` from `pid`'s list (dropping the list's map
+    /// entry with its last timer).
     fn untrack(&mut self, pid: Pid, i: u32) {
-        let pos = self.wheel.entries[i as usize].track_pos as usize;
-        let Some(v) = self.by_target.get_mut(&pid) else {
-            return;
+        let (prev, next) = {
+            let e = &self.wheel.entries[i as usize];
+            (e.tprev, e.tnext)
         };
-        debug_assert_eq!(v.get(pos), Some(&i));
-        v.swap_remove(pos);
-        if let Some(&moved) = v.get(pos) {
-            self.wheel.entries[moved as usize].track_pos = pos as u32;
+        if prev == NIL {
+            if next == NIL {
+                self.by_target.remove(&pid);
+            } else if let Some(head) = self.by_target.get_mut(&pid) {
+                debug_assert_eq!(*head, i);
+                *head = next;
+            }
+        } else {
+            self.wheel.entries[prev as usize].tnext = next;
         }
-        if v.is_empty() {
-            self.by_target.remove(&pid);
+        if next != NIL {
+            self.wheel.entries[next as usize].tprev = prev;
         }
     }
 }
@@ -364,7 +418,7 @@ impl Timers {
         Timers {
             inner: Mutex::new(Inner {
                 wheel: Wheel::new(),
-                by_target: HashMap::new(),
+                by_target: IdMap::default(),
                 sleeping_until: None,
                 stop: false,
             }),
@@ -379,7 +433,7 @@ impl Timers {
     }
 
     fn now_ms(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
+        ms_floor(self.start.elapsed())
     }
 
     /// Deliver the node `make` builds to `target` after `after` (rounded up
@@ -390,15 +444,30 @@ impl Timers {
         target: Target,
         make: impl FnOnce(TimerRef) -> Envelope,
     ) -> TimerRef {
-        // Saturating: `as_millis` is a u128 and `Duration::MAX` once wrapped
-        // to about 2 ms.
-        let ms = (after.as_nanos().div_ceil(1_000_000)).min(u64::MAX as u128) as u64;
-        let mut g = self.lock();
+        self.insert_entry(after, target, |t| Some(make(t)))
+    }
+
+    /// A timer whose target needs no prepared node ([`Target::Wake`],
+    /// [`Target::Timeout`]).
+    pub(crate) fn insert_bare(&self, after: Duration, target: Target) -> TimerRef {
+        debug_assert!(matches!(target, Target::Wake(_) | Target::Timeout { .. }));
+        self.insert_entry(after, target, |_| None)
+    }
+
+    fn insert_entry(
+        &self,
+        after: Duration,
+        target: Target,
+        make: impl FnOnce(TimerRef) -> Option<Envelope>,
+    ) -> TimerRef {
+        // Saturating (`Duration::MAX` once wrapped to about 2 ms).
+        let ms = ms_ceil(after);
         // The current time rounded *up*, so a timer never fires early (the
-        // wheel fires when the truncated clock reaches `when`).
-        let now = self.start.elapsed().as_micros().div_ceil(1000) as u64;
-        let when = (ms <= MAX_DELAY.as_millis() as u64)
-            .then(|| now.max(g.wheel.elapsed).saturating_add(ms.max(1)));
+        // wheel fires when the truncated clock reaches `when`); read before
+        // the lock, and never behind the wheel's own clock.
+        let now = ms_ceil(self.start.elapsed());
+        let mut g = self.lock();
+        let when = (ms <= MAX_DELAY_MS).then(|| now.max(g.wheel.elapsed).saturating_add(ms.max(1)));
         let pid = target.tracked();
         let t = g.wheel.insert_with(when, target, make);
         if let Some(pid) = pid {
@@ -415,8 +484,9 @@ impl Timers {
         t
     }
 
-    /// Cancel under the lock; the undelivered node, if it was pending.
-    fn cancel_locked(&self, g: &mut Inner, t: TimerRef) -> Option<Envelope> {
+    /// Cancel under the lock: `Some` if it was pending, with its
+    /// undelivered node if it had one.
+    fn cancel_locked(&self, g: &mut Inner, t: TimerRef) -> Option<Option<Envelope>> {
         let (target, node) = g.wheel.cancel(t)?;
         if let Some(pid) = target.tracked() {
             g.untrack(pid, t.index);
@@ -425,8 +495,9 @@ impl Timers {
         Some(node)
     }
 
-    /// Cancel; returns the undelivered node if the timer was pending.
-    pub(crate) fn cancel(&self, t: TimerRef) -> Option<Envelope> {
+    /// Cancel: `Some` if the timer was pending, with its undelivered node
+    /// if it had one (for the caller to drop outside any lock of its own).
+    pub(crate) fn cancel(&self, t: TimerRef) -> Option<Option<Envelope>> {
         let mut g = self.lock();
         self.cancel_locked(&mut g, t)
     }
@@ -463,14 +534,19 @@ impl Timers {
         let mut dropped = Vec::new();
         {
             let mut g = self.lock();
-            if let Some(ts) = g.by_target.remove(&target) {
-                for i in ts {
-                    let gen = g.wheel.entries[i as usize].gen;
-                    if let Some((_, node)) = g.wheel.cancel(TimerRef { index: i, gen }) {
-                        self.tracked.fetch_sub(1, Relaxed);
-                        dropped.push(node);
-                    }
+            let mut i = g.by_target.remove(&target).unwrap_or(NIL);
+            while i != NIL {
+                // Read the link before the entry is released (and may be
+                // reused: not while this lock is held).
+                let (gen, next) = {
+                    let e = &g.wheel.entries[i as usize];
+                    (e.gen, e.tnext)
+                };
+                if let Some((_, node)) = g.wheel.cancel(TimerRef { index: i, gen }) {
+                    self.tracked.fetch_sub(1, Relaxed);
+                    dropped.extend(node);
                 }
+                i = next;
             }
         }
         // User payloads are dropped outside the lock (their drops are
@@ -480,7 +556,7 @@ impl Timers {
 
     /// The timer thread's loop: deliver what expires via `deliver` until
     /// [`Timers::stop`].
-    pub(crate) fn run(&self, deliver: impl Fn(Target, Envelope)) {
+    pub(crate) fn run(&self, deliver: impl Fn(Target, Option<Envelope>)) {
         let mut fired = Vec::new();
         let mut g = self.lock();
         loop {
@@ -565,13 +641,13 @@ mod tests {
                         let (_, t, i) = model.remove(x as usize % model.len());
                         let (p, n) = w.cancel(t).expect("pending timer cancels");
                         prop_assert!(matches!(p, Target::Pid(p) if p == pid(i)));
-                        prop_assert_eq!(n.downcast::<u32>().unwrap(), i);
+                        prop_assert_eq!(n.unwrap().downcast::<u32>().unwrap(), i);
                         prop_assert!(w.cancel(t).is_none());
                     }
                     _ => {
                         now += x % 5_000;
                         w.poll(now, &mut out);
-                        let mut fired: Vec<u32> = out.drain(..).map(|(_, _, n): (u32, Target, Envelope)| n.downcast::<u32>().unwrap()).collect();
+                        let mut fired: Vec<u32> = out.drain(..).map(|(_, _, n): (u32, Target, Option<Envelope>)| n.unwrap().downcast::<u32>().unwrap()).collect();
                         fired.sort();
                         let mut due: Vec<u32> = model.iter().filter(|m| m.0 <= now).map(|m| m.2).collect();
                         due.sort();
@@ -595,7 +671,7 @@ mod tests {
         while let Some((_, _, d)) = w.next_expiration() {
             w.poll(d, &mut out);
             for (_, _, n) in out.drain(..) {
-                let when = n.downcast::<u64>().unwrap();
+                let when = n.unwrap().downcast::<u64>().unwrap();
                 assert!(when <= d);
                 fired.push((when, d));
             }
@@ -661,7 +737,9 @@ mod tests {
     fn infinite_timers_never_fire_and_cancel() {
         let mut w = Wheel::new();
         let mut out = vec![];
-        let t = w.insert_with(None, Target::Pid(pid(2)), |_| Envelope::new(2u8, 0, false));
+        let t = w.insert_with(None, Target::Pid(pid(2)), |_| {
+            Some(Envelope::new(2u8, 0, false))
+        });
         w.poll(u64::MAX / 2, &mut out);
         assert!(out.is_empty());
         assert_eq!(w.len(), 1);
@@ -670,32 +748,110 @@ mod tests {
         assert_eq!(w.len(), 0);
     }
 
-    /// Many timers to one target: tracked per target with O(1) untracking;
-    /// cancelling any of them in any order keeps the index consistent.
+    /// The entries of `p`'s list, front to back, checking every back link.
+    fn tracked_of(timers: &Timers, p: Pid) -> Vec<u32> {
+        let g = timers.lock();
+        let mut out = vec![];
+        let (mut prev, mut i) = (NIL, g.by_target.get(&p).copied().unwrap_or(NIL));
+        while i != NIL {
+            let e = &g.wheel.entries[i as usize];
+            assert!(e.live, "a released entry is still in {p:?}'s list");
+            assert_eq!(e.tprev, prev, "entry {i}'s back link");
+            assert_eq!(e.target.tracked(), Some(p));
+            out.push(i);
+            (prev, i) = (i, e.tnext);
+        }
+        out
+    }
+
+    /// Many timers to a few targets: tracked per target in lists through
+    /// the entries; cancelling and firing any of them in any order keeps
+    /// every list exactly the target's pending timers, and a target's end
+    /// cancels all of its own and none of the others'.
     #[test]
-    fn per_target_index_stays_consistent() {
+    fn per_target_lists_stay_consistent() {
         let timers = Timers::new();
-        let p = pid(9);
-        let refs: Vec<TimerRef> = (0..1000u32)
+        let (p, q) = (pid(9), pid(10));
+        let mut refs: Vec<(Pid, TimerRef)> = (0..1000u32)
             .map(|i| {
-                timers.insert_with(Duration::from_secs(100), Target::Pid(p), |_| {
-                    Envelope::new(i, 0, false)
-                })
+                let to = if i % 4 == 0 { q } else { p };
+                let t = match i % 3 {
+                    0 => timers.insert_with(Duration::from_secs(100), Target::Pid(to), |_| {
+                        Envelope::new(i, 0, false)
+                    }),
+                    1 => timers.insert_bare(Duration::from_secs(100), Target::Wake(to)),
+                    _ => timers.insert_bare(
+                        Duration::from_secs(100),
+                        Target::Timeout {
+                            pid: to,
+                            token: i,
+                            signal: |token, gen| Envelope::new(token, gen, true),
+                        },
+                    ),
+                };
+                (to, t)
             })
             .collect();
-        for t in refs.iter().step_by(3) {
-            assert!(timers.cancel(*t).is_some());
-        }
-        {
-            let g = timers.lock();
-            let v = &g.by_target[&p];
-            for (pos, i) in v.iter().enumerate() {
-                assert_eq!(g.wheel.entries[*i as usize].track_pos as usize, pos);
+        // Cancel every third, from the back (the lists' middles and ends).
+        let mut k = refs.len();
+        while k > 0 {
+            k -= 1;
+            if k % 3 == 1 {
+                let (_, t) = refs.remove(k);
+                assert!(timers.cancel(t).is_some());
+                assert!(timers.cancel(t).is_none(), "cancelled twice");
             }
         }
+        // Fire a batch: the wheel's poll, untracking as the timer thread does.
+        {
+            let mut g = timers.lock();
+            let soon = refs.iter().step_by(5).map(|r| r.1).collect::<Vec<_>>();
+            // All released first, then untracked, as `run` does after a
+            // poll: a released entry's links stay valid until untracked.
+            let fired: Vec<(u32, Target)> = soon
+                .iter()
+                .map(|t| (t.index, g.wheel.cancel(*t).unwrap().0))
+                .collect();
+            for (i, target) in fired {
+                g.untrack(target.tracked().unwrap(), i);
+                timers.tracked.fetch_sub(1, Relaxed);
+            }
+            refs.retain(|r| !soon.contains(&r.1));
+        }
+        for who in [p, q] {
+            let mut want: Vec<u32> = refs
+                .iter()
+                .filter(|r| r.0 == who)
+                .map(|r| r.1.index)
+                .collect();
+            let mut got = tracked_of(&timers, who);
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "{who:?}'s list");
+        }
         timers.cancel_target(p);
+        assert!(tracked_of(&timers, p).is_empty());
+        let left = refs.iter().filter(|r| r.0 == q).count();
+        assert_eq!(timers.pending(), left, "q's timers are untouched");
+        assert_eq!(tracked_of(&timers, q).len(), left);
+        timers.cancel_target(q);
         assert_eq!(timers.pending(), 0);
         assert_eq!(timers.tracked.load(Relaxed), 0);
+        assert!(timers.lock().by_target.is_empty(), "no list left behind");
+    }
+
+    /// Milliseconds in u64 arithmetic: rounded up for delays, saturating.
+    #[test]
+    fn milliseconds_round_and_saturate() {
+        assert_eq!(ms_ceil(Duration::ZERO), 0);
+        assert_eq!(ms_ceil(Duration::from_nanos(1)), 1);
+        assert_eq!(ms_ceil(Duration::from_micros(1000)), 1);
+        assert_eq!(ms_ceil(Duration::from_micros(1001)), 2);
+        assert_eq!(ms_ceil(Duration::new(3, 999_999_999)), 4000);
+        assert_eq!(ms_ceil(Duration::MAX), u64::MAX);
+        assert_eq!(ms_floor(Duration::new(3, 999_999_999)), 3999);
+        assert_eq!(ms_floor(Duration::MAX), u64::MAX);
+        assert_eq!(ms_ceil(MAX_DELAY), MAX_DELAY_MS);
     }
 
     #[test]
