@@ -370,6 +370,57 @@ fn foreign_waker_wakes_the_process() {
     assert_eq!(r, Ok("woken"));
 }
 
+/// The owned waker a process hands out is one waker for the process's
+/// life: clones taken in different polls are the same waker (`will_wake`),
+/// each wakes the process, and one kept after the process ended (or after
+/// the runtime shut down) wakes nothing and breaks nothing.
+#[test]
+fn clones_of_a_processs_waker_are_one_waker_for_its_life() {
+    use std::future::poll_fn;
+    use std::sync::Mutex;
+    use std::task::{Poll, Waker};
+    let kept: Arc<Mutex<Vec<Waker>>> = Arc::default();
+    let rt = rt(2);
+    let k = kept.clone();
+    let woken = rt.block_on(move |ctx| async move {
+        let (p, _) = ctx
+            .spawn_monitor(move |_| async move {
+                // 100 waits, each woken by another thread through the
+                // clone it was given.
+                for _ in 0..100 {
+                    let mut asked = false;
+                    poll_fn(|cx| {
+                        if asked {
+                            return Poll::Ready(());
+                        }
+                        asked = true;
+                        let w = cx.waker().clone();
+                        k.lock().unwrap().push(w.clone());
+                        std::thread::spawn(move || w.wake());
+                        Poll::Pending
+                    })
+                    .await;
+                }
+            })
+            .await
+            .unwrap();
+        ctx.receive::<lona_runtime::Down>().await.pid == p
+    });
+    assert_eq!(woken, Ok(true));
+    let kept = kept.lock().unwrap();
+    assert_eq!(kept.len(), 100);
+    assert!(
+        kept.iter().all(|w| w.will_wake(&kept[0])),
+        "every clone, from every poll, is the process's one waker"
+    );
+    // The process has ended: its waker wakes nobody, and neither does it
+    // once the runtime is gone.
+    kept[0].wake_by_ref();
+    drop(rt);
+    kept[1].wake_by_ref();
+    kept[2].clone().wake();
+}
+
 /// A `Ctx` cannot be cloned, so a child cannot capture its parent's; one
 /// moved into another process anyway (here, inside a message) panics with a
 /// clear message when used there, ending that process only.

@@ -130,8 +130,8 @@ impl Ctx {
         name: &str,
         msg: M,
     ) -> impl Future<Output = Result<(), SendError>> + Send {
-        let name = name.to_string();
-        self.op(move |cx| cx.send_name(&name, msg))
+        // The operation runs now (`op`): the name is only borrowed.
+        self.op(move |cx| cx.send_name(name, msg))
     }
 
     /// Receive the oldest message of type `T`; others stay in the mailbox.
@@ -362,20 +362,17 @@ impl Ctx {
         name: &str,
         pid: Pid,
     ) -> impl Future<Output = Result<(), RegisterError>> + Send {
-        let name = name.to_string();
-        self.op(move |cx| cx.register(&name, pid))
+        self.op(move |cx| cx.register(name, pid))
     }
 
     /// Remove a registered name; returns whether it existed.
     pub fn unregister(&self, name: &str) -> impl Future<Output = bool> + Send {
-        let name = name.to_string();
-        self.op(move |cx| cx.unregister(&name))
+        self.op(move |cx| cx.unregister(name))
     }
 
     /// The pid registered as `name`.
     pub fn whereis(&self, name: &str) -> impl Future<Output = Option<Pid>> + Send {
-        let name = name.to_string();
-        self.op(move |cx| cx.whereis(&name))
+        self.op(move |cx| cx.whereis(name))
     }
 
     /// Whether `pid` is alive, with Erlang's guarantee: every signal this

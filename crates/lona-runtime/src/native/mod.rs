@@ -82,13 +82,18 @@ pub(crate) fn with_cx<R>(pid: Pid, f: impl FnOnce(&mut StepCx<'_>) -> R) -> R {
     }
 }
 
-/// Poll `fut` as the body of the process running in `cx`.
-fn poll_process<F: Future>(cx: &mut StepCx<'_>, fut: Pin<&mut F>) -> Poll<F::Output> {
+/// Poll `fut` as the body of the process running in `cx`, whose owned
+/// waker is kept in `cache` (beside `fut`, in the process's body).
+fn poll_process<F: Future>(
+    cx: &mut StepCx<'_>,
+    fut: Pin<&mut F>,
+    cache: &waker::WakerCache,
+) -> Poll<F::Output> {
     // The waker's data is taken from `cx` first: from the moment the raw
     // pointer is published below, the future reaches the `StepCx` only through
     // it, so no reference to `cx` may be alive across the poll (Miri, Tree
     // Borrows, caught one passed to the waker's function).
-    let wake = waker::WakeData::of(cx);
+    let wake = waker::WakeData::of(cx, cache);
     let _published = polled::publish(cx);
     wake.with_waker(|context| fut.poll(context))
 }
@@ -104,11 +109,15 @@ fn pending_step(cx: &StepCx<'_>) -> Step {
 /// A native process: a future ending `Normal` when it completes.
 pub(crate) struct Native<F> {
     fut: F,
+    waker: waker::WakerCache,
 }
 
 impl<F> Native<F> {
     pub(crate) fn new(fut: F) -> Native<F> {
-        Native { fut }
+        Native {
+            fut,
+            waker: waker::WakerCache::new(),
+        }
     }
 }
 
@@ -117,7 +126,7 @@ impl<F: Future<Output = ()> + Send + 'static> Process for Native<F> {
         // SAFETY: a process lives in a Box that is never moved out of
         // (only the Box pointer moves), so `fut` is pinned in place.
         let fut = unsafe { Pin::new_unchecked(&mut self.fut) };
-        match poll_process(cx, fut) {
+        match poll_process(cx, fut, &self.waker) {
             Poll::Ready(()) => Step::Exit(Reason::Normal),
             Poll::Pending => pending_step(cx),
         }

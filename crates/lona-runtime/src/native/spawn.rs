@@ -106,6 +106,7 @@ impl<T> MainResult<T> {
 struct Main<T, F = ()> {
     result: Arc<MainResult<T>>,
     fut: F,
+    waker: super::waker::WakerCache,
 }
 
 impl<T> Main<T> {
@@ -118,6 +119,7 @@ impl<T> Main<T> {
             Main {
                 result: result.clone(),
                 fut: (),
+                waker: Default::default(),
             },
             result,
         )
@@ -127,6 +129,7 @@ impl<T> Main<T> {
         Main {
             result: self.result,
             fut,
+            waker: self.waker,
         }
     }
 }
@@ -135,7 +138,7 @@ impl<T: Send + 'static, F: Future<Output = T> + Send + 'static> Process for Main
     fn step(&mut self, cx: &mut StepCx<'_>) -> Step {
         // SAFETY: pinned in its Box, as for `Native`.
         let fut = unsafe { Pin::new_unchecked(&mut self.fut) };
-        match poll_process(cx, fut) {
+        match poll_process(cx, fut, &self.waker) {
             Poll::Ready(v) => {
                 self.result.set(Ok(v));
                 Step::Exit(Reason::Normal)

@@ -48,7 +48,10 @@ impl From<Elapsed> for std::io::Error {
 /// Future of [`Ctx::timeout`](super::Ctx::timeout): `fut` with a deadline.
 #[must_use = "futures do nothing unless awaited"]
 pub struct Deadline<F> {
-    fut: Pin<Box<F>>,
+    /// Pinned structurally (`poll`): never moved out of a pinned
+    /// `Deadline`, which is `Unpin` only when `F` is. Inline rather than
+    /// boxed: a socket read bounded by a timeout costs no allocation.
+    fut: F,
     pid: Pid,
     after: Duration,
     /// Set at the first poll that had to wait; `None` inside for a delay
@@ -60,7 +63,7 @@ pub struct Deadline<F> {
 impl<F> Deadline<F> {
     pub(crate) fn new(pid: Pid, after: Duration, fut: F) -> Deadline<F> {
         Deadline {
-            fut: Box::pin(fut),
+            fut,
             pid,
             after,
             deadline: None,
@@ -78,25 +81,32 @@ impl<F> Deadline<F> {
 impl<F: Future> Future for Deadline<F> {
     type Output = Result<F::Output, Elapsed>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if let Poll::Ready(v) = self.fut.as_mut().poll(cx) {
-            self.cancel();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `fut` is pinned structurally: it is only ever reached
+        // pinned (here), never moved out (no method takes it, and `Drop`
+        // only cancels the timer), and `Deadline` is `Unpin` only when `F`
+        // is (no manual `Unpin` impl). The other fields are not pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above; `this` is not moved for as long as it is pinned.
+        let fut = unsafe { Pin::new_unchecked(&mut this.fut) };
+        if let Poll::Ready(v) = fut.poll(cx) {
+            this.cancel();
             return Poll::Ready(Ok(v));
         }
-        match self.deadline {
+        match this.deadline {
             None => {
-                let (pid, after) = (self.pid, self.after);
+                let (pid, after) = (this.pid, this.after);
                 let deadline = (after <= MAX_DELAY)
                     .then(|| Instant::now().checked_add(after))
                     .flatten();
-                self.deadline = Some(deadline);
+                this.deadline = Some(deadline);
                 if deadline.is_some() {
-                    self.timer = Some(with_cx(pid, |cx| cx.shared.wake_after(after, pid)));
+                    this.timer = Some(with_cx(pid, |cx| cx.shared.wake_after(after, pid)));
                 }
                 Poll::Pending
             }
             Some(Some(d)) if Instant::now() >= d => {
-                self.timer = None; // fired
+                this.timer = None; // fired
                 Poll::Ready(Err(Elapsed))
             }
             Some(_) => Poll::Pending,
