@@ -3,8 +3,9 @@
 //!
 //! Header names compare without regard to case (RFC 9110 §5.1); names of
 //! received headers are stored lower-case, names given by a handler are
-//! written as given. Names and values are `Cow<'static, str>`, so a
-//! constant header (`("content-type", "text/plain")`) costs no copy.
+//! written as given. Names and values given are `Cow<'static, str>`, so a
+//! constant header (`("content-type", "text/plain")`) costs no copy;
+//! received ones share one buffer.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -15,39 +16,60 @@ use std::fmt;
 /// Received headers: names lower-case, values trimmed of surrounding
 /// white space, bytes that are not UTF-8 replaced by U+FFFD (header
 /// values are ASCII in practice; RFC 9110 §5.5 calls other bytes
-/// "opaque data").
-#[derive(Clone, Default, PartialEq, Eq)]
+/// "opaque data"). They are kept in one buffer, so a request's headers
+/// cost two allocations however many there are.
+#[derive(Clone, Default)]
 pub struct Headers {
-    list: Vec<(Cow<'static, str>, Cow<'static, str>)>,
+    list: Vec<(Text, Text)>,
+    /// The received fields' names and values, one after another; the
+    /// `Text::Raw` spans of `list` point into it.
+    raw: String,
+}
+
+/// A name or a value: given (by a handler, or a constant), or received
+/// (a span of [`Headers::raw`]).
+#[derive(Clone)]
+enum Text {
+    Given(Cow<'static, str>),
+    Raw(usize, usize),
 }
 
 impl Headers {
     /// No headers.
     pub const fn new() -> Headers {
-        Headers { list: Vec::new() }
+        Headers {
+            list: Vec::new(),
+            raw: String::new(),
+        }
     }
 
     /// No headers, with room for `n`.
     pub fn with_capacity(n: usize) -> Headers {
         Headers {
             list: Vec::with_capacity(n),
+            raw: String::new(),
+        }
+    }
+
+    fn text<'a>(&'a self, t: &'a Text) -> &'a str {
+        match t {
+            Text::Given(s) => s,
+            Text::Raw(start, end) => &self.raw[*start..*end],
         }
     }
 
     /// The value of the first header called `name` (any case).
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.list
-            .iter()
+        self.iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| &**v)
+            .map(|(_, v)| v)
     }
 
     /// Every value of the headers called `name`, in order.
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.list
-            .iter()
+        self.iter()
             .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| &**v)
+            .map(|(_, v)| v)
     }
 
     /// Whether a header called `name` is there.
@@ -69,7 +91,8 @@ impl Headers {
         name: impl Into<Cow<'static, str>>,
         value: impl Into<Cow<'static, str>>,
     ) {
-        self.list.push((name.into(), value.into()));
+        self.list
+            .push((Text::Given(name.into()), Text::Given(value.into())));
     }
 
     /// Sets the header `name` to `value`, replacing every one of that name.
@@ -80,19 +103,27 @@ impl Headers {
     ) {
         let name = name.into();
         self.remove(&name);
-        self.list.push((name, value.into()));
+        self.list
+            .push((Text::Given(name), Text::Given(value.into())));
     }
 
     /// Removes every header called `name`; whether there was one.
     pub fn remove(&mut self, name: &str) -> bool {
         let before = self.list.len();
-        self.list.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        let raw = &self.raw;
+        self.list.retain(|(k, _)| {
+            let k = match k {
+                Text::Given(s) => &**s,
+                Text::Raw(start, end) => &raw[*start..*end],
+            };
+            !k.eq_ignore_ascii_case(name)
+        });
         self.list.len() != before
     }
 
     /// The headers in order, as `(name, value)`.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.list.iter().map(|(k, v)| (&**k, &**v))
+        self.list.iter().map(|(k, v)| (self.text(k), self.text(v)))
     }
 
     /// How many there are.
@@ -105,20 +136,40 @@ impl Headers {
         self.list.is_empty()
     }
 
-    /// Received headers: names lower-cased, values trimmed.
+    /// Received headers: names lower-cased, values trimmed, all in one
+    /// buffer.
     pub(crate) fn from_parsed(parsed: &[httparse::Header<'_>]) -> Headers {
-        let mut h = Headers::with_capacity(parsed.len());
+        let size = parsed
+            .iter()
+            .map(|p| p.name.len() + p.value.len())
+            .sum::<usize>();
+        let mut h = Headers {
+            list: Vec::with_capacity(parsed.len()),
+            raw: String::with_capacity(size),
+        };
         for p in parsed {
-            let value = match String::from_utf8_lossy(trim(p.value)) {
-                Cow::Borrowed(s) => s.to_owned(),
-                Cow::Owned(s) => s,
-            };
-            h.list
-                .push((Cow::Owned(p.name.to_ascii_lowercase()), Cow::Owned(value)));
+            let start = h.raw.len();
+            // httparse admits only token characters (ASCII) in a name.
+            h.raw.push_str(p.name);
+            h.raw[start..].make_ascii_lowercase();
+            let name = Text::Raw(start, h.raw.len());
+            let start = h.raw.len();
+            h.raw.push_str(&String::from_utf8_lossy(trim(p.value)));
+            h.list.push((name, Text::Raw(start, h.raw.len())));
         }
         h
     }
 }
+
+/// Equal when they hold the same fields in the same order, however each
+/// is stored.
+impl PartialEq for Headers {
+    fn eq(&self, other: &Headers) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Headers {}
 
 fn trim(v: &[u8]) -> &[u8] {
     let start = v.iter().position(|b| !b.is_ascii_whitespace());
@@ -144,8 +195,9 @@ where
         Headers {
             list: iter
                 .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
+                .map(|(k, v)| (Text::Given(k.into()), Text::Given(v.into())))
                 .collect(),
+            raw: String::new(),
         }
     }
 }
@@ -255,6 +307,56 @@ mod tests {
         assert!(h.remove("CONTENT-TYPE"));
         assert!(!h.contains("content-type"));
         assert_eq!(h.len(), 1);
+    }
+
+    /// Received fields (one buffer) and given ones (handler-set) mix:
+    /// lookups, removal and equality see the same fields either way.
+    #[test]
+    fn received_fields_share_a_buffer_and_mix_with_given_ones() {
+        let mut fields = [httparse::EMPTY_HEADER; 8];
+        let mut req = httparse::Request::new(&mut fields);
+        let head = b"GET / HTTP/1.1\r\nHost: a.example\r\nX-Multi:  one \r\nx-multi:two\r\nX-Bin: \xff\xfeok\r\nEmpty:\r\n\r\n";
+        assert!(req.parse(head).unwrap().is_complete());
+        let mut h = Headers::from_parsed(req.headers);
+        assert_eq!(
+            h.iter().collect::<Vec<_>>(),
+            [
+                ("host", "a.example"),
+                ("x-multi", "one"),
+                ("x-multi", "two"),
+                ("x-bin", "\u{fffd}\u{fffd}ok"),
+                ("empty", ""),
+            ]
+        );
+        assert_eq!(h.get("HOST"), Some("a.example"));
+        assert_eq!(
+            h,
+            Headers::from([
+                ("host", "a.example"),
+                ("x-multi", "one"),
+                ("x-multi", "two"),
+                ("x-bin", "\u{fffd}\u{fffd}ok"),
+                ("empty", ""),
+            ]),
+            "equal to the same fields given"
+        );
+        assert!(h.remove("X-MULTI"));
+        h.insert("Host", "b.example");
+        h.append("x-multi", "three");
+        assert_eq!(
+            h.iter().collect::<Vec<_>>(),
+            [
+                ("x-bin", "\u{fffd}\u{fffd}ok"),
+                ("empty", ""),
+                ("Host", "b.example"),
+                ("x-multi", "three"),
+            ]
+        );
+        assert_ne!(h, Headers::new());
+        assert_eq!(
+            format!("{:?}", Headers::from([("a", "b")])),
+            r#"{"a": "b"}"#
+        );
     }
 
     #[test]

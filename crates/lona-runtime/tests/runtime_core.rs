@@ -418,7 +418,9 @@ fn clones_of_a_processs_waker_are_one_waker_for_its_life() {
     kept[0].wake_by_ref();
     drop(rt);
     kept[1].wake_by_ref();
-    kept[2].clone().wake();
+    let last = kept[2].clone();
+    drop(kept);
+    last.wake();
 }
 
 /// A `Ctx` cannot be cloned, so a child cannot capture its parent's; one

@@ -9,6 +9,7 @@
 //! a name can never outlive its process (fences in both: whichever runs
 //! second sees the other's effect).
 
+use crate::sched::process::IdMap;
 use crate::Pid;
 use std::collections::HashMap;
 use std::fmt;
@@ -51,10 +52,14 @@ impl fmt::Display for RegisterError {
 }
 impl std::error::Error for RegisterError {}
 
+/// Names may come from outside (a user's input made a name), so they are
+/// hashed with per-map random seeds (`foldhash`: a multiply-and-fold,
+/// several times faster than SipHash on a short name, looked up on every
+/// call by name); pids are the runtime's own (`IdMap`).
 #[derive(Default)]
 struct Maps {
-    by_name: HashMap<Box<str>, Pid>,
-    by_pid: HashMap<Pid, Box<str>>,
+    by_name: HashMap<Box<str>, Pid, foldhash::fast::RandomState>,
+    by_pid: IdMap<Pid, Box<str>>,
 }
 
 #[derive(Default)]
