@@ -376,6 +376,33 @@ impl Heap {
         base
     }
 
+    /// Shrinks the object of `n` words at `p`, the last one allocated, to
+    /// its first `keep` words (none: the whole object goes). The words past
+    /// `keep` go back to the young block or the overflow chunk when `p` was
+    /// the last allocation there; otherwise they are made a dead raw-word
+    /// object of their own (its header counts the words after it), so the
+    /// heap stays a sequence of whole objects. `p`'s own header is the
+    /// caller's to rewrite (for `keep` > 0).
+    pub(crate) fn give_back(&self, p: *mut u64, n: usize, keep: usize) {
+        debug_assert!(keep <= n);
+        if keep == n {
+            return;
+        }
+        // SAFETY: `p .. p + n` is one object this heap allocated, so both
+        // ends are inside (or one past) the same block.
+        let (end, rest) = unsafe { (p.add(n), p.add(keep)) };
+        if self.htop.get() == end {
+            self.htop.set(rest);
+        } else if self.ovf_top.get() == end {
+            self.ovf_top.set(rest);
+        } else {
+            // SAFETY: `rest` is inside the object, whose words past `keep`
+            // nothing refers to; a header of the words after it makes them
+            // an object that holds no terms.
+            unsafe { rest.write(header(Kind::BigPos, n - keep - 1)) };
+        }
+    }
+
     /// Closes the overflow chunk so that every `Frag::used` is exact.
     pub(crate) fn close_overflow(&self) {
         let idx = self.ovf_idx.get();

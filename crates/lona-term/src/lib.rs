@@ -36,6 +36,8 @@ mod fragment;
 pub mod gc;
 mod hamt;
 mod heap;
+mod int;
+pub use int::IntRef;
 mod map;
 mod meta;
 mod pages;
