@@ -256,7 +256,15 @@ fn int_arith<'h>(heap: &'h Heap, op: Op, x: IntRef<'_>, y: IntRef<'_>) -> Result
             if limbs::bits(xm) + limbs::bits(ym) - 1 > MAX_BITS {
                 return Err(Raise::system_limit());
             }
-            heap.int_with(xn != yn, xm.len() + ym.len(), |out| limbs::mul(out, xm, ym))
+            let (long, short) = if xm.len() >= ym.len() {
+                (xm, ym)
+            } else {
+                (ym, xm)
+            };
+            match *short {
+                [m] => heap.int_by(xn != yn, long.len() + 1, |w| limbs::mul_limb(w, long, m)),
+                _ => heap.int_with(xn != yn, xm.len() + ym.len(), |out| limbs::mul(out, xm, ym)),
+            }
         }
         Op::Quot | Op::Rem | Op::Mod => {
             if ym.is_empty() {
@@ -267,7 +275,7 @@ fn int_arith<'h>(heap: &'h Heap, op: Op, x: IntRef<'_>, y: IntRef<'_>) -> Result
                 return Ok(match op {
                     Op::Quot => heap.int(0),
                     Op::Mod if !xm.is_empty() && xn != yn => {
-                        heap.int_with(yn, ym.len(), |out| limbs::sub(out, ym, xm))
+                        heap.int_by(yn, ym.len(), |w| limbs::sub(w, ym, xm))
                     }
                     _ => heap.int_from_limbs(xn, xm),
                 });
@@ -282,7 +290,7 @@ fn int_arith<'h>(heap: &'h Heap, op: Op, x: IntRef<'_>, y: IntRef<'_>) -> Result
                     limbs::divrem(xm, ym, None, Some(&mut r));
                     let r = limbs::trim(&r);
                     if !r.is_empty() && xn != yn {
-                        heap.int_with(yn, ym.len(), |out| limbs::sub(out, ym, r))
+                        heap.int_by(yn, ym.len(), |w| limbs::sub(w, ym, r))
                     } else {
                         heap.int_from_limbs(xn, r)
                     }
@@ -335,14 +343,12 @@ fn magnitude<'a>(x: IntRef<'a>, buf: &'a mut [u64; 1]) -> (bool, &'a [u64]) {
 /// `(-1)^xn xm + (-1)^yn ym` onto `heap`.
 fn add_signed<'h>(heap: &'h Heap, xn: bool, xm: &[u64], yn: bool, ym: &[u64]) -> Term<'h> {
     if xn == yn {
-        return heap.int_with(xn, xm.len().max(ym.len()) + 1, |out| {
-            limbs::add(out, xm, ym)
-        });
+        return heap.int_by(xn, xm.len().max(ym.len()) + 1, |w| limbs::add(w, xm, ym));
     }
     match limbs::cmp(xm, ym) {
         Ordering::Equal => heap.int(0),
-        Ordering::Greater => heap.int_with(xn, xm.len(), |out| limbs::sub(out, xm, ym)),
-        Ordering::Less => heap.int_with(yn, ym.len(), |out| limbs::sub(out, ym, xm)),
+        Ordering::Greater => heap.int_by(xn, xm.len(), |w| limbs::sub(w, xm, ym)),
+        Ordering::Less => heap.int_by(yn, ym.len(), |w| limbs::sub(w, ym, xm)),
     }
 }
 

@@ -10,6 +10,7 @@
 //! here keep that form, as [`Heap::bigint`] does.
 
 use std::cmp::Ordering;
+use std::marker::PhantomData;
 
 use crate::heap::Heap;
 use crate::term::TAG_BOXED;
@@ -105,12 +106,73 @@ fn small_of(neg: bool, limbs: &[u64]) -> Option<Term<'static>> {
     }
 }
 
+/// Where [`Heap::int_by`]'s caller writes a magnitude, limb after limb
+/// (least significant first), straight into the heap object: no zeroing
+/// first, no copy after.
+pub struct LimbWriter<'a> {
+    ptr: *mut u64,
+    len: usize,
+    cap: usize,
+    _words: PhantomData<&'a mut [u64]>,
+}
+
+impl LimbWriter<'_> {
+    /// Appends the next limb.
+    ///
+    /// # Panics
+    /// Past the number of limbs the writer was made for.
+    #[inline]
+    pub fn push(&mut self, limb: u64) {
+        assert!(self.len < self.cap, "more limbs than allocated");
+        // SAFETY: `ptr` points at `cap` writable words of one object
+        // (`int_by`), and `len < cap`.
+        unsafe { self.ptr.add(self.len).write(limb) };
+        self.len += 1;
+    }
+
+    /// The limbs written so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no limb was written yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 impl Heap {
+    /// The integer of sign `neg` (ignored for zero) whose magnitude `fill`
+    /// pushes into a [`LimbWriter`] of at most `n` limbs, in its canonical
+    /// form (as [`Heap::int_with`], without zeroing the limbs first:
+    /// linear kernels write each limb once).
+    pub fn int_by(&self, neg: bool, n: usize, fill: impl FnOnce(&mut LimbWriter<'_>)) -> Term<'_> {
+        let p = self.alloc(1 + n);
+        // SAFETY: `alloc` returned 1 + n writable words. The header makes
+        // them an object of raw words (none is read as a term, by the
+        // collector or a walk) before `fill` writes into the limbs through
+        // the writer, which stays within them.
+        let written = unsafe {
+            p.write(header(Kind::BigPos, n));
+            let mut w = LimbWriter {
+                ptr: p.add(1),
+                len: 0,
+                cap: n,
+                _words: PhantomData,
+            };
+            fill(&mut w);
+            std::slice::from_raw_parts(p.add(1), w.len)
+        };
+        self.finish_int(p, n, neg, written)
+    }
+
     /// The integer of sign `neg` (ignored for zero) and magnitude `limbs`
     /// (`u64`, least significant first; top zero limbs allowed), in its
     /// canonical form.
     pub fn int_from_limbs(&self, neg: bool, limbs: &[u64]) -> Term<'_> {
-        self.int_with(neg, limbs.len(), |out| out.copy_from_slice(limbs))
+        self.int_by(neg, limbs.len(), |w| limbs.iter().for_each(|&l| w.push(l)))
     }
 
     /// The integer of sign `neg` (ignored for zero) whose magnitude `fill`
@@ -119,9 +181,9 @@ impl Heap {
     /// else a big integer of exactly its limbs. The object is made in place
     /// (header, `n` limbs), then shrunk to what the value needs; the words
     /// it no longer needs go back to the heap when nothing was allocated
-    /// after it (`fill` cannot allocate here: it has no heap), else they
-    /// become a dead object of their own, so the heap stays a walkable
-    /// sequence of objects (`scan.rs`).
+    /// after it (nothing is, unless `fill` allocates), else they become a
+    /// dead object of their own, so the heap stays a walkable sequence of
+    /// objects (`scan.rs`).
     pub fn int_with(&self, neg: bool, n: usize, fill: impl FnOnce(&mut [u64])) -> Term<'_> {
         let p = self.alloc(1 + n);
         // SAFETY: `alloc` returned 1 + n writable words, which nothing else
@@ -135,13 +197,21 @@ impl Heap {
             fill(out);
             out
         };
+        self.finish_int(p, n, neg, limbs)
+    }
+
+    /// Ends the object of `n` limbs at `p` whose first limbs are `limbs`
+    /// (the value; any after them are not part of it): an immediate when
+    /// the value fits one, else the object shrunk to the value's limbs.
+    fn finish_int(&self, p: *mut u64, n: usize, neg: bool, limbs: &[u64]) -> Term<'_> {
         let len = limbs.iter().rposition(|&l| l != 0).map_or(0, |i| i + 1);
         if let Some(t) = small_of(neg, &limbs[..len]) {
             self.give_back(p, 1 + n, 0);
             return t;
         }
         let kind = if neg { Kind::BigNeg } else { Kind::BigPos };
-        // SAFETY: `p` is the object made above; its header now counts the
+        // SAFETY: `p` is the caller's object of `n` limbs (header first,
+        // `limbs` the start of its payload); its header now counts the
         // `len` limbs that hold the value, and the words past them are
         // given back or made a dead object of their own.
         unsafe {
@@ -210,6 +280,13 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "more limbs than allocated")]
+    fn a_limb_writer_keeps_to_its_object() {
+        let heap = Heap::new();
+        heap.int_by(false, 2, |w| (0..3).for_each(|_| w.push(1)));
+    }
+
+    #[test]
     fn int_with_gives_back_what_it_does_not_use() {
         let heap = Heap::new();
         let before = heap.young_used();
@@ -219,6 +296,13 @@ mod tests {
         let t = heap.int_with(true, 10, |out| out[2] = 1);
         assert_eq!(heap.young_used(), before + 4);
         assert_eq!(big_of(t), -(BigInt::from(1u8) << 128u32));
+        // Written limb by limb: fewer than allotted, zero top limbs.
+        let t = heap.int_by(false, 6, |w| [0, 0, 9, 0].iter().for_each(|&l| w.push(l)));
+        assert_eq!(big_of(t), BigInt::from(9u8) << 128u32);
+        let t = heap.int_by(true, 3, |w| w.push(SMALL_INT_MIN.unsigned_abs()));
+        assert_eq!(t.int_ref(), Some(IntRef::Small(SMALL_INT_MIN)));
+        let t = heap.int_by(true, 3, |w| assert!(w.is_empty()));
+        assert_eq!(t.int_ref(), Some(IntRef::Small(0)));
         assert!(Term::keyword("x").int_ref().is_none());
         assert!(heap.float(1.5).int_ref().is_none());
     }

@@ -37,7 +37,7 @@ pub mod gc;
 mod hamt;
 mod heap;
 mod int;
-pub use int::IntRef;
+pub use int::{IntRef, LimbWriter};
 mod map;
 mod meta;
 mod pages;

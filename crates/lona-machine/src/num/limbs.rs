@@ -18,8 +18,10 @@
 //! by long with a long quotient) are still `num-bigint`'s.
 //!
 //! Slices are magnitudes: `trim`med ones have no zero top limb (zero is
-//! the empty slice). Output slices are zeroed by the caller (as
-//! `Heap::int_with` does) and may be longer than the result.
+//! the empty slice). The linear kernels push their result limb by limb
+//! ([`Out`]: into a heap object without zeroing it first, `Heap::int_by`);
+//! the others write into zeroed output slices (`Heap::int_with`), which
+//! may be longer than the result.
 
 use std::cmp::Ordering;
 
@@ -57,54 +59,71 @@ pub(crate) fn cmp(a: &[u64], b: &[u64]) -> Ordering {
         .then_with(|| a.iter().rev().cmp(b.iter().rev()))
 }
 
-/// `out = a + b`; `out` has at least `max(a, b) + 1` limbs.
-pub(crate) fn add(out: &mut [u64], a: &[u64], b: &[u64]) {
-    let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    let (low, high) = out.split_at_mut(b.len());
-    let mut carry = false;
-    for ((o, &x), &y) in low.iter_mut().zip(a).zip(b) {
-        let (s, c1) = x.overflowing_add(y);
-        let (s, c2) = s.overflowing_add(u64::from(carry));
-        *o = s;
-        carry = c1 | c2;
-    }
-    let rest = &a[b.len()..];
-    for (o, &x) in high.iter_mut().zip(rest) {
-        let (s, c) = x.overflowing_add(u64::from(carry));
-        *o = s;
-        carry = c;
-    }
-    high[rest.len()] = u64::from(carry);
+/// Where a kernel puts its result, limb after limb (least significant
+/// first): a heap object (`LimbWriter`) or a scratch `Vec`.
+pub(crate) trait Out {
+    fn push(&mut self, limb: u64);
 }
 
-/// `out = a - b` for `a >= b`; `out` has at least `a` limbs.
-pub(crate) fn sub(out: &mut [u64], a: &[u64], b: &[u64]) {
+impl Out for Vec<u64> {
+    #[inline]
+    fn push(&mut self, limb: u64) {
+        Vec::push(self, limb);
+    }
+}
+
+impl Out for lona_term::LimbWriter<'_> {
+    #[inline]
+    fn push(&mut self, limb: u64) {
+        lona_term::LimbWriter::push(self, limb);
+    }
+}
+
+/// Pushes `a + b`: `max(a, b) + 1` limbs.
+pub(crate) fn add(out: &mut impl Out, a: &[u64], b: &[u64]) {
+    let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    let mut carry = false;
+    for (&x, &y) in a.iter().zip(b) {
+        let (s, c1) = x.overflowing_add(y);
+        let (s, c2) = s.overflowing_add(u64::from(carry));
+        out.push(s);
+        carry = c1 | c2;
+    }
+    for &x in &a[b.len()..] {
+        let (s, c) = x.overflowing_add(u64::from(carry));
+        out.push(s);
+        carry = c;
+    }
+    out.push(u64::from(carry));
+}
+
+/// Pushes `a - b` for `a >= b`: `a` limbs.
+pub(crate) fn sub(out: &mut impl Out, a: &[u64], b: &[u64]) {
     debug_assert!(cmp(trim(a), trim(b)) != Ordering::Less);
-    let (low, high) = out.split_at_mut(b.len());
     let mut borrow = false;
-    for ((o, &x), &y) in low.iter_mut().zip(a).zip(b) {
+    for (&x, &y) in a.iter().zip(b) {
         let (d, b1) = x.overflowing_sub(y);
         let (d, b2) = d.overflowing_sub(u64::from(borrow));
-        *o = d;
+        out.push(d);
         borrow = b1 | b2;
     }
-    for (o, &x) in high.iter_mut().zip(&a[b.len()..]) {
+    for &x in &a[b.len()..] {
         let (d, b1) = x.overflowing_sub(u64::from(borrow));
-        *o = d;
+        out.push(d);
         borrow = b1;
     }
     debug_assert!(!borrow, "a < b");
 }
 
-/// `out = a * m`; `out` has at least `a + 1` limbs.
-pub(crate) fn mul_limb(out: &mut [u64], a: &[u64], m: u64) {
+/// Pushes `a * m`: `a + 1` limbs.
+pub(crate) fn mul_limb(out: &mut impl Out, a: &[u64], m: u64) {
     let mut carry = 0u64;
-    for (o, &x) in out.iter_mut().zip(a) {
+    for &x in a {
         let p = u128::from(x) * u128::from(m) + u128::from(carry);
-        *o = p as u64;
+        out.push(p as u64);
         carry = (p >> 64) as u64;
     }
-    out[a.len()] = carry;
+    out.push(carry);
 }
 
 /// `out += a * m` over `a`'s length; the carry out of the top.
@@ -119,13 +138,10 @@ fn addmul_limb(out: &mut [u64], a: &[u64], m: u64) -> u64 {
     carry
 }
 
-/// `out = a * b` (trimmed, neither zero); `out` has at least `a + b`
-/// limbs.
+/// `out = a * b` (trimmed, neither zero) for `out` of at least `a + b`
+/// zeroed limbs; [`mul_limb`] when either is one limb.
 pub(crate) fn mul(out: &mut [u64], a: &[u64], b: &[u64]) {
     let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    if let [m] = *b {
-        return mul_limb(out, a, m);
-    }
     if b.len() > SCHOOLBOOK_MUL_MAX {
         let p = to_biguint(a) * to_biguint(b);
         for (o, d) in out.iter_mut().zip(p.iter_u64_digits()) {
@@ -193,7 +209,106 @@ pub(crate) fn divrem(a: &[u64], b: &[u64], q: Option<&mut [u64]>, r: Option<&mut
         }
         return;
     }
+    if q_len == 1 || (q_len == 2 && cmp(&a[1..], b) == Ordering::Less) {
+        return one_limb_quotient(a, b, q, r);
+    }
     knuth_d(a, b, q, r);
+}
+
+/// Limb `i` of `x << s` (`s` below 64; limbs past `x` are zero).
+#[inline]
+fn shifted(x: &[u64], i: usize, s: u32) -> u64 {
+    let at = |k: usize| x.get(k).copied().unwrap_or(0);
+    let low = if s == 0 || i == 0 {
+        0
+    } else {
+        at(i - 1) >> (64 - s)
+    };
+    (at(i) << s) | low
+}
+
+/// The quotient estimate of Knuth's step D3 for the dividend limbs
+/// `u2 u1 u0` (the top three of the shifted running remainder) and the
+/// divisor's top two `v1 v2` (shifted so that `v1`'s top bit is set): at
+/// most one too large.
+#[inline]
+fn estimate(u2: u64, u1: u64, u0: u64, v1: u64, v2: u64) -> u128 {
+    const B: u128 = 1 << 64;
+    let (v1, v2) = (u128::from(v1), u128::from(v2));
+    let top = (u128::from(u2) << 64) | u128::from(u1);
+    let mut qhat = top / v1;
+    let mut rhat = top - qhat * v1;
+    while qhat >= B || qhat * v2 > ((rhat << 64) | u128::from(u0)) {
+        qhat -= 1;
+        rhat += v1;
+        if rhat >= B {
+            break;
+        }
+    }
+    qhat
+}
+
+/// Division whose quotient is one limb (`a < b * 2^64`, `b` of two limbs
+/// or more): Knuth's algorithm D reduced to its one step, without the
+/// shifted copies of `a` and `b` (the estimate shifts the three limbs it
+/// reads), in one pass over `a` and `b` that only counts the borrow of
+/// `a - q b` when the remainder is not wanted. Pidigits' `quot`s are all
+/// of this kind: two numbers of about the same length, a quotient below 10.
+fn one_limb_quotient(a: &[u64], b: &[u64], q: Option<&mut [u64]>, r: Option<&mut [u64]>) {
+    let n = b.len();
+    let s = b[n - 1].leading_zeros();
+    let (v1, v2) = (shifted(b, n - 1, s), shifted(b, n - 2, s));
+    let (u2, u1, u0) = (shifted(a, n, s), shifted(a, n - 1, s), shifted(a, n - 2, s));
+    let mut qhat = estimate(u2, u1, u0, v1, v2) as u64;
+    let top = a.get(n).copied().unwrap_or(0);
+    // a - qhat b: below zero when the estimate was one too large.
+    let mut carry = 0u64;
+    let mut borrow = false;
+    let negative = match r {
+        None => {
+            for (&x, &y) in a.iter().zip(b) {
+                let p = u128::from(qhat) * u128::from(y) + u128::from(carry);
+                carry = (p >> 64) as u64;
+                let (d, b1) = x.overflowing_sub(p as u64);
+                let (_, b2) = d.overflowing_sub(u64::from(borrow));
+                borrow = b1 | b2;
+            }
+            let (d, b1) = top.overflowing_sub(carry);
+            let (_, b2) = d.overflowing_sub(u64::from(borrow));
+            b1 | b2
+        }
+        Some(r) => {
+            for ((o, &x), &y) in r.iter_mut().zip(a).zip(b) {
+                let p = u128::from(qhat) * u128::from(y) + u128::from(carry);
+                carry = (p >> 64) as u64;
+                let (d, b1) = x.overflowing_sub(p as u64);
+                let (d, b2) = d.overflowing_sub(u64::from(borrow));
+                *o = d;
+                borrow = b1 | b2;
+            }
+            let (d, b1) = top.overflowing_sub(carry);
+            let (_, b2) = d.overflowing_sub(u64::from(borrow));
+            let negative = b1 | b2;
+            if negative {
+                // The remainder is in [0, b): adding b back to the low n
+                // limbs gives it (the carry out cancels the borrow).
+                let mut c = false;
+                for (o, &y) in r.iter_mut().zip(b) {
+                    let (t, c1) = o.overflowing_add(y);
+                    let (t, c2) = t.overflowing_add(u64::from(c));
+                    *o = t;
+                    c = c1 | c2;
+                }
+            }
+            negative
+        }
+    };
+    if negative {
+        qhat -= 1;
+    }
+    if let Some(q) = q {
+        q[0] = qhat;
+    }
 }
 
 /// Knuth's algorithm D (TAOCP vol. 2, 4.3.1), as in Hacker's Delight's
@@ -206,24 +321,20 @@ fn knuth_d(a: &[u64], b: &[u64], q: Option<&mut [u64]>, r: Option<&mut [u64]>) {
     let n = b.len();
     let m = a.len() - n;
     let s = b[n - 1].leading_zeros();
-    let mut un = vec![0u64; a.len() + 1];
-    let mut vn = vec![0u64; n];
+    let mut vn = Vec::with_capacity(n);
     shl(&mut vn, b, s);
-    un[a.len()] = shl(&mut un[..a.len()], a, s);
-    let (v1, v2) = (u128::from(vn[n - 1]), u128::from(vn[n - 2]));
-    const B: u128 = 1 << 64;
+    let mut un = Vec::with_capacity(a.len() + 1);
+    let top = shl(&mut un, a, s);
+    un.push(top);
     let mut q = q;
     for j in (0..=m).rev() {
-        let top = (u128::from(un[j + n]) << 64) | u128::from(un[j + n - 1]);
-        let mut qhat = top / v1;
-        let mut rhat = top - qhat * v1;
-        while qhat >= B || qhat * v2 > ((rhat << 64) | u128::from(un[j + n - 2])) {
-            qhat -= 1;
-            rhat += v1;
-            if rhat >= B {
-                break;
-            }
-        }
+        let mut qhat = estimate(
+            un[j + n],
+            un[j + n - 1],
+            un[j + n - 2],
+            vn[n - 1],
+            vn[n - 2],
+        );
         // un[j ..= j + n] -= qhat * vn
         let window = &mut un[j..=j + n];
         let mut carry = 0u64;
@@ -266,16 +377,16 @@ fn knuth_d(a: &[u64], b: &[u64], q: Option<&mut [u64]>, r: Option<&mut [u64]>) {
     }
 }
 
-/// `out = a << s` over `a`'s length (`s` below 64), returning the bits
+/// Pushes `a << s` over `a`'s length (`s` below 64), returning the bits
 /// shifted out of the top.
-fn shl(out: &mut [u64], a: &[u64], s: u32) -> u64 {
+fn shl(out: &mut impl Out, a: &[u64], s: u32) -> u64 {
     if s == 0 {
-        out[..a.len()].copy_from_slice(a);
+        a.iter().for_each(|&x| out.push(x));
         return 0;
     }
     let mut prev = 0u64;
-    for (o, &x) in out.iter_mut().zip(a) {
-        *o = (x << s) | (prev >> (64 - s));
+    for &x in a {
+        out.push((x << s) | (prev >> (64 - s)));
         prev = x;
     }
     prev >> (64 - s)
@@ -337,20 +448,23 @@ mod tests {
             let (x, y) = (of(&a), of(&b));
             prop_assert_eq!(cmp(&a, &b), x.cmp(&y));
             prop_assert_eq!(bits(&a), x.bits());
-            let mut out = vec![0; a.len().max(b.len()) + 1];
+            let mut out = Vec::new();
             add(&mut out, &a, &b);
+            prop_assert_eq!(out.len(), a.len().max(b.len()) + 1);
             prop_assert_eq!(of(&out), &x + &y);
             let (big, small) = if x >= y { (&a, &b) } else { (&b, &a) };
-            let mut out = vec![0; big.len()];
+            let mut out = Vec::new();
             sub(&mut out, big, small);
+            prop_assert_eq!(out.len(), big.len());
             prop_assert_eq!(of(&out), if x >= y { &x - &y } else { &y - &x });
         }
 
         #[test]
         fn mul_agrees_with_num_bigint(a in any_mag(), b in any_mag(), m in limb()) {
             let (x, y) = (of(&a), of(&b));
-            let mut out = vec![0; a.len() + 1];
+            let mut out = Vec::new();
             mul_limb(&mut out, &a, m);
+            prop_assert_eq!(out.len(), a.len() + 1);
             prop_assert_eq!(of(&out), &x * m);
             if !a.is_empty() && !b.is_empty() {
                 let mut out = vec![0; a.len() + b.len()];
@@ -380,6 +494,35 @@ mod tests {
             let mut r = vec![0; b.len()];
             divrem(&xa, &b, None, Some(&mut r));
             prop_assert_eq!(of(&r), wr);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Dividends made as `q b + r` with a one-limb `q`, divisors with
+        /// their top bit set or nearly and corner limbs below it: where
+        /// the one-step division's estimate is one too large more often.
+        #[test]
+        fn one_limb_quotients_agree_with_num_bigint(
+            low in prop::collection::vec(limb(), 1..=4),
+            top in prop_oneof![Just(1u64 << 63), Just(u64::MAX), Just(1), 1u64..],
+            q in limb(), r in mag(6),
+        ) {
+            let mut b = low;
+            b.push(top);
+            let y = of(&b);
+            let x = &y * q + of(&r) % &y;
+            let xa: Vec<u64> = x.iter_u64_digits().collect();
+            prop_assume!(xa.len() >= b.len());
+            let (wq, wr) = x.div_rem(&y);
+            let mut qo = vec![0; xa.len() - b.len() + 1];
+            let mut ro = vec![0; b.len()];
+            divrem(&xa, &b, Some(&mut qo), Some(&mut ro));
+            prop_assert_eq!((of(&qo), of(&ro)), (wq.clone(), wr));
+            let mut qo = vec![0; xa.len() - b.len() + 1];
+            divrem(&xa, &b, Some(&mut qo), None);
+            prop_assert_eq!(of(&qo), wq);
         }
     }
 
