@@ -511,7 +511,9 @@ mod tests {
                         let got = got.map_err(|e| format!("{e:?}")).unwrap();
                         prop_assert_eq!(big_of(got), want.clone(), "{:?} {} {}", op, p, q);
                         let canonical = heap.bigint(&want);
-                        prop_assert_eq!(got.is_immediate(), canonical.is_immediate());
+                        let small = i64::try_from(&want).is_ok_and(|v| (SMALL_INT_MIN..=SMALL_INT_MAX).contains(&v));
+                        prop_assert_eq!(got.is_immediate(), small);
+                        prop_assert_eq!(canonical.is_immediate(), small);
                         prop_assert!(lona_term::equal_exact(got, canonical));
                     }
                 }

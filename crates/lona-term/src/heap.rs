@@ -495,27 +495,16 @@ impl Heap {
     pub fn int(&self, v: i64) -> Term<'_> {
         match Term::small_int(v) {
             Some(t) => t,
-            None => self.bigint(&BigInt::from(v)),
+            None => self.int_from_limbs(v < 0, &[v.unsigned_abs()]),
         }
     }
 
     /// Any integer, in its canonical (smallest) form.
     pub fn bigint(&self, v: &BigInt) -> Term<'_> {
-        if let Ok(small) = i64::try_from(v) {
-            if let Some(t) = Term::small_int(small) {
-                return t;
-            }
-        }
-        let limbs = v.magnitude().to_u64_digits();
-        let kind = if v.sign() == Sign::Minus {
-            Kind::BigNeg
-        } else {
-            Kind::BigPos
-        };
-        let mut words = Vec::with_capacity(1 + limbs.len());
-        words.push(header(kind, limbs.len()));
-        words.extend_from_slice(&limbs);
-        self.put(&words)
+        let digits = v.magnitude().iter_u64_digits();
+        self.int_by(v.sign() == Sign::Minus, digits.len(), |w| {
+            digits.for_each(|d| w.push(d))
+        })
     }
 
     /// The integer of sign `neg` (ignored for zero) whose magnitude `fill`

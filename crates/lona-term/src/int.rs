@@ -136,9 +136,14 @@ mod tests {
             let canonical = heap.bigint(&want);
             assert_eq!(t.is_immediate(), canonical.is_immediate());
             assert!(crate::equal_exact(t, canonical));
+            let small = want >= BigInt::from(SMALL_INT_MIN) && want <= BigInt::from(SMALL_INT_MAX);
             match t.int_ref() {
-                Some(IntRef::Small(v)) => assert_eq!(BigInt::from(v), want),
+                Some(IntRef::Small(v)) => {
+                    assert!(small);
+                    assert_eq!(BigInt::from(v), want);
+                }
                 Some(IntRef::Big { neg: n, limbs: l }) => {
+                    assert!(!small);
                     assert_eq!(n, neg);
                     assert_ne!(*l.last().unwrap(), 0);
                     assert_eq!(l, &limbs[..l.len()]);
