@@ -16,11 +16,13 @@
 
 use std::cmp::Ordering;
 
-use lona_term::{Heap, Term, View};
+use lona_term::{Heap, IntRef, Term, View};
 use num_bigint::BigInt;
-use num_traits::{Signed, ToPrimitive, Zero};
+use num_traits::{Signed, ToPrimitive};
 
 use crate::raise::Raise;
+
+mod limbs;
 
 /// The most bits an integer may have: 16 Mbit (2 MB). Past it, an
 /// arithmetic operation, `expt` or `bit-shift-left` raises
@@ -174,122 +176,180 @@ impl Num {
             Num::Float(_) => unreachable!("float as integer"),
         }
     }
-    fn is_float(&self) -> bool {
-        matches!(self, Num::Float(_))
-    }
 }
 
 /// `a op b`, allocating the result on `heap` when it is not an immediate.
 pub fn arith<'h>(heap: &'h Heap, op: Op, a: Term<'_>, b: Term<'_>) -> Result<Term<'h>, Raise> {
+    if let (Some(x), Some(y)) = (a.int_ref(), b.int_ref()) {
+        if op != Op::Div {
+            return int_arith(heap, op, x, y);
+        }
+        // `/` of two integers that divide exactly is the integer (Clojure's
+        // `(/ 42 2)` is 21); otherwise a float (Lonala has no ratios).
+        if divides(y, x) {
+            return int_arith(heap, Op::Quot, x, y);
+        }
+    }
     let (Some(x), Some(y)) = (num_of(a), num_of(b)) else {
         return Err(Raise::badarith());
     };
-    // `/` of two integers that divide exactly is the integer (Clojure's
-    // `(/ 42 2)` is 21); otherwise a float (Lonala has no ratios).
-    if op == Op::Div && !x.is_float() && !y.is_float() {
-        if let (Num::Small(p), Num::Small(q)) = (&x, &y) {
-            if *q != 0 && p.checked_rem(*q) == Some(0) {
-                if let Some(r) = p.checked_div(*q) {
-                    return Ok(heap.int(r));
-                }
-            }
-        }
-        let (p, q) = (x.to_big(), y.to_big());
-        if !q.is_zero() && (&p % &q).is_zero() {
-            return Ok(heap.bigint(&(p / q)));
-        }
+    // Here one of them is a float, or the operation is `/`.
+    if matches!(op, Op::Quot | Op::Rem | Op::Mod) {
+        return Err(Raise::badarith());
     }
-    if op == Op::Div || x.is_float() || y.is_float() {
-        if matches!(op, Op::Quot | Op::Rem | Op::Mod) {
-            return Err(Raise::badarith());
-        }
-        let (p, q) = (x.to_f64(), y.to_f64());
-        let r = match op {
-            Op::Add => p + q,
-            Op::Sub => p - q,
-            Op::Mul => p * q,
-            Op::Div => {
-                if q == 0.0 {
-                    return Err(Raise::badarith());
-                }
-                p / q
-            }
-            _ => unreachable!(),
-        };
-        if !r.is_finite() {
-            return Err(Raise::badarith());
-        }
-        return Ok(heap.float(r));
-    }
-    if let (Num::Small(p), Num::Small(q)) = (&x, &y) {
-        let (p, q) = (*p, *q);
-        let r = match op {
-            Op::Add => p.checked_add(q),
-            Op::Sub => p.checked_sub(q),
-            Op::Mul => p.checked_mul(q),
-            Op::Quot => {
-                if q == 0 {
-                    return Err(Raise::badarith());
-                }
-                p.checked_div(q)
-            }
-            Op::Rem => {
-                if q == 0 {
-                    return Err(Raise::badarith());
-                }
-                p.checked_rem(q)
-            }
-            Op::Mod => {
-                if q == 0 {
-                    return Err(Raise::badarith());
-                }
-                p.checked_rem(q).map(|r| {
-                    if r != 0 && (r < 0) != (q < 0) {
-                        r + q
-                    } else {
-                        r
-                    }
-                })
-            }
-            Op::Div => unreachable!(),
-        };
-        if let Some(r) = r {
-            return Ok(heap.int(r));
-        }
-    }
-    let (p, q) = (x.to_big(), y.to_big());
-    // A product has the bits of its factors, or one fewer: refuse before
-    // multiplying what would be too large.
-    if op == Op::Mul && !p.is_zero() && !q.is_zero() && p.bits() + q.bits() - 1 > MAX_BITS {
-        return Err(Raise::system_limit());
-    }
+    let (p, q) = (x.to_f64(), y.to_f64());
     let r = match op {
         Op::Add => p + q,
         Op::Sub => p - q,
         Op::Mul => p * q,
-        Op::Quot | Op::Rem | Op::Mod => {
-            if q.is_zero() {
+        Op::Div => {
+            if q == 0.0 {
                 return Err(Raise::badarith());
             }
+            p / q
+        }
+        _ => unreachable!(),
+    };
+    if !r.is_finite() {
+        return Err(Raise::badarith());
+    }
+    Ok(heap.float(r))
+}
+
+/// Whether `y` is not zero and divides `x` exactly.
+fn divides(y: IntRef<'_>, x: IntRef<'_>) -> bool {
+    let (mut xs, mut ys) = ([0u64; 1], [0u64; 1]);
+    let (_, xm) = magnitude(x, &mut xs);
+    let (_, ym) = magnitude(y, &mut ys);
+    if ym.is_empty() {
+        return false;
+    }
+    if limbs::cmp(xm, ym) == Ordering::Less {
+        return xm.is_empty();
+    }
+    let mut r = vec![0u64; ym.len()];
+    limbs::divrem(xm, ym, None, Some(&mut r));
+    limbs::trim(&r).is_empty()
+}
+
+/// `x op y` on two integers (not `/`), on their limbs where they lie
+/// ([`limbs`]): the result is written straight onto `heap`, in its
+/// canonical form (an immediate when it fits).
+fn int_arith<'h>(heap: &'h Heap, op: Op, x: IntRef<'_>, y: IntRef<'_>) -> Result<Term<'h>, Raise> {
+    if let (IntRef::Small(p), IntRef::Small(q)) = (x, y) {
+        if let Some(r) = small_arith(op, p, q)? {
+            return Ok(heap.int(r));
+        }
+    }
+    let (mut xs, mut ys) = ([0u64; 1], [0u64; 1]);
+    let (xn, xm) = magnitude(x, &mut xs);
+    let (yn, ym) = magnitude(y, &mut ys);
+    let r = match op {
+        Op::Add => add_signed(heap, xn, xm, yn, ym),
+        Op::Sub => add_signed(heap, xn, xm, !yn, ym),
+        Op::Mul => {
+            if xm.is_empty() || ym.is_empty() {
+                return Ok(heap.int(0));
+            }
+            // A product has the bits of its factors, or one fewer: refuse
+            // before multiplying what would be too large.
+            if limbs::bits(xm) + limbs::bits(ym) - 1 > MAX_BITS {
+                return Err(Raise::system_limit());
+            }
+            let (long, short) = if xm.len() >= ym.len() {
+                (xm, ym)
+            } else {
+                (ym, xm)
+            };
+            match *short {
+                [m] => heap.int_by(xn != yn, long.len() + 1, |w| limbs::mul_limb(w, long, m)),
+                _ => heap.int_with(xn != yn, xm.len() + ym.len(), |out| limbs::mul(out, xm, ym)),
+            }
+        }
+        Op::Quot | Op::Rem | Op::Mod => {
+            if ym.is_empty() {
+                return Err(Raise::badarith());
+            }
+            if limbs::cmp(xm, ym) == Ordering::Less {
+                // |x| < |y|: the quotient is 0 and the remainder x.
+                return Ok(match op {
+                    Op::Quot => heap.int(0),
+                    Op::Mod if !xm.is_empty() && xn != yn => {
+                        heap.int_by(yn, ym.len(), |w| limbs::sub(w, ym, xm))
+                    }
+                    _ => heap.int_from_limbs(xn, xm),
+                });
+            }
             match op {
-                Op::Quot => p / q,
-                Op::Rem => p % q,
+                Op::Quot => heap.int_with(xn != yn, xm.len() - ym.len() + 1, |q| {
+                    limbs::divrem(xm, ym, Some(q), None)
+                }),
+                Op::Rem => heap.int_with(xn, ym.len(), |r| limbs::divrem(xm, ym, None, Some(r))),
                 _ => {
-                    let r = &p % &q;
-                    if !r.is_zero() && r.is_negative() != q.is_negative() {
-                        r + q
+                    let mut r = vec![0u64; ym.len()];
+                    limbs::divrem(xm, ym, None, Some(&mut r));
+                    let r = limbs::trim(&r);
+                    if !r.is_empty() && xn != yn {
+                        heap.int_by(yn, ym.len(), |w| limbs::sub(w, ym, r))
                     } else {
-                        r
+                        heap.int_from_limbs(xn, r)
                     }
                 }
             }
         }
-        Op::Div => unreachable!(),
+        Op::Div => unreachable!("`/` is not integer arithmetic"),
     };
-    if r.bits() > MAX_BITS {
-        return Err(Raise::system_limit());
+    match r.int_ref() {
+        Some(IntRef::Big { limbs: l, .. }) if limbs::bits(l) > MAX_BITS => {
+            Err(Raise::system_limit())
+        }
+        _ => Ok(r),
     }
-    Ok(heap.bigint(&r))
+}
+
+/// `p op q` on two small integers, or `None` if it overflows `i64`.
+fn small_arith(op: Op, p: i64, q: i64) -> Result<Option<i64>, Raise> {
+    Ok(match op {
+        Op::Add => p.checked_add(q),
+        Op::Sub => p.checked_sub(q),
+        Op::Mul => p.checked_mul(q),
+        Op::Quot | Op::Rem | Op::Mod if q == 0 => return Err(Raise::badarith()),
+        Op::Quot => p.checked_div(q),
+        Op::Rem => p.checked_rem(q),
+        Op::Mod => p.checked_rem(q).map(|r| {
+            if r != 0 && (r < 0) != (q < 0) {
+                r + q
+            } else {
+                r
+            }
+        }),
+        Op::Div => unreachable!("`/` is not integer arithmetic"),
+    })
+}
+
+/// An integer's sign (negative?) and magnitude; a small one's magnitude
+/// is put in `buf`.
+#[inline]
+fn magnitude<'a>(x: IntRef<'a>, buf: &'a mut [u64; 1]) -> (bool, &'a [u64]) {
+    match x {
+        IntRef::Small(v) => {
+            buf[0] = v.unsigned_abs();
+            (v < 0, if v == 0 { &buf[..0] } else { &buf[..] })
+        }
+        IntRef::Big { neg, limbs } => (neg, limbs),
+    }
+}
+
+/// `(-1)^xn xm + (-1)^yn ym` onto `heap`.
+fn add_signed<'h>(heap: &'h Heap, xn: bool, xm: &[u64], yn: bool, ym: &[u64]) -> Term<'h> {
+    if xn == yn {
+        return heap.int_by(xn, xm.len().max(ym.len()) + 1, |w| limbs::add(w, xm, ym));
+    }
+    match limbs::cmp(xm, ym) {
+        Ordering::Equal => heap.int(0),
+        Ordering::Greater => heap.int_by(xn, xm.len(), |w| limbs::sub(w, xm, ym)),
+        Ordering::Less => heap.int_by(yn, ym.len(), |w| limbs::sub(w, ym, xm)),
+    }
 }
 
 /// `-a`
@@ -303,6 +363,9 @@ pub fn compare_values(a: Term<'_>, b: Term<'_>) -> Ordering {
     let (x, y) = (a.bits(), b.bits());
     if crate::tag::both_small(x, y) {
         return (x as i64).cmp(&(y as i64));
+    }
+    if let (Some(x), Some(y)) = (a.int_ref(), b.int_ref()) {
+        return x.compare(y);
     }
     match (num_of(a), num_of(b)) {
         (Some(x), Some(y)) => compare_nums(&x, &y),
@@ -318,6 +381,9 @@ pub fn compare_values(a: Term<'_>, b: Term<'_>) -> Ordering {
 pub fn relation(a: Term<'_>, b: Term<'_>) -> Option<Ordering> {
     if crate::tag::both_small(a.bits(), b.bits()) {
         return Some((a.bits() as i64).cmp(&(b.bits() as i64)));
+    }
+    if let (Some(x), Some(y)) = (a.int_ref(), b.int_ref()) {
+        return Some(x.compare(y));
     }
     match (num_of(a), num_of(b)) {
         (Some(Num::Float(f)), Some(_)) | (Some(_), Some(Num::Float(f))) if f.is_nan() => None,
@@ -340,6 +406,9 @@ fn compare_nums(x: &Num, y: &Num) -> Ordering {
 /// `(== a b)`: numeric equality (NaN equals nothing, itself included, as
 /// IEEE 754 has it); `:badarith` unless both are numbers.
 pub fn num_eq(a: Term<'_>, b: Term<'_>) -> Result<bool, Raise> {
+    if let (Some(x), Some(y)) = (a.int_ref(), b.int_ref()) {
+        return Ok(x.compare(y) == Ordering::Equal);
+    }
     match (num_of(a), num_of(b)) {
         (Some(Num::Float(f)), Some(_)) | (Some(_), Some(Num::Float(f))) if f.is_nan() => Ok(false),
         (Some(x), Some(y)) => Ok(compare_nums(&x, &y) == Ordering::Equal),
@@ -360,6 +429,131 @@ pub fn abs<'h>(heap: &'h Heap, a: Term<'_>) -> Result<Term<'h>, Raise> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lona_term::{SMALL_INT_MAX, SMALL_INT_MIN};
+    use num_traits::Zero;
+    use proptest::prelude::*;
+
+    /// Integers of every shape: zero, around the small range's bounds and
+    /// a limb's, and big ones of random sizes and signs (limbs that carry
+    /// and borrow included).
+    fn int() -> impl Strategy<Value = BigInt> {
+        let edge = prop::sample::select(vec![
+            BigInt::from(0),
+            BigInt::from(1),
+            BigInt::from(-1),
+            BigInt::from(SMALL_INT_MAX),
+            BigInt::from(SMALL_INT_MAX) + 1,
+            BigInt::from(SMALL_INT_MIN),
+            BigInt::from(SMALL_INT_MIN) - 1,
+            BigInt::from(u64::MAX),
+            -BigInt::from(u64::MAX),
+            BigInt::from(1u8) << 64u32,
+            -(BigInt::from(1u8) << 64u32),
+            BigInt::from(1u8) << 120u32,
+        ]);
+        let limb = prop_oneof![Just(0u64), Just(u64::MAX), Just(1u64 << 63), any::<u64>()];
+        let big = (
+            any::<bool>(),
+            prop_oneof![4 => prop::collection::vec(limb.clone(), 1..5), 1 => prop::collection::vec(limb, 30..150)],
+        )
+            .prop_map(|(neg, limbs)| {
+                let m = limbs::to_biguint(&limbs);
+                let v = BigInt::from(m);
+                if neg { -v } else { v }
+            });
+        prop_oneof![2 => edge, 2 => any::<i64>().prop_map(BigInt::from), 1 => (-1000i64..1000).prop_map(BigInt::from), 4 => big]
+    }
+
+    fn big_of(t: Term<'_>) -> BigInt {
+        match t.view() {
+            View::Int(i) => BigInt::from(i),
+            View::BigInt(b) => b,
+            v => panic!("not an integer: {v:?}"),
+        }
+    }
+
+    /// What `op` gives on two integers by `num-bigint`: the oracle.
+    fn oracle(op: Op, p: &BigInt, q: &BigInt) -> Option<BigInt> {
+        Some(match op {
+            Op::Add => p + q,
+            Op::Sub => p - q,
+            Op::Mul => p * q,
+            _ if q.is_zero() => return None,
+            Op::Quot => p / q,
+            Op::Rem => p % q,
+            Op::Mod => {
+                let r = p % q;
+                if !r.is_zero() && r.is_negative() != q.is_negative() {
+                    r + q
+                } else {
+                    r
+                }
+            }
+            Op::Div => unreachable!(),
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Integer arithmetic on heap terms (on their limbs) gives what
+        /// `num-bigint` gives, in the canonical form: the same term as
+        /// `Heap::bigint` of the oracle's value (an immediate when small).
+        #[test]
+        fn integer_arithmetic_agrees_with_num_bigint(p in int(), q in int()) {
+            let heap = Heap::new();
+            let (a, b) = (heap.bigint(&p), heap.bigint(&q));
+            for op in [Op::Add, Op::Sub, Op::Mul, Op::Quot, Op::Rem, Op::Mod] {
+                let got = arith(&heap, op, a, b);
+                match oracle(op, &p, &q) {
+                    None => prop_assert!(got.is_err(), "{op:?} {p} {q}"),
+                    Some(want) => {
+                        let got = got.map_err(|e| format!("{e:?}")).unwrap();
+                        prop_assert_eq!(big_of(got), want.clone(), "{:?} {} {}", op, p, q);
+                        let canonical = heap.bigint(&want);
+                        let small = i64::try_from(&want).is_ok_and(|v| (SMALL_INT_MIN..=SMALL_INT_MAX).contains(&v));
+                        prop_assert_eq!(got.is_immediate(), small);
+                        prop_assert_eq!(canonical.is_immediate(), small);
+                        prop_assert!(lona_term::equal_exact(got, canonical));
+                    }
+                }
+            }
+            // `/`: the integer when it divides exactly, else a float.
+            let got = arith(&heap, Op::Div, a, b);
+            if q.is_zero() {
+                prop_assert!(got.is_err());
+            } else if (&p % &q).is_zero() {
+                prop_assert_eq!(big_of(got.map_err(|e| format!("{e:?}")).unwrap()), &p / &q);
+            } else {
+                // A float, `:badarith` when it is not finite.
+                let want = p.to_f64().unwrap_or(f64::NAN) / q.to_f64().unwrap_or(f64::NAN);
+                match got {
+                    Ok(got) => prop_assert!(matches!(got.view(), View::Float(f) if f == want)),
+                    Err(_) => prop_assert!(!want.is_finite()),
+                }
+            }
+            let want = p.cmp(&q);
+            prop_assert_eq!(compare_values(a, b), want);
+            prop_assert_eq!(relation(a, b), Some(want));
+            prop_assert_eq!(num_eq(a, b).map_err(|e| format!("{e:?}")).unwrap(), want == Ordering::Equal);
+            prop_assert_eq!(lona_term::compare(a, b), want);
+        }
+    }
+
+    /// The cap holds on the limb paths: a product past it is refused
+    /// before it is made, a sum past it after.
+    #[test]
+    fn integers_past_the_cap_raise_system_limit() {
+        let heap = Heap::new();
+        let top = heap.bigint(&((BigInt::from(1u8) << (MAX_BITS - 1)) + 1));
+        let limit = format!("{:?}", Raise::system_limit());
+        let e = arith(&heap, Op::Add, top, top).unwrap_err();
+        assert_eq!(format!("{e:?}"), limit);
+        let e = arith(&heap, Op::Mul, top, heap.int(2)).unwrap_err();
+        assert_eq!(format!("{e:?}"), limit);
+        assert!(arith(&heap, Op::Sub, top, top).is_ok());
+        assert!(arith(&heap, Op::Mul, top, heap.int(1)).is_ok());
+    }
 
     /// The largest integer of `MAX_BITS` bits has 5,050,446 digits
     /// (16,777,216 log10(2) = 5,050,445.9): that many digits are

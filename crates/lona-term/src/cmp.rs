@@ -197,6 +197,11 @@ fn walk(a: Term<'_>, b: Term<'_>, mode: Mode) -> Ordering {
 fn shallow<'a, 'b>(x: Term<'a>, y: Term<'b>, todo: &mut Vec<Todo<'a, 'b>>, mode: Mode) -> Ordering {
     // Metadata is not part of a value (`meta.rs`, rule 1).
     let (x, y) = (x.unmeta(), y.unmeta());
+    // Two integers, one of them big: by their limbs, without the `BigInt`
+    // a view makes.
+    if let (Some(p), Some(q)) = (x.int_ref(), y.int_ref()) {
+        return p.compare(q);
+    }
     let (vx, vy) = (x.view(), y.view());
     let (rx, ry) = (rank(&vx), rank(&vy));
     if rx != ry {

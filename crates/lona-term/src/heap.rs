@@ -57,6 +57,7 @@
 //! limit does not).
 
 use std::cell::{Cell, OnceCell, RefCell};
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use num_bigint::{BigInt, Sign};
@@ -67,7 +68,8 @@ use crate::block::{words_between, Block};
 use crate::error::HeapError;
 use crate::sizes::{next_heap_size, MIN_HEAP_WORDS};
 use crate::term::{
-    header, is_ptr, ptr_of, Kind, Pid, RawTerm, Term, MAX_REF_IDS, TAG_BOXED, TAG_CONS,
+    header, is_ptr, ptr_of, Kind, Pid, RawTerm, Term, MAX_REF_IDS, SMALL_INT_MAX, SMALL_INT_MIN,
+    TAG_BOXED, TAG_CONS,
 };
 
 /// Per-heap settings (Erlang's `min_heap_size`, `max_heap_size`,
@@ -376,6 +378,33 @@ impl Heap {
         base
     }
 
+    /// Shrinks the object of `n` words at `p`, the last one allocated, to
+    /// its first `keep` words (none: the whole object goes). The words past
+    /// `keep` go back to the young block or the overflow chunk when `p` was
+    /// the last allocation there; otherwise they are made a dead raw-word
+    /// object of their own (its header counts the words after it), so the
+    /// heap stays a sequence of whole objects. `p`'s own header is the
+    /// caller's to rewrite (for `keep` > 0).
+    pub(crate) fn give_back(&self, p: *mut u64, n: usize, keep: usize) {
+        debug_assert!(keep <= n);
+        if keep == n {
+            return;
+        }
+        // SAFETY: `p .. p + n` is one object this heap allocated, so both
+        // ends are inside (or one past) the same block.
+        let (end, rest) = unsafe { (p.add(n), p.add(keep)) };
+        if self.htop.get() == end {
+            self.htop.set(rest);
+        } else if self.ovf_top.get() == end {
+            self.ovf_top.set(rest);
+        } else {
+            // SAFETY: `rest` is inside the object, whose words past `keep`
+            // nothing refers to; a header of the words after it makes them
+            // an object that holds no terms.
+            unsafe { rest.write(header(Kind::BigPos, n - keep - 1)) };
+        }
+    }
+
     /// Closes the overflow chunk so that every `Frag::used` is exact.
     pub(crate) fn close_overflow(&self) {
         let idx = self.ovf_idx.get();
@@ -466,27 +495,93 @@ impl Heap {
     pub fn int(&self, v: i64) -> Term<'_> {
         match Term::small_int(v) {
             Some(t) => t,
-            None => self.bigint(&BigInt::from(v)),
+            None => self.int_from_limbs(v < 0, &[v.unsigned_abs()]),
         }
     }
 
     /// Any integer, in its canonical (smallest) form.
     pub fn bigint(&self, v: &BigInt) -> Term<'_> {
-        if let Ok(small) = i64::try_from(v) {
-            if let Some(t) = Term::small_int(small) {
-                return t;
-            }
-        }
-        let limbs = v.magnitude().to_u64_digits();
-        let kind = if v.sign() == Sign::Minus {
-            Kind::BigNeg
-        } else {
-            Kind::BigPos
+        let digits = v.magnitude().iter_u64_digits();
+        self.int_by(v.sign() == Sign::Minus, digits.len(), |w| {
+            digits.for_each(|d| w.push(d))
+        })
+    }
+
+    /// The integer of sign `neg` (ignored for zero) whose magnitude `fill`
+    /// pushes into a [`LimbWriter`] of at most `n` limbs, in its canonical
+    /// form (as [`Heap::int_with`], without zeroing the limbs first:
+    /// linear kernels write each limb once).
+    pub fn int_by(&self, neg: bool, n: usize, fill: impl FnOnce(&mut LimbWriter<'_>)) -> Term<'_> {
+        let p = self.alloc(1 + n);
+        // SAFETY: `alloc` returned 1 + n writable words. The header makes
+        // them an object of raw words (none is read as a term, by the
+        // collector or a walk) before `fill` writes into the limbs through
+        // the writer, which stays within them.
+        let written = unsafe {
+            p.write(header(Kind::BigPos, n));
+            let mut w = LimbWriter {
+                ptr: p.add(1),
+                len: 0,
+                cap: n,
+                _words: PhantomData,
+            };
+            fill(&mut w);
+            std::slice::from_raw_parts(p.add(1), w.len)
         };
-        let mut words = Vec::with_capacity(1 + limbs.len());
-        words.push(header(kind, limbs.len()));
-        words.extend_from_slice(&limbs);
-        self.put(&words)
+        self.finish_int(p, n, neg, written)
+    }
+
+    /// The integer of sign `neg` (ignored for zero) and magnitude `limbs`
+    /// (`u64`, least significant first; top zero limbs allowed), in its
+    /// canonical form.
+    pub fn int_from_limbs(&self, neg: bool, limbs: &[u64]) -> Term<'_> {
+        self.int_by(neg, limbs.len(), |w| limbs.iter().for_each(|&l| w.push(l)))
+    }
+
+    /// The integer of sign `neg` (ignored for zero) whose magnitude `fill`
+    /// writes into `n` zeroed limbs (least significant first; it may leave
+    /// top limbs zero), in its canonical form: an immediate when it fits,
+    /// else a big integer of exactly its limbs. The object is made in place
+    /// (header, `n` limbs), then shrunk to what the value needs; the words
+    /// it no longer needs go back to the heap when nothing was allocated
+    /// after it (nothing is, unless `fill` allocates), else they become a
+    /// dead object of their own, so the heap stays a walkable sequence of
+    /// objects (`scan.rs`).
+    pub fn int_with(&self, neg: bool, n: usize, fill: impl FnOnce(&mut [u64])) -> Term<'_> {
+        let p = self.alloc(1 + n);
+        // SAFETY: `alloc` returned 1 + n writable words, which nothing else
+        // refers to yet. The header is written first and the limbs zeroed,
+        // so the words are a well-formed (raw-word) object from here on;
+        // `fill` sees them as an initialised `&mut [u64]` for its call only.
+        let limbs = unsafe {
+            p.write(header(Kind::BigPos, n));
+            std::ptr::write_bytes(p.add(1), 0, n);
+            let out = std::slice::from_raw_parts_mut(p.add(1), n);
+            fill(out);
+            out
+        };
+        self.finish_int(p, n, neg, limbs)
+    }
+
+    /// Ends the object of `n` limbs at `p` whose first limbs are `limbs`
+    /// (the value; any after them are not part of it): an immediate when
+    /// the value fits one, else the object shrunk to the value's limbs.
+    fn finish_int(&self, p: *mut u64, n: usize, neg: bool, limbs: &[u64]) -> Term<'_> {
+        let len = limbs.iter().rposition(|&l| l != 0).map_or(0, |i| i + 1);
+        if let Some(t) = small_of(neg, &limbs[..len]) {
+            self.give_back(p, 1 + n, 0);
+            return t;
+        }
+        let kind = if neg { Kind::BigNeg } else { Kind::BigPos };
+        // SAFETY: `p` is the caller's object of `n` limbs (header first,
+        // `limbs` the start of its payload); its header now counts the
+        // `len` limbs that hold the value, and the words past them are
+        // given back or made a dead object of their own.
+        unsafe {
+            p.write(header(kind, len));
+            self.give_back(p, 1 + n, 1 + len);
+            self.wrap(p as usize as u64 | TAG_BOXED)
+        }
     }
 
     /// A float; every NaN becomes the canonical `f64::NAN`.
@@ -1040,6 +1135,57 @@ fn shared_block(t: Term<'_>) -> Option<*const SharedBytes> {
             Some(unsafe { t.payload(0) } as usize as *const SharedBytes)
         }
         _ => None,
+    }
+}
+
+/// The integer of sign `neg` and magnitude `limbs` (top limb not zero) as
+/// an immediate, if it is in the small range.
+#[inline]
+fn small_of(neg: bool, limbs: &[u64]) -> Option<Term<'static>> {
+    match *limbs {
+        [] => Term::small_int(0),
+        [m] if !neg && m <= SMALL_INT_MAX as u64 => Term::small_int(m as i64),
+        [m] if neg && m <= SMALL_INT_MIN.unsigned_abs() => {
+            Term::small_int((m as i64).wrapping_neg())
+        }
+        _ => None,
+    }
+}
+
+/// Where [`Heap::int_by`]'s caller writes a magnitude, limb after limb
+/// (least significant first), straight into the heap object: no zeroing
+/// first, no copy after.
+pub struct LimbWriter<'a> {
+    ptr: *mut u64,
+    len: usize,
+    cap: usize,
+    _words: PhantomData<&'a mut [u64]>,
+}
+
+impl LimbWriter<'_> {
+    /// Appends the next limb.
+    ///
+    /// # Panics
+    /// Past the number of limbs the writer was made for.
+    #[inline]
+    pub fn push(&mut self, limb: u64) {
+        assert!(self.len < self.cap, "more limbs than allocated");
+        // SAFETY: `ptr` points at `cap` writable words of one object
+        // (`int_by`), and `len < cap`.
+        unsafe { self.ptr.add(self.len).write(limb) };
+        self.len += 1;
+    }
+
+    /// The limbs written so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no limb was written yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 

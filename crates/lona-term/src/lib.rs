@@ -36,6 +36,8 @@ mod fragment;
 pub mod gc;
 mod hamt;
 mod heap;
+mod int;
+pub use int::IntRef;
 mod map;
 mod meta;
 mod pages;
@@ -70,7 +72,7 @@ pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
 pub use hamt::MAP_SMALL_MAX;
 pub use heap::{
-    GcCounts, Heap, HeapConfig, Root, StackFull, OVERFLOW_LIMIT_FACTOR, VHEAP_MIN_BYTES,
+    GcCounts, Heap, HeapConfig, LimbWriter, Root, StackFull, OVERFLOW_LIMIT_FACTOR, VHEAP_MIN_BYTES,
 };
 pub use permanent::{free_permanent, make_freeable, make_permanent, permanent_term};
 pub use pins::{set_code_pins, CodePins};

@@ -266,16 +266,17 @@ impl<'h> Term<'h> {
             match Kind::from_header(h) {
                 Kind::Float => View::Float(f64::from_bits(self.payload(0))),
                 k @ (Kind::BigPos | Kind::BigNeg) => {
-                    let mut bytes = Vec::with_capacity(arity * 8);
+                    let mut halves = Vec::with_capacity(arity * 2);
                     for i in 0..arity {
-                        bytes.extend_from_slice(&self.payload(i).to_le_bytes());
+                        let limb = self.payload(i);
+                        halves.extend_from_slice(&[limb as u32, (limb >> 32) as u32]);
                     }
                     let sign = if k == Kind::BigPos {
                         Sign::Plus
                     } else {
                         Sign::Minus
                     };
-                    View::BigInt(BigInt::from_biguint(sign, BigUint::from_bytes_le(&bytes)))
+                    View::BigInt(BigInt::from_biguint(sign, BigUint::new(halves)))
                 }
                 Kind::Str => View::Str(std::str::from_utf8_unchecked(self.inline_bytes())),
                 Kind::Bin => View::Binary(self.inline_bytes()),

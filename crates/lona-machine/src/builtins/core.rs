@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use lona_term::{RawTerm, Term, View};
+use lona_term::{IntRef, RawTerm, Term, View};
 
 use super::{def, ANY};
 use crate::native::{BuiltinCx, Class, NResult, Raise};
@@ -88,6 +88,9 @@ fn abs(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `trunc/1`); `:badarg` for a float that is not finite or beyond 64
 /// bits, or anything else.
 fn int(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if t(cx, a[0]).int_ref().is_some() {
+        return Ok(a[0]);
+    }
     match t(cx, a[0]).view() {
         View::Int(_) | View::BigInt(_) => Ok(a[0]),
         View::Float(f) if f.is_finite() && f.abs() < 9.2e18 => {
@@ -191,8 +194,14 @@ pred!(is_nil, v => matches!(v, View::Nil));
 pred!(is_some, v => !matches!(v, View::Nil));
 pred!(is_true, v => matches!(v, View::Bool(true)));
 pred!(is_false, v => matches!(v, View::Bool(false)));
-pred!(is_number, v => matches!(v, View::Int(_) | View::BigInt(_) | View::Float(_)));
-pred!(is_int, v => matches!(v, View::Int(_) | View::BigInt(_)));
+// Integers by `int_ref`: a view would make a `BigInt` of a big one.
+fn is_number(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let x = t(cx, a[0]);
+    Ok(Term::bool(x.int_ref().is_some() || matches!(x.view(), View::Float(_))).raw())
+}
+fn is_int(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    Ok(Term::bool(t(cx, a[0]).int_ref().is_some()).raw())
+}
 pred!(is_float, v => matches!(v, View::Float(_)));
 pred!(is_string, v => matches!(v, View::Str(_)));
 pred!(is_keyword, v => matches!(v, View::Keyword(_)));
@@ -208,7 +217,7 @@ pred!(is_boolean, v => matches!(v, View::Bool(_)));
 
 fn sign(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<Ordering, Raise> {
     let x = t(cx, r);
-    if num::num_of(x).is_none() {
+    if x.int_ref().is_none() && num::num_of(x).is_none() {
         return Err(Raise::badarith());
     }
     Ok(num::compare_values(
@@ -229,10 +238,10 @@ fn parity(cx: &BuiltinCx<'_, '_>, r: RawTerm) -> Result<bool, Raise> {
     if crate::tag::is_small(r.bits()) {
         return Ok(crate::tag::small_value(r.bits()) % 2 == 0);
     }
-    match t(cx, r).view() {
-        View::Int(i) => Ok(i % 2 == 0),
-        View::BigInt(b) => Ok(!b.bit(0)),
-        _ => Err(Raise::badarg()),
+    match t(cx, r).int_ref() {
+        Some(IntRef::Small(i)) => Ok(i % 2 == 0),
+        Some(IntRef::Big { limbs, .. }) => Ok(limbs[0] % 2 == 0),
+        None => Err(Raise::badarg()),
     }
 }
 fn is_even(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {

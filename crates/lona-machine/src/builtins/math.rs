@@ -94,6 +94,9 @@ fn expt(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 /// Rounds a float to an integer by `f`; an integer stays as it is.
 fn to_int(cx: &mut BuiltinCx<'_, '_>, r: RawTerm, f: fn(f64) -> f64) -> NResult {
+    if t(cx, r).int_ref().is_some() {
+        return Ok(r);
+    }
     match t(cx, r).view() {
         View::Int(_) | View::BigInt(_) => Ok(r),
         View::Float(x) => {
@@ -125,6 +128,9 @@ fn round(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// `(floor x)`, `(ceil x)`: a float rounded down/up, as a float (Clojure's
 /// `Math/floor`); an integer as it is.
 fn floor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if t(cx, a[0]).int_ref().is_some() {
+        return Ok(a[0]);
+    }
     match t(cx, a[0]).view() {
         View::Int(_) | View::BigInt(_) => Ok(a[0]),
         View::Float(x) => float_result(cx, x.floor()),
@@ -132,6 +138,9 @@ fn floor(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     }
 }
 fn ceil(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    if t(cx, a[0]).int_ref().is_some() {
+        return Ok(a[0]);
+    }
     match t(cx, a[0]).view() {
         View::Int(_) | View::BigInt(_) => Ok(a[0]),
         View::Float(x) => float_result(cx, x.ceil()),
@@ -144,8 +153,9 @@ fn ceil(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 /// the dividend; a zero divisor is `:badarith`.
 fn divide(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm], op: Op) -> NResult {
     let (x, y) = (t(cx, a[0]), t(cx, a[1]));
-    let float = matches!(x.view(), View::Float(_)) || matches!(y.view(), View::Float(_));
-    if !float {
+    // Not `view`: it makes a `BigInt` of a big integer's limbs.
+    let float = |v: Term<'_>| v.int_ref().is_none() && matches!(v.view(), View::Float(_));
+    if !float(x) && !float(y) {
         return Ok(num::arith(cx.heap, op, x, y)?.raw());
     }
     let (p, q) = (float_of(cx, a[0])?, float_of(cx, a[1])?);
