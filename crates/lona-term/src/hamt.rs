@@ -294,6 +294,15 @@ pub(crate) fn from_pairs(heap: &Heap, pairs: &[(Term<'_>, Term<'_>)]) -> u64 {
     alloc(heap, Kind::HamtMap, &[small(pairs.len() as u64), root])
 }
 
+/// A `HamtMap` of unique keys (more than [`MAP_SMALL_MAX`]) given as
+/// `(key, value, key_hash(key))` words, as [`from_pairs`] builds it, for a
+/// caller that has the hashes already (`Heap::frequencies`).
+pub(crate) fn from_hashed(heap: &Heap, mut items: Vec<(u64, u64, u64)>) -> u64 {
+    let n = items.len() as u64;
+    let root = build(heap, &mut items, 0);
+    alloc(heap, Kind::HamtMap, &[small(n), root])
+}
+
 /// The node for `items` (unique keys whose hashes agree below `shift`).
 fn build(heap: &Heap, items: &mut [(u64, u64, u64)], shift: u32) -> u64 {
     if shift >= MAX_SHIFT {
