@@ -120,6 +120,45 @@ impl Heap {
         unsafe { self.wrap(hamt::from_hashed(self, items)) }
     }
 
+    /// `counts` (a map whose values are integers) with each item of
+    /// `items` counted in: the map `frequencies` makes of what `counts`
+    /// counted and then `items`, the first of equal items being its key.
+    /// `None` if `counts` is not a map, or counts an item with a value
+    /// that is not an integer. For `frequencies` of a lazy sequence,
+    /// which counts it a chunk at a time (`lonala/prelude.lona`): the
+    /// chunks need not be held all at once, and the garbage of each
+    /// chunk's `assoc`s is collected before the next.
+    pub fn frequencies_into(&self, counts: Term<'_>, items: &[Term<'_>]) -> Option<Term<'_>> {
+        let View::Map(mv) = counts.view() else {
+            return None;
+        };
+        if mv.is_empty() && mv.sorted().is_none() {
+            return Some(self.frequencies(items));
+        }
+        let mut chunk: HashMap<Keyed<'_>, u64, BuildHasherDefault<Prehashed>> = HashMap::default();
+        let mut order: Vec<Term<'_>> = Vec::new();
+        for x in items {
+            self.own(*x);
+            let n = chunk.entry(Keyed(hamt::key_hash(*x), *x)).or_insert(0);
+            if *n == 0 {
+                order.push(*x);
+            }
+            *n += 1;
+        }
+        // SAFETY: checked to be ours (or permanent).
+        let mut m = unsafe { self.wrap(self.own(counts)) };
+        for k in order {
+            let n = chunk[&Keyed(hamt::key_hash(k), k)];
+            let had = match m.map_get(k) {
+                Some(v) => v.as_i64()?,
+                None => 0,
+            };
+            let total = i64::try_from(n).ok().and_then(|n| had.checked_add(n))?;
+            m = self.map_assoc(m, k, self.int(total))?;
+        }
+        Some(m)
+    }
+
     /// A count as a term: a small integer (every count of items that fit
     /// in memory is one).
     fn count(&self, n: u64) -> Term<'_> {
