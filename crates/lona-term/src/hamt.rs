@@ -31,7 +31,7 @@
 use std::cmp::Ordering;
 
 use crate::heap::Heap;
-use crate::term::{header, Kind, Term, TAG_BOXED};
+use crate::term::{header, header_arity, is_header, ptr_of, Kind, Term, TAG_BOXED, TAG_MASK};
 use crate::trie::{collect, kind, unsmall, words};
 
 /// Most keys a map holds in the flat (sorted array) form.
@@ -63,8 +63,29 @@ fn small(v: u64) -> u64 {
 }
 
 fn eq(a: u64, b: u64) -> bool {
+    if a == b {
+        return true;
+    }
+    if a & TAG_MASK == TAG_BOXED && b & TAG_MASK == TAG_BOXED {
+        // SAFETY: both are boxed words of live terms (callers pass keys of
+        // live maps): each points at its header and `arity` payload words.
+        unsafe {
+            let (pa, pb) = (ptr_of(a), ptr_of(b));
+            let h = *pa;
+            if h == *pb && is_header(h) && matches!(Kind::from_header(h), Kind::Bin | Kind::Str) {
+                // Two small binaries (or strings) of one length: equal
+                // when their words are (the last one's padding is zero:
+                // `Heap::bytes_object`). The general walk (`cmp.rs`) cost
+                // as much as the rest of a lookup keyed on small binaries
+                // (k-nucleotide's counts).
+                let n = header_arity(h);
+                return std::slice::from_raw_parts(pa.add(1), n)
+                    == std::slice::from_raw_parts(pb.add(1), n);
+            }
+        }
+    }
     // SAFETY: both are words of live terms (callers pass keys of live maps).
-    a == b || unsafe { crate::cmp::equal(Term::from_bits(a), Term::from_bits(b)) }
+    unsafe { crate::cmp::equal(Term::from_bits(a), Term::from_bits(b)) }
 }
 
 fn cmp_words(a: u64, b: u64) -> Ordering {
@@ -128,11 +149,11 @@ pub(crate) unsafe fn get(m: u64, key: Term<'_>) -> Option<u64> {
     unsafe { get_h(m, key.bits(), key_hash(key)) }
 }
 
-/// `get` with the key's hash given.
+/// `get` with the key's hash given (`key_hash`).
 ///
 /// # Safety
 /// As for [`get`].
-unsafe fn get_h(m: u64, k: u64, h: u64) -> Option<u64> {
+pub(crate) unsafe fn get_h(m: u64, k: u64, h: u64) -> Option<u64> {
     // SAFETY: every node reached is a live node of the same map.
     unsafe {
         let mut node = words(m)[1];
@@ -273,8 +294,17 @@ fn assoc_node(heap: &Heap, node: u64, k: u64, v: u64, h: u64, shift: u32) -> (u6
 /// permanent).
 pub(crate) unsafe fn assoc(heap: &Heap, m: u64, key: Term<'_>, value: Term<'_>) -> u64 {
     // SAFETY: per the caller.
+    unsafe { assoc_h(heap, m, key, value, key_hash(key)) }
+}
+
+/// `assoc` with the key's hash given (`key_hash`).
+///
+/// # Safety
+/// As for [`assoc`].
+pub(crate) unsafe fn assoc_h(heap: &Heap, m: u64, key: Term<'_>, value: Term<'_>, h: u64) -> u64 {
+    // SAFETY: per the caller.
     let w = unsafe { words(m) };
-    let (root, added) = assoc_node(heap, w[1], key.bits(), value.bits(), key_hash(key), 0);
+    let (root, added) = assoc_node(heap, w[1], key.bits(), value.bits(), h, 0);
     if root == w[1] {
         return m;
     }

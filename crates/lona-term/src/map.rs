@@ -135,26 +135,44 @@ impl Heap {
         if mv.is_empty() && mv.sorted().is_none() {
             return Some(self.frequencies(items));
         }
-        let mut chunk: HashMap<Keyed<'_>, u64, BuildHasherDefault<Prehashed>> = HashMap::default();
-        let mut order: Vec<Term<'_>> = Vec::new();
+        // Each distinct item once, in order of first occurrence, with its
+        // hash and count.
+        let mut index: HashMap<Keyed<'_>, usize, BuildHasherDefault<Prehashed>> =
+            HashMap::default();
+        let mut distinct: Vec<(Term<'_>, u64, i64)> = Vec::new();
         for x in items {
             self.own(*x);
-            let n = chunk.entry(Keyed(hamt::key_hash(*x), *x)).or_insert(0);
-            if *n == 0 {
-                order.push(*x);
-            }
-            *n += 1;
+            let h = hamt::key_hash(*x);
+            let i = *index.entry(Keyed(h, *x)).or_insert_with(|| {
+                distinct.push((*x, h, 0));
+                distinct.len() - 1
+            });
+            distinct[i].2 += 1;
         }
         // SAFETY: checked to be ours (or permanent).
         let mut m = unsafe { self.wrap(self.own(counts)) };
-        for k in order {
-            let n = chunk[&Keyed(hamt::key_hash(k), k)];
-            let had = match m.map_get(k) {
-                Some(v) => v.as_i64()?,
+        for (k, h, n) in distinct {
+            let View::Map(mv) = m.view() else {
+                return None;
+            };
+            if mv.flat().is_some() || mv.sorted().is_some() {
+                let had = match m.map_get(k) {
+                    Some(v) => v.as_i64()?,
+                    None => 0,
+                };
+                m = self.map_assoc(m, k, self.int(had.checked_add(n)?))?;
+                continue;
+            }
+            // A trie: found and changed with the hash computed above.
+            // SAFETY: a HamtMap of this heap; `k` checked to be ours.
+            let had = match unsafe { hamt::get_h(m.bits(), k.bits(), h) } {
+                // SAFETY: a value word of the live map `m`.
+                Some(w) => unsafe { Term::from_bits(w) }.as_i64()?,
                 None => 0,
             };
-            let total = i64::try_from(n).ok().and_then(|n| had.checked_add(n))?;
-            m = self.map_assoc(m, k, self.int(total))?;
+            let total = self.int(had.checked_add(n)?);
+            // SAFETY: as above; `total` is this heap's (or an immediate).
+            m = unsafe { self.wrap(hamt::assoc_h(self, m.bits(), k, total, h)) };
         }
         Some(m)
     }
