@@ -151,28 +151,29 @@ impl Heap {
         }
         // SAFETY: checked to be ours (or permanent).
         let mut m = unsafe { self.wrap(self.own(counts)) };
-        for (k, h, n) in distinct {
+        for (i, &(k, _, n)) in distinct.iter().enumerate() {
             let View::Map(mv) = m.view() else {
                 return None;
             };
-            if mv.flat().is_some() || mv.sorted().is_some() {
-                let had = match m.map_get(k) {
-                    Some(v) => v.as_i64()?,
-                    None => 0,
-                };
-                m = self.map_assoc(m, k, self.int(had.checked_add(n)?))?;
-                continue;
+            if mv.trie().is_some() {
+                // A trie: the rest counted in at once, each node on their
+                // paths copied once (`hamt::add_counts`), with the hashes
+                // computed above.
+                let mut rest: Vec<(u64, u64, i64)> = distinct[i..]
+                    .iter()
+                    .map(|(k, h, n)| (k.bits(), *h, *n))
+                    .collect();
+                // SAFETY: a HamtMap of this heap; the keys checked to be
+                // ours (or permanent).
+                let t = unsafe { hamt::add_counts(self, m.bits(), &mut rest) }?;
+                // SAFETY: a fresh map of this heap.
+                return Some(unsafe { self.wrap(t) });
             }
-            // A trie: found and changed with the hash computed above.
-            // SAFETY: a HamtMap of this heap; `k` checked to be ours.
-            let had = match unsafe { hamt::get_h(m.bits(), k.bits(), h) } {
-                // SAFETY: a value word of the live map `m`.
-                Some(w) => unsafe { Term::from_bits(w) }.as_i64()?,
+            let had = match m.map_get(k) {
+                Some(v) => v.as_i64()?,
                 None => 0,
             };
-            let total = self.int(had.checked_add(n)?);
-            // SAFETY: as above; `total` is this heap's (or an immediate).
-            m = unsafe { self.wrap(hamt::assoc_h(self, m.bits(), k, total, h)) };
+            m = self.map_assoc(m, k, self.int(had.checked_add(n)?))?;
         }
         Some(m)
     }
