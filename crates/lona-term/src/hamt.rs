@@ -31,7 +31,7 @@
 use std::cmp::Ordering;
 
 use crate::heap::Heap;
-use crate::term::{header, Kind, Term, TAG_BOXED};
+use crate::term::{header, header_arity, is_header, ptr_of, Kind, Term, TAG_BOXED, TAG_MASK};
 use crate::trie::{collect, kind, unsmall, words};
 
 /// Most keys a map holds in the flat (sorted array) form.
@@ -63,8 +63,29 @@ fn small(v: u64) -> u64 {
 }
 
 fn eq(a: u64, b: u64) -> bool {
+    if a == b {
+        return true;
+    }
+    if a & TAG_MASK == TAG_BOXED && b & TAG_MASK == TAG_BOXED {
+        // SAFETY: both are boxed words of live terms (callers pass keys of
+        // live maps): each points at its header and `arity` payload words.
+        unsafe {
+            let (pa, pb) = (ptr_of(a), ptr_of(b));
+            let h = *pa;
+            if h == *pb && is_header(h) && matches!(Kind::from_header(h), Kind::Bin | Kind::Str) {
+                // Two small binaries (or strings) of one length: equal
+                // when their words are (the last one's padding is zero:
+                // `Heap::bytes_object`). The general walk (`cmp.rs`) cost
+                // as much as the rest of a lookup keyed on small binaries
+                // (k-nucleotide's counts).
+                let n = header_arity(h);
+                return std::slice::from_raw_parts(pa.add(1), n)
+                    == std::slice::from_raw_parts(pb.add(1), n);
+            }
+        }
+    }
     // SAFETY: both are words of live terms (callers pass keys of live maps).
-    a == b || unsafe { crate::cmp::equal(Term::from_bits(a), Term::from_bits(b)) }
+    unsafe { crate::cmp::equal(Term::from_bits(a), Term::from_bits(b)) }
 }
 
 fn cmp_words(a: u64, b: u64) -> Ordering {
@@ -128,11 +149,11 @@ pub(crate) unsafe fn get(m: u64, key: Term<'_>) -> Option<u64> {
     unsafe { get_h(m, key.bits(), key_hash(key)) }
 }
 
-/// `get` with the key's hash given.
+/// `get` with the key's hash given (`key_hash`).
 ///
 /// # Safety
 /// As for [`get`].
-unsafe fn get_h(m: u64, k: u64, h: u64) -> Option<u64> {
+pub(crate) unsafe fn get_h(m: u64, k: u64, h: u64) -> Option<u64> {
     // SAFETY: every node reached is a live node of the same map.
     unsafe {
         let mut node = words(m)[1];
@@ -273,13 +294,149 @@ fn assoc_node(heap: &Heap, node: u64, k: u64, v: u64, h: u64, shift: u32) -> (u6
 /// permanent).
 pub(crate) unsafe fn assoc(heap: &Heap, m: u64, key: Term<'_>, value: Term<'_>) -> u64 {
     // SAFETY: per the caller.
+    unsafe { assoc_h(heap, m, key, value, key_hash(key)) }
+}
+
+/// `assoc` with the key's hash given (`key_hash`).
+///
+/// # Safety
+/// As for [`assoc`].
+pub(crate) unsafe fn assoc_h(heap: &Heap, m: u64, key: Term<'_>, value: Term<'_>, h: u64) -> u64 {
+    // SAFETY: per the caller.
     let w = unsafe { words(m) };
-    let (root, added) = assoc_node(heap, w[1], key.bits(), value.bits(), key_hash(key), 0);
+    let (root, added) = assoc_node(heap, w[1], key.bits(), value.bits(), h, 0);
     if root == w[1] {
         return m;
     }
     let n = unsmall(w[0]) + u64::from(added);
     alloc(heap, Kind::HamtMap, &[small(n), root])
+}
+
+/// `HamtMap` `m` with each `(key, hash, n)` of `items` (distinct keys,
+/// `hash` their `key_hash`) counted in: `n` added to the key's value, an
+/// integer, or the key added with value `n`. The nodes on the paths to
+/// the keys are copied once for all of them (an `assoc` per key copies
+/// the root and the upper nodes once per key); the result is the map
+/// those `assoc`s would make. `None` if a value met is not an integer or
+/// a sum overflows.
+///
+/// # Safety
+/// `m` must be a live `HamtMap`; the keys, words of terms of `heap` (or
+/// permanent).
+pub(crate) unsafe fn add_counts(heap: &Heap, m: u64, items: &mut [(u64, u64, i64)]) -> Option<u64> {
+    // SAFETY: per the caller.
+    let w = unsafe { words(m) };
+    let (root, added) = add_node(heap, w[1], items, 0)?;
+    let n = unsmall(w[0]) + added as u64;
+    Some(alloc(heap, Kind::HamtMap, &[small(n), root]))
+}
+
+/// The value word `v` (an integer) plus `n`, as a term of `heap`.
+fn count_plus(heap: &Heap, v: u64, n: i64) -> Option<u64> {
+    // SAFETY: a value word of a live map.
+    let had = unsafe { Term::from_bits(v) }.as_i64()?;
+    Some(heap.int(had.checked_add(n)?).bits())
+}
+
+/// `node` (at `shift`, its keys' hashes agreeing with all of `items`'
+/// below it) with `items` counted in (`add_counts`); how many keys were
+/// added.
+fn add_node(
+    heap: &Heap,
+    node: u64,
+    items: &mut [(u64, u64, i64)],
+    shift: u32,
+) -> Option<(u64, usize)> {
+    // SAFETY: `node` is a live node of the map being updated; allocation
+    // moves nothing, so its words stay readable while new ones are made.
+    let w = unsafe { words(node) };
+    // SAFETY: as above.
+    if unsafe { kind(node) } == Kind::HamtColl {
+        let mut pairs: Vec<(u64, u64)> = w.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+        let mut added = 0;
+        for &(k, _, n) in items.iter() {
+            match pairs.iter_mut().find(|p| eq(p.0, k)) {
+                Some(p) => p.1 = count_plus(heap, p.1, n)?,
+                None => {
+                    pairs.push((k, heap.int(n).bits()));
+                    added += 1;
+                }
+            }
+        }
+        pairs.sort_by(|a, b| cmp_words(a.0, b.0));
+        let flat: Vec<u64> = pairs.iter().flat_map(|p| [p.0, p.1]).collect();
+        return Some((alloc(heap, Kind::HamtColl, &flat), added));
+    }
+    let (dm, nm) = (unsmall(w[0]) as u32, unsmall(w[1]) as u32);
+    let ndata = dm.count_ones() as usize;
+    let (data, children) = (&w[2..2 + 2 * ndata], &w[2 + 2 * ndata..]);
+    let chunk = |h: u64| ((h >> shift) & 31) as u32;
+    items.sort_unstable_by_key(|x| chunk(x.1));
+    let (mut ndm, mut nnm) = (0u32, 0u32);
+    let mut new_data: Vec<u64> = Vec::with_capacity(data.len() + 2 * items.len());
+    let mut new_children: Vec<u64> = Vec::with_capacity(children.len() + items.len());
+    let mut added = 0;
+    let mut i = 0;
+    for b in 0..32u32 {
+        let bit = 1u32 << b;
+        let start = i;
+        while i < items.len() && chunk(items[i].1) == b {
+            i += 1;
+        }
+        let group = &mut items[start..i];
+        if dm & bit != 0 {
+            let di = 2 * index(dm, bit);
+            let (ek, ev) = (data[di], data[di + 1]);
+            if group.is_empty() {
+                ndm |= bit;
+                new_data.extend_from_slice(&[ek, ev]);
+            } else if group.len() == 1 && eq(group[0].0, ek) {
+                ndm |= bit;
+                new_data.extend_from_slice(&[ek, count_plus(heap, ev, group[0].2)?]);
+            } else {
+                // The entry and at least one new key: a node one level
+                // down, as `two` makes for one new key.
+                // SAFETY: `ek` is a key of this live map.
+                let eh = key_hash(unsafe { Term::from_bits(ek) });
+                let mut sub: Vec<(u64, u64, u64)> = vec![(ek, ev, eh)];
+                for &(k, h, n) in group.iter() {
+                    if eq(k, ek) {
+                        sub[0].1 = count_plus(heap, ev, n)?;
+                    } else {
+                        sub.push((k, heap.int(n).bits(), h));
+                        added += 1;
+                    }
+                }
+                nnm |= bit;
+                new_children.push(build(heap, &mut sub, shift + BITS));
+            }
+        } else if nm & bit != 0 {
+            let child = children[index(nm, bit)];
+            if group.is_empty() {
+                new_children.push(child);
+            } else {
+                let (c, a) = add_node(heap, child, group, shift + BITS)?;
+                added += a;
+                new_children.push(c);
+            }
+            nnm |= bit;
+        } else if group.len() == 1 {
+            ndm |= bit;
+            new_data.extend_from_slice(&[group[0].0, heap.int(group[0].2).bits()]);
+            added += 1;
+        } else if !group.is_empty() {
+            let mut sub: Vec<(u64, u64, u64)> = group
+                .iter()
+                .map(|&(k, h, n)| (k, heap.int(n).bits(), h))
+                .collect();
+            added += sub.len();
+            nnm |= bit;
+            new_children.push(build(heap, &mut sub, shift + BITS));
+        }
+    }
+    let head = [small(u64::from(ndm)), small(u64::from(nnm))];
+    let node = alloc_parts(heap, Kind::HamtNode, &[&head, &new_data, &new_children]);
+    Some((node, added))
 }
 
 /// A `HamtMap` of pairs with unique keys (more than [`MAP_SMALL_MAX`]),
@@ -292,6 +449,15 @@ pub(crate) fn from_pairs(heap: &Heap, pairs: &[(Term<'_>, Term<'_>)]) -> u64 {
         .collect();
     let root = build(heap, &mut items, 0);
     alloc(heap, Kind::HamtMap, &[small(pairs.len() as u64), root])
+}
+
+/// A `HamtMap` of unique keys (more than [`MAP_SMALL_MAX`]) given as
+/// `(key, value, key_hash(key))` words, as [`from_pairs`] builds it, for a
+/// caller that has the hashes already (`Heap::frequencies`).
+pub(crate) fn from_hashed(heap: &Heap, mut items: Vec<(u64, u64, u64)>) -> u64 {
+    let n = items.len() as u64;
+    let root = build(heap, &mut items, 0);
+    alloc(heap, Kind::HamtMap, &[small(n), root])
 }
 
 /// The node for `items` (unique keys whose hashes agree below `shift`).
@@ -488,5 +654,102 @@ mod tests {
         assert_eq!(unsmall(w[1]), 0, "no children");
         assert_eq!(&w[2..], &[keys[4], small(4)]);
         FORCED_HASH.with(|f| f.set(None));
+    }
+
+    /// `add_counts` down to a collision node and beside it: counts added
+    /// to keys there, new keys joining it, a new key pushing a data entry
+    /// one level down, as one `assoc` per key would.
+    #[test]
+    fn counts_added_at_once_match_one_assoc_per_key() {
+        let heap = Heap::new();
+        let h = 0x0123_4567_89ab_cdef_u64;
+        FORCED_HASH.with(|f| f.set(Some(h)));
+        let mut root = alloc(&heap, Kind::HamtNode, &[small(0), small(0)]);
+        for i in 0..3 {
+            root = assoc_node(&heap, root, small(i), small(10 + i), h, 0).0;
+        }
+        let m = alloc(&heap, Kind::HamtMap, &[small(3), root]);
+        let mut items = [(small(1), h, 5), (small(7), h, 2)];
+        // SAFETY: `m` is a live map of `heap`; the keys are immediates.
+        unsafe {
+            let t = add_counts(&heap, m, &mut items).expect("integers");
+            assert_eq!(unsmall(words(t)[0]), 4);
+            assert_eq!(get_h(t, small(1), h), Some(small(16)));
+            assert_eq!(get_h(t, small(7), h), Some(small(2)));
+            assert_eq!(get_h(t, small(2), h), Some(small(12)));
+            assert_eq!(get_h(m, small(1), h), Some(small(11)), "m unchanged");
+            let r = assoc_node(&heap, root, small(1), small(16), h, 0).0;
+            let r = assoc_node(&heap, r, small(7), small(2), h, 0).0;
+            assert!(same_shape(words(t)[1], r), "the canonical trie");
+        }
+        FORCED_HASH.with(|f| f.set(None));
+        // Without forced hashes: a trie of 100 keys, 60 of them counted
+        // again and 40 new, against assoc-ing one key at a time.
+        let key = |i: u64| small(i * 3);
+        let (mut a, mut n) = (alloc(&heap, Kind::HamtNode, &[small(0), small(0)]), 0);
+        for i in 0..100 {
+            a = assoc_node(&heap, a, key(i), small(1), key_hash_w(key(i)), 0).0;
+            n += 1;
+        }
+        let m = alloc(&heap, Kind::HamtMap, &[small(n), a]);
+        let mut items: Vec<(u64, u64, i64)> =
+            (40..140).map(|i| (key(i), key_hash_w(key(i)), 2)).collect();
+        let mut b = a;
+        for &(k, kh, _) in &items {
+            // SAFETY: `b` is a live node of `heap`.
+            let v = unsafe { get_h(alloc(&heap, Kind::HamtMap, &[small(0), b]), k, kh) };
+            let v = v.map_or(2, |w| unsmall(w) + 2);
+            b = assoc_node(&heap, b, k, small(v), kh, 0).0;
+        }
+        // SAFETY: `m` is a live map of `heap`; the keys are immediates.
+        let t = unsafe { add_counts(&heap, m, &mut items) }.expect("integers");
+        // SAFETY: both are live maps of `heap`.
+        unsafe {
+            assert_eq!(unsmall(words(t)[0]), 140);
+            let model = alloc(&heap, Kind::HamtMap, &[small(140), b]);
+            assert!(crate::cmp::equal(
+                Term::from_bits(t),
+                Term::from_bits(model)
+            ));
+            assert!(same_shape(words(t)[1], b), "the canonical trie");
+            for i in 0..140 {
+                let want = if i < 40 {
+                    1
+                } else if i < 100 {
+                    3
+                } else {
+                    2
+                };
+                assert_eq!(get_h(t, key(i), key_hash_w(key(i))), Some(small(want)));
+            }
+        }
+    }
+
+    /// Whether two tries of immediates are the same nodes, word for word.
+    ///
+    /// # Safety
+    /// Both are live nodes.
+    unsafe fn same_shape(a: u64, b: u64) -> bool {
+        // SAFETY: per the caller; children are live nodes too.
+        unsafe {
+            let (wa, wb) = (words(a), words(b));
+            if kind(a) != kind(b) || wa.len() != wb.len() {
+                return false;
+            }
+            if kind(a) == Kind::HamtColl {
+                return wa == wb;
+            }
+            let nd = 2 + 2 * (unsmall(wa[0]) as u32).count_ones() as usize;
+            wa[..nd] == wb[..nd]
+                && wa[nd..]
+                    .iter()
+                    .zip(&wb[nd..])
+                    .all(|(x, y)| same_shape(*x, *y))
+        }
+    }
+
+    fn key_hash_w(w: u64) -> u64 {
+        // SAFETY: an immediate.
+        key_hash(unsafe { Term::from_bits(w) })
     }
 }

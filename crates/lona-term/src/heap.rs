@@ -101,6 +101,16 @@ impl Default for HeapConfig {
 /// further unwinds with [`HeapError::MaxHeapSize`] (module documentation).
 pub const OVERFLOW_LIMIT_FACTOR: usize = 8;
 
+/// The first overflow chunk after a collection is at most this many
+/// words (256 KiB): what an owner allocates between its young block
+/// filling up and its next safe point is mostly far less (a few hundred
+/// to a few thousand words in k-nucleotide's processes), and a chunk
+/// as large as a young block of megabytes is a large block of its own
+/// (`block.rs`): it went through the node's block cache at every
+/// collection, taking the place of the to-spaces that cache is for, and
+/// its first touch cleared a fresh huge page when the cache had none.
+pub const OVERFLOW_FIRST_MAX: usize = 32 * 1024;
+
 /// A heap wants a collection once this many bytes of large binaries
 /// became its own since the last one (at least; more when more survived:
 /// module doc, "Large binaries count too"). BEAM's `min_bin_vheap_size`,
@@ -350,8 +360,11 @@ impl Heap {
             self.ovf_top.set(unsafe { top.add(n) });
             return top;
         }
+        // The first chunk of a collection cycle is as large as the young
+        // block up to `OVERFLOW_FIRST_MAX`, each next one as large as all
+        // before it (so a built-in building a large value takes a few).
         let size = n
-            .max(self.young.words())
+            .max(self.young.words().min(OVERFLOW_FIRST_MAX))
             .max(self.ovf_total.get())
             .max(MIN_HEAP_WORDS);
         let max = self.config.max_heap_size;

@@ -72,7 +72,8 @@ pub use fragment::Fragment;
 pub use gc::{GcKind, GcStats};
 pub use hamt::MAP_SMALL_MAX;
 pub use heap::{
-    GcCounts, Heap, HeapConfig, LimbWriter, Root, StackFull, OVERFLOW_LIMIT_FACTOR, VHEAP_MIN_BYTES,
+    GcCounts, Heap, HeapConfig, LimbWriter, Root, StackFull, OVERFLOW_FIRST_MAX,
+    OVERFLOW_LIMIT_FACTOR, VHEAP_MIN_BYTES,
 };
 pub use permanent::{free_permanent, make_freeable, make_permanent, permanent_term};
 pub use pins::{set_code_pins, CodePins};

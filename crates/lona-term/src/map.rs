@@ -10,6 +10,9 @@
 //! finding a key does, so lookup lives here, above the term order
 //! (`cmp.rs`), the heap and the trie.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
 use crate::cmp::{compare, equal};
 use crate::hamt::{self, MAP_SMALL_MAX};
 use crate::heap::Heap;
@@ -86,6 +89,101 @@ impl Heap {
         self.sorted_map(&out)
     }
 
+    /// A map from each distinct item of `items` (by `=`) to how many
+    /// times it occurs, the first of equal items being its key: what
+    /// `frequencies` makes, and the map `assoc`-ing the counts one item
+    /// at a time would make. The counting is done in a table off the heap
+    /// and the map is written once, at its final size (`from_pairs`):
+    /// one `assoc` per item copied a path of the trie each time, some 100
+    /// words per item on a large map, and a built-in cannot collect
+    /// while it runs, so a million items left a gigabyte of garbage
+    /// (k-nucleotide, `docs/benchmarks-history.md`, session 29).
+    pub fn frequencies(&self, items: &[Term<'_>]) -> Term<'_> {
+        let mut counts: HashMap<Keyed<'_>, u64, BuildHasherDefault<Prehashed>> = HashMap::default();
+        for x in items {
+            self.own(*x);
+            *counts.entry(Keyed(hamt::key_hash(*x), *x)).or_insert(0) += 1;
+        }
+        if counts.len() <= MAP_SMALL_MAX {
+            let pairs: Vec<(Term<'_>, Term<'_>)> = counts
+                .into_iter()
+                .map(|(Keyed(_, k), n)| (k, self.count(n)))
+                .collect();
+            return self.map(&pairs);
+        }
+        let items: Vec<(u64, u64, u64)> = counts
+            .into_iter()
+            .map(|(Keyed(h, k), n)| (k.bits(), self.count(n).bits(), h))
+            .collect();
+        // SAFETY: a fresh map of this heap, of keys checked to be ours
+        // (or permanent) and counts that are immediates.
+        unsafe { self.wrap(hamt::from_hashed(self, items)) }
+    }
+
+    /// `counts` (a map whose values are integers) with each item of
+    /// `items` counted in: the map `frequencies` makes of what `counts`
+    /// counted and then `items`, the first of equal items being its key.
+    /// `None` if `counts` is not a map, or counts an item with a value
+    /// that is not an integer. For `frequencies` of a lazy sequence,
+    /// which counts it a chunk at a time (`lonala/prelude.lona`): the
+    /// chunks need not be held all at once, and the garbage of each
+    /// chunk's `assoc`s is collected before the next.
+    pub fn frequencies_into(&self, counts: Term<'_>, items: &[Term<'_>]) -> Option<Term<'_>> {
+        let View::Map(mv) = counts.view() else {
+            return None;
+        };
+        if mv.is_empty() && mv.sorted().is_none() {
+            return Some(self.frequencies(items));
+        }
+        // Each distinct item once, in order of first occurrence, with its
+        // hash and count.
+        let mut index: HashMap<Keyed<'_>, usize, BuildHasherDefault<Prehashed>> =
+            HashMap::default();
+        let mut distinct: Vec<(Term<'_>, u64, i64)> = Vec::new();
+        for x in items {
+            self.own(*x);
+            let h = hamt::key_hash(*x);
+            let i = *index.entry(Keyed(h, *x)).or_insert_with(|| {
+                distinct.push((*x, h, 0));
+                distinct.len() - 1
+            });
+            distinct[i].2 += 1;
+        }
+        // SAFETY: checked to be ours (or permanent).
+        let mut m = unsafe { self.wrap(self.own(counts)) };
+        for (i, &(k, _, n)) in distinct.iter().enumerate() {
+            let View::Map(mv) = m.view() else {
+                return None;
+            };
+            if mv.trie().is_some() {
+                // A trie: the rest counted in at once, each node on their
+                // paths copied once (`hamt::add_counts`), with the hashes
+                // computed above.
+                let mut rest: Vec<(u64, u64, i64)> = distinct[i..]
+                    .iter()
+                    .map(|(k, h, n)| (k.bits(), *h, *n))
+                    .collect();
+                // SAFETY: a HamtMap of this heap; the keys checked to be
+                // ours (or permanent).
+                let t = unsafe { hamt::add_counts(self, m.bits(), &mut rest) }?;
+                // SAFETY: a fresh map of this heap.
+                return Some(unsafe { self.wrap(t) });
+            }
+            let had = match m.map_get(k) {
+                Some(v) => v.as_i64()?,
+                None => 0,
+            };
+            m = self.map_assoc(m, k, self.int(had.checked_add(n)?))?;
+        }
+        Some(m)
+    }
+
+    /// A count as a term: a small integer (every count of items that fit
+    /// in memory is one).
+    fn count(&self, n: u64) -> Term<'_> {
+        self.int(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
     /// `m` with `key` set to `value`, or `None` if `m` is not a map.
     /// O(log n) for a large map; a small map is copied (at most 32 keys).
     pub fn map_assoc(&self, m: Term<'_>, key: Term<'_>, value: Term<'_>) -> Option<Term<'_>> {
@@ -148,6 +246,44 @@ impl Heap {
             // SAFETY: checked to be ours (or permanent).
             Err(_) => Some(unsafe { self.wrap(mw) }),
         }
+    }
+}
+
+/// A key of `Heap::frequencies`' table: its hash (`hamt::key_hash`,
+/// which the trie is then built with) and the term, equal by `=`.
+struct Keyed<'a>(u64, Term<'a>);
+
+impl Hash for Keyed<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0);
+    }
+}
+
+impl PartialEq for Keyed<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0 && equal(self.1, other.1)
+    }
+}
+
+impl Eq for Keyed<'_> {}
+
+/// The hasher of that table: a key's hash is computed already.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
     }
 }
 

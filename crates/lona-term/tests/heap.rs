@@ -2,7 +2,7 @@
 
 use lona_term::{
     heap_sizes, next_heap_size, Fragment, GcKind, Heap, HeapConfig, HeapError, StackFull, Term,
-    MIN_HEAP_WORDS,
+    MIN_HEAP_WORDS, OVERFLOW_FIRST_MAX,
 };
 
 fn int_list(h: &Heap, n: usize) -> Term<'_> {
@@ -192,6 +192,35 @@ fn need_is_honoured() {
     assert!(!h.needs_gc());
     h.collect_major(300).unwrap();
     assert_eq!(h.young_words(), 377);
+}
+
+/// A full young block of megabytes spills a little into an overflow chunk
+/// of at most `OVERFLOW_FIRST_MAX` words, not one as large as itself: such
+/// a chunk was a large block taken from (and given back to) the node's
+/// block cache at every collection, in place of a to-space (k-nucleotide,
+/// `docs/benchmarks-history.md`, session 29). Chunks after it grow with
+/// what was allocated, so a large value still takes few of them.
+#[test]
+fn a_large_young_block_spills_into_a_small_chunk() {
+    let mut h = Heap::with_config(HeapConfig {
+        min_heap_size: 2_000_000,
+        ..HeapConfig::default()
+    });
+    let young = h.young_words();
+    let r = h.add_root(int_list(&h, young / 2 + 100));
+    assert!(h.needs_gc());
+    assert!(
+        h.fragment_words() <= OVERFLOW_FIRST_MAX,
+        "{} words of chunks past a young block of {young}",
+        h.fragment_words()
+    );
+    h.collect(0).unwrap();
+    assert_eq!(h.fragment_words(), 0);
+    let big = int_list(&h, young);
+    assert!(h.fragment_words() >= 2 * young - h.young_words());
+    assert!(h.fragment_words() <= 4 * young, "{}", h.fragment_words());
+    assert_eq!(big.list_iter().count(), young);
+    assert_eq!(h.root(r).list_iter().count(), young / 2 + 100);
 }
 
 #[test]

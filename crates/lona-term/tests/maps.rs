@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use lona_term::{
-    compare, decode, encode, equal, term_hash, Fragment, Heap, Term, View, MAP_SMALL_MAX,
+    compare, decode, encode, equal, term_hash, Fragment, Heap, HeapConfig, Term, View,
+    MAP_SMALL_MAX,
 };
 use proptest::prelude::*;
 
@@ -159,4 +160,94 @@ fn twenty_thousand_keys_one_at_a_time() {
         "{} words",
         heap.heap_words()
     );
+}
+
+/// The map `frequencies` makes, by assoc-ing one item at a time: the
+/// model `Heap::frequencies` and `Heap::frequencies_into` must agree with.
+fn counted_one_at_a_time<'h>(heap: &'h Heap, from: Term<'h>, items: &[Term<'_>]) -> Term<'h> {
+    let mut m = from;
+    for x in items {
+        let n = m.map_get(*x).and_then(|c| c.as_i64()).unwrap_or(0);
+        m = heap.map_assoc(m, *x, heap.int(n + 1)).unwrap();
+    }
+    m
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Counted at once, or in chunks into an existing map, the counts are
+    /// those of one `assoc` per item: the same keys and counts, below and
+    /// above the flat form's 32 keys.
+    #[test]
+    fn frequencies_agree_with_one_assoc_per_item(
+        ks in prop::collection::vec(0i64..120, 0..400),
+        cut in 0usize..400,
+    ) {
+        let heap = Heap::new();
+        let items: Vec<Term<'_>> = ks.iter().map(|k| key(&heap, *k)).collect();
+        let model = counted_one_at_a_time(&heap, heap.map(&[]), &items);
+        let at_once = heap.frequencies(&items);
+        prop_assert!(equal(at_once, model));
+        prop_assert_eq!(term_hash(at_once), term_hash(model));
+        let cut = cut.min(items.len());
+        let first = heap.frequencies(&items[..cut]);
+        let chunked = heap.frequencies_into(first, &items[cut..]).unwrap();
+        prop_assert!(equal(chunked, model));
+        let View::Map(mv) = chunked.view() else { panic!("not a map") };
+        prop_assert_eq!(mv.flat().is_some(), mv.len() <= MAP_SMALL_MAX);
+    }
+}
+
+#[test]
+fn frequencies_keep_the_first_of_equal_keys_and_refuse_non_counts() {
+    let heap = Heap::new();
+    let v = heap.vector(&[]);
+    let m = heap.frequencies(&[v, Term::EMPTY_LIST, v]);
+    let View::Map(mv) = m.view() else { panic!() };
+    let (k, n) = mv.iter().next().unwrap();
+    assert!(matches!(k.view(), View::Vector(_)), "the first key stays");
+    assert_eq!(n.as_i64(), Some(3));
+    let m = heap.frequencies_into(m, &[Term::EMPTY_LIST]).unwrap();
+    let View::Map(mv) = m.view() else { panic!() };
+    assert!(matches!(
+        mv.iter().next().unwrap().0.view(),
+        View::Vector(_)
+    ));
+    assert_eq!(m.map_get(v).and_then(|n| n.as_i64()), Some(4));
+    let not_counts = heap.map(&[(heap.int(1), Term::keyword("x"))]);
+    assert!(heap.frequencies_into(not_counts, &[heap.int(1)]).is_none());
+    assert!(heap.frequencies_into(heap.int(1), &[]).is_none());
+}
+
+/// `Heap::frequencies` writes the map once: the words it allocates are the
+/// map's (a few per key), not a copied path of the trie per item (about
+/// a hundred per item at this size), which a built-in could not collect.
+#[test]
+fn frequencies_allocate_only_the_map() {
+    let n = 100_000usize;
+    let heap = Heap::with_config(HeapConfig {
+        min_heap_size: 4_000_000,
+        ..HeapConfig::default()
+    });
+    let items: Vec<Term<'_>> = (0..2 * n as i64)
+        .map(|i| heap.binary(&(i % n as i64).to_le_bytes()))
+        .collect();
+    let before = heap.young_used();
+    let m = heap.frequencies(&items);
+    let words = heap.young_used() - before;
+    assert_eq!(heap.fragment_words(), 0, "all in the young block");
+    assert_eq!(m.map_len(), Some(n));
+    assert_eq!(
+        m.map_get(heap.binary(&7i64.to_le_bytes()))
+            .and_then(|c| c.as_i64()),
+        Some(2)
+    );
+    assert!(words < 4 * n, "{words} words for {n} keys");
+    // the model, one assoc per item, for scale
+    let before = heap.young_used();
+    let model = counted_one_at_a_time(&heap, heap.map(&[]), &items[..n]);
+    let model_words = heap.young_used() + heap.fragment_words() - before;
+    assert!(model_words > 20 * n, "{model_words}");
+    assert_eq!(model.map_len(), Some(n));
 }

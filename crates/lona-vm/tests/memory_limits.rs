@@ -223,3 +223,40 @@ fn an_evaluator_outside_a_process_stops_at_its_heap_limit() {
     let (end, _) = step_all(0, "(defn grow [acc n] (if (= n 0) (count acc) (grow (cons (str \"x\" n) acc) (dec n)))) (println (grow () 50000))");
     assert_eq!(end, "Done");
 }
+
+#[test]
+fn frequencies_needs_memory_for_its_counts_not_for_its_input_or_garbage() {
+    // A lazy sequence of 200,000 items with 100 distinct values, under a
+    // 100,000-word limit: `frequencies` used to realise it whole (`doall`,
+    // some 400,000 words of cells) before counting; now it counts 4,096
+    // items at a time and needs a few thousand words.
+    //
+    // A vector of 400,000 distinct integers under 4 million words: the
+    // counts map (a million words) fits, but the built-in `assoc`-ed one
+    // item at a time and could not collect while it ran, so it copied a
+    // path of the trie per item: 55 million words of garbage, past the
+    // overflow check (8 times the limit); now the map is written once.
+    // (k-nucleotide, `docs/benchmarks-history.md`, session 29.)
+    let src = format!(
+        "{RUNAWAY}
+        (defn in-limit [limit f]
+          (let [[pid m] (spawn-opt (fn [] (exit [:done (f)]))
+                                   {{:monitor true :max-heap-size limit}})]
+            (down-of m)))
+        (defn upto [i n] (lazy-seq (when (< i n) (cons i (upto (inc i) n)))))
+        (println :lazy
+          (in-limit 100000
+            (fn [] (let [c (frequencies (map (fn [i] (rem i 100)) (upto 0 200000)))]
+                     [(count c) (get c 7) (reduce + (vals c))]))))
+        (println :vector
+          (in-limit 4000000
+            (fn [] (let [c (frequencies (vec (range 400000)))]
+                     [(count c) (get c 7) (get c 400000)]))))"
+    );
+    let (out, ending) = run(0, &src);
+    assert_eq!(ending, Ending::Normal);
+    assert_eq!(
+        out,
+        ":lazy [:done [100 2000 200000]]\n:vector [:done [400000 1 nil]]\n"
+    );
+}

@@ -667,15 +667,21 @@ fn sort_pairs(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
 
 fn frequencies(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let v = seq_items(cx, a[0])?;
-    let mut m = cx.heap.map(&[]);
-    for x in v {
-        let n = get(m, x).and_then(|c| c.as_i64()).unwrap_or(0);
-        m = cx
-            .heap
-            .map_assoc(m, x, cx.heap.int(n + 1))
-            .ok_or_else(Raise::badarg)?;
-    }
-    Ok(m.raw())
+    // Counted off the heap and written once: no path of the trie copied
+    // per item (`Heap::frequencies`).
+    Ok(cx.heap.frequencies(&v).raw())
+}
+/// `(frequencies-into* counts items)`: `counts` with the items of the
+/// list `items` counted in, last to first (`frequencies` of a lazy
+/// sequence gathers a chunk in reverse: `lonala/prelude.lona`).
+fn frequencies_into(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
+    let counts = t(cx, a[0]);
+    let mut v = seq_items(cx, a[1])?;
+    v.reverse();
+    cx.heap
+        .frequencies_into(counts, &v)
+        .map(|m| m.raw())
+        .ok_or_else(Raise::badarg)
 }
 fn zipmap(cx: &mut BuiltinCx<'_, '_>, a: &[RawTerm]) -> NResult {
     let ks = seq_items(cx, a[0])?;
@@ -742,5 +748,6 @@ pub(super) fn install(ns: &'static Namespace) {
     def(ns, "sort", 1, 1, sort);
     def(ns, "sort-pairs", 1, 1, sort_pairs);
     def(ns, "frequencies", 1, 1, frequencies);
+    def(ns, "frequencies-into*", 2, 2, frequencies_into);
     def(ns, "zipmap", 2, 2, zipmap);
 }
