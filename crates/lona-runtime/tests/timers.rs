@@ -227,3 +227,73 @@ fn handle_start_timer_and_cancel_report_time_left() {
     rt.start_timer(Duration::from_millis(1), p, "hi");
     wait_until("the target received its timeout", || !rt.is_alive(p));
 }
+
+/// Pending once, waking itself: a future that makes `Ctx::timeout` arm
+/// its timer, then is done at the next poll.
+fn once_pending() -> impl Future<Output = ()> {
+    let mut polled = false;
+    std::future::poll_fn(move |cx| {
+        if polled {
+            Poll::Ready(())
+        } else {
+            polled = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+}
+
+/// Long timeouts (`Ctx::timeout`, step 4 of `native/timeout.rs`): a loop
+/// of them done before their deadline keeps one timer, armed once and
+/// taken over by each (not one timer each, nor none); a timeout that
+/// reuses it still ends, never early; a short one is cancelled when
+/// done; the kept timer goes with the process.
+#[test]
+fn a_long_timeouts_timer_is_kept_and_taken_over_by_the_next() {
+    let rt = rt();
+    let h = rt.handle();
+    let r = rt.block_on(|ctx| async move {
+        let (p, _) = ctx
+            .spawn_monitor(|ctx| async move {
+                for _ in 0..200 {
+                    ctx.timeout(Duration::from_secs(60), once_pending())
+                        .await
+                        .expect("done before its deadline");
+                }
+                let kept = ctx.handle().pending_timers();
+                assert_eq!(kept, 1, "one timer for 200 long timeouts");
+                // A deadline within the kept timer's slack takes it over,
+                // and still ends (the timer had not fired), not early.
+                for _ in 0..3 {
+                    ctx.timeout(Duration::from_secs(2), once_pending())
+                        .await
+                        .unwrap();
+                }
+                let t0 = std::time::Instant::now();
+                let r = ctx
+                    .timeout(Duration::from_secs(2), std::future::pending::<()>())
+                    .await;
+                assert!(r.is_err(), "a timeout on a taken-over timer ends");
+                assert!(t0.elapsed() >= Duration::from_secs(2), "never early");
+                // Short ones are cancelled when done: nothing kept.
+                ctx.timeout(Duration::from_millis(500), once_pending())
+                    .await
+                    .unwrap();
+                assert_eq!(ctx.handle().pending_timers(), 0, "a short one is not kept");
+                // Kept again, for this process's end to cancel.
+                ctx.timeout(Duration::from_secs(3600), once_pending())
+                    .await
+                    .unwrap();
+                assert_eq!(ctx.handle().pending_timers(), 1);
+            })
+            .await
+            .unwrap();
+        let d: Down = ctx.receive().await;
+        assert_eq!(d.pid, p);
+        d.reason
+    });
+    assert_eq!(r, Ok(Reason::Normal));
+    wait_until("the ended process's kept timer is cancelled", || {
+        h.pending_timers() == 0
+    });
+}

@@ -75,6 +75,16 @@ impl Ctx {
     /// [`MAX_DELAY`](crate::MAX_DELAY)) never elapses. Bounds any wait:
     /// `ctx.timeout(d, stream.read(&mut buf))`, `ctx.timeout(d,
     /// listener.accept())`.
+    ///
+    /// It never ends early. Below one second it ends on time; from one
+    /// second on it may end up to a sixteenth of `after` late (a 60 s idle
+    /// timeout within 61.9 s), because its timer is armed that much later
+    /// and, when `fut` is done first, kept for the process's next timeout
+    /// to reuse: a loop of reads each bounded by a long timeout then sets
+    /// a timer every few seconds rather than one per read. Such a kept
+    /// timer fires once as a spurious wake-up if nothing reuses it, and is
+    /// counted by [`Handle::pending_timers`](crate::Handle::pending_timers)
+    /// until then.
     pub fn timeout<F: std::future::Future>(&self, after: Duration, fut: F) -> Deadline<F> {
         Deadline::new(self.pid, after, fut)
     }

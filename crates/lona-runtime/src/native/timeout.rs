@@ -11,6 +11,20 @@
 //!    the answer is [`Elapsed`].
 //! 3. Done or dropped before the deadline, the timer is cancelled; a
 //!    process that ends has its timers cancelled by the runtime.
+//! 4. Except a long one's: a timeout of [`SPARE_MIN`] or more may be served
+//!    up to a sixteenth late, so its timer is armed that much past the
+//!    deadline (half of it) and, when the future is done first, kept in
+//!    the process as its *spare* instead of cancelled. The next timeout
+//!    whose deadline falls within its slack before the spare's firing
+//!    time takes it over: no timer is set or cancelled. A connection
+//!    waiting for its next request with a 60 s idle timeout thus takes the
+//!    timer wheel's lock once every couple of seconds, not twice a
+//!    request. A spare that is not taken over fires once, a spurious
+//!    wake-up (which every process tolerates), or is cancelled when the
+//!    process ends; [`Handle::pending_timers`](crate::Handle::pending_timers)
+//!    counts it. The spare cannot have fired when it is taken over: it is
+//!    taken only while its firing time is ahead of the new deadline, and
+//!    timers never fire early.
 //!
 //! A wake timer delivers no message, so neither future touches the
 //! mailbox: a message arriving meanwhile wakes the process, the deadline
@@ -22,9 +36,50 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use super::with_cx;
+use crate::sched::cx::StepCx;
 use crate::sched::polled::with_polled_if;
 use crate::sched::timer::{TimerRef, MAX_DELAY};
 use crate::Pid;
+
+/// The shortest timeout whose timer may be a spare (module doc, step 4):
+/// shorter ones are cancelled when done and fire on time.
+pub(crate) const SPARE_MIN: Duration = Duration::from_secs(1);
+
+/// How late a timeout of `after` (at least [`SPARE_MIN`]) may end.
+fn slack(after: Duration) -> Duration {
+    after / 16
+}
+
+/// The wake-up timer for a timeout of `after` ending at `deadline`, and
+/// when that timer fires if it may become the spare: the process's spare
+/// if it fits (step 4), else a new one.
+fn arm(cx: &mut StepCx<'_>, deadline: Instant, after: Duration) -> (TimerRef, Option<Instant>) {
+    let pid = cx.pid;
+    let spare = cx.p.extra.as_mut().and_then(|x| x.spare_wake.take());
+    let eligible = after >= SPARE_MIN && after + slack(after) <= MAX_DELAY;
+    if let Some((t, fires)) = spare {
+        if eligible && fires >= deadline && fires <= deadline + slack(after) {
+            return (t, Some(fires));
+        }
+        drop(cx.shared.timers.cancel(t));
+    }
+    if !eligible {
+        return (cx.shared.wake_after(after, pid), None);
+    }
+    let late = after + slack(after) / 2;
+    (
+        cx.shared.wake_after(late, pid),
+        Some(deadline + slack(after) / 2),
+    )
+}
+
+/// A finished timeout's timer, firing at `fires`: kept as the spare
+/// (replacing an older one, which is cancelled).
+fn keep_spare(cx: &mut StepCx<'_>, t: TimerRef, fires: Instant) {
+    if let Some((old, _)) = cx.p.extra().spare_wake.replace((t, fires)) {
+        drop(cx.shared.timers.cancel(old));
+    }
+}
 
 /// The error of a future that [`Ctx::timeout`](super::Ctx::timeout) gave
 /// up on.
@@ -58,6 +113,8 @@ pub struct Deadline<F> {
     /// too long to ever end (as a timer beyond `MAX_DELAY`).
     deadline: Option<Option<Instant>>,
     timer: Option<TimerRef>,
+    /// When `timer` fires, if it may become the process's spare (step 4).
+    fires: Option<Instant>,
 }
 
 impl<F> Deadline<F> {
@@ -68,12 +125,19 @@ impl<F> Deadline<F> {
             after,
             deadline: None,
             timer: None,
+            fires: None,
         }
     }
 
+    /// Done or dropped before the deadline (step 3): the timer is
+    /// cancelled or kept as the spare (step 4).
     fn cancel(&mut self) {
         if let Some(t) = self.timer.take() {
-            with_polled_if(self.pid, |cx| drop(cx.shared.timers.cancel(t)));
+            let fires = self.fires;
+            with_polled_if(self.pid, |cx| match fires {
+                Some(at) => keep_spare(cx, t, at),
+                None => drop(cx.shared.timers.cancel(t)),
+            });
         }
     }
 }
@@ -100,13 +164,21 @@ impl<F: Future> Future for Deadline<F> {
                     .then(|| Instant::now().checked_add(after))
                     .flatten();
                 this.deadline = Some(deadline);
-                if deadline.is_some() {
-                    this.timer = Some(with_cx(pid, |cx| cx.shared.wake_after(after, pid)));
+                if let Some(d) = deadline {
+                    let (t, fires) = with_cx(pid, |cx| arm(cx, d, after));
+                    this.timer = Some(t);
+                    this.fires = fires;
                 }
                 Poll::Pending
             }
             Some(Some(d)) if Instant::now() >= d => {
-                this.timer = None; // fired
+                if this.fires.is_some() {
+                    // Armed past the deadline (step 4): it may not have
+                    // fired yet, and is kept or cancelled.
+                    this.cancel();
+                } else {
+                    this.timer = None; // fired
+                }
                 Poll::Ready(Err(Elapsed))
             }
             Some(_) => Poll::Pending,
@@ -199,5 +271,56 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         self.cancel();
+    }
+}
+
+#[cfg(all(test, not(loom), not(miri)))]
+mod tests {
+    use super::*;
+    use crate::Builder;
+
+    /// The process's spare (step 4), read from inside it.
+    fn spare(pid: Pid) -> Option<TimerRef> {
+        with_cx(pid, |cx| {
+            cx.p.extra
+                .as_ref()
+                .and_then(|x| x.spare_wake.map(|(t, _)| t))
+        })
+    }
+
+    /// A long timeout done first leaves its timer as the spare; the next
+    /// one within its slack takes the same timer over (no new one), one
+    /// beyond it gets a new timer and the old is cancelled.
+    #[test]
+    fn the_next_long_timeout_takes_the_same_timer_over() {
+        let rt = Builder::default().workers(1).build().unwrap();
+        let r = rt.block_on(|ctx| async move {
+            let pid = ctx.pid();
+            let once = || {
+                let mut polled = false;
+                std::future::poll_fn(move |cx| {
+                    if polled {
+                        return Poll::Ready(());
+                    }
+                    polled = true;
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                })
+            };
+            ctx.timeout(Duration::from_secs(60), once()).await.unwrap();
+            let first = spare(pid).expect("kept");
+            for _ in 0..10 {
+                ctx.timeout(Duration::from_secs(60), once()).await.unwrap();
+                assert_eq!(spare(pid), Some(first), "taken over, not set anew");
+            }
+            assert_eq!(ctx.handle().pending_timers(), 1);
+            // 100 s ends past the 60 s timer's slack: a new timer.
+            ctx.timeout(Duration::from_secs(100), once()).await.unwrap();
+            let second = spare(pid).expect("kept");
+            assert_ne!(second, first);
+            assert_eq!(ctx.handle().pending_timers(), 1, "the first cancelled");
+            true
+        });
+        assert_eq!(r, Ok(true));
     }
 }

@@ -111,6 +111,9 @@ pub(crate) struct Extra {
     pub(crate) monitored_by: IdMap<Ref, Pid>,
     /// Active aliases of this process (links rule 11); the value is unused.
     pub(crate) aliases: IdMap<Ref, ()>,
+    /// A wake-up timer a finished `Ctx::timeout` left armed, and when it
+    /// fires, for the next one to reuse (`native/timeout.rs`, step 4).
+    pub(crate) spare_wake: Option<(crate::sched::timer::TimerRef, std::time::Instant)>,
 }
 
 /// A process's place in the process table: its state word, its inbox,
