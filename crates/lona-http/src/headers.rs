@@ -34,6 +34,16 @@ enum Text {
     Raw(usize, usize),
 }
 
+impl Text {
+    /// The text, reading a received one from `raw` (its `Headers::raw`).
+    fn text<'a>(&'a self, raw: &'a str) -> &'a str {
+        match self {
+            Text::Given(s) => s,
+            Text::Raw(start, end) => &raw[*start..*end],
+        }
+    }
+}
+
 impl Headers {
     /// No headers.
     pub const fn new() -> Headers {
@@ -48,13 +58,6 @@ impl Headers {
         Headers {
             list: Vec::with_capacity(n),
             raw: String::new(),
-        }
-    }
-
-    fn text<'a>(&'a self, t: &'a Text) -> &'a str {
-        match t {
-            Text::Given(s) => s,
-            Text::Raw(start, end) => &self.raw[*start..*end],
         }
     }
 
@@ -111,19 +114,16 @@ impl Headers {
     pub fn remove(&mut self, name: &str) -> bool {
         let before = self.list.len();
         let raw = &self.raw;
-        self.list.retain(|(k, _)| {
-            let k = match k {
-                Text::Given(s) => &**s,
-                Text::Raw(start, end) => &raw[*start..*end],
-            };
-            !k.eq_ignore_ascii_case(name)
-        });
+        self.list
+            .retain(|(k, _)| !k.text(raw).eq_ignore_ascii_case(name));
         self.list.len() != before
     }
 
     /// The headers in order, as `(name, value)`.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.list.iter().map(|(k, v)| (self.text(k), self.text(v)))
+        self.list
+            .iter()
+            .map(|(k, v)| (k.text(&self.raw), v.text(&self.raw)))
     }
 
     /// How many there are.

@@ -218,6 +218,11 @@ pub fn arith<'h>(heap: &'h Heap, op: Op, a: Term<'_>, b: Term<'_>) -> Result<Ter
 
 /// Whether `y` is not zero and divides `x` exactly.
 fn divides(y: IntRef<'_>, x: IntRef<'_>) -> bool {
+    if let (IntRef::Small(p), IntRef::Small(q)) = (x, y) {
+        // No limbs and no scratch for the common case. `i64::MIN / -1`
+        // has no `i64` remainder but divides (its quotient is big).
+        return q != 0 && p.checked_rem(q).is_none_or(|r| r == 0);
+    }
     let (mut xs, mut ys) = ([0u64; 1], [0u64; 1]);
     let (_, xm) = magnitude(x, &mut xs);
     let (_, ym) = magnitude(y, &mut ys);

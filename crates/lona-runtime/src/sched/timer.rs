@@ -23,9 +23,8 @@
 //! while it waits, a receive timeout and a wake-up, carry no prepared
 //! node: the receive timeout's signal is made when it fires, so the
 //! common case, a timer cancelled because the reply came first, costs no
-//! allocation. Timers aimed at a
-//! registered name resolve it when they fire (Erlang's `send_after` to an
-//! atom) and are not tied to any process.
+//! allocation. Timers aimed at a registered name resolve it when they fire
+//! (Erlang's `send_after` to an atom) and are not tied to any process.
 //!
 //! Delays: rounded up to the millisecond, never firing early. A delay
 //! longer than [`MAX_DELAY`] (about 2.1 years, what the wheel spans) is
